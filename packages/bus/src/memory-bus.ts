@@ -1,0 +1,155 @@
+/**
+ * In-process bus for the embedded runner and unit tests. Each topic keeps a bounded history so that
+ * replay works like on the real streams; positions are sequence numbers starting at 1.
+ */
+import {
+  type Bus,
+  BusError,
+  type Message,
+  type MessageHandler,
+  type OutgoingMessage,
+  type Position,
+  type SubscribeOptions,
+  type Subscription,
+  toBuffer,
+} from './bus.ts';
+
+export interface MemoryBusOptions {
+  /** Messages kept per topic for replay (oldest dropped first). */
+  retention?: number;
+}
+
+interface Subscriber {
+  handler: MessageHandler;
+  onError: ((err: Error, message?: Message) => void) | undefined;
+  /** Deliveries run one after another per subscriber, so a slow async handler keeps order. */
+  queue: Promise<void>;
+}
+
+/** A consumer group remembers how far it got, so messages published while it has no member wait. */
+interface Group {
+  members: Subscriber[];
+  nextSeq: number;
+}
+
+interface Topic {
+  history: Message[];
+  nextSeq: number;
+  broadcast: Set<Subscriber>;
+  groups: Map<string, Group>;
+}
+
+export class MemoryBus implements Bus {
+  readonly kind = 'memory';
+  readonly capabilities = { replay: true, headers: true };
+  private readonly topics = new Map<string, Topic>();
+  private readonly retention: number;
+  private closed = false;
+
+  constructor(options: MemoryBusOptions = {}) {
+    this.retention = options.retention ?? 10_000;
+  }
+
+  async publish(topicName: string, out: OutgoingMessage): Promise<Position> {
+    if (this.closed) throw new BusError('memory bus is closed');
+    const topic = this.topic(topicName);
+    const message: Message = {
+      topic: topicName,
+      key: out.key,
+      value: toBuffer(out.value),
+      headers: { ...out.headers },
+      position: String(topic.nextSeq++),
+    };
+    topic.history.push(message);
+    if (topic.history.length > this.retention) topic.history.shift();
+    for (const sub of topic.broadcast) deliver(sub, message);
+    for (const group of topic.groups.values()) {
+      if (group.members.length === 0) continue;
+      deliver(group.members[memberIndex(message, group.members.length)]!, message);
+      group.nextSeq = topic.nextSeq;
+    }
+    return message.position;
+  }
+
+  async subscribe(
+    topicName: string,
+    handler: MessageHandler,
+    options: SubscribeOptions = {},
+  ): Promise<Subscription> {
+    if (this.closed) throw new BusError('memory bus is closed');
+    const topic = this.topic(topicName);
+    const sub: Subscriber = { handler, onError: options.onError, queue: Promise.resolve() };
+    if (options.group !== undefined) {
+      let group = topic.groups.get(options.group);
+      if (!group) {
+        group = { members: [], nextSeq: topic.nextSeq };
+        topic.groups.set(options.group, group);
+      }
+      const { members } = group;
+      if (members.length === 0) {
+        for (const m of topic.history) if (Number(m.position) >= group.nextSeq) deliver(sub, m);
+        group.nextSeq = topic.nextSeq;
+      }
+      members.push(sub);
+      return {
+        close: async () => {
+          members.splice(members.indexOf(sub) >>> 0, 1);
+          await sub.queue;
+        },
+      };
+    }
+    if (options.from !== undefined) {
+      const after = parsePosition(options.from);
+      for (const m of topic.history) if (Number(m.position) > after) deliver(sub, m);
+    }
+    topic.broadcast.add(sub);
+    return {
+      close: async () => {
+        topic.broadcast.delete(sub);
+        await sub.queue;
+      },
+    };
+  }
+
+  async ping(): Promise<void> {
+    if (this.closed) throw new BusError('memory bus is closed');
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.topics.clear();
+  }
+
+  private topic(name: string): Topic {
+    let t = this.topics.get(name);
+    if (!t) {
+      t = { history: [], nextSeq: 1, broadcast: new Set(), groups: new Map() };
+      this.topics.set(name, t);
+    }
+    return t;
+  }
+}
+
+function deliver(sub: Subscriber, message: Message): void {
+  sub.queue = sub.queue.then(async () => {
+    try {
+      await sub.handler(message);
+    } catch (err) {
+      sub.onError?.(err as Error, message);
+    }
+  });
+}
+
+/** Same key → same member, like a partition; keyless messages spread by sequence. */
+function memberIndex(message: Message, members: number): number {
+  if (members === 0) return -1;
+  const basis = message.key ?? message.position;
+  let h = 0;
+  for (let i = 0; i < basis.length; i++) h = (h * 31 + basis.charCodeAt(i)) | 0;
+  return Math.abs(h) % members;
+}
+
+function parsePosition(p: Position): number {
+  if (!/^\d+$/.test(p)) throw new BusError(`invalid memory bus position '${p}'`);
+  return Number(p);
+}

@@ -1,0 +1,216 @@
+/**
+ * The contract every Bus adapter passes, run against the real server by each adapter's test file.
+ * See src/bus.ts for the semantics under test.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { eventually, sleep, uniqueName, waitFor } from '@gatehouse/testkit';
+import type { Bus, Message, Position } from '../src/index.ts';
+
+export interface ContractTarget {
+  name: string;
+  createBus(): Promise<Bus>;
+  /** Returns a fresh topic name, created with that many partitions / shards where it matters. */
+  newTopic(partitions?: number): Promise<string>;
+  /** Stops and starts the real server; absent for the memory adapter. */
+  stopServer?(): Promise<void>;
+  startServer?(): Promise<void>;
+  /** How long a live subscriber may take to see a message (polling adapters need longer). */
+  deliveryTimeoutMs?: number;
+}
+
+export function busContract(target: ContractTarget): void {
+  describe(`${target.name} bus contract`, () => {
+    let bus: Bus;
+    const timeoutMs = target.deliveryTimeoutMs ?? 10_000;
+    const received = (list: Message[], n: number, what: string) =>
+      waitFor(() => list.length >= n, { timeoutMs, what: `${n} ${what} (have ${list.length})` });
+
+    before(async () => {
+      bus = await target.createBus();
+    });
+    after(async () => {
+      await bus?.close();
+    });
+
+    it('delivers every message to every broadcast subscriber, with key, value and headers', async () => {
+      const topic = await target.newTopic();
+      const a: Message[] = [];
+      const b: Message[] = [];
+      const subA = await bus.subscribe(topic, (m) => void a.push(m));
+      const subB = await bus.subscribe(topic, (m) => void b.push(m));
+      const headers = bus.capabilities.headers ? { ce_type: 'greeting', 'x-n': '1' } : undefined;
+      for (let i = 0; i < 10; i++)
+        await bus.publish(topic, { key: `k${i % 3}`, value: `hello ${i}`, headers });
+      await received(a, 10, 'messages on subscriber a');
+      await received(b, 10, 'messages on subscriber b');
+      assert.deepEqual(
+        a.map((m) => m.value.toString()),
+        Array.from({ length: 10 }, (_, i) => `hello ${i}`),
+      );
+      assert.equal(a[4]!.key, 'k1');
+      assert.equal(a[0]!.topic, topic);
+      if (headers) assert.deepEqual(a[0]!.headers, headers);
+      await sleep(200);
+      assert.equal(a.length, 10, 'no duplicates');
+      await subA.close();
+      await subB.close();
+    });
+
+    it('resolves publish with the position the subscriber sees', async () => {
+      const topic = await target.newTopic();
+      const got: Message[] = [];
+      const sub = await bus.subscribe(topic, (m) => void got.push(m));
+      const positions = [await bus.publish(topic, { value: 'a' }), await bus.publish(topic, { value: 'b' })];
+      await received(got, 2, 'messages');
+      assert.deepEqual(
+        got.map((m) => m.position),
+        positions,
+      );
+      assert.notEqual(positions[0], positions[1]);
+      for (const p of positions) assert.match(p, /^[A-Za-z0-9._:~-]+$/, 'positions are URL-safe');
+      await sub.close();
+    });
+
+    it('keeps publish order per key', async () => {
+      const topic = await target.newTopic(2);
+      const got: Message[] = [];
+      const sub = await bus.subscribe(topic, (m) => void got.push(m));
+      const keys = ['alpha', 'beta', 'gamma'];
+      await Promise.all(
+        keys.map(async (key) => {
+          for (let i = 0; i < 15; i++) await bus.publish(topic, { key, value: `${key}:${i}` });
+        }),
+      );
+      await received(got, 45, 'messages');
+      for (const key of keys) {
+        const seq = got.filter((m) => m.key === key).map((m) => Number(m.value.toString().split(':')[1]));
+        assert.deepEqual(
+          seq,
+          [...seq].sort((x, y) => x - y),
+          `order of key ${key}`,
+        );
+        assert.equal(seq.length, 15);
+      }
+      await sub.close();
+    });
+
+    it('splits messages between the members of a group, each message to exactly one', async () => {
+      const topic = await target.newTopic(2);
+      const group = uniqueName('group');
+      const a: Message[] = [];
+      const b: Message[] = [];
+      const subA = await bus.subscribe(topic, (m) => void a.push(m), { group });
+      const subB = await bus.subscribe(topic, (m) => void b.push(m), { group });
+      let n = 0;
+      for (let burst = 0; burst < 4; burst++) {
+        for (let i = 0; i < 10; i++, n++) await bus.publish(topic, { key: `key-${n % 8}`, value: String(n) });
+        await sleep(100);
+      }
+      await waitFor(() => a.length + b.length >= 40, {
+        timeoutMs,
+        what: `40 messages (have ${a.length + b.length})`,
+      });
+      await sleep(300);
+      const all = [...a, ...b].map((m) => Number(m.value.toString())).sort((x, y) => x - y);
+      assert.deepEqual(
+        all,
+        Array.from({ length: 40 }, (_, i) => i),
+        'every message exactly once across the group',
+      );
+      assert.ok(a.length > 0 && b.length > 0, `both members got messages (a=${a.length}, b=${b.length})`);
+      await subA.close();
+      await subB.close();
+    });
+
+    it('hands a group member that joins later only what it has not consumed', async () => {
+      const topic = await target.newTopic();
+      const group = uniqueName('group');
+      const first: Message[] = [];
+      const sub = await bus.subscribe(topic, (m) => void first.push(m), { group });
+      await bus.publish(topic, { value: 'one' });
+      await received(first, 1, 'message');
+      await sub.close();
+      await bus.publish(topic, { value: 'two' });
+      const again: Message[] = [];
+      const sub2 = await bus.subscribe(topic, (m) => void again.push(m), { group });
+      await received(again, 1, 'message after rejoining');
+      await sleep(300);
+      assert.deepEqual(
+        again.map((m) => m.value.toString()),
+        ['two'],
+      );
+      await sub2.close();
+    });
+
+    it('replays exactly the messages after a position, then goes on live', async (t) => {
+      if (!bus.capabilities.replay) return t.skip('adapter has no replay');
+      const topic = await target.newTopic();
+      const positions: Position[] = [];
+      for (let i = 1; i <= 5; i++) positions.push(await bus.publish(topic, { key: 'k', value: `m${i}` }));
+      const got: Message[] = [];
+      const sub = await bus.subscribe(topic, (m) => void got.push(m), { from: positions[1]! });
+      await received(got, 3, 'replayed messages');
+      await bus.publish(topic, { key: 'k', value: 'm6' });
+      await received(got, 4, 'messages');
+      await sleep(300);
+      assert.deepEqual(
+        got.map((m) => m.value.toString()),
+        ['m3', 'm4', 'm5', 'm6'],
+      );
+      assert.deepEqual(
+        got.slice(0, 3).map((m) => m.position),
+        positions.slice(2),
+      );
+      await sub.close();
+    });
+
+    it('rejects a publish it cannot deliver', async () => {
+      const topic = await target.newTopic();
+      if (!target.stopServer) {
+        const closed = await target.createBus();
+        await closed.close();
+        await assert.rejects(closed.publish(topic, { value: 'x' }));
+        return;
+      }
+      await bus.publish(topic, { value: 'warm-up' });
+      await target.stopServer();
+      try {
+        await assert.rejects(bus.publish(topic, { value: 'lost?' }), 'publish while the server is down');
+      } finally {
+        await target.startServer!();
+      }
+      await eventually(() => bus.publish(topic, { value: 'after restart' }), {
+        what: 'publish after restart',
+      });
+    });
+
+    it('keeps subscribers going after the server restarts', async (t) => {
+      if (!target.stopServer) return t.skip('no server to restart');
+      const topic = await target.newTopic();
+      const broadcast: Message[] = [];
+      const grouped: Message[] = [];
+      const sub = await bus.subscribe(topic, (m) => void broadcast.push(m), { onError: () => {} });
+      const gsub = await bus.subscribe(topic, (m) => void grouped.push(m), {
+        group: uniqueName('group'),
+        onError: () => {},
+      });
+      await bus.publish(topic, { value: 'before' });
+      await received(broadcast, 1, 'message before restart');
+      await received(grouped, 1, 'grouped message before restart');
+      await target.stopServer();
+      await target.startServer!();
+      await eventually(() => bus.publish(topic, { value: 'after' }), { what: 'publish after restart' });
+      await waitFor(() => broadcast.some((m) => m.value.toString() === 'after'), {
+        timeoutMs: 60_000,
+        what: 'broadcast subscriber to resume',
+      });
+      await waitFor(() => grouped.some((m) => m.value.toString() === 'after'), {
+        timeoutMs: 60_000,
+        what: 'group member to resume',
+      });
+      await sub.close();
+      await gsub.close();
+    });
+  });
+}

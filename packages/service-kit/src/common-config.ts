@@ -1,0 +1,19 @@
+/** Settings every service reads the same way. */
+import { int, oneOf, port, str } from './env-config.ts';
+
+export const commonConfig = {
+  LOG_FMT: oneOf('log format: JSON lines or Google Cloud Logging', ['JSON', 'GCL'] as const, 'JSON'),
+  LOG_LEVEL: oneOf(
+    'log level',
+    ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const,
+    'info',
+  ),
+  HOST: str('address the HTTP servers bind to', '0.0.0.0'),
+  API_PORT: port('internal API port: /health, /ready, /metrics and internal endpoints', 4010),
+  MAX_HEADER_VALUE_LENGTH: int('longest accepted HTTP header value in bytes (431 beyond)', 16384, {
+    min: 1024,
+  }),
+  SHUTDOWN_DRAIN_TIMEOUT_MS: int('how long shutdown waits for open connections to finish', 10_000, {
+    min: 0,
+  }),
+};

@@ -1,0 +1,135 @@
+/**
+ * Typed configuration from environment variables.
+ *
+ * A service declares its settings as a map of variable name → field; `loadConfig` parses every one,
+ * collects all problems and throws a single ConfigError that names each bad variable, so an invalid
+ * deployment stops at start-up with one readable message instead of failing later.
+ */
+
+export interface Field<T> {
+  readonly description: string;
+  readonly defaultText: string;
+  parse(raw: string | undefined): T;
+}
+
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+type Spec = Record<string, Field<unknown>>;
+export type ConfigOf<S extends Spec> = { [K in keyof S]: S[K] extends Field<infer T> ? T : never };
+
+export function loadConfig<S extends Spec>(spec: S, env: NodeJS.ProcessEnv = process.env): ConfigOf<S> {
+  const problems: string[] = [];
+  const out: Record<string, unknown> = {};
+  for (const [name, field] of Object.entries(spec)) {
+    try {
+      out[name] = field.parse(blankToUndefined(env[name]));
+    } catch (err) {
+      problems.push(`${name}: ${(err as Error).message} (got ${JSON.stringify(env[name])})`);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return out as ConfigOf<S>;
+}
+
+/** Markdown rows for a service README: name, default, description. */
+export function describeConfig(spec: Spec): string {
+  return Object.entries(spec)
+    .map(([name, f]) => `| \`${name}\` | ${f.defaultText} | ${f.description} |`)
+    .join('\n');
+}
+
+function blankToUndefined(raw: string | undefined): string | undefined {
+  return raw === undefined || raw.trim() === '' ? undefined : raw.trim();
+}
+
+function field<T>(description: string, fallback: T | undefined, parse: (raw: string) => T): Field<T> {
+  return {
+    description,
+    defaultText: fallback === undefined ? '(required)' : `\`${String(fallback)}\``,
+    parse(raw) {
+      if (raw === undefined) {
+        if (fallback === undefined) throw new Error('is required');
+        return fallback;
+      }
+      return parse(raw);
+    },
+  };
+}
+
+export function str(description: string, fallback?: string): Field<string> {
+  return field(description, fallback, (raw) => raw);
+}
+
+/** An optional string: undefined when unset. */
+export function optionalStr(description: string): Field<string | undefined> {
+  return { description, defaultText: '(unset)', parse: (raw) => raw };
+}
+
+export function int(description: string, fallback: number, range: { min?: number; max?: number } = {}) {
+  const { min = Number.MIN_SAFE_INTEGER, max = Number.MAX_SAFE_INTEGER } = range;
+  return field(description, fallback, (raw) => {
+    if (!/^-?\d+$/.test(raw)) throw new Error('must be an integer');
+    const n = Number(raw);
+    if (n < min || n > max) throw new Error(`must be between ${min} and ${max}`);
+    return n;
+  });
+}
+
+export function port(description: string, fallback: number): Field<number> {
+  return int(description, fallback, { min: 0, max: 65535 });
+}
+
+export function bool(description: string, fallback: boolean): Field<boolean> {
+  return field(description, fallback, (raw) => {
+    const v = raw.toLowerCase();
+    if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+    if (['0', 'false', 'no', 'off'].includes(v)) return false;
+    throw new Error('must be true or false');
+  });
+}
+
+export function oneOf<const T extends string>(
+  description: string,
+  values: readonly T[],
+  fallback: T,
+): Field<T> {
+  return field(description, fallback, (raw) => {
+    const hit = values.find((v) => v.toLowerCase() === raw.toLowerCase());
+    if (hit === undefined) throw new Error(`must be one of ${values.join(', ')}`);
+    return hit;
+  });
+}
+
+/** A comma-separated list; empty items are dropped. */
+export function list(description: string, fallback: string[] = []): Field<string[]> {
+  const f = field(description, fallback, (raw) =>
+    raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== ''),
+  );
+  return { ...f, defaultText: fallback.length ? `\`${fallback.join(',')}\`` : '(empty)' };
+}
+
+/** Accepts `250ms`, `15s`, `2m`, or a bare number of milliseconds; returns milliseconds. */
+export function duration(description: string, fallback: string): Field<number> {
+  const f = field(description, fallback, (raw) => raw);
+  return {
+    ...f,
+    parse: (raw) => parseDuration(f.parse(raw)),
+  };
+}
+
+export function parseDuration(text: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)?$/.exec(text.trim());
+  if (!m) throw new Error('must be a duration like 500ms, 15s, 2m');
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 'ms') as 'ms' | 's' | 'm' | 'h'];
+  return Math.round(Number(m[1]) * unit);
+}

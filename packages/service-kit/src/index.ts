@@ -1,0 +1,11 @@
+export * from './common-config.ts';
+export * from './env-config.ts';
+export type * from './gateway-service.ts';
+export * from './health.ts';
+export * from './http-limits.ts';
+export * from './http-response.ts';
+export * from './logger.ts';
+export * from './metrics.ts';
+export * from './router.ts';
+export * from './service-host.ts';
+export * from './shutdown.ts';

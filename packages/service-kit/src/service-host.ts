@@ -1,0 +1,179 @@
+/**
+ * Runs one or more GatewayServices behind the two HTTP surfaces: the public edge and the internal
+ * API. The internal API always answers `/health`, `/ready` and `/metrics`; the public edge answers
+ * `/_gw/health`. Requests go to each service in order until one claims the path.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { Registry } from 'prom-client';
+import type { GatewayService, RequestHandler } from './gateway-service.ts';
+import type { Health } from './health.ts';
+import { type HttpLimits, nodeMaxHeaderSize, oversizedHeader } from './http-limits.ts';
+import { HttpError, sendJson, sendText } from './http-response.ts';
+import type { Logger } from './logger.ts';
+
+export interface HostOptions {
+  services: GatewayService[];
+  logger: Logger;
+  registry: Registry;
+  health: Health;
+  host?: string;
+  /** Public edge port; omit to run no public edge (a service with only internal paths). */
+  publicPort?: number;
+  apiPort: number;
+  limits?: HttpLimits;
+  /** Closed after every service has stopped: bus, store, tracing … */
+  closeables?: Array<{ close(): Promise<void> | void }>;
+  /** How long stop() waits for open connections before cutting them. */
+  drainTimeoutMs?: number;
+}
+
+export interface RunningHost {
+  publicPort: number | undefined;
+  apiPort: number;
+  stop(): Promise<void>;
+}
+
+export async function startHost(opts: HostOptions): Promise<RunningHost> {
+  const { services, logger, registry, health } = opts;
+  const limits = opts.limits ?? { maxHeaderValueLength: 16384 };
+  const host = opts.host ?? '0.0.0.0';
+
+  const internalHandlers: RequestHandler[] = [
+    (req, res) => answerOperational(req, res, health, registry),
+    ...services.flatMap((s) => (s.internal ? [s.internal] : [])),
+  ];
+  const publicHandlers: RequestHandler[] = [
+    (req, res) => answerEdgeHealth(req, res),
+    ...services.flatMap((s) => (s.public ? [s.public] : [])),
+  ];
+
+  for (const s of services) await s.start?.();
+
+  const servers: Server[] = [];
+  const api = createServer(
+    { maxHeaderSize: nodeMaxHeaderSize(limits) },
+    dispatcher(internalHandlers, limits, logger),
+  );
+  servers.push(api);
+  const apiPort = await listen(api, opts.apiPort, host);
+
+  let publicPort: number | undefined;
+  if (opts.publicPort !== undefined) {
+    const edge = createServer(
+      { maxHeaderSize: nodeMaxHeaderSize(limits) },
+      dispatcher(publicHandlers, limits, logger),
+    );
+    edge.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      if (oversizedHeader(req, limits)) return rejectUpgrade(socket, 431);
+      for (const s of services) if (s.upgrade?.(req, socket, head)) return;
+      rejectUpgrade(socket, 404);
+    });
+    servers.push(edge);
+    publicPort = await listen(edge, opts.publicPort, host);
+  }
+  logger.info({ publicPort, apiPort, services: services.map((s) => s.name) }, 'listening');
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      health.startDraining();
+      for (const server of servers) server.close();
+      for (const server of servers) server.closeIdleConnections();
+      for (const s of [...services].reverse()) {
+        try {
+          await s.stop?.();
+        } catch (err) {
+          logger.error({ err, service: s.name }, 'service did not stop cleanly');
+        }
+      }
+      await drain(servers, opts.drainTimeoutMs ?? 10_000);
+      for (const c of opts.closeables ?? []) await c.close();
+      logger.info('stopped');
+    })();
+    return stopping;
+  };
+  return { publicPort, apiPort, stop };
+}
+
+function dispatcher(handlers: RequestHandler[], limits: HttpLimits, logger: Logger) {
+  return async (req: IncomingMessage, res: ServerResponse) => {
+    const tooLong = oversizedHeader(req, limits);
+    if (tooLong) {
+      res.shouldKeepAlive = false;
+      return sendText(res, 431, `header ${tooLong} is longer than ${limits.maxHeaderValueLength} bytes`);
+    }
+    try {
+      for (const handle of handlers) if (await handle(req, res)) return;
+      sendJson(res, 404, { error: 'not found' });
+    } catch (err) {
+      if (res.headersSent) {
+        logger.error({ err, url: req.url }, 'request failed after response started');
+        res.destroy();
+      } else if (err instanceof HttpError) {
+        sendJson(res, err.status, { error: err.message });
+      } else {
+        logger.error({ err, url: req.url }, 'request failed');
+        sendJson(res, 500, { error: 'internal error' });
+      }
+    }
+  };
+}
+
+async function answerOperational(
+  req: IncomingMessage,
+  res: ServerResponse,
+  health: Health,
+  registry: Registry,
+) {
+  const path = req.url?.split('?', 1)[0];
+  if (path === '/health') {
+    sendText(res, 200, 'OK');
+    return true;
+  }
+  if (path === '/ready') {
+    const report = await health.readiness();
+    sendJson(res, report.ready ? 200 : 503, report);
+    return true;
+  }
+  if (path === '/metrics') {
+    const body = await registry.metrics();
+    sendText(res, 200, body, { 'content-type': registry.contentType });
+    return true;
+  }
+  return false;
+}
+
+function answerEdgeHealth(req: IncomingMessage, res: ServerResponse): boolean {
+  if (req.url?.split('?', 1)[0] !== '/_gw/health') return false;
+  sendText(res, 200, 'OK');
+  return true;
+}
+
+function rejectUpgrade(socket: Duplex, status: number): void {
+  const reason = status === 431 ? 'Request Header Fields Too Large' : 'Not Found';
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+}
+
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+/** Waits for servers to finish open requests, then cuts what is still open after the timeout. */
+async function drain(servers: Server[], timeoutMs: number): Promise<void> {
+  const closed = servers.map(
+    (s) => new Promise<void>((r) => (s.listening ? s.once('close', () => r()) : r())),
+  );
+  const timer = setTimeout(() => {
+    for (const s of servers) s.closeAllConnections();
+  }, timeoutMs);
+  await Promise.all(closed);
+  clearTimeout(timer);
+}

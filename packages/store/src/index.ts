@@ -1,0 +1,2 @@
+export * from './memory-store.ts';
+export * from './store.ts';

@@ -1,0 +1,112 @@
+/** In-process Store for the embedded runner and unit tests; expiry is exact to the millisecond. */
+import type { ChangeListener, ChangeKind, SetOptions, Store } from './store.ts';
+import { StoreError } from './store.ts';
+
+interface Entry {
+  value: string;
+  expiresAt: number;
+  timer: NodeJS.Timeout | undefined;
+}
+
+export class MemoryStore implements Store {
+  readonly kind = 'memory';
+  private readonly entries = new Map<string, Entry>();
+  private readonly listeners = new Set<{ prefix: string; listener: ChangeListener }>();
+  private closed = false;
+
+  async get(key: string): Promise<string | undefined> {
+    return this.live(key)?.value;
+  }
+
+  async set(key: string, value: string, options: SetOptions = {}): Promise<boolean> {
+    this.assertOpen();
+    if (options.ifAbsent && this.live(key)) return false;
+    this.put(key, value, options.ttlSeconds);
+    this.emit(key, 'set');
+    return true;
+  }
+
+  async delete(key: string): Promise<boolean> {
+    this.assertOpen();
+    const existed = this.live(key) !== undefined;
+    this.remove(key);
+    if (existed) this.emit(key, 'delete');
+    return existed;
+  }
+
+  async exists(key: string): Promise<boolean> {
+    return this.live(key) !== undefined;
+  }
+
+  async ttl(key: string): Promise<number | undefined> {
+    const e = this.live(key);
+    if (!e) return undefined;
+    return e.expiresAt === Infinity ? Infinity : (e.expiresAt - Date.now()) / 1000;
+  }
+
+  async increment(key: string, options: { by?: number; ttlSeconds?: number } = {}): Promise<number> {
+    this.assertOpen();
+    const e = this.live(key);
+    const current = e ? Number(e.value) : 0;
+    if (!Number.isInteger(current)) throw new StoreError(`value of ${key} is not an integer`);
+    const next = current + (options.by ?? 1);
+    if (e) e.value = String(next);
+    else this.put(key, String(next), options.ttlSeconds);
+    return next;
+  }
+
+  async keys(prefix: string): Promise<string[]> {
+    return [...this.entries.keys()].filter((k) => k.startsWith(prefix) && this.live(k));
+  }
+
+  async watch(prefix: string, listener: ChangeListener): Promise<() => Promise<void>> {
+    const entry = { prefix, listener };
+    this.listeners.add(entry);
+    return async () => void this.listeners.delete(entry);
+  }
+
+  async ping(): Promise<void> {
+    this.assertOpen();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const e of this.entries.values()) clearTimeout(e.timer);
+    this.entries.clear();
+    this.listeners.clear();
+  }
+
+  private live(key: string): Entry | undefined {
+    const e = this.entries.get(key);
+    if (e && e.expiresAt <= Date.now()) {
+      this.remove(key);
+      this.emit(key, 'expire');
+      return undefined;
+    }
+    return e;
+  }
+
+  private put(key: string, value: string, ttlSeconds: number | undefined): void {
+    this.remove(key);
+    const expiresAt = ttlSeconds === undefined ? Infinity : Date.now() + ttlSeconds * 1000;
+    // The timer makes expiry observable (watch) even when nobody reads the key again.
+    const timer =
+      ttlSeconds === undefined ? undefined : setTimeout(() => this.live(key), ttlSeconds * 1000 + 1);
+    timer?.unref();
+    this.entries.set(key, { value, expiresAt, timer });
+  }
+
+  private remove(key: string): void {
+    const e = this.entries.get(key);
+    if (e) clearTimeout(e.timer);
+    this.entries.delete(key);
+  }
+
+  private emit(key: string, kind: ChangeKind): void {
+    for (const { prefix, listener } of this.listeners) if (key.startsWith(prefix)) listener({ key, kind });
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new StoreError('memory store is closed');
+  }
+}

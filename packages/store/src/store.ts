@@ -1,0 +1,51 @@
+/**
+ * Key/value storage with expiry and change notifications, behind one interface with a memory and a
+ * Redis adapter (both pass test/store-contract.ts). Used for the session blacklist, API
+ * definitions, rate counters and anything else the services share.
+ */
+
+export interface SetOptions {
+  /** Seconds until the key expires; absent means it never does. */
+  ttlSeconds?: number;
+  /** Only set when the key does not exist yet; `set` then returns false if it did. */
+  ifAbsent?: boolean;
+}
+
+export type ChangeKind = 'set' | 'delete' | 'expire';
+
+export interface Change {
+  key: string;
+  kind: ChangeKind;
+}
+
+export type ChangeListener = (change: Change) => void;
+
+export interface Store {
+  readonly kind: string;
+  get(key: string): Promise<string | undefined>;
+  /** Returns false only when `ifAbsent` was asked and the key existed. */
+  set(key: string, value: string, options?: SetOptions): Promise<boolean>;
+  /** Returns whether the key existed. */
+  delete(key: string): Promise<boolean>;
+  exists(key: string): Promise<boolean>;
+  /** Remaining lifetime in seconds (fractional), undefined for a missing key, Infinity without expiry. */
+  ttl(key: string): Promise<number | undefined>;
+  /**
+   * Atomically adds `by` (default 1) to an integer counter and returns the new value; a counter
+   * created by this call expires after `ttlSeconds` (an existing one keeps its expiry).
+   */
+  increment(key: string, options?: { by?: number; ttlSeconds?: number }): Promise<number>;
+  /** Keys starting with `prefix` (no order promised). */
+  keys(prefix: string): Promise<string[]>;
+  /**
+   * Calls `listener` for every change of a key starting with `prefix`, made through any Store
+   * instance on the same backend (so every replica hears it). Resolves once listening.
+   */
+  watch(prefix: string, listener: ChangeListener): Promise<() => Promise<void>>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export class StoreError extends Error {
+  override readonly name = 'StoreError';
+}

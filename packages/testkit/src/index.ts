@@ -1,0 +1,2 @@
+export * from './dependencies.ts';
+export * from './wait-for.ts';

@@ -1,0 +1,43 @@
+/** Polls until `probe` returns a truthy value (which is returned) or the time is up. */
+export async function waitFor<T>(
+  probe: () => T | Promise<T>,
+  { timeoutMs = 10_000, intervalMs = 20, what = 'condition' } = {},
+): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value) return value as NonNullable<T>;
+    } catch (err) {
+      lastError = err;
+    }
+    if (Date.now() > deadline) {
+      const cause = lastError instanceof Error ? `: ${lastError.message}` : '';
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${cause}`);
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+/** Retries `attempt` until it resolves (e.g. a publish while a broker comes back). */
+export async function eventually<T>(
+  attempt: () => Promise<T>,
+  opts: { timeoutMs?: number; what?: string } = {},
+) {
+  let result: { value: T } | undefined;
+  await waitFor(
+    async () => {
+      result = { value: await attempt() };
+      return true;
+    },
+    { timeoutMs: opts.timeoutMs ?? 30_000, intervalMs: 250, what: opts.what ?? 'attempt to succeed' },
+  );
+  return result!.value;
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export function uniqueName(prefix: string): string {
+  return `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+}

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Starts and stops the real servers the tests use, on 127.0.0.1 only:
+#   Apache Kafka (KRaft, jars from Maven Central), Redis and NATS (Debian packages),
+#   and a Kinesis emulator (npm package kinesis-local).
+# Usage: tools/deps.sh up|down|status [name...]    tools/deps.sh restart name...
+# Names: kafka redis nats kinesis (default: all). Idempotent: `up` skips what already runs.
+# State, logs and PID files live under .cache/deps/<name>/. Ports come from the environment:
+#   KAFKA_PORT (9092) KAFKA_CONTROLLER_PORT (9093) REDIS_PORT (6379) NATS_PORT (4222)
+#   NATS_MONITOR_PORT (8222) KINESIS_PORT (4567)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+state="$root/.cache/deps"
+KAFKA_PORT=${KAFKA_PORT:-9092}
+KAFKA_CONTROLLER_PORT=${KAFKA_CONTROLLER_PORT:-9093}
+REDIS_PORT=${REDIS_PORT:-6379}
+NATS_PORT=${NATS_PORT:-4222}
+NATS_MONITOR_PORT=${NATS_MONITOR_PORT:-8222}
+KINESIS_PORT=${KINESIS_PORT:-4567}
+all=(redis nats kinesis kafka)
+
+say() { echo "deps: $*" >&2; }
+die() { say "$*"; exit 1; }
+
+pid_of() { cat "$state/$1/pid" 2>/dev/null || true; }
+running() { local pid; pid=$(pid_of "$1"); [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; }
+
+# Polls `check` until it succeeds or `seconds` pass; fails if the process died meanwhile.
+wait_ready() {
+  local name=$1 seconds=$2; shift 2
+  local deadline=$((SECONDS + seconds))
+  until "$@" >/dev/null 2>&1; do
+    running "$name" || die "$name exited during start-up; see $state/$name/log"
+    [ $SECONDS -lt $deadline ] || die "$name not ready after ${seconds}s; see $state/$name/log"
+    sleep 0.5
+  done
+}
+
+apt_install() {
+  local missing=()
+  for pair in "$@"; do command -v "${pair%%:*}" >/dev/null || missing+=("${pair#*:}"); done
+  [ ${#missing[@]} -eq 0 ] && return
+  say "installing ${missing[*]} with apt"
+  if [ ! -d /var/lib/apt/lists ] || [ -z "$(ls -A /var/lib/apt/lists 2>/dev/null | grep -v lock)" ]; then
+    apt-get update -qq
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+spawn() { # name, command...: runs in the background with its log and PID file
+  local name=$1; shift
+  mkdir -p "$state/$name"
+  nohup "$@" >>"$state/$name/log" 2>&1 &
+  echo $! >"$state/$name/pid"
+}
+
+# ---- Redis: AOF persistence so a restart keeps streams and keys (tests restart it) ----
+redis_up() {
+  apt_install redis-server:redis-server redis-cli:redis-tools
+  mkdir -p "$state/redis/data"
+  spawn redis redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --dir "$state/redis/data" \
+    --appendonly yes --appendfsync always --save '' --protected-mode yes --daemonize no \
+    --notify-keyspace-events Ex
+  wait_ready redis 20 redis-ping
+}
+redis-ping() { [ "$(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping)" = PONG ]; }
+
+# ---- NATS with JetStream, file storage so a restart keeps streams ----
+nats_up() {
+  apt_install nats-server:nats-server curl:curl
+  mkdir -p "$state/nats/data"
+  spawn nats nats-server -a 127.0.0.1 -p "$NATS_PORT" -m "$NATS_MONITOR_PORT" -js -sd "$state/nats/data"
+  wait_ready nats 20 curl -fsS "http://127.0.0.1:$NATS_MONITOR_PORT/healthz?js-enabled-only=true"
+}
+
+# ---- Kinesis emulator (kinesis-local = kinesis-mock); must run with its package as cwd ----
+kinesis_up() {
+  local dir="$root/node_modules/kinesis-local"
+  [ -f "$dir/main.js" ] || die "kinesis-local is not installed; run 'make install' first"
+  mkdir -p "$state/kinesis"
+  (cd "$dir" && KINESIS_MOCK_PLAIN_PORT=$KINESIS_PORT KINESIS_MOCK_TLS_PORT=$((KINESIS_PORT + 1)) \
+    CREATE_STREAM_DURATION=10ms DELETE_STREAM_DURATION=10ms UPDATE_STREAM_DURATION=10ms \
+    REGISTER_STREAM_CONSUMER_DURATION=10ms LOG_LEVEL=WARN \
+    spawn kinesis node main.js)
+  wait_ready kinesis 60 kinesis-ping
+}
+kinesis-ping() {
+  curl -fsS -X POST "http://127.0.0.1:$KINESIS_PORT/" -H 'content-type: application/x-amz-json-1.1' \
+    -H 'x-amz-target: Kinesis_20131202.ListStreams' -H 'x-amz-date: 20260101T000000Z' \
+    -H 'authorization: AWS4-HMAC-SHA256 Credential=x/20260101/us-east-1/kinesis/aws4_request, SignedHeaders=host, Signature=x' \
+    -d '{}'
+}
+
+# ---- Apache Kafka, KRaft single node, jars via Maven (tools/kafka/pom.xml) ----
+kafka_up() {
+  apt_install kcat:kcat
+  local libs="$root/.cache/kafka/libs" dir="$state/kafka"
+  if [ -z "$(ls "$libs"/kafka_2.13-*.jar 2>/dev/null)" ]; then
+    say "fetching Kafka jars with Maven"
+    mvn -q -B -f "$root/tools/kafka/pom.xml" \
+      org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies \
+      -DincludeScope=runtime -DoutputDirectory="$libs"
+  fi
+  mkdir -p "$dir/data"
+  sed -e "s#@PORT@#$KAFKA_PORT#g" -e "s#@CONTROLLER_PORT@#$KAFKA_CONTROLLER_PORT#g" -e "s#@DATA@#$dir/data#g" \
+    "$root/tools/kafka/server.properties.in" >"$dir/server.properties"
+  local log4j="-Dlog4j.configuration=file:$root/tools/kafka/log4j.properties"
+  if [ ! -f "$dir/data/meta.properties" ]; then
+    java -Xmx256m "$log4j" -cp "$libs/*" kafka.tools.StorageTool format \
+      -t "$(java -Xmx128m "$log4j" -cp "$libs/*" kafka.tools.StorageTool random-uuid | tail -n1)" \
+      -c "$dir/server.properties" >>"$dir/log" 2>&1
+  fi
+  spawn kafka java -Xms256m -Xmx512m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true \
+    "$log4j" -Dkafka.logs.dir="$dir" -cp "$libs/*" kafka.Kafka "$dir/server.properties"
+  # Ready = a metadata request answers (not just an open port).
+  wait_ready kafka 120 kcat -b "127.0.0.1:$KAFKA_PORT" -L -m 2
+}
+
+up_one() {
+  if running "$1"; then say "$1 already running (pid $(pid_of "$1"))"; return; fi
+  local t=$SECONDS
+  "${1}_up"
+  say "$1 ready in $((SECONDS - t))s (pid $(pid_of "$1"))"
+}
+
+down_one() {
+  local pid; pid=$(pid_of "$1")
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid"
+    for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    kill -0 "$pid" 2>/dev/null && { say "$1 did not stop; killing"; kill -KILL "$pid"; }
+    say "$1 stopped"
+  fi
+  rm -f "$state/$1/pid"
+}
+
+cmd=${1:-status}; shift || true
+names=("$@"); [ ${#names[@]} -eq 0 ] && names=("${all[@]}")
+for n in "${names[@]}"; do [[ " ${all[*]} " == *" $n "* ]] || die "unknown dependency '$n' (know: ${all[*]})"; done
+case "$cmd" in
+  up) for n in "${names[@]}"; do up_one "$n"; done ;;
+  down) for n in "${names[@]}"; do down_one "$n"; done ;;
+  restart) for n in "${names[@]}"; do down_one "$n"; up_one "$n"; done ;;
+  status) for n in "${names[@]}"; do
+      if running "$n"; then echo "$n: running (pid $(pid_of "$n"))"; else echo "$n: stopped"; fi
+    done ;;
+  *) die "usage: $0 up|down|restart|status [kafka redis nats kinesis]" ;;
+esac
