@@ -1,2 +1,3 @@
 export * from './bus.ts';
 export * from './memory-bus.ts';
+export * from './nats-bus.ts';

@@ -1,0 +1,309 @@
+/**
+ * NATS JetStream adapter. Every topic is a stream of its own (see nats-streams.ts) and a position is
+ * the stream sequence number. A broadcast subscriber reads through an ordered consumer that starts
+ * right after the stream's last message (or after `from`); a group is one durable pull consumer with
+ * explicit acks that every member pulls from, so each message goes to exactly one member, and a
+ * member joining later gets what the group has not consumed yet.
+ *
+ * Subjects outside JetStream (a foreign system publishing on plain core NATS) are read with
+ * `subscribe(subject, handler, { core: true })`: a core subscription, a queue group for `group`, no
+ * history, and nothing is kept while no one listens. Keeping history for such subjects would take a
+ * stream whose `subjects` cover them and a lookup of the stream by subject (`jsm.streams.find`)
+ * instead of by derived name; not needed so far.
+ */
+import {
+  DeliverPolicy,
+  type JetStreamClient,
+  type JetStreamManager,
+  jetstreamManager,
+} from '@nats-io/jetstream';
+import { connect, type NatsConnection, RequestError } from '@nats-io/transport-node';
+import {
+  type Bus,
+  BusError,
+  type Message,
+  type MessageHandler,
+  type OutgoingMessage,
+  type Position,
+  type SubscribeOptions,
+  type Subscription,
+  toBuffer,
+} from './bus.ts';
+import { NatsConnectionState } from './nats-connection-state.ts';
+import { ConsumerLoop } from './nats-consumer-loop.ts';
+import { fromNatsMessage, toNatsHeaders } from './nats-message.ts';
+import { NatsStreams, type StreamLimits } from './nats-streams.ts';
+
+export interface NatsBusOptions {
+  servers: string | string[];
+  /** Client name shown on the server's monitoring pages. */
+  name?: string;
+  /** Limits of the streams this bus creates (default: 24 h, 1,000,000 messages, no byte limit). */
+  streamLimits?: Partial<StreamLimits>;
+  /** How long publish may take, waiting for a reconnect included, before it rejects (default 5 s). */
+  publishTimeoutMs?: number;
+  /** Timeout of JetStream API requests: stream and consumer lookups, creation (default 5 s). */
+  requestTimeoutMs?: number;
+  /** How long ping waits for the server (default 2 s). */
+  pingTimeoutMs?: number;
+  /** How long a group member may hold a message unacked before it goes to another (default 30 s). */
+  ackWaitMs?: number;
+  /** Pause between reconnect attempts (default 1 s); the client never stops trying. */
+  reconnectWaitMs?: number;
+}
+
+export interface NatsSubscribeOptions extends SubscribeOptions {
+  /** Read a plain core-NATS subject (wildcards allowed) instead of a JetStream topic; no `from`. */
+  core?: boolean;
+}
+
+const DEFAULT_LIMITS: StreamLimits = { maxAgeMs: 24 * 3600_000, maxMessages: 1_000_000, maxBytes: -1 };
+/**
+ * Pull requests expire after 10 s (the client's default is 30 s): the client waits that long between
+ * checks of a consumer it could not find after a reconnect, so this bounds the pause in recovery.
+ */
+const BROADCAST_PULL = { max_messages: 100, expires: 10_000 };
+/** Small batches for groups, so a member does not sit on messages another member could handle. */
+const GROUP_PULL = { max_messages: 10, expires: 10_000 };
+
+export class NatsBus implements Bus {
+  readonly kind = 'nats';
+  readonly capabilities = { replay: true, headers: true };
+  private readonly nc: NatsConnection;
+  private readonly js: JetStreamClient;
+  private readonly jsm: JetStreamManager;
+  private readonly connection: NatsConnectionState;
+  private readonly streams: NatsStreams;
+  private readonly subscriptions = new Set<Subscription>();
+  private readonly publishTimeoutMs: number;
+  private readonly requestTimeoutMs: number;
+  private readonly pingTimeoutMs: number;
+  private readonly ackWaitMs: number;
+  private closed = false;
+
+  private constructor(nc: NatsConnection, jsm: JetStreamManager, options: NatsBusOptions) {
+    this.nc = nc;
+    this.jsm = jsm;
+    this.js = jsm.jetstream();
+    this.connection = new NatsConnectionState(nc);
+    this.streams = new NatsStreams(jsm, { ...DEFAULT_LIMITS, ...options.streamLimits });
+    this.publishTimeoutMs = options.publishTimeoutMs ?? 5000;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 5000;
+    this.pingTimeoutMs = options.pingTimeoutMs ?? 2000;
+    this.ackWaitMs = options.ackWaitMs ?? 30_000;
+  }
+
+  static async connect(options: NatsBusOptions): Promise<NatsBus> {
+    const nc = await connect({
+      servers: options.servers,
+      name: options.name ?? 'gatehouse',
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: options.reconnectWaitMs ?? 1000,
+    });
+    try {
+      const jsm = await jetstreamManager(nc, { timeout: options.requestTimeoutMs ?? 5000 });
+      return new NatsBus(nc, jsm, options);
+    } catch (err) {
+      await nc.close();
+      throw new BusError(`nats: JetStream unavailable: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  async publish(topic: string, message: OutgoingMessage): Promise<Position> {
+    this.assertOpen();
+    const deadline = Date.now() + this.publishTimeoutMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.publishOnce(topic, message, deadline);
+      } catch (err) {
+        this.streams.forget(topic);
+        // A stream deleted behind our back stored nothing: create it again and retry once.
+        if (attempt === 1 && isNoStreamListening(err)) continue;
+        throw new BusError(`nats publish to '${topic}' failed: ${(err as Error).message}`, { cause: err });
+      }
+    }
+  }
+
+  async subscribe(
+    topic: string,
+    handler: MessageHandler,
+    options: NatsSubscribeOptions = {},
+  ): Promise<Subscription> {
+    this.assertOpen();
+    await this.connection.whenConnected(Date.now() + this.requestTimeoutMs);
+    let sub: Subscription;
+    if (options.core) sub = await this.subscribeCore(topic, handler, options);
+    else if (options.group !== undefined)
+      sub = await this.subscribeGroup(topic, options.group, handler, options);
+    else sub = await this.subscribeBroadcast(topic, handler, options);
+    return this.track(sub);
+  }
+
+  async ping(): Promise<void> {
+    this.assertOpen();
+    if (!this.connection.isConnected) throw new BusError('nats server unreachable (reconnecting)');
+    await withTimeout(this.jsm.getAccountInfo(), this.pingTimeoutMs, 'nats ping');
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.allSettled([...this.subscriptions].map((s) => s.close()));
+    // Drain flushes pending acks; it cannot finish while disconnected, so it gets a bound.
+    await withTimeout(this.nc.drain(), this.requestTimeoutMs, 'nats drain').catch(() => this.nc.close());
+  }
+
+  private async publishOnce(topic: string, message: OutgoingMessage, deadline: number): Promise<Position> {
+    await this.connection.whenConnected(deadline);
+    await this.streams.stream(topic);
+    const left = deadline - Date.now();
+    if (left <= 0) throw new BusError(`timed out after ${this.publishTimeoutMs} ms`);
+    const ack = await this.js.publish(topic, toBuffer(message.value), {
+      headers: toNatsHeaders(message),
+      timeout: left,
+    });
+    return String(ack.seq);
+  }
+
+  private async subscribeBroadcast(
+    topic: string,
+    handler: MessageHandler,
+    options: SubscribeOptions,
+  ): Promise<Subscription> {
+    let next = options.from === undefined ? undefined : parsePosition(options.from) + 1;
+    let created: string | undefined;
+    return ConsumerLoop.start(
+      {
+        open: () =>
+          this.opening(topic, async (stream) => {
+            const extent = await this.streams.extent(stream);
+            // A stream deleted and created again under the same name is all new to this subscriber.
+            if (created !== undefined && extent.created !== created) next = extent.firstSequence;
+            created = extent.created;
+            next = Math.min(next ?? extent.nextSequence, extent.nextSequence);
+            const consumer = await this.js.consumers.get(stream, {
+              deliver_policy: DeliverPolicy.StartSequence,
+              opt_start_seq: next,
+            });
+            return consumer.consume(BROADCAST_PULL);
+          }),
+        handle: async (msg) => {
+          next = msg.seq + 1;
+          await deliver(handler, options.onError, fromNatsMessage(topic, msg, String(msg.seq)));
+        },
+        release: () => {},
+        // After a deleted stream the client resumes only once it finds the consumer missing (slow).
+        reopenOn: new Set(['consumer_deleted', 'stream_not_found']),
+      },
+      options.onError,
+    );
+  }
+
+  private async subscribeGroup(
+    topic: string,
+    group: string,
+    handler: MessageHandler,
+    options: SubscribeOptions,
+  ): Promise<Subscription> {
+    if (options.from !== undefined) throw new BusError('`from` is for broadcast subscribers only');
+    return ConsumerLoop.start(
+      {
+        open: () =>
+          this.opening(topic, async (stream) => {
+            const durable = await this.streams.groupConsumer(stream, group, this.ackWaitMs);
+            const consumer = await this.js.consumers.get(stream, durable);
+            return consumer.consume(GROUP_PULL);
+          }),
+        handle: async (msg) => {
+          await deliver(handler, options.onError, fromNatsMessage(topic, msg, String(msg.seq)));
+          msg.ack();
+        },
+        release: (msg) => msg.nak(),
+        // The client keeps pulling from a durable that is gone but never creates it again.
+        reopenOn: new Set(['consumer_not_found', 'consumer_deleted', 'stream_not_found']),
+      },
+      options.onError,
+    );
+  }
+
+  /** Core NATS keeps no history: positions only count this subscription's messages. */
+  private async subscribeCore(
+    subject: string,
+    handler: MessageHandler,
+    options: SubscribeOptions,
+  ): Promise<Subscription> {
+    if (options.from !== undefined) throw new BusError('core NATS subjects have no history to replay');
+    const sub = this.nc.subscribe(subject, options.group === undefined ? {} : { queue: options.group });
+    await withTimeout(this.nc.flush(), this.requestTimeoutMs, 'nats subscribe');
+    let received = 0;
+    const done = (async () => {
+      for await (const msg of sub) {
+        await deliver(handler, options.onError, fromNatsMessage(msg.subject, msg, String(++received)));
+      }
+    })();
+    return {
+      close: async () => {
+        sub.unsubscribe();
+        await done;
+      },
+    };
+  }
+
+  /** Runs `open` on the topic's stream; a failure may mean the stream is gone, so look it up anew. */
+  private async opening<T>(topic: string, open: (stream: string) => Promise<T>): Promise<T> {
+    try {
+      return await open(await this.streams.stream(topic));
+    } catch (err) {
+      this.streams.forget(topic);
+      throw err;
+    }
+  }
+
+  private track(sub: Subscription): Subscription {
+    this.subscriptions.add(sub);
+    return {
+      close: async () => {
+        this.subscriptions.delete(sub);
+        await sub.close();
+      },
+    };
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new BusError('nats bus is closed');
+  }
+}
+
+async function deliver(
+  handler: MessageHandler,
+  onError: SubscribeOptions['onError'],
+  message: Message,
+): Promise<void> {
+  try {
+    await handler(message);
+  } catch (err) {
+    try {
+      onError?.(err as Error, message);
+    } catch {
+      // The subscription goes on whatever the error callback does.
+    }
+  }
+}
+
+/** No stream took the subject: the server stored nothing. */
+function isNoStreamListening(err: unknown): boolean {
+  return err instanceof Error && err.cause instanceof RequestError && err.cause.isNoResponders();
+}
+
+function parsePosition(position: Position): number {
+  if (!/^\d+$/.test(position)) throw new BusError(`invalid nats position '${position}'`);
+  return Number(position);
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new BusError(`${what} timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
