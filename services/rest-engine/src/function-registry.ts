@@ -1,0 +1,55 @@
+/**
+ * The functions the engine can call, by route name. Each function runs at most `instances` events
+ * at a time; more wait in line (first come, first served) and each call gets a free instance
+ * number, as `handleEvent(headers, input, instance)` promises.
+ */
+import type { AsyncHttpRequest, EventHeaders, FunctionRegistration } from '@gatehouse/functions';
+
+interface Slot {
+  registration: FunctionRegistration;
+  source: string;
+  /** Instance numbers not in use. */
+  free: number[];
+  waiting: Array<() => void>;
+}
+
+export class FunctionRegistry {
+  private readonly slots = new Map<string, Slot>();
+
+  /** Returns false (registering nothing) when the route is already taken. */
+  register(registration: FunctionRegistration, source: string): boolean {
+    if (this.slots.has(registration.route)) return false;
+    const free = Array.from({ length: registration.instances }, (_, i) => registration.instances - i);
+    this.slots.set(registration.route, { registration, source, free, waiting: [] });
+    return true;
+  }
+
+  has(route: string): boolean {
+    return this.slots.has(route);
+  }
+
+  sourceOf(route: string): string | undefined {
+    return this.slots.get(route)?.source;
+  }
+
+  routes(): string[] {
+    return [...this.slots.keys()];
+  }
+
+  /** Calls the function; resolves with what it returned, rejects with what it threw. */
+  async invoke(route: string, headers: EventHeaders, input: AsyncHttpRequest): Promise<unknown> {
+    const slot = this.slots.get(route);
+    if (!slot) throw new Error(`Service ${route} not reachable`);
+    let instance = slot.free.pop();
+    if (instance === undefined) {
+      await new Promise<void>((resolve) => slot.waiting.push(resolve));
+      instance = slot.free.pop()!;
+    }
+    try {
+      return await slot.registration.handleEvent(headers, input, instance);
+    } finally {
+      slot.free.push(instance);
+      slot.waiting.shift()?.();
+    }
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * Query strings and form bodies: `+` is a space, percent escapes are decoded (a malformed one is
+ * kept as written), a repeated key collects its values in a list.
+ */
+import type { QueryValue } from '@gatehouse/functions';
+
+export function parseQueryString(raw: string): Record<string, QueryValue> {
+  const out: Record<string, QueryValue> = {};
+  if (raw === '') return out;
+  for (const pair of raw.split('&')) {
+    if (pair === '') continue;
+    const eq = pair.indexOf('=');
+    const key = decode(eq < 0 ? pair : pair.slice(0, eq));
+    const value = eq < 0 ? '' : decode(pair.slice(eq + 1));
+    addValue(out, key, value);
+  }
+  return out;
+}
+
+export function addValue(target: Record<string, QueryValue>, key: string, value: string): void {
+  const prior = target[key];
+  if (prior === undefined) target[key] = value;
+  else if (Array.isArray(prior)) prior.push(value);
+  else target[key] = [prior, value];
+}
+
+function decode(text: string): string {
+  const spaced = text.includes('+') ? text.replaceAll('+', ' ') : text;
+  if (!spaced.includes('%')) return spaced;
+  try {
+    return decodeURIComponent(spaced);
+  } catch {
+    return spaced;
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * Writes a function's result as the HTTP response (what `async.http.response` does):
+ * - an EventEnvelope gives status, headers and body; a plain value is the body with status 200;
+ * - function headers go through the endpoint's response transform; `content-type` and `set-cookie`
+ *   are honoured as given and never transformed; `trace_id`, `trace_path` and `my_*` never leave;
+ * - objects, arrays, numbers and booleans become JSON, or XML / an HTML page when the caller's
+ *   Accept prefers those; strings are text; Buffers are bytes; a Readable is streamed (chunked);
+ * - an error status (≥ 400) with a text body or none becomes the standard error body.
+ */
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
+import { isEventEnvelope } from '@gatehouse/functions';
+import { contentTypeOf, preferredFormat } from './content-negotiation.ts';
+import { renderError } from './error-renderer.ts';
+import { type HeaderTransform, transformHeaders } from './header-transform.ts';
+import { toXml } from './xml.ts';
+
+export interface ResponseTarget {
+  res: ServerResponse;
+  head: boolean;
+  accept: string | undefined;
+  /** Headers the engine adds to every answer of the endpoint (CORS, correlation id); mutated. */
+  headers: OutgoingHttpHeaders;
+  responseTransform: HeaderTransform | undefined;
+}
+
+const hiddenHeaders = new Set(['trace_id', 'trace_path']);
+const framingHeaders = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date']);
+
+/** Writes the result; returns the status sent. */
+export function writeResult(target: ResponseTarget, result: unknown): number {
+  let status = 200;
+  let body = result;
+  let contentType: string | undefined;
+  const headers = target.headers;
+  if (isEventEnvelope(result)) {
+    status = result.getStatus() ?? 200;
+    body = result.getBody();
+    const own: Record<string, string | string[]> = {};
+    for (const [name, value] of Object.entries(result.getHeaders())) {
+      if (name === 'content-type') contentType = String(value);
+      else if (name === 'set-cookie') headers['set-cookie'] = value;
+      else if (!hiddenHeaders.has(name) && !name.startsWith('my_') && !framingHeaders.has(name))
+        own[name] = value;
+    }
+    if (target.responseTransform) transformHeaders(own, target.responseTransform, (s) => s);
+    Object.assign(headers, own);
+  } else if (target.responseTransform) {
+    const own: Record<string, string> = {};
+    transformHeaders(own, target.responseTransform, (s) => s);
+    Object.assign(headers, own);
+  }
+
+  if (status >= 400 && (body === undefined || body === null || isPlainMessage(body))) {
+    return writeError(target, status, body === undefined || body === null ? `HTTP ${status}` : String(body));
+  }
+  if (isReadable(body)) return writeStream(target, status, body, contentType);
+
+  let payload: string | Buffer;
+  if (body === undefined || body === null) {
+    payload = '';
+  } else if (typeof body === 'string') {
+    payload = body;
+    contentType ??=
+      preferredFormat(target.accept) === 'html' ? contentTypeOf.html : 'text/plain; charset=utf-8';
+  } else if (Buffer.isBuffer(body) || body instanceof Uint8Array) {
+    payload = Buffer.isBuffer(body) ? body : Buffer.from(body);
+    contentType ??= 'application/octet-stream';
+  } else {
+    const format = contentType ? formatOfContentType(contentType) : preferredFormat(target.accept);
+    contentType ??= contentTypeOf[format];
+    payload = format === 'xml' ? toXml(body) : format === 'html' ? htmlWrapped(body) : JSON.stringify(body);
+  }
+  if (contentType !== undefined) headers['content-type'] = contentType;
+  headers['content-length'] = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
+  target.res.writeHead(status, headers);
+  if (target.head) target.res.end();
+  else target.res.end(payload);
+  return status;
+}
+
+/** The standard error body, in the format the caller's Accept prefers. */
+export function writeError(target: ResponseTarget, status: number, message: string): number {
+  const { contentType, body } = renderError(status, message, target.accept);
+  const headers = target.headers;
+  headers['content-type'] = contentType;
+  headers['content-length'] = Buffer.byteLength(body);
+  target.res.writeHead(status, headers);
+  if (target.head) target.res.end();
+  else target.res.end(body);
+  return status;
+}
+
+function writeStream(
+  target: ResponseTarget,
+  status: number,
+  body: Readable,
+  contentType: string | undefined,
+) {
+  const headers = target.headers;
+  headers['content-type'] = contentType ?? 'application/octet-stream';
+  target.res.writeHead(status, headers);
+  if (target.head) {
+    body.destroy();
+    target.res.end();
+  } else {
+    body.on('error', () => target.res.destroy());
+    body.pipe(target.res);
+  }
+  return status;
+}
+
+/** A string that is a message rather than a JSON or XML document. */
+function isPlainMessage(body: unknown): boolean {
+  if (typeof body !== 'string') return false;
+  const first = body.trimStart()[0];
+  return first !== '{' && first !== '[' && first !== '<';
+}
+
+function isReadable(body: unknown): body is Readable {
+  return typeof body === 'object' && body !== null && typeof (body as Readable).pipe === 'function';
+}
+
+function formatOfContentType(contentType: string): 'json' | 'xml' | 'html' {
+  const type = contentType.toLowerCase();
+  if (type.includes('xml')) return 'xml';
+  if (type.includes('html')) return 'html';
+  return 'json';
+}
+
+function htmlWrapped(body: unknown): string {
+  const json = JSON.stringify(body, null, 2).replace(
+    /[&<>]/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]!,
+  );
+  return `<html><body><pre>\n${json}\n</pre></body></html>`;
+}

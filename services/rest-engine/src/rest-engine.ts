@@ -1,0 +1,188 @@
+/**
+ * The REST engine as a GatewayService: `start()` loads the functions, renders the endpoints of
+ * rest.yaml and opens the engine's own HTTP server on `rest.server.port`; `stop()` stops taking
+ * connections and drains the open ones. Settings are read when the service is created, so a bad
+ * configuration stops the host before anything listens.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
+import type { GatewayService, Health, Logger, Registry } from '@gatehouse/service-kit';
+import { type Tracer, trace } from '@opentelemetry/api';
+import { loadAppProperties } from './app-properties.ts';
+import { actuatorEndpoints, builtinFunctions, responseRoute } from './builtin-functions.ts';
+import type { Endpoint } from './endpoint.ts';
+import { compileEndpoints } from './endpoint-compiler.ts';
+import { FunctionRegistry } from './function-registry.ts';
+import { loadFunctions } from './function-loader.ts';
+import { loggingReport, type ProblemReport } from './problem-report.ts';
+import { RequestPipeline } from './request-pipeline.ts';
+import { resolveLocation, resolveLocations } from './resource-location.ts';
+import { mergeRestFiles } from './rest-config-merge.ts';
+import { RestMetrics } from './rest-metrics.ts';
+import { defaultConfigFolder, loadRestSettings, type RestSettings } from './rest-settings.ts';
+import { loadRestFiles } from './rest-yaml-loader.ts';
+import { RouteTable } from './route-table.ts';
+import { compileStaticContent } from './static-content-config.ts';
+import { StaticFolder } from './static-files.ts';
+
+export interface RestEngineOptions {
+  logger: Logger;
+  registry: Registry;
+  /** Readiness turns false while the engine is switched on but not listening. */
+  health?: Health;
+  env?: NodeJS.ProcessEnv;
+  /** OpenTelemetry tracer for the trace spans; the global one by default. */
+  tracer?: Tracer;
+  /** How long stop() waits for open requests before cutting connections. */
+  drainTimeoutMs?: number;
+}
+
+export interface RestEngineService extends GatewayService {
+  readonly settings: RestSettings;
+  /** The port the engine listens on once started (useful with port 0). */
+  readonly port: number | undefined;
+  readonly endpoints: readonly Endpoint[];
+}
+
+export function createRestEngine(options: RestEngineOptions): RestEngineService {
+  const env = options.env ?? process.env;
+  const configFolder = env['REST_CONFIG_FOLDER']?.trim() || defaultConfigFolder;
+  const props = loadAppProperties(configFolder, env);
+  const settings = loadRestSettings(props, configFolder);
+  const logger = options.logger.child({ service: 'rest-engine' });
+  const report = loggingReport(logger);
+  const metrics = new RestMetrics(options.registry);
+  const origin = `${settings['application.name']}-${hostname()}-${process.pid}`;
+  let server: Server | undefined;
+  let endpoints: Endpoint[] = [];
+
+  options.health?.addCheck('rest-engine', () => {
+    if (settings['rest.automation'] && !server?.listening) throw new Error('not listening');
+  });
+
+  return {
+    name: 'rest-engine',
+    settings,
+    get port() {
+      return server?.listening ? (server.address() as AddressInfo).port : undefined;
+    },
+    get endpoints() {
+      return endpoints;
+    },
+    async start() {
+      if (!settings['rest.automation']) {
+        logger.info({ configFolder }, 'REST automation is off (rest.automation is not true)');
+        return;
+      }
+      const registry = new FunctionRegistry();
+      for (const fn of builtinFunctions(appIdentity(settings, origin), new Date()))
+        registry.register(fn, 'built-in');
+      const folders = settings['functions.path'].map((p) => resolveLocation(p, configFolder));
+      const loaded = await loadFunctions(folders, registry, report);
+      logger.info({ functions: loaded, folders }, 'functions loaded');
+
+      const rendered = renderEndpoints(settings, props, registry, report);
+      endpoints = rendered.endpoints;
+      metrics.endpoints.set(endpoints.length);
+      for (const e of endpoints) logger.info(describeEndpoint(e));
+
+      const staticFolder = openStaticFolder(settings, report);
+      const pipeline = new RequestPipeline({
+        table: rendered.table,
+        registry,
+        staticFolder,
+        staticRules: rendered.staticRules,
+        maxBodySize: settings['rest.server.max-body-size'],
+        origin,
+        logger,
+        metrics,
+        tracer: options.tracer ?? trace.getTracer('@gatehouse/rest-engine'),
+      });
+      server = createServer({ keepAliveTimeout: 65_000 }, pipeline.handle);
+      const port = await listen(server, settings['rest.server.port'], settings['rest.server.host']);
+      logger.info({ port, endpoints: endpoints.length, static: staticFolder?.root }, 'REST engine listening');
+    },
+    async stop() {
+      if (!server) return;
+      const s = server;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => s.closeAllConnections(), options.drainTimeoutMs ?? 10_000);
+        s.close(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+        s.closeIdleConnections();
+      });
+    },
+  };
+}
+
+function renderEndpoints(
+  settings: RestSettings,
+  props: ReturnType<typeof loadAppProperties>,
+  registry: FunctionRegistry,
+  report: ProblemReport,
+) {
+  const paths = resolveLocations(settings['yaml.rest.automation'], settings.configFolder);
+  const merged = mergeRestFiles(loadRestFiles(paths, props, report), report);
+  const ctx = {
+    routeExists: (route: string) => registry.has(route),
+    reservedRoutes: new Set([responseRoute]),
+    traceIdHeader: settings['http.trace.id.header'],
+    correlationIdHeader: settings['http.correlation.id.header'],
+    traceparentHeader: settings['http.traceparent.header'],
+    report,
+  };
+  const user = compileEndpoints(merged, ctx);
+  const taken = new Set(user.map((e) => e.url.normalised));
+  const actuators = actuatorEndpoints
+    .filter((a) => !taken.has(a.url))
+    .map((value, index) => ({ value: { ...value, methods: [...value.methods] }, source: 'built-in', index }));
+  const builtIn = compileEndpoints(
+    { rest: actuators, cors: new Map(), headers: new Map(), staticContent: undefined, aborted: undefined },
+    ctx,
+  );
+  const endpoints = [...user, ...builtIn];
+  const table = new RouteTable(endpoints);
+  const staticRules = compileStaticContent(merged.staticContent, ctx.routeExists, report);
+  return { endpoints, table, staticRules };
+}
+
+function openStaticFolder(settings: RestSettings, report: ProblemReport): StaticFolder | undefined {
+  const folder = resolveLocation(settings['static.html.folder'], settings.configFolder);
+  if (!existsSync(folder) || !statSync(folder).isDirectory()) {
+    report.warn(`Static content folder ${folder} not found: no static content`);
+    return undefined;
+  }
+  return new StaticFolder(folder);
+}
+
+function appIdentity(settings: RestSettings, origin: string) {
+  return {
+    name: settings['application.name'],
+    version: settings['info.app.version'],
+    description: settings['info.app.description'],
+    origin,
+  };
+}
+
+function describeEndpoint(e: Endpoint): string {
+  const auth = e.authentication
+    ? ` -> ${e.authentication.kind === 'route' ? e.authentication.route : 'auth rules'} ->`
+    : ' ->';
+  const target = e.relay ? e.relay.origin.origin : [e.primary, ...e.secondaries].join(', ');
+  const flow = e.flow ? `, flow=${e.flow}` : '';
+  return `${e.label}${auth} [${target}], timeout=${e.timeoutMs / 1000}s, tracing=${e.tracing}${flow}`;
+}
+
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}

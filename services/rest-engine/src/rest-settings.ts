@@ -1,0 +1,69 @@
+/**
+ * The engine's settings. They are application properties (application.yml / .properties in the
+ * config folder), each overridable by its environment variable (`rest.server.port` →
+ * `REST_SERVER_PORT`). The config folder itself comes from `REST_CONFIG_FOLDER` and defaults to the
+ * repository's example app, so a checkout runs the example with no setup.
+ */
+import { fileURLToPath } from 'node:url';
+import { bool, type ConfigOf, type Field, int, list, loadConfig, port, str } from '@gatehouse/service-kit';
+import { type AppProperties, envNameOf } from './app-properties.ts';
+
+export const defaultConfigFolder = fileURLToPath(new URL('../../../examples/rest-app/', import.meta.url));
+
+export const restSettingsSpec = {
+  'rest.automation': bool('turns the REST engine on; off, the service starts no server', false),
+  'rest.server.port': port('port of the engine HTTP server (`server.port` is used when this is unset)', 8085),
+  'rest.server.host': str('address the engine HTTP server binds to', '0.0.0.0'),
+  'rest.server.max-body-size': int(
+    'largest accepted request body in bytes; larger ones get 413',
+    10_485_760,
+    {
+      min: 0,
+    },
+  ),
+  'yaml.rest.automation': str(
+    'rest.yaml locations, comma-separated, `classpath:` (config folder) or `file:`; read in order and merged',
+    'classpath:/rest.yaml',
+  ),
+  'static.html.folder': str(
+    'folder of static content, `classpath:` or `file:`',
+    'classpath:/resources/public',
+  ),
+  'functions.path': list('folders whose modules are loaded as functions, comma-separated', [
+    'classpath:/functions',
+  ]),
+  'http.trace.id.header': str('trace-id request header (a W3C traceparent wins over it)', 'X-Trace-Id'),
+  'http.correlation.id.header': str('correlation-id header, read and echoed', 'X-Correlation-Id'),
+  'http.traceparent.header': str(
+    'extra carrier of the W3C trace context, read when `traceparent` is missing',
+    'traceparent',
+  ),
+  'api.origin': str('allowed origin, for CORS values that refer to the api.origin property', '*'),
+  'application.name': str('application name in /info, /health and trace records', 'rest-engine'),
+  'info.app.version': str('version shown by /info', '0.1.0'),
+  'info.app.description': str('description shown by /info', 'Gatehouse REST engine'),
+} satisfies Record<string, Field<unknown>>;
+
+export type RestSettings = ConfigOf<typeof restSettingsSpec> & { configFolder: string };
+
+/** Reads every setting; throws a ConfigError naming each bad property. */
+export function loadRestSettings(props: AppProperties, configFolder: string): RestSettings {
+  const raw: Record<string, string | undefined> = {};
+  for (const key of Object.keys(restSettingsSpec)) raw[key] = props.get(key);
+  // The spec accepts `server.port` for the engine when `rest.server.port` is not given.
+  if (raw['rest.server.port'] === undefined) raw['rest.server.port'] = props.get('server.port');
+  return { ...loadConfig(restSettingsSpec, raw), configFolder };
+}
+
+/** Markdown table rows for the README: property, environment variable, default, meaning. */
+export function describeRestSettings(): string {
+  const rows = Object.entries(restSettingsSpec).map(
+    ([key, f]) => `| \`${key}\` | \`${envNameOf(key)}\` | ${f.defaultText} | ${f.description} |`,
+  );
+  return [
+    '| property | environment variable | default | meaning |',
+    '|---|---|---|---|',
+    '| (config folder) | `REST_CONFIG_FOLDER` | `examples/rest-app` of this repository | folder with application.yml / application.properties and the `classpath:` resources |',
+    ...rows,
+  ].join('\n');
+}

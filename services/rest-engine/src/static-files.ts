@@ -1,0 +1,111 @@
+/**
+ * Static content from `static.html.folder`. A path maps to a file under the folder: `/` and a
+ * folder path (`/docs/`) to its `index.html`, a last segment without a dot to that name plus
+ * `.html` when such a file exists. Files carry a strong ETag (SHA-256 of the content) and answer
+ * 304 to a matching `If-None-Match`; no-cache pages are sent with headers that forbid caching and
+ * without ETag. A path that would leave the folder (`..`, encoded or not, or a symbolic link that
+ * points outside) is refused as not found. Contents are cached by modification time and size.
+ */
+import { createHash } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import { join, sep } from 'node:path';
+import { mimeTypeOf } from './mime-types.ts';
+
+export interface StaticFile {
+  /** Path relative to the folder, with `/`. */
+  relative: string;
+  contentType: string;
+  etag: string;
+  body: Buffer;
+}
+
+interface CacheEntry {
+  file: StaticFile;
+  mtimeMs: number;
+  size: number;
+}
+
+const cacheLimit = 512;
+
+export class StaticFolder {
+  readonly root: string;
+  private realRoot: string | undefined;
+  private readonly cache = new Map<string, CacheEntry>();
+
+  constructor(root: string) {
+    this.root = root;
+  }
+
+  /** The file for a request path, undefined when there is none or the path is refused. */
+  async find(requestPath: string): Promise<StaticFile | undefined> {
+    const segments = safeSegments(requestPath);
+    if (segments === undefined) return undefined;
+    for (const candidate of candidates(segments, requestPath.endsWith('/'))) {
+      const file = await this.read(candidate);
+      if (file) return file;
+    }
+    return undefined;
+  }
+
+  private async read(relative: string): Promise<StaticFile | undefined> {
+    const full = join(this.root, ...relative.split('/'));
+    let stat: Awaited<ReturnType<typeof fs.stat>>;
+    try {
+      stat = await fs.stat(full);
+    } catch {
+      return undefined;
+    }
+    if (!stat.isFile()) return undefined;
+    const cached = this.cache.get(full);
+    if (cached && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) return cached.file;
+    if (!(await this.inside(full))) return undefined;
+    const body = await fs.readFile(full);
+    const etag = `"${createHash('sha256').update(body).digest('hex')}"`;
+    const file: StaticFile = { relative, contentType: mimeTypeOf(relative), etag, body };
+    if (this.cache.size >= cacheLimit) this.cache.clear();
+    this.cache.set(full, { file, mtimeMs: stat.mtimeMs, size: stat.size });
+    return file;
+  }
+
+  /** Symbolic links may not lead out of the folder. */
+  private async inside(full: string): Promise<boolean> {
+    this.realRoot ??= await fs.realpath(this.root).catch(() => this.root);
+    const real = await fs.realpath(full).catch(() => undefined);
+    return real !== undefined && (real === this.realRoot || real.startsWith(this.realRoot + sep));
+  }
+}
+
+/**
+ * Decoded, non-empty segments; undefined for a traversal attempt (`..`, `.` after decoding), a
+ * malformed escape, a NUL byte or a back-slash (a separator on some systems).
+ */
+export function safeSegments(requestPath: string): string[] | undefined {
+  const out: string[] = [];
+  for (const raw of requestPath.split('/')) {
+    if (raw === '') continue;
+    let segment: string;
+    try {
+      segment = decodeURIComponent(raw);
+    } catch {
+      return undefined;
+    }
+    if (segment === '..' || segment === '.' || /[\\/\0]/.test(segment)) return undefined;
+    out.push(segment);
+  }
+  return out;
+}
+
+function candidates(segments: string[], trailingSlash: boolean): string[] {
+  if (segments.length === 0) return ['index.html'];
+  const path = segments.join('/');
+  if (trailingSlash) return [`${path}/index.html`];
+  const last = segments.at(-1)!;
+  return last.includes('.') ? [path] : [path, `${path}.html`, `${path}/index.html`];
+}
+
+/** True when `If-None-Match` names this ETag (a list, or `*`; weak comparison as RFC 9110 says). */
+export function etagMatches(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  if (ifNoneMatch.trim() === '*') return true;
+  return ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+}

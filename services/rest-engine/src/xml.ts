@@ -1,0 +1,59 @@
+/**
+ * XML in both directions. Writing: keys sorted, two-space indent, lists repeat their element, text
+ * escaped, element names reduced to `[0-9A-Za-z_-]`. Reading: a document becomes a plain object
+ * (the root element dropped, attributes as keys, values as strings), via fast-xml-parser.
+ */
+import { XMLParser } from 'fast-xml-parser';
+
+export function toXml(value: unknown, root = 'result'): string {
+  return `<?xml version="1.0" encoding="UTF-8"?>\n${element(root, value, '')}`;
+}
+
+function element(name: string, value: unknown, indent: string): string {
+  const tag = name.replace(/[^0-9A-Za-z_-]/g, '_') || '_';
+  if (value === null || value === undefined) return `${indent}<${tag}/>`;
+  if (Array.isArray(value)) return value.map((v) => element(tag, v, indent)).join('\n');
+  if (typeof value === 'object' && !Buffer.isBuffer(value)) {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== null && v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    if (entries.length === 0) return `${indent}<${tag}/>`;
+    const inner = entries.map(([k, v]) => element(k, v, `${indent}  `)).join('\n');
+    return `${indent}<${tag}>\n${inner}\n${indent}</${tag}>`;
+  }
+  const text = Buffer.isBuffer(value) ? value.toString('base64') : String(value);
+  return `${indent}<${tag}>${escapeXml(text)}</${tag}>`;
+}
+
+export function escapeXml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => xmlEntities[c]!);
+}
+
+const xmlEntities: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&apos;',
+};
+
+const parser = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: '',
+  textNodeName: 'value',
+  parseTagValue: false,
+  parseAttributeValue: false,
+  ignoreDeclaration: true,
+  ignorePiTags: true,
+  trimValues: true,
+});
+
+/** The document as an object without its root element; throws on malformed XML. */
+export function parseXml(text: string): Record<string, unknown> {
+  const doc = parser.parse(text, true) as Record<string, unknown>;
+  const roots = Object.values(doc);
+  if (roots.length !== 1) throw new Error('XML document must have one root element');
+  const root = roots[0];
+  if (typeof root === 'object' && root !== null) return root as Record<string, unknown>;
+  return root === '' || root === undefined ? {} : { value: String(root) };
+}
