@@ -1,0 +1,5 @@
+export * from './otel-bootstrap.ts';
+export * from './propagation.ts';
+export * from './span-context.ts';
+export * from './traceparent.ts';
+export * from './tracestate.ts';

@@ -1,0 +1,110 @@
+/**
+ * Starting the OpenTelemetry Node SDK for a service, only when an OTLP endpoint is configured.
+ * Without one tracing stays off and costs nothing: the OpenTelemetry API stays a no-op and the
+ * returned handle's shutdown does nothing.
+ *
+ * Where spans go, first match wins:
+ * 1. `endpoint` option (a base URL; `/v1/traces` is appended),
+ * 2. `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (the full URL, used as it is),
+ * 3. `OTEL_EXPORTER_OTLP_ENDPOINT` (a base URL; `/v1/traces` is appended).
+ * `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none` keep tracing off whatever is configured,
+ * so an operator can always switch it off. `OTEL_SERVICE_NAME` overrides the service name given in
+ * code. Spans go out as OTLP/HTTP JSON in batches; metrics and logs are not exported from here.
+ */
+import { context, logs, propagation, trace } from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
+import { NodeSDK } from '@opentelemetry/sdk-node';
+import { ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+
+export interface TracingOptions {
+  serviceName: string;
+  serviceVersion?: string;
+  /** Base URL of an OTLP/HTTP receiver, e.g. `http://otel-collector:4318`. */
+  endpoint?: string;
+  /** Where the OTEL_* variables are read from; defaults to process.env. */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface TracingHandle {
+  readonly enabled: boolean;
+  /** The URL spans are posted to, when enabled. */
+  readonly tracesUrl: string | undefined;
+  /** Exports the spans still buffered, then stops; safe to call more than once. */
+  shutdown(): Promise<void>;
+}
+
+const disabledHandle: TracingHandle = { enabled: false, tracesUrl: undefined, shutdown: async () => {} };
+
+export function startTracing(options: TracingOptions): TracingHandle {
+  const env = options.env ?? process.env;
+  const url = tracesUrl(options, env);
+  if (url === undefined) return disabledHandle;
+  const sdk = new NodeSDK({
+    serviceName: env['OTEL_SERVICE_NAME']?.trim() || options.serviceName,
+    resource: defaultResource().merge(
+      resourceFromAttributes(
+        options.serviceVersion ? { [ATTR_SERVICE_VERSION]: options.serviceVersion } : {},
+      ),
+    ),
+    traceExporter: new OTLPTraceExporter({ url }),
+    metricReaders: [],
+    logRecordProcessors: [],
+    instrumentations: [],
+  });
+  sdk.start();
+  let stopping: Promise<void> | undefined;
+  return {
+    enabled: true,
+    tracesUrl: url,
+    shutdown: () => {
+      stopping ??= sdk.shutdown().finally(resetGlobalApi);
+      return stopping;
+    },
+  };
+}
+
+/** The URL spans would be posted to under these options, or undefined when tracing stays off. */
+export function tracesUrl(
+  options: Pick<TracingOptions, 'endpoint'>,
+  env: NodeJS.ProcessEnv,
+): string | undefined {
+  if (isTrue(env['OTEL_SDK_DISABLED']) || env['OTEL_TRACES_EXPORTER']?.trim().toLowerCase() === 'none') {
+    return undefined;
+  }
+  const url =
+    withTracesPath(options.endpoint) ??
+    nonBlank(env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']) ??
+    withTracesPath(env['OTEL_EXPORTER_OTLP_ENDPOINT']);
+  if (url !== undefined && !/^https?:\/\//i.test(url)) {
+    throw new Error(`OTLP traces endpoint must be an http(s) URL, got '${url}'`);
+  }
+  if (url !== undefined && !URL.canParse(url))
+    throw new Error(`OTLP traces endpoint is not a valid URL: '${url}'`);
+  return url;
+}
+
+/**
+ * Puts the OpenTelemetry API back to its no-op state, so nothing records after shutdown and a later
+ * start in the same process (tests, a restarted embedded service) can register again.
+ */
+function resetGlobalApi(): void {
+  trace.disable();
+  context.disable();
+  propagation.disable();
+  logs.disable();
+}
+
+function withTracesPath(base: string | undefined): string | undefined {
+  const text = nonBlank(base);
+  return text === undefined ? undefined : `${text.replace(/\/+$/, '')}/v1/traces`;
+}
+
+function nonBlank(text: string | undefined): string | undefined {
+  const trimmed = text?.trim();
+  return trimmed ? trimmed : undefined;
+}
+
+function isTrue(text: string | undefined): boolean {
+  return text?.trim().toLowerCase() === 'true';
+}
