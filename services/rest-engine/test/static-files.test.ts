@@ -1,0 +1,63 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { compilePathPatterns, isValidPathPattern } from '../src/path-pattern.ts';
+import { etagMatches, StaticFolder, safeSegments } from '../src/static-files.ts';
+
+function site(): StaticFolder {
+  const outside = mkdtempSync(join(tmpdir(), 'outside-'));
+  writeFileSync(join(outside, 'secret.txt'), 'secret');
+  const root = mkdtempSync(join(tmpdir(), 'site-'));
+  mkdirSync(join(root, 'docs'));
+  writeFileSync(join(root, 'index.html'), '<h1>home</h1>');
+  writeFileSync(join(root, 'about.html'), '<h1>about</h1>');
+  writeFileSync(join(root, 'docs', 'index.html'), '<h1>docs</h1>');
+  writeFileSync(join(root, 'app.js'), 'x()');
+  symlinkSync(join(outside, 'secret.txt'), join(root, 'leak.txt'));
+  return new StaticFolder(root);
+}
+
+describe('static files', () => {
+  const folder = site();
+
+  it('maps /, folders and extension-less names to html files', async () => {
+    assert.equal((await folder.find('/'))?.relative, 'index.html');
+    assert.equal((await folder.find('/docs/'))?.relative, 'docs/index.html');
+    assert.equal((await folder.find('/docs'))?.relative, 'docs/index.html');
+    assert.equal((await folder.find('/about'))?.relative, 'about.html');
+    assert.equal((await folder.find('/nothing.html')), undefined);
+  });
+
+  it('gives content types and a strong SHA-256 ETag', async () => {
+    const js = await folder.find('/app.js');
+    assert.equal(js?.contentType, 'text/javascript; charset=utf-8');
+    assert.match(js!.etag, /^"[0-9a-f]{64}"$/);
+    assert.ok(etagMatches(js!.etag, js!.etag));
+    assert.ok(etagMatches(`"x", W/${js!.etag}`, js!.etag));
+    assert.ok(!etagMatches('"other"', js!.etag));
+  });
+
+  it('refuses traversal, encoded or not, and links that leave the folder', async () => {
+    assert.equal(safeSegments('/../etc/passwd'), undefined);
+    assert.equal(safeSegments('/%2e%2e/etc/passwd'), undefined);
+    assert.equal(safeSegments('/a/..%2f..%2fetc'), undefined);
+    assert.equal(safeSegments('/a\\..\\b'), undefined);
+    assert.equal(safeSegments('/a%00b'), undefined);
+    assert.deepEqual(safeSegments('/a//b/'), ['a', 'b']);
+    assert.equal(await folder.find('/../index.html'), undefined);
+    assert.equal(await folder.find('/leak.txt'), undefined);
+  });
+
+  it('matches no-cache and filter path patterns', () => {
+    const match = compilePathPatterns(['/', '/assets/*', '*.html']);
+    assert.ok(match('/'));
+    assert.ok(match('/assets/a.css'));
+    assert.ok(match('/x/y.html'));
+    assert.ok(!match('/index.htm'));
+    assert.ok(isValidPathPattern('*.js'));
+    assert.ok(!isValidPathPattern('*a*'));
+    assert.ok(!isValidPathPattern('/a/**'));
+  });
+});
