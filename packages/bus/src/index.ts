@@ -1,3 +1,4 @@
 export * from './bus.ts';
 export * from './memory-bus.ts';
 export * from './nats-bus.ts';
+export * from './redis-bus.ts';

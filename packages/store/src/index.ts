@@ -1,2 +1,3 @@
 export * from './memory-store.ts';
 export * from './store.ts';
+export * from './redis-store.ts';

@@ -15,6 +15,7 @@ export class MemoryStore implements Store {
   private closed = false;
 
   async get(key: string): Promise<string | undefined> {
+    this.assertOpen();
     return this.live(key)?.value;
   }
 
@@ -35,10 +36,12 @@ export class MemoryStore implements Store {
   }
 
   async exists(key: string): Promise<boolean> {
+    this.assertOpen();
     return this.live(key) !== undefined;
   }
 
   async ttl(key: string): Promise<number | undefined> {
+    this.assertOpen();
     const e = this.live(key);
     if (!e) return undefined;
     return e.expiresAt === Infinity ? Infinity : (e.expiresAt - Date.now()) / 1000;
@@ -47,19 +50,21 @@ export class MemoryStore implements Store {
   async increment(key: string, options: { by?: number; ttlSeconds?: number } = {}): Promise<number> {
     this.assertOpen();
     const e = this.live(key);
-    const current = e ? Number(e.value) : 0;
-    if (!Number.isInteger(current)) throw new StoreError(`value of ${key} is not an integer`);
-    const next = current + (options.by ?? 1);
+    // Same rule as Redis INCRBY: only a plain decimal integer counts ('' or '1.5' do not).
+    if (e && !/^-?\d+$/.test(e.value)) throw new StoreError(`value of ${key} is not an integer`);
+    const next = (e ? Number(e.value) : 0) + (options.by ?? 1);
     if (e) e.value = String(next);
     else this.put(key, String(next), options.ttlSeconds);
     return next;
   }
 
   async keys(prefix: string): Promise<string[]> {
+    this.assertOpen();
     return [...this.entries.keys()].filter((k) => k.startsWith(prefix) && this.live(k));
   }
 
   async watch(prefix: string, listener: ChangeListener): Promise<() => Promise<void>> {
+    this.assertOpen();
     const entry = { prefix, listener };
     this.listeners.add(entry);
     return async () => void this.listeners.delete(entry);

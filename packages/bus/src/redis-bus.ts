@@ -1,0 +1,205 @@
+/**
+ * Redis Streams adapter. A topic is a stream key; publish is XADD with an approximate MAXLEN (the
+ * retention), and a message's position is its stream id (`1718000000000-0`, URL-safe as it is).
+ * A broadcast subscriber reads with XREAD from the last id it handled (redis-broadcast-reader.ts);
+ * a group is a Redis consumer group created at the stream's end, whose members read with
+ * XREADGROUP and take over what dead members left pending (redis-group-reader.ts). Every
+ * subscription has a blocking connection of its own; publish and acknowledgements share one.
+ *
+ * While Redis is down, publish rejects at once (no offline queue) and subscriptions wait, then go on
+ * where they were once it is back: streams and groups survive a restart when Redis persists them
+ * (AOF or snapshots).
+ */
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import {
+  type Bus,
+  BusError,
+  type MessageHandler,
+  type OutgoingMessage,
+  type Position,
+  type SubscribeOptions,
+  type Subscription,
+} from './bus.ts';
+import { BroadcastReader } from './redis-broadcast-reader.ts';
+import {
+  closeConnection,
+  openRedisConnection,
+  type RedisConnectionOptions,
+  whenReady,
+  withTimeout,
+} from './redis-connection.ts';
+import { createGroup, GroupReader } from './redis-group-reader.ts';
+import { toStreamFields } from './redis-stream-entry.ts';
+import type { ReaderSetup, StreamReader } from './redis-stream-reader.ts';
+
+export interface RedisBusOptions extends RedisConnectionOptions {
+  /** Entries kept per stream, approximately (XADD MAXLEN ~); default 100,000. */
+  retention?: number;
+  /** Prefix of consumer names in groups; default `<hostname>-<pid>-<random>`. */
+  consumerName?: string;
+  /**
+   * How long an entry may stay unacknowledged with a group member before another member takes it
+   * over (default 30 s). Keep it above the slowest handler, or slow entries are handled twice.
+   */
+  claimIdleMs?: number;
+  /** Longest wait of one blocking read (default 5 s); close() never waits for it. */
+  blockMs?: number;
+  /**
+   * Entries a group member takes per read (default 10). Small, so that a burst spreads over the
+   * members instead of landing whole on the first one to ask.
+   */
+  groupBatchSize?: number;
+  /** How long ping() waits for PONG (default 1000 ms). */
+  pingTimeoutMs?: number;
+  /** How long connect() and subscribe() wait for a connection (default 10 s). */
+  connectTimeoutMs?: number;
+  /** Hears connection errors nobody awaits (reconnect attempts while Redis is down). */
+  onError?: (err: Error) => void;
+}
+
+const streamIdPattern = /^\d+-\d+$/;
+
+export class RedisBus implements Bus {
+  readonly kind = 'redis';
+  readonly capabilities = { replay: true, headers: true };
+  private readonly options: RedisBusOptions;
+  private readonly client: Redis;
+  private readonly consumerPrefix: string;
+  private readonly readers = new Set<StreamReader>();
+  private members = 0;
+  private closed = false;
+
+  /** Connects in the background; commands fail until the connection is up (see connect()). */
+  constructor(options: RedisBusOptions = {}) {
+    this.options = options;
+    this.client = openRedisConnection(options, 'gatehouse-bus');
+    this.client.on('error', (err: Error) => this.options.onError?.(err));
+    this.consumerPrefix =
+      options.consumerName ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  }
+
+  /** Resolves once connected, so the first publish does not fail. */
+  static async connect(options: RedisBusOptions = {}): Promise<RedisBus> {
+    const bus = new RedisBus(options);
+    try {
+      await whenReady(bus.client, options.connectTimeoutMs ?? 10_000);
+    } catch (err) {
+      await bus.close();
+      throw new BusError(`cannot connect to redis: ${(err as Error).message}`, { cause: err });
+    }
+    return bus;
+  }
+
+  async publish(topic: string, message: OutgoingMessage): Promise<Position> {
+    this.assertOpen();
+    const retention = String(this.options.retention ?? 100_000);
+    try {
+      const id = await this.client.xadd(topic, 'MAXLEN', '~', retention, '*', ...toStreamFields(message));
+      return id!;
+    } catch (err) {
+      throw new BusError(`redis publish to ${topic} failed: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  async subscribe(
+    topic: string,
+    handler: MessageHandler,
+    options: SubscribeOptions = {},
+  ): Promise<Subscription> {
+    this.assertOpen();
+    if (options.group !== undefined && options.from !== undefined)
+      throw new BusError('a group subscription cannot start from a position');
+    if (options.from !== undefined && !streamIdPattern.test(options.from))
+      throw new BusError(`invalid redis stream position '${options.from}'`);
+    try {
+      // Where to start is settled before subscribe resolves: nothing published afterwards is missed.
+      const startAfter = options.from ?? (options.group === undefined ? await this.lastId(topic) : undefined);
+      if (options.group !== undefined) await createGroup(this.client, topic, options.group, '$');
+      const setup = await this.readerSetup(topic, handler, options);
+      const reader =
+        options.group === undefined
+          ? new BroadcastReader(setup, startAfter!)
+          : new GroupReader(setup, {
+              group: options.group,
+              consumer: `${this.consumerPrefix}-${++this.members}`,
+              claimIdleMs: this.options.claimIdleMs ?? 30_000,
+            });
+      return this.track(reader);
+    } catch (err) {
+      if (err instanceof BusError) throw err;
+      throw new BusError(`redis subscribe to ${topic} failed: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  async ping(): Promise<void> {
+    this.assertOpen();
+    const timeoutMs = this.options.pingTimeoutMs ?? 1000;
+    try {
+      await withTimeout(this.client.ping(), timeoutMs, 'PING');
+    } catch (err) {
+      throw new BusError(`redis ping failed: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all([...this.readers].map((r) => r.close()));
+    await closeConnection(this.client);
+  }
+
+  /** The id of the stream's newest entry, `0-0` for an empty or missing stream. */
+  private async lastId(topic: string): Promise<string> {
+    const [newest] = await this.client.xrevrange(topic, '+', '-', 'COUNT', 1);
+    return newest?.[0] ?? '0-0';
+  }
+
+  private async readerSetup(
+    topic: string,
+    handler: MessageHandler,
+    options: SubscribeOptions,
+  ): Promise<ReaderSetup> {
+    // No command timeout: a blocking read legitimately waits for blockMs.
+    const connection = this.client.duplicate({
+      connectionName: 'gatehouse-bus-reader',
+      commandTimeout: undefined,
+    });
+    connection.on('error', (err: Error) => this.options.onError?.(err));
+    try {
+      await whenReady(connection, this.options.connectTimeoutMs ?? 10_000);
+    } catch (err) {
+      connection.disconnect();
+      throw err;
+    }
+    return {
+      topic,
+      commands: this.client,
+      connection,
+      handler,
+      onError: options.onError,
+      blockMs: this.options.blockMs ?? 5000,
+      batchSize: options.group === undefined ? 100 : (this.options.groupBatchSize ?? 10),
+    };
+  }
+
+  private track(reader: StreamReader): Subscription {
+    if (this.closed) {
+      void reader.close();
+      throw new BusError('redis bus is closed');
+    }
+    this.readers.add(reader);
+    reader.start();
+    return {
+      close: async () => {
+        this.readers.delete(reader);
+        await reader.close();
+      },
+    };
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new BusError('redis bus is closed');
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * The read loop behind every RedisBus subscription. Each subscription has a connection of its own,
+ * because XREAD BLOCK and XREADGROUP BLOCK hold a connection until something arrives. The loop
+ * survives a Redis restart: the blocked read fails when the connection drops, the loop reports the
+ * error, waits until the connection is back, and goes on from the last entry it handled.
+ */
+import type { Redis } from 'ioredis';
+import { BusError, type Message, type MessageHandler, type Subscription } from './bus.ts';
+import { closeConnection } from './redis-connection.ts';
+import { fromStreamEntry, type StreamEntry } from './redis-stream-entry.ts';
+
+export interface ReaderSetup {
+  topic: string;
+  /** The bus's shared connection, for commands that must not wait behind a blocked read. */
+  commands: Redis;
+  /** This reader's own connection. */
+  connection: Redis;
+  handler: MessageHandler;
+  onError: ((err: Error, message?: Message) => void) | undefined;
+  /** How long one blocking read waits for new entries. */
+  blockMs: number;
+  /** Entries asked for per read. */
+  batchSize: number;
+}
+
+const maxRetryDelayMs = 2000;
+
+export abstract class StreamReader implements Subscription {
+  protected readonly setup: ReaderSetup;
+  private readonly stop = new AbortController();
+  private loop: Promise<void> = Promise.resolve();
+  /** The connection's CLIENT ID while it is known, to interrupt a blocked read on close. */
+  private clientId: number | undefined;
+
+  constructor(setup: ReaderSetup) {
+    this.setup = setup;
+  }
+
+  start(): void {
+    this.loop = this.run();
+  }
+
+  async close(): Promise<void> {
+    if (!this.stop.signal.aborted) {
+      this.stop.abort();
+      await this.interruptRead();
+      await closeConnection(this.setup.connection);
+      await this.loop;
+      await this.afterStop();
+    }
+    await this.loop;
+  }
+
+  protected get stopped(): boolean {
+    return this.stop.signal.aborted;
+  }
+
+  /** One blocking read and the handling of what it returned. */
+  protected abstract readOnce(): Promise<void>;
+
+  /** Runs after the loop has ended and the connection is closed. */
+  protected async afterStop(): Promise<void> {}
+
+  /**
+   * Hands entries to the handler one after another; returns the id of the last one handled. After
+   * close it stops early unless `wholeBatch` (a group's batch is already this member's to handle).
+   */
+  protected async handle(entries: StreamEntry[], wholeBatch = false): Promise<string | undefined> {
+    let last: string | undefined;
+    for (const entry of entries) {
+      if (this.stopped && !wholeBatch) break;
+      last = entry[0].toString();
+      const message = fromStreamEntry(this.setup.topic, entry);
+      if (!message) continue;
+      try {
+        await this.setup.handler(message);
+      } catch (err) {
+        try {
+          this.setup.onError?.(err as Error, message);
+        } catch {
+          // As in report(): the message counts as handled either way.
+        }
+      }
+    }
+    return last;
+  }
+
+  protected report(err: unknown): void {
+    const cause = err as Error;
+    try {
+      this.setup.onError?.(new BusError(`redis stream ${this.setup.topic}: ${cause.message}`, { cause }));
+    } catch {
+      // A failing error callback must not end the loop.
+    }
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    while (!this.stopped) {
+      try {
+        this.clientId ??= (await this.setup.connection.client('ID')) as number;
+        await this.readOnce();
+        failures = 0;
+      } catch (err) {
+        if (this.stopped) break;
+        this.clientId = undefined;
+        this.report(err);
+        await this.pause(Math.min(100 * 2 ** failures++, maxRetryDelayMs));
+      }
+    }
+  }
+
+  /** Backs off, then waits for the connection to be up again (or for close). */
+  private async pause(delayMs: number): Promise<void> {
+    const { connection } = this.setup;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        connection.off('ready', onReady);
+        this.stop.signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const onReady = () => {
+        if (timer === undefined) done();
+      };
+      let timer: NodeJS.Timeout | undefined = setTimeout(() => {
+        timer = undefined;
+        if (connection.status === 'ready') done();
+      }, delayMs);
+      connection.on('ready', onReady);
+      this.stop.signal.addEventListener('abort', done);
+    });
+  }
+
+  /**
+   * A blocked read returns only when entries arrive or BLOCK runs out. CLIENT UNBLOCK ends it at once
+   * with an empty answer, so no entry is lost in a reply nobody reads. It is repeated because it may
+   * reach the server just before the read does.
+   */
+  private async interruptRead(): Promise<void> {
+    const { commands, blockMs } = this.setup;
+    const deadline = Date.now() + blockMs + 1000;
+    let ended = false;
+    void this.loop.then(() => (ended = true));
+    while (!ended && Date.now() < deadline && commands.status === 'ready') {
+      if (this.clientId !== undefined) await commands.client('UNBLOCK', this.clientId).catch(() => {});
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}

@@ -1,0 +1,357 @@
+/**
+ * Store on Redis. Keys live under an optional namespace; expiry is Redis's own (SET PX), so every
+ * replica sees the same lifetimes. Writes that announce themselves run as Lua scripts, so a change
+ * and its announcement happen together or not at all.
+ *
+ * Change notifications travel two ways:
+ * - sets and deletes are published explicitly on the channel `gatehouse:store:changes@<db>`;
+ * - expiries come from Redis keyspace notifications on `__keyevent@<db>__:expired`. They need
+ *   `notify-keyspace-events` to contain `E` and `x` (or `A`). The store adds those flags with
+ *   CONFIG SET when it starts watching; managed Redis (ElastiCache, Memorystore …) usually refuses
+ *   CONFIG, so there the parameter must be set in the service's configuration, or 'expire' changes
+ *   are never heard.
+ * Increments are not announced: they are counters (rate limits), not shared state.
+ */
+import type { Redis } from 'ioredis';
+import {
+  closeConnection,
+  openRedisConnection,
+  type RedisConnectionOptions,
+  whenReady,
+  withTimeout,
+} from './redis-connection.ts';
+import type { ChangeKind, ChangeListener, SetOptions, Store } from './store.ts';
+import { StoreError } from './store.ts';
+
+export interface RedisStoreOptions extends RedisConnectionOptions {
+  /** Prepended to every key, so several stores share one Redis; keys() and watch() see only theirs. */
+  namespace?: string;
+  /** How long ping() waits for PONG (default 1000 ms). */
+  pingTimeoutMs?: number;
+  /** How long connect() waits for the first connection (default 10 s). */
+  connectTimeoutMs?: number;
+  /** Hears what nobody awaits: connection errors and watch listeners that throw. */
+  onError?: (err: Error) => void;
+}
+
+// KEYS[1] key; ARGV value, ttl in ms or '', 'NX' or '', channel, announcement.
+const setScript = `
+local args = {'SET', KEYS[1], ARGV[1]}
+if ARGV[2] ~= '' then args[#args + 1] = 'PX'; args[#args + 1] = ARGV[2] end
+if ARGV[3] == 'NX' then args[#args + 1] = 'NX' end
+if not redis.call(unpack(args)) then return 0 end
+redis.call('PUBLISH', ARGV[4], ARGV[5])
+return 1`;
+
+// KEYS[1] key; ARGV channel, announcement.
+const deleteScript = `
+local n = redis.call('DEL', KEYS[1])
+if n == 1 then redis.call('PUBLISH', ARGV[1], ARGV[2]) end
+return n`;
+
+// KEYS[1] counter; ARGV by, ttl in ms or ''. Only a counter this call creates gets the expiry.
+const incrementScript = `
+local created = redis.call('EXISTS', KEYS[1]) == 0
+local n = redis.call('INCRBY', KEYS[1], ARGV[1])
+if created and ARGV[2] ~= '' then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return n`;
+
+// KEYS[1] list; ARGV item, max length or '', ttl in ms or '', channel, announcement.
+const appendScript = `
+local n = redis.call('RPUSH', KEYS[1], ARGV[1])
+local max = tonumber(ARGV[2])
+if max and n > max then
+  redis.call('LTRIM', KEYS[1], -max, -1)
+  n = max
+end
+if ARGV[3] ~= '' then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+redis.call('PUBLISH', ARGV[4], ARGV[5])
+return n`;
+
+// KEYS[1] list; ARGV channel, announcement.
+const takeAllScript = `
+local items = redis.call('LRANGE', KEYS[1], 0, -1)
+if #items > 0 then
+  redis.call('DEL', KEYS[1])
+  redis.call('PUBLISH', ARGV[1], ARGV[2])
+end
+return items`;
+
+/** The scripts above, as ioredis defines them on the connection (defineCommand). */
+interface StoreScripts {
+  storeSet(
+    key: string,
+    value: string,
+    ttlMs: string,
+    mode: string,
+    channel: string,
+    note: string,
+  ): Promise<number>;
+  storeDelete(key: string, channel: string, note: string): Promise<number>;
+  storeIncrement(key: string, by: number, ttlMs: string): Promise<number>;
+  storeAppend(
+    key: string,
+    item: string,
+    max: string,
+    ttlMs: string,
+    channel: string,
+    note: string,
+  ): Promise<number>;
+  storeTakeAll(key: string, channel: string, note: string): Promise<string[]>;
+}
+
+interface Watcher {
+  prefix: string;
+  listener: ChangeListener;
+}
+
+export class RedisStore implements Store {
+  readonly kind = 'redis';
+  /** Prefix of every key this store writes in Redis. */
+  readonly namespace: string;
+  private readonly options: RedisStoreOptions;
+  private readonly client: Redis;
+  private readonly changeChannel: string;
+  private readonly expiredChannel: string;
+  private readonly watchers = new Set<Watcher>();
+  private subscriber: Redis | undefined;
+  private listening: Promise<void> | undefined;
+  private closed = false;
+
+  /** Connects in the background; commands fail until the connection is up (see connect()). */
+  constructor(options: RedisStoreOptions = {}) {
+    this.options = options;
+    this.namespace = options.namespace ?? '';
+    this.client = openRedisConnection(options, 'gatehouse-store');
+    this.client.on('error', (err: Error) => this.options.onError?.(err));
+    // A restarted server may have come up without the notification flags.
+    this.client.on('ready', () => {
+      if (this.subscriber) void this.enableExpiryEvents();
+    });
+    this.client.defineCommand('storeSet', { numberOfKeys: 1, lua: setScript });
+    this.client.defineCommand('storeDelete', { numberOfKeys: 1, lua: deleteScript });
+    this.client.defineCommand('storeIncrement', { numberOfKeys: 1, lua: incrementScript });
+    this.client.defineCommand('storeAppend', { numberOfKeys: 1, lua: appendScript });
+    this.client.defineCommand('storeTakeAll', { numberOfKeys: 1, lua: takeAllScript });
+    const db = this.client.options.db ?? 0;
+    this.changeChannel = `gatehouse:store:changes@${db}`;
+    this.expiredChannel = `__keyevent@${db}__:expired`;
+  }
+
+  /** Resolves once connected, so the first commands do not fail. */
+  static async connect(options: RedisStoreOptions = {}): Promise<RedisStore> {
+    const store = new RedisStore(options);
+    try {
+      await whenReady(store.client, options.connectTimeoutMs ?? 10_000);
+    } catch (err) {
+      await store.close();
+      throw new StoreError(`cannot connect to redis: ${(err as Error).message}`, { cause: err });
+    }
+    return store;
+  }
+
+  get(key: string): Promise<string | undefined> {
+    return this.run('GET', async () => (await this.client.get(this.redisKey(key))) ?? undefined);
+  }
+
+  set(key: string, value: string, options: SetOptions = {}): Promise<boolean> {
+    const redisKey = this.redisKey(key);
+    return this.run('SET', async () => {
+      const ttlMs = milliseconds(options.ttlSeconds);
+      const mode = options.ifAbsent ? 'NX' : '';
+      const note = announcement(redisKey, 'set');
+      return (await this.scripts.storeSet(redisKey, value, ttlMs, mode, this.changeChannel, note)) === 1;
+    });
+  }
+
+  delete(key: string): Promise<boolean> {
+    const redisKey = this.redisKey(key);
+    return this.run('DEL', async () => {
+      const note = announcement(redisKey, 'delete');
+      return (await this.scripts.storeDelete(redisKey, this.changeChannel, note)) === 1;
+    });
+  }
+
+  exists(key: string): Promise<boolean> {
+    return this.run('EXISTS', async () => (await this.client.exists(this.redisKey(key))) === 1);
+  }
+
+  ttl(key: string): Promise<number | undefined> {
+    return this.run('PTTL', async () => {
+      const ms = await this.client.pttl(this.redisKey(key));
+      if (ms === -2) return undefined;
+      return ms === -1 ? Infinity : ms / 1000;
+    });
+  }
+
+  increment(key: string, options: { by?: number; ttlSeconds?: number } = {}): Promise<number> {
+    const by = options.by ?? 1;
+    return this.run('INCRBY', () => {
+      if (!Number.isSafeInteger(by)) throw new StoreError(`cannot increment by ${by}: not an integer`);
+      return this.scripts.storeIncrement(this.redisKey(key), by, milliseconds(options.ttlSeconds));
+    });
+  }
+
+  append(
+    key: string,
+    value: string,
+    options: { ttlSeconds?: number; maxLength?: number } = {},
+  ): Promise<number> {
+    const redisKey = this.redisKey(key);
+    return this.run('RPUSH', () => {
+      const { maxLength } = options;
+      if (maxLength !== undefined && !(Number.isSafeInteger(maxLength) && maxLength > 0))
+        throw new StoreError(`maxLength must be a positive integer, got ${maxLength}`);
+      const max = maxLength === undefined ? '' : String(maxLength);
+      const ttlMs = milliseconds(options.ttlSeconds);
+      const note = announcement(redisKey, 'set');
+      return this.scripts.storeAppend(redisKey, value, max, ttlMs, this.changeChannel, note);
+    });
+  }
+
+  takeAll(key: string): Promise<string[]> {
+    const redisKey = this.redisKey(key);
+    return this.run('LRANGE', () =>
+      this.scripts.storeTakeAll(redisKey, this.changeChannel, announcement(redisKey, 'delete')),
+    );
+  }
+
+  keys(prefix: string): Promise<string[]> {
+    return this.run('SCAN', async () => {
+      const pattern = `${escapeGlob(this.namespace + prefix)}*`;
+      const found = new Set<string>();
+      let cursor = '0';
+      do {
+        const [next, batch] = await this.client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+        cursor = next;
+        // SCAN may return a key twice when the keyspace is resized meanwhile.
+        for (const k of batch) found.add(k.slice(this.namespace.length));
+      } while (cursor !== '0');
+      return [...found];
+    });
+  }
+
+  async watch(prefix: string, listener: ChangeListener): Promise<() => Promise<void>> {
+    this.assertOpen();
+    this.listening ??= this.startListening().catch((err: unknown) => {
+      this.listening = undefined;
+      throw err;
+    });
+    await this.listening;
+    const watcher = { prefix, listener };
+    this.watchers.add(watcher);
+    return async () => void this.watchers.delete(watcher);
+  }
+
+  ping(): Promise<void> {
+    const timeoutMs = this.options.pingTimeoutMs ?? 1000;
+    return this.run('PING', async () => void (await withTimeout(this.client.ping(), timeoutMs, 'PING')));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.watchers.clear();
+    const connections = [this.client, this.subscriber].filter((c) => c !== undefined);
+    await Promise.all(connections.map(closeConnection));
+  }
+
+  /** One subscriber connection per store, shared by all its watchers and kept until close. */
+  private async startListening(): Promise<void> {
+    const subscriber = this.client.duplicate({ connectionName: 'gatehouse-store-watch' });
+    subscriber.on('error', (err: Error) => this.options.onError?.(err));
+    subscriber.on('message', (channel: string, message: string) => this.hear(channel, message));
+    try {
+      await whenReady(subscriber, this.options.connectTimeoutMs ?? 10_000);
+      // Subscribing again after a reconnect is ioredis's job (autoResubscribe).
+      await subscriber.subscribe(this.changeChannel, this.expiredChannel);
+    } catch (err) {
+      subscriber.disconnect();
+      throw new StoreError(`cannot watch redis: ${(err as Error).message}`, { cause: err });
+    }
+    if (this.closed) {
+      subscriber.disconnect();
+      throw new StoreError('redis store is closed');
+    }
+    this.subscriber = subscriber;
+    await this.enableExpiryEvents();
+  }
+
+  /** Adds the flags expiry notifications need, keeping whatever else the server has configured. */
+  private async enableExpiryEvents(): Promise<void> {
+    try {
+      const [, flags = ''] = (await this.client.config('GET', 'notify-keyspace-events')) as string[];
+      const missing = (flags.includes('E') ? '' : 'E') + (/[xA]/.test(flags) ? '' : 'x');
+      if (missing) await this.client.config('SET', 'notify-keyspace-events', flags + missing);
+    } catch (err) {
+      // Managed Redis refuses CONFIG; the parameter then has to be set there (see the file comment).
+      this.options.onError?.(
+        new StoreError(`cannot enable expiry notifications: ${(err as Error).message}`, { cause: err }),
+      );
+    }
+  }
+
+  private hear(channel: string, message: string): void {
+    const change =
+      channel === this.expiredChannel ? { key: message, kind: 'expire' as const } : parse(message);
+    if (!change?.key.startsWith(this.namespace)) return;
+    const key = change.key.slice(this.namespace.length);
+    for (const { prefix, listener } of this.watchers) {
+      if (!key.startsWith(prefix)) continue;
+      try {
+        listener({ key, kind: change.kind });
+      } catch (err) {
+        this.options.onError?.(err as Error);
+      }
+    }
+  }
+
+  private async run<T>(command: string, execute: () => Promise<T>): Promise<T> {
+    this.assertOpen();
+    try {
+      return await execute();
+    } catch (err) {
+      if (err instanceof StoreError) throw err;
+      throw new StoreError(`redis ${command} failed: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  private redisKey(key: string): string {
+    return this.namespace + key;
+  }
+
+  private get scripts(): StoreScripts {
+    return this.client as unknown as StoreScripts;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new StoreError('redis store is closed');
+  }
+}
+
+/** A lifetime as the scripts take it: whole milliseconds, '' for none. */
+function milliseconds(ttlSeconds: number | undefined): string {
+  if (ttlSeconds === undefined) return '';
+  if (!(ttlSeconds > 0) || !Number.isFinite(ttlSeconds))
+    throw new StoreError(`ttlSeconds must be a positive number, got ${ttlSeconds}`);
+  return String(Math.max(1, Math.round(ttlSeconds * 1000)));
+}
+
+function announcement(redisKey: string, kind: ChangeKind): string {
+  return JSON.stringify({ key: redisKey, kind });
+}
+
+function parse(message: string): { key: string; kind: ChangeKind } | undefined {
+  try {
+    const { key, kind } = JSON.parse(message) as { key?: unknown; kind?: unknown };
+    if (typeof key === 'string' && (kind === 'set' || kind === 'delete')) return { key, kind };
+  } catch {
+    // Not one of ours: someone else published on the channel.
+  }
+  return undefined;
+}
+
+/** SCAN MATCH treats * ? [ ] and \ specially; a prefix is literal text. */
+function escapeGlob(text: string): string {
+  return text.replace(/[*?[\]\\]/g, '\\$&');
+}

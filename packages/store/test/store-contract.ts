@@ -1,0 +1,370 @@
+/**
+ * The contract every Store adapter passes, run against the real server by each adapter's test file.
+ * See src/store.ts for the semantics under test.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { eventually, sleep, uniqueName, waitFor } from '@gatehouse/testkit';
+import type { Change, Store } from '../src/index.ts';
+
+export interface StoreContractTarget {
+  name: string;
+  /** A store on its own empty namespace. */
+  createStore(): Promise<Store>;
+  /**
+   * Another handle on the same backend and namespace as `store`, as a second replica would open it
+   * (the very same object where the backend lives inside one instance, like the memory store).
+   */
+  openPeer(store: Store): Promise<Store>;
+  /** Stops and starts the real server; absent for the memory adapter. */
+  restartServer?(): Promise<void>;
+}
+
+export function storeContract(target: StoreContractTarget): void {
+  describe(`${target.name} store contract`, () => {
+    let store: Store;
+    let peer: Store;
+    const opened = new Set<Store>();
+    const open = async (create: () => Promise<Store>) => {
+      const s = await create();
+      opened.add(s);
+      return s;
+    };
+    const key = (name: string) => uniqueName(`t:${name}`);
+    const changesOf = async (watched: Store, prefix: string) => {
+      const changes: Change[] = [];
+      const unwatch = await watched.watch(prefix, (c) => void changes.push(c));
+      return { changes, unwatch };
+    };
+    const sawChange = (changes: Change[], change: Change, what: string) =>
+      waitFor(() => changes.some((c) => c.key === change.key && c.kind === change.kind), {
+        timeoutMs: 5000,
+        what: `${what} (have ${JSON.stringify(changes)})`,
+      });
+
+    before(async () => {
+      store = await open(() => target.createStore());
+      peer = await open(() => target.openPeer(store));
+    });
+    after(async () => {
+      for (const s of opened) await s.close();
+    });
+
+    it('gets, sets, deletes and tells whether a key exists', async () => {
+      const k = key('basic');
+      assert.equal(await store.get(k), undefined);
+      assert.equal(await store.exists(k), false);
+      assert.equal(await store.set(k, 'one'), true);
+      assert.equal(await store.get(k), 'one');
+      assert.equal(await peer.get(k), 'one', 'visible through another handle');
+      assert.equal(await store.exists(k), true);
+      assert.equal(await store.set(k, 'two ✓ "quoted"\nline'), true);
+      assert.equal(await store.get(k), 'two ✓ "quoted"\nline');
+      assert.equal(await store.set(k, ''), true);
+      assert.equal(await store.get(k), '', 'an empty value is a value');
+      assert.equal(await store.delete(k), true);
+      assert.equal(await store.delete(k), false, 'second delete finds nothing');
+      assert.equal(await store.get(k), undefined);
+      assert.equal(await store.exists(k), false);
+    });
+
+    it('expires a key set with ttlSeconds on time', async () => {
+      const k = key('ttl');
+      await store.set(k, 'v', { ttlSeconds: 1 });
+      await sleep(800);
+      assert.equal(await store.get(k), 'v', 'still there at 0.8 s');
+      assert.equal(await store.exists(k), true);
+      await sleep(300);
+      assert.equal(await store.get(k), undefined, 'gone at 1.1 s');
+      assert.equal(await store.exists(k), false);
+      assert.deepEqual(await store.keys(k), []);
+    });
+
+    it('replaces the expiry when a key is set again', async () => {
+      const k = key('reset');
+      await store.set(k, 'short', { ttlSeconds: 1 });
+      await store.set(k, 'forever');
+      assert.equal(await store.ttl(k), Infinity);
+      await sleep(1100);
+      assert.equal(await store.get(k), 'forever');
+    });
+
+    it('reports the remaining lifetime', async () => {
+      const forever = key('ttl-none');
+      const timed = key('ttl-some');
+      assert.equal(await store.ttl(key('ttl-missing')), undefined);
+      await store.set(forever, 'v');
+      assert.equal(await store.ttl(forever), Infinity);
+      await store.set(timed, 'v', { ttlSeconds: 30 });
+      const left = await store.ttl(timed);
+      assert.ok(left !== undefined && left > 29 && left <= 30, `ttl about 30 s, got ${left}`);
+      await sleep(500);
+      const later = await store.ttl(timed);
+      assert.ok(later !== undefined && later > 28.9 && later <= 29.6, `ttl about 29.5 s, got ${later}`);
+    });
+
+    it('sets ifAbsent only when the key is missing', async () => {
+      const k = key('nx');
+      assert.equal(await store.set(k, 'first', { ifAbsent: true }), true);
+      assert.equal(await peer.set(k, 'second', { ifAbsent: true }), false);
+      assert.equal(await store.get(k), 'first');
+      await store.delete(k);
+      assert.equal(await store.set(k, 'third', { ifAbsent: true, ttlSeconds: 1 }), true);
+      await sleep(1100);
+      assert.equal(await store.set(k, 'after expiry', { ifAbsent: true }), true, 'an expired key is absent');
+      assert.equal(await store.get(k), 'after expiry');
+    });
+
+    it('increments atomically across handles', async () => {
+      const k = key('counter');
+      const results = await Promise.all(
+        Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? store : peer).increment(k)),
+      );
+      assert.equal(await store.get(k), '200');
+      assert.deepEqual(
+        [...results].sort((a, b) => a - b),
+        Array.from({ length: 200 }, (_, i) => i + 1),
+        'every increment saw a distinct value',
+      );
+      assert.equal(await store.increment(k, { by: -50 }), 150);
+      assert.equal(await store.increment(k, { by: 7 }), 157);
+      assert.equal(await store.ttl(k), Infinity, 'a counter without ttlSeconds never expires');
+    });
+
+    it('expires a counter after the ttl it was created with, whatever later increments ask', async () => {
+      const k = key('rate');
+      assert.equal(await store.increment(k, { ttlSeconds: 1 }), 1);
+      await sleep(500);
+      assert.equal(await peer.increment(k, { ttlSeconds: 1 }), 2);
+      const left = await store.ttl(k);
+      assert.ok(left !== undefined && left < 0.6, `expiry kept, not renewed (ttl ${left})`);
+      await sleep(600);
+      assert.equal(await store.get(k), undefined, 'counter gone 1.1 s after creation');
+      assert.equal(await store.increment(k, { ttlSeconds: 1 }), 1, 'a new counter starts over');
+
+      const plain = key('plain');
+      await store.increment(plain);
+      await store.increment(plain, { ttlSeconds: 1 });
+      assert.equal(await store.ttl(plain), Infinity, 'an existing counter without expiry keeps none');
+    });
+
+    it('refuses to increment a value that is not an integer', async () => {
+      for (const value of ['abc', '1.5', '']) {
+        const k = key('text');
+        await store.set(k, value);
+        await assert.rejects(store.increment(k), `increment of '${value}'`);
+        assert.equal(await store.get(k), value);
+      }
+    });
+
+    it('appends to a list and takes it all, oldest first', async () => {
+      const k = key('list');
+      assert.deepEqual(await store.takeAll(k), [], 'a missing list is empty');
+      assert.equal(await store.append(k, 'one'), 1);
+      assert.equal(await peer.append(k, 'two ✓'), 2);
+      assert.equal(await store.append(k, ''), 3);
+      assert.equal(await store.exists(k), true);
+      assert.deepEqual(await peer.takeAll(k), ['one', 'two ✓', '']);
+      assert.deepEqual(await store.takeAll(k), [], 'taking removes');
+      assert.equal(await store.exists(k), false);
+    });
+
+    it('keeps only the newest maxLength items of a list', async () => {
+      const k = key('bounded');
+      for (let i = 1; i <= 5; i++)
+        assert.equal(await store.append(k, `m${i}`, { maxLength: 3 }), Math.min(i, 3));
+      assert.deepEqual(await store.takeAll(k), ['m3', 'm4', 'm5']);
+    });
+
+    it('renews the expiry of a list on every append with ttlSeconds', async () => {
+      const k = key('expiring-list');
+      await store.append(k, 'a', { ttlSeconds: 1 });
+      await sleep(600);
+      await store.append(k, 'b', { ttlSeconds: 1 });
+      await store.append(k, 'c');
+      const left = await store.ttl(k);
+      assert.ok(left !== undefined && left > 0.8 && left <= 1, `renewed, then kept (ttl ${left})`);
+      await sleep(600);
+      assert.equal(await store.exists(k), true, 'alive 1.2 s after the first append');
+      await sleep(600);
+      assert.deepEqual(await store.takeAll(k), [], 'gone 1.2 s after the last ttl');
+    });
+
+    it('hands every appended item to exactly one taker', async () => {
+      const k = key('queue');
+      const taken: string[] = [];
+      const appends = (async () => {
+        for (let i = 0; i < 100; i++) await (i % 2 ? store : peer).append(k, String(i));
+      })();
+      let done = false;
+      void appends.then(() => (done = true));
+      while (!done) {
+        taken.push(...(await Promise.all([store.takeAll(k), peer.takeAll(k)])).flat());
+      }
+      taken.push(...(await store.takeAll(k)));
+      assert.deepEqual(
+        taken.map(Number).sort((a, b) => a - b),
+        Array.from({ length: 100 }, (_, i) => i),
+      );
+    });
+
+    it('lists the keys under a prefix', async () => {
+      const prefix = key('list') + ':';
+      const names = ['a', 'b', 'c:d'].map((n) => prefix + n);
+      for (const n of names) await store.set(n, n);
+      await store.set(prefix.slice(0, -1) + 'x', 'beside the prefix');
+      await store.set(prefix + 'gone', 'v', { ttlSeconds: 1 });
+      await store.increment(prefix + 'n');
+      assert.deepEqual((await peer.keys(prefix)).sort(), [...names, prefix + 'gone', prefix + 'n'].sort());
+      await sleep(1100);
+      assert.deepEqual((await store.keys(prefix)).sort(), [...names, prefix + 'n'].sort());
+      assert.deepEqual(await store.keys(key('none')), []);
+    });
+
+    it('treats glob characters in a prefix literally', async () => {
+      const base = key('glob');
+      // Each decoy would match if the prefix went into a glob pattern unescaped.
+      for (const [prefix, decoy] of [
+        [`${base}:*?[x]`, `${base}:abx2`],
+        [`${base}:a\\b`, `${base}:ab2`],
+      ] as const) {
+        await store.set(prefix + '1', 'v');
+        await store.set(decoy, 'v');
+        assert.deepEqual(await store.keys(prefix), [prefix + '1']);
+      }
+    });
+
+    it('notifies watchers of sets and deletes made through another handle', async () => {
+      const prefix = key('watch') + ':';
+      const { changes, unwatch } = await changesOf(store, prefix);
+      await peer.set(prefix + 'a', '1');
+      await sawChange(changes, { key: prefix + 'a', kind: 'set' }, 'set through the peer');
+      await peer.set(prefix + 'a', '2');
+      await peer.delete(prefix + 'a');
+      await sawChange(changes, { key: prefix + 'a', kind: 'delete' }, 'delete through the peer');
+      await peer.set(key('elsewhere'), 'not watched');
+      await peer.delete(prefix + 'never-set');
+      await peer.set(prefix + 'z', 'last');
+      await sawChange(changes, { key: prefix + 'z', kind: 'set' }, 'last set');
+      assert.deepEqual(changes, [
+        { key: prefix + 'a', kind: 'set' },
+        { key: prefix + 'a', kind: 'set' },
+        { key: prefix + 'a', kind: 'delete' },
+        { key: prefix + 'z', kind: 'set' },
+      ]);
+      await unwatch();
+      await peer.set(prefix + 'after', 'unwatched');
+      await sleep(300);
+      assert.equal(changes.length, 4, 'nothing after unwatch');
+    });
+
+    it('does not announce a set refused by ifAbsent', async () => {
+      const prefix = key('watch-nx') + ':';
+      const { changes, unwatch } = await changesOf(store, prefix);
+      await peer.set(prefix + 'k', 'first', { ifAbsent: true });
+      await peer.set(prefix + 'k', 'refused', { ifAbsent: true });
+      await peer.set(prefix + 'end', 'x');
+      await sawChange(changes, { key: prefix + 'end', kind: 'set' }, 'closing set');
+      assert.deepEqual(
+        changes.map((c) => c.key),
+        [prefix + 'k', prefix + 'end'],
+      );
+      await unwatch();
+    });
+
+    it('notifies watchers of appends and takes', async () => {
+      const prefix = key('watch-list') + ':';
+      const { changes, unwatch } = await changesOf(store, prefix);
+      await peer.append(prefix + 'q', 'item');
+      await peer.takeAll(prefix + 'q');
+      await peer.takeAll(prefix + 'q');
+      await peer.set(prefix + 'end', 'x');
+      await sawChange(changes, { key: prefix + 'end', kind: 'set' }, 'closing set');
+      assert.deepEqual(changes, [
+        { key: prefix + 'q', kind: 'set' },
+        { key: prefix + 'q', kind: 'delete' },
+        { key: prefix + 'end', kind: 'set' },
+      ]);
+      await unwatch();
+    });
+
+    it('notifies watchers when a key expires', async () => {
+      const prefix = key('watch-exp') + ':';
+      const { changes, unwatch } = await changesOf(store, prefix);
+      await peer.set(prefix + 'k', 'v', { ttlSeconds: 1 });
+      await peer.increment(prefix + 'counter', { ttlSeconds: 1 });
+      await sawChange(changes, { key: prefix + 'k', kind: 'expire' }, 'expiry of a key');
+      await sawChange(changes, { key: prefix + 'counter', kind: 'expire' }, 'expiry of a counter');
+      await unwatch();
+    });
+
+    it('keeps several watchers apart', async () => {
+      const base = key('watchers');
+      const one = await changesOf(store, `${base}:one:`);
+      const all = await changesOf(peer, `${base}:`);
+      await peer.set(`${base}:two:k`, 'v');
+      await store.set(`${base}:one:k`, 'v');
+      await sawChange(all.changes, { key: `${base}:one:k`, kind: 'set' }, 'change under the wide prefix');
+      await sawChange(one.changes, { key: `${base}:one:k`, kind: 'set' }, 'change under the narrow prefix');
+      assert.deepEqual(
+        one.changes.map((c) => c.key),
+        [`${base}:one:k`],
+      );
+      assert.equal(all.changes.length, 2);
+      await one.unwatch();
+      await all.unwatch();
+    });
+
+    it('answers ping', async () => {
+      await store.ping();
+    });
+
+    it('rejects every operation after close', async () => {
+      const closed = await target.createStore();
+      await closed.set('k', 'v');
+      await closed.close();
+      await assert.rejects(closed.get('k'));
+      await assert.rejects(closed.set('k', 'v'));
+      await assert.rejects(closed.delete('k'));
+      await assert.rejects(closed.exists('k'));
+      await assert.rejects(closed.ttl('k'));
+      await assert.rejects(closed.increment('n'));
+      await assert.rejects(closed.append('l', 'v'));
+      await assert.rejects(closed.takeAll('l'));
+      await assert.rejects(closed.keys(''));
+      await assert.rejects(closed.watch('', () => {}));
+      await assert.rejects(closed.ping());
+    });
+
+    it('keeps every key and goes on working after the server restarts', async (t) => {
+      if (!target.restartServer) return t.skip('no server to restart');
+      const prefix = key('restart') + ':';
+      await store.set(prefix + 'plain', 'kept');
+      await store.set(prefix + 'timed', 'kept too', { ttlSeconds: 600 });
+      await store.increment(prefix + 'count', { by: 5 });
+      const { changes, unwatch } = await changesOf(store, prefix);
+
+      await target.restartServer();
+
+      const plain = await eventually(() => store.get(prefix + 'plain'), { what: 'a read after restart' });
+      assert.equal(plain, 'kept');
+      assert.equal(await store.get(prefix + 'timed'), 'kept too');
+      const left = await store.ttl(prefix + 'timed');
+      assert.ok(left !== undefined && left > 500 && left <= 600, `expiry kept (ttl ${left})`);
+      assert.equal(await store.increment(prefix + 'count'), 6);
+      await store.ping();
+      await eventually(() => peer.ping(), { what: 'the peer to reconnect' });
+      // The watcher resubscribes in the background: keep changing a key until it hears one.
+      await waitFor(
+        async () => {
+          await peer.set(prefix + 'after', 'v');
+          return changes.some((c) => c.key === prefix + 'after' && c.kind === 'set');
+        },
+        { timeoutMs: 30_000, intervalMs: 200, what: 'the watcher to hear a change after restart' },
+      );
+      await peer.set(prefix + 'short', 'v', { ttlSeconds: 1 });
+      await sawChange(changes, { key: prefix + 'short', kind: 'expire' }, 'an expiry after restart');
+      await unwatch();
+    });
+  });
+}
