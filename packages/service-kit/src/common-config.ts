@@ -1,5 +1,7 @@
 /** Settings every service reads the same way. */
-import { int, oneOf, port, str } from './env-config.ts';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { int, oneOf, optionalStr, port, str } from './env-config.ts';
 
 export const commonConfig = {
   LOG_FMT: oneOf('log format: JSON lines or Google Cloud Logging', ['JSON', 'GCL'] as const, 'JSON'),
@@ -13,7 +15,15 @@ export const commonConfig = {
   MAX_HEADER_VALUE_LENGTH: int('longest accepted HTTP header value in bytes (431 beyond)', 16384, {
     min: 1024,
   }),
+  REPLICA_ID: optionalStr(
+    "this process's id in connection tokens and correlation ids (default: host name + random suffix)",
+  ),
   SHUTDOWN_DRAIN_TIMEOUT_MS: int('how long shutdown waits for open connections to finish', 10_000, {
     min: 0,
   }),
 };
+
+/** A replica id unique per process: tokens issued by an earlier process must not reach this one. */
+export function replicaId(configured: string | undefined): string {
+  return configured ?? `${hostname()}-${randomBytes(3).toString('hex')}`;
+}

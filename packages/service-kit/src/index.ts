@@ -6,6 +6,7 @@ export * from './http-limits.ts';
 export * from './http-response.ts';
 export * from './logger.ts';
 export * from './metrics.ts';
+export * from './request-path.ts';
 export * from './router.ts';
 export * from './service-host.ts';
 export * from './shutdown.ts';

@@ -58,6 +58,31 @@ export class MemoryStore implements Store {
     return next;
   }
 
+  async append(
+    key: string,
+    value: string,
+    options: { ttlSeconds?: number; maxLength?: number } = {},
+  ): Promise<number> {
+    this.assertOpen();
+    const e = this.live(key);
+    const list: string[] = e ? JSON.parse(e.value) : [];
+    list.push(value);
+    if (options.maxLength !== undefined && list.length > options.maxLength)
+      list.splice(0, list.length - options.maxLength);
+    this.put(key, JSON.stringify(list), options.ttlSeconds ?? (e ? remainingSeconds(e) : undefined));
+    this.emit(key, 'set');
+    return list.length;
+  }
+
+  async takeAll(key: string): Promise<string[]> {
+    this.assertOpen();
+    const e = this.live(key);
+    if (!e) return [];
+    this.remove(key);
+    this.emit(key, 'delete');
+    return JSON.parse(e.value);
+  }
+
   async keys(prefix: string): Promise<string[]> {
     this.assertOpen();
     return [...this.entries.keys()].filter((k) => k.startsWith(prefix) && this.live(k));
@@ -114,4 +139,8 @@ export class MemoryStore implements Store {
   private assertOpen(): void {
     if (this.closed) throw new StoreError('memory store is closed');
   }
+}
+
+function remainingSeconds(e: Entry): number | undefined {
+  return e.expiresAt === Infinity ? undefined : Math.max(0, (e.expiresAt - Date.now()) / 1000);
 }

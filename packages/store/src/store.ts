@@ -35,6 +35,13 @@ export interface Store {
    * created by this call expires after `ttlSeconds` (an existing one keeps its expiry).
    */
   increment(key: string, options?: { by?: number; ttlSeconds?: number }): Promise<number>;
+  /**
+   * Appends to the list at `key`, keeps only its newest `maxLength` items, and (re)sets its expiry;
+   * returns the list's length.
+   */
+  append(key: string, value: string, options?: { ttlSeconds?: number; maxLength?: number }): Promise<number>;
+  /** Returns and removes every item of the list at `key`, oldest first (atomically). */
+  takeAll(key: string): Promise<string[]>;
   /** Keys starting with `prefix` (no order promised). */
   keys(prefix: string): Promise<string[]>;
   /**

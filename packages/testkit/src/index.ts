@@ -1,2 +1,3 @@
 export * from './dependencies.ts';
 export * from './wait-for.ts';
+export * from './sse-client.ts';
