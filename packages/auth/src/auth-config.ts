@@ -1,0 +1,222 @@
+/**
+ * The authentication settings every service that accepts tokens shares (push hub, proxy, blacklist),
+ * and the one place that turns them into a verifier, a blacklist check and the signed-token codecs.
+ * A service spreads `authConfig` into its own env spec and calls `createAuthFromConfig`.
+ */
+import {
+  ConfigError,
+  type ConfigOf,
+  duration,
+  type Field,
+  int,
+  list,
+  optionalStr,
+  str,
+} from '@gatehouse/service-kit';
+import type { Store } from '@gatehouse/store';
+import { BlacklistCheck } from './blacklist-check.ts';
+import { parseJsonPointer } from './json-pointer.ts';
+import { JwksKeySource } from './jwks.ts';
+import { algorithmSpec, isJwtAlgorithm, type JwtAlgorithm, jwtAlgorithms } from './jwt-algorithms.ts';
+import { JwtVerifier } from './jwt-verifier.ts';
+import { type KeySource, StaticKeySource } from './key-source.ts';
+import { SessionFields } from './session.ts';
+import { type AuthenticatedSession, SessionTokenCheck } from './session-token-check.ts';
+import { SignedTokenCodec } from './signed-token.ts';
+import { KeyImportError, keyFromConfigValue, type VerificationKey } from './verification-key.ts';
+
+/** Used when TOKEN_SECRET is unset: fine for one process, never for replicas exposed to anyone. */
+export const developmentTokenSecret = 'gatehouse-development-token-secret-do-not-use-in-production';
+
+export const authConfig = {
+  JWT_SECRET_KEY: optionalStr('JWT key: an HMAC secret, or an RSA public key in PEM (for RS*/PS*)'),
+  JWT_ALG: algorithmList(
+    'accepted JWT algorithms (comma list of HS256/384/512, RS256/384/512, PS256/384/512)',
+  ),
+  JWT_JWKS_URL: httpUrl('URL of a JSON Web Key Set with the RSA keys that sign tokens (key rotation by kid)'),
+  JWT_JWKS_REFRESH: duration('how often the JWKS is fetched again (0: only on an unknown kid)', '10m'),
+  JWT_CLOCK_LEEWAY: boundedDuration('clock difference tolerated for exp and nbf', '5s', 300_000),
+  JWT_ISSUER: list('accepted iss values (comma list; empty: not checked)'),
+  JWT_AUDIENCE: list('accepted aud values, one must match (comma list; empty: not checked)'),
+  JWT_SESSION_FIELD: jsonPointer(
+    'JSON pointer to the session id in the claims (also used for the blacklist)',
+    '/jti',
+  ),
+  JWT_USER_FIELD: jsonPointer('JSON pointer to the user name in the claims', '/username'),
+  JWT_CACHE_SIZE: int('verified tokens kept in memory (0: verify every time)', 10_000, { min: 0 }),
+  BLACKLIST_NEGATIVE_CACHE: duration(
+    'how long a "not blacklisted" answer is reused (0: ask the store each time)',
+    '0',
+  ),
+  TOKEN_SECRET: tokenSecret(
+    'secret for connection tokens and correlation ids; every replica must share it (min 16 characters)',
+  ),
+};
+
+export type AuthConfig = ConfigOf<typeof authConfig>;
+
+export interface Auth {
+  readonly verifier: JwtVerifier;
+  readonly sessions: SessionFields;
+  readonly blacklist: BlacklistCheck;
+  readonly connectionTokens: SignedTokenCodec;
+  readonly correlationIds: SignedTokenCodec;
+  /** Things an operator should hear about at start-up (development secret, no key …). */
+  readonly warnings: readonly string[];
+  /** Verifies a token and refuses a blacklisted session (see SessionTokenCheck). */
+  verifyAndCheck(token: string): Promise<AuthenticatedSession>;
+  /** Starts the blacklist watch and fetches the JWKS; rejects when either fails. */
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface AuthOptions {
+  /** Told about JWKS fetch failures after start (the old keys stay in use). */
+  onJwksError?: (err: Error) => void;
+  now?: () => number;
+}
+
+/** Throws a ConfigError when the key settings contradict each other or a key cannot be read. */
+export function createAuthFromConfig(config: AuthConfig, store: Store, options: AuthOptions = {}): Auth {
+  const warnings: string[] = [];
+  const now = options.now ?? Date.now;
+  const staticKey = readStaticKey(config, warnings);
+  const jwks =
+    config.JWT_JWKS_URL === undefined
+      ? undefined
+      : new JwksKeySource({
+          url: config.JWT_JWKS_URL,
+          refreshIntervalMs: config.JWT_JWKS_REFRESH,
+          now,
+          ...(options.onJwksError && { onError: options.onJwksError }),
+        });
+  const keys: KeySource[] = [];
+  if (staticKey) keys.push(new StaticKeySource(staticKey));
+  if (jwks) keys.push(jwks);
+  if (keys.length === 0)
+    warnings.push('no JWT key configured (JWT_SECRET_KEY, JWT_JWKS_URL): every token is refused');
+  if (config.TOKEN_SECRET === developmentTokenSecret)
+    warnings.push('TOKEN_SECRET is the development default: set a shared secret for any real deployment');
+
+  const verifier = new JwtVerifier({
+    keys,
+    algorithms: config.JWT_ALG,
+    clockLeewayMs: config.JWT_CLOCK_LEEWAY,
+    issuers: config.JWT_ISSUER,
+    audiences: config.JWT_AUDIENCE,
+    cacheSize: config.JWT_CACHE_SIZE,
+    now,
+  });
+  const sessions = new SessionFields({
+    sessionField: config.JWT_SESSION_FIELD,
+    userField: config.JWT_USER_FIELD,
+  });
+  const blacklist = new BlacklistCheck(store, { negativeCacheMs: config.BLACKLIST_NEGATIVE_CACHE, now });
+  const tokenCheck = new SessionTokenCheck({ verifier, sessions, blacklist });
+  return {
+    verifier,
+    sessions,
+    blacklist,
+    connectionTokens: new SignedTokenCodec(config.TOKEN_SECRET, 'connection'),
+    correlationIds: new SignedTokenCodec(config.TOKEN_SECRET, 'correlation'),
+    warnings,
+    verifyAndCheck: (token) => tokenCheck.verifyAndCheck(token),
+    async start() {
+      await blacklist.start();
+      await jwks?.start();
+    },
+    async close() {
+      await jwks?.close();
+      await blacklist.close();
+    },
+  };
+}
+
+function readStaticKey(config: AuthConfig, warnings: string[]): VerificationKey | undefined {
+  if (config.JWT_SECRET_KEY === undefined) return undefined;
+  let key: VerificationKey;
+  try {
+    key = keyFromConfigValue(config.JWT_SECRET_KEY);
+  } catch (err) {
+    if (err instanceof KeyImportError) throw new ConfigError([`JWT_SECRET_KEY: ${err.message}`]);
+    throw err;
+  }
+  const usable = config.JWT_ALG.filter((alg) => algorithmSpec(alg).kind === key.kind);
+  if (usable.length === 0) {
+    const what = key.kind === 'rsa' ? 'an RSA public key' : 'an HMAC secret';
+    throw new ConfigError([
+      `JWT_SECRET_KEY is ${what}, but JWT_ALG (${config.JWT_ALG.join(',')}) has no algorithm for it`,
+    ]);
+  }
+  if (key.kind === 'secret' && Buffer.byteLength(config.JWT_SECRET_KEY) < 32)
+    warnings.push(
+      'JWT_SECRET_KEY is shorter than 32 bytes: HS256 secrets should be at least as long as the hash',
+    );
+  return key;
+}
+
+function algorithmList(description: string): Field<JwtAlgorithm[]> {
+  const names = list(description, ['HS256']);
+  return {
+    ...names,
+    parse(raw) {
+      const algs = names.parse(raw).map((name) => name.toUpperCase());
+      const unknown = algs.filter((alg) => !isJwtAlgorithm(alg));
+      if (unknown.length > 0)
+        throw new Error(`unsupported ${unknown.join(', ')} (use ${jwtAlgorithms.join(', ')})`);
+      if (algs.length === 0) throw new Error('needs at least one algorithm');
+      return [...new Set(algs as JwtAlgorithm[])];
+    },
+  };
+}
+
+function tokenSecret(description: string): Field<string> {
+  const text = str(description, developmentTokenSecret);
+  return {
+    ...text,
+    defaultText: '(a fixed development secret)',
+    parse(raw) {
+      const secret = text.parse(raw);
+      if (secret.length < 16) throw new Error('must be at least 16 characters');
+      return secret;
+    },
+  };
+}
+
+function jsonPointer(description: string, fallback: string): Field<string> {
+  const text = str(description, fallback);
+  return {
+    ...text,
+    parse(raw) {
+      const pointer = text.parse(raw);
+      parseJsonPointer(pointer);
+      return pointer;
+    },
+  };
+}
+
+function httpUrl(description: string): Field<string | undefined> {
+  const text = optionalStr(description);
+  return {
+    ...text,
+    parse(raw) {
+      const value = text.parse(raw);
+      if (value === undefined) return undefined;
+      if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol))
+        throw new Error('must be an http or https URL');
+      return value;
+    },
+  };
+}
+
+function boundedDuration(description: string, fallback: string, maxMs: number): Field<number> {
+  const ms = duration(description, fallback);
+  return {
+    ...ms,
+    parse(raw) {
+      const value = ms.parse(raw);
+      if (value > maxMs) throw new Error(`must be at most ${maxMs / 1000}s`);
+      return value;
+    },
+  };
+}

@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { SignedTokenCodec } from '../src/index.ts';
+import { alterAt } from './fixtures.ts';
+
+const secret = 'shared-secret-of-all-replicas';
+
+describe('signed token', () => {
+  const codec = new SignedTokenCodec(secret, 'connection');
+
+  it('round-trips replica and id', () => {
+    const payloads = [
+      { replica: 'push-hub-7d9f8-abcde', id: '42' },
+      { replica: 'r', id: '' },
+      { replica: '', id: 'only-id' },
+      { replica: 'ünïcödé/replica:1', id: 'id with spaces, commas and 🙂' },
+      { replica: 'x'.repeat(255), id: 'y'.repeat(1_000) },
+    ];
+    for (const payload of payloads) assert.deepEqual(codec.decode(codec.encode(payload)), payload);
+  });
+
+  it('is URL-safe', () => {
+    for (let i = 0; i < 50; i++) {
+      const token = codec.encode({ replica: `replica-${i}`, id: `conn-${i * 7919}` });
+      assert.match(token, /^[A-Za-z0-9_-]+$/);
+      assert.equal(encodeURIComponent(token), token);
+    }
+  });
+
+  it('is accepted by another replica with the same secret', () => {
+    const token = codec.encode({ replica: 'a', id: '1' });
+    assert.deepEqual(new SignedTokenCodec(secret, 'connection').decode(token), { replica: 'a', id: '1' });
+  });
+
+  it('refuses a token made with another secret', () => {
+    const foreign = new SignedTokenCodec('some-other-secret-entirely', 'connection').encode({
+      replica: 'a',
+      id: '1',
+    });
+    assert.equal(codec.decode(foreign), undefined);
+  });
+
+  it('keeps purposes apart: a connection token is no correlation id', () => {
+    const correlation = new SignedTokenCodec(secret, 'correlation');
+    const token = codec.encode({ replica: 'a', id: '1' });
+    assert.equal(correlation.decode(token), undefined);
+    assert.equal(codec.decode(correlation.encode({ replica: 'a', id: '1' })), undefined);
+  });
+
+  it('refuses any altered character', () => {
+    const token = codec.encode({ replica: 'hub-1', id: 'connection-123' });
+    for (let i = 0; i < token.length; i++)
+      assert.equal(codec.decode(alterAt(token, i)), undefined, `position ${i}`);
+  });
+
+  it('refuses truncated, extended and malformed tokens', () => {
+    const token = codec.encode({ replica: 'hub-1', id: 'c1' });
+    for (const bad of [
+      '',
+      'A',
+      token.slice(0, -1),
+      token.slice(1),
+      `${token}A`,
+      `${token}==`,
+      token.replace(/.$/, '+'),
+      `${token.slice(0, 5)}.${token.slice(5)}`,
+      'not a token at all',
+    ])
+      assert.equal(codec.decode(bad), undefined, bad);
+  });
+
+  it('follows the documented layout, and refuses a replica length pointing past the end', () => {
+    // Rebuild the MAC as src/signed-token.ts documents it, to reach the checks behind the MAC.
+    const key = createHmac('sha256', secret).update('gatehouse signed token v1: connection').digest();
+    const seal = (body: Buffer) =>
+      Buffer.concat([body, createHmac('sha256', key).update(body).digest().subarray(0, 16)]).toString(
+        'base64url',
+      );
+    const body = Buffer.concat([Buffer.from([1, 2]), Buffer.from('ab'), Buffer.from('id')]);
+    assert.equal(seal(body), codec.encode({ replica: 'ab', id: 'id' }));
+    body[1] = 200;
+    assert.equal(codec.decode(seal(body)), undefined);
+    body[0] = 2;
+    body[1] = 2;
+    assert.equal(codec.decode(seal(body)), undefined, 'unknown version');
+  });
+
+  it('refuses empty secrets, empty purposes and over-long replica ids', () => {
+    assert.throws(() => new SignedTokenCodec('', 'connection'), /secret is empty/);
+    assert.throws(() => new SignedTokenCodec(secret, ''), /purpose is empty/);
+    assert.throws(() => codec.encode({ replica: 'x'.repeat(256), id: '1' }), /longer than 255 bytes/);
+  });
+});
