@@ -1,4 +1,5 @@
 export * from './bus.ts';
+export * from './kafka-bus.ts';
 export * from './memory-bus.ts';
 export * from './nats-bus.ts';
 export * from './redis-bus.ts';

@@ -1,0 +1,290 @@
+/**
+ * The Bus on Apache Kafka, with kafkajs.
+ *
+ * - publish: one shared producer, acks=all (-1). kafkajs' idempotent producer is not used (it is
+ *   experimental and allows one request in flight), so a send retried after a lost acknowledgement
+ *   may be stored twice: delivery is at least once. Retries and timeouts are bounded, so a publish
+ *   while the broker is unreachable rejects within about ten seconds instead of hanging.
+ * - Positions are `<partition>-<offset>` (kafka-position.ts).
+ * - Broadcast subscribers use a private consumer group (`groupIdPrefix` + random id) that never
+ *   commits and is deleted on close; they track their offsets in memory (kafka-start-policies.ts).
+ * - `from` replays the partition named by the position and starts every other partition at its end
+ *   offset: a position is one partition's offset, so on a multi-partition topic only messages of
+ *   that partition are replayed. Keep replayable streams (gw.events) at one partition.
+ * - Group members form a real consumer group named after the group and commit after every batch;
+ *   a group that has never read a partition starts it at its end offset when it first joins.
+ * - Broker outages: kafkajs crashes a consumer that cannot reach the broker and restarts it; a
+ *   broadcast subscriber then goes on in a fresh private group at once, a group member rejoins its
+ *   group under a new member id, which the broker admits once the old one's session has expired
+ *   (`sessionTimeoutMs`): kafkajs has no static membership.
+ * - Topics are auto-created by the broker on first use (its `num.partitions`); `ensureTopic`
+ *   creates one with a given number of partitions explicitly.
+ */
+import type { ConnectionOptions } from 'node:tls';
+import {
+  type Admin,
+  type ConsumerConfig,
+  Kafka,
+  type KafkaConfig,
+  type LogEntry,
+  logLevel,
+  Partitioners,
+  type Producer,
+  type RetryOptions,
+} from 'kafkajs';
+import {
+  type Bus,
+  BusError,
+  type MessageHandler,
+  type OutgoingMessage,
+  type Position,
+  type SubscribeOptions,
+  type Subscription,
+  toBuffer,
+} from './bus.ts';
+import { formatKafkaPosition, parseKafkaPosition } from './kafka-position.ts';
+import { KafkaSubscriber } from './kafka-subscriber.ts';
+import { BroadcastStart, GroupStart } from './kafka-start-policies.ts';
+
+export type KafkaLogLevel = 'error' | 'warn' | 'info' | 'debug';
+
+export interface KafkaLogEntry {
+  level: KafkaLogLevel;
+  /** The kafkajs component, e.g. `Consumer`, `Connection`. */
+  namespace: string;
+  message: string;
+  extra: Record<string, unknown>;
+}
+
+export interface KafkaBusOptions {
+  brokers: string[];
+  clientId: string;
+  ssl?: boolean | ConnectionOptions;
+  sasl?: { mechanism: 'plain'; username: string; password: string };
+  /** Prefix of the private consumer groups of broadcast subscribers (default `<clientId>-broadcast`). */
+  groupIdPrefix?: string;
+  /** Receives kafkajs' own log lines; without it kafkajs logs nothing. */
+  log?: (entry: KafkaLogEntry) => void;
+  /** Lowest level passed to `log` (default `error`). */
+  logLevel?: KafkaLogLevel;
+  /** A group member that stops heartbeating is dropped after this long (default 10 s). */
+  sessionTimeoutMs?: number;
+  /** How long the broker holds an empty fetch; also bounds how fast a rebalance is noticed (default 1 s). */
+  maxWaitTimeMs?: number;
+  /** `ping` rejects after this long (default 3 s). */
+  pingTimeoutMs?: number;
+  /** `subscribe` rejects when the subscription is not live after this long (default 30 s). */
+  subscribeTimeoutMs?: number;
+}
+
+const kafkaLogLevels: Record<KafkaLogLevel, logLevel> = {
+  error: logLevel.ERROR,
+  warn: logLevel.WARN,
+  info: logLevel.INFO,
+  debug: logLevel.DEBUG,
+};
+
+/**
+ * Short, bounded retries: the caller learns about an unreachable broker in seconds. Consumers use
+ * them too; a consumer that runs out of them crashes and is restarted (kafka-subscriber.ts).
+ */
+const requestRetry: RetryOptions = { initialRetryTime: 200, maxRetryTime: 2_000, retries: 5 };
+
+export class KafkaBus implements Bus {
+  readonly kind = 'kafka';
+  readonly capabilities = { replay: true, headers: true };
+  private readonly kafka: Kafka;
+  private readonly groupIdPrefix: string;
+  private readonly consumerConfig: Omit<ConsumerConfig, 'groupId'>;
+  private readonly pingTimeoutMs: number;
+  private readonly subscribeTimeoutMs: number;
+  private readonly producer: Producer;
+  private readonly admin: Admin;
+  private producerReady: Promise<Producer> | undefined;
+  private adminReady: Promise<Admin> | undefined;
+  private readonly subscribers = new Set<KafkaSubscriber>();
+  private closed = false;
+
+  constructor(options: KafkaBusOptions) {
+    this.kafka = new Kafka(clientConfig(options));
+    this.groupIdPrefix = options.groupIdPrefix ?? `${options.clientId}-broadcast`;
+    this.pingTimeoutMs = options.pingTimeoutMs ?? 3_000;
+    this.subscribeTimeoutMs = options.subscribeTimeoutMs ?? 30_000;
+    const sessionTimeout = options.sessionTimeoutMs ?? 10_000;
+    this.consumerConfig = {
+      sessionTimeout,
+      heartbeatInterval: Math.min(1_000, Math.floor(sessionTimeout / 3)),
+      maxWaitTimeInMs: options.maxWaitTimeMs ?? 1_000,
+    };
+    // The Java client's murmur2 partitioner: the same key lands on the same partition as from Java.
+    this.producer = this.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+    this.admin = this.kafka.admin();
+  }
+
+  async publish(topic: string, message: OutgoingMessage): Promise<Position> {
+    this.assertOpen();
+    try {
+      const producer = await this.connectedProducer();
+      const [record] = await producer.send({
+        topic,
+        acks: -1,
+        messages: [{ key: message.key ?? null, value: toBuffer(message.value), headers: message.headers }],
+      });
+      if (record?.baseOffset === undefined) throw new Error('the broker returned no offset');
+      return formatKafkaPosition(record.partition, record.baseOffset);
+    } catch (err) {
+      throw new BusError(`publish to ${topic} failed: ${errorMessage(err)}`, { cause: err });
+    }
+  }
+
+  async subscribe(
+    topic: string,
+    handler: MessageHandler,
+    options: SubscribeOptions = {},
+  ): Promise<Subscription> {
+    this.assertOpen();
+    if (options.group !== undefined && options.from !== undefined) {
+      throw new BusError(
+        '`from` is for broadcast subscribers only; a group reads from its committed offsets',
+      );
+    }
+    const admin = () => this.connectedAdmin();
+    const policy =
+      options.group !== undefined
+        ? new GroupStart({ groupId: options.group, topic, admin })
+        : new BroadcastStart({
+            groupIdPrefix: this.groupIdPrefix,
+            topic,
+            admin,
+            ...(options.from !== undefined && { from: parseKafkaPosition(options.from) }),
+          });
+    const subscriber = new KafkaSubscriber({
+      kafka: this.kafka,
+      topic,
+      handler,
+      onError: options.onError,
+      policy,
+      consumer: this.consumerConfig,
+      startTimeoutMs: this.subscribeTimeoutMs,
+      retryDelayMs: 1_000,
+    });
+    this.subscribers.add(subscriber);
+    try {
+      await subscriber.start();
+    } catch (err) {
+      this.subscribers.delete(subscriber);
+      throw err;
+    }
+    return {
+      close: async () => {
+        this.subscribers.delete(subscriber);
+        await subscriber.close();
+      },
+    };
+  }
+
+  /**
+   * Creates the topic with that many partitions (default: the broker's `num.partitions`). Resolves
+   * true when it was created, false when it already existed (its partitions are left as they are).
+   */
+  async ensureTopic(topic: string, partitions?: number): Promise<boolean> {
+    this.assertOpen();
+    try {
+      const admin = await this.connectedAdmin();
+      return await admin.createTopics({
+        topics: [{ topic, numPartitions: partitions ?? -1 }],
+        waitForLeaders: true,
+      });
+    } catch (err) {
+      throw new BusError(`cannot create topic ${topic}: ${errorMessage(err)}`, { cause: err });
+    }
+  }
+
+  /** A metadata request to the cluster. */
+  async ping(): Promise<void> {
+    this.assertOpen();
+    const answer = this.connectedAdmin().then((admin) => admin.describeCluster());
+    try {
+      await withTimeout(answer, this.pingTimeoutMs, 'kafka did not answer a metadata request');
+    } catch (err) {
+      if (err instanceof BusError) throw err;
+      throw new BusError(`kafka ping failed: ${errorMessage(err)}`, { cause: err });
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.allSettled([...this.subscribers].map((s) => s.close()));
+    this.subscribers.clear();
+    await Promise.allSettled([
+      this.producerReady && this.producer.disconnect(),
+      this.adminReady && this.admin.disconnect(),
+    ]);
+  }
+
+  private connectedProducer(): Promise<Producer> {
+    this.producerReady ??= this.producer.connect().then(
+      () => this.producer,
+      (err) => {
+        // The next publish tries again instead of failing forever.
+        this.producerReady = undefined;
+        throw err;
+      },
+    );
+    return this.producerReady;
+  }
+
+  private connectedAdmin(): Promise<Admin> {
+    this.adminReady ??= this.admin.connect().then(
+      () => this.admin,
+      (err) => {
+        this.adminReady = undefined;
+        throw err;
+      },
+    );
+    return this.adminReady;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new BusError('kafka bus is closed');
+  }
+}
+
+function clientConfig(options: KafkaBusOptions): KafkaConfig {
+  const { log } = options;
+  return {
+    brokers: options.brokers,
+    clientId: options.clientId,
+    ...(options.ssl !== undefined && { ssl: options.ssl }),
+    ...(options.sasl !== undefined && { sasl: options.sasl }),
+    connectionTimeout: 3_000,
+    requestTimeout: 10_000,
+    retry: requestRetry,
+    logLevel: log ? kafkaLogLevels[options.logLevel ?? 'error'] : logLevel.NOTHING,
+    ...(log && { logCreator: () => (entry: LogEntry) => log(toLogEntry(entry)) }),
+  };
+}
+
+function toLogEntry({ namespace, level, log }: LogEntry): KafkaLogEntry {
+  const { message, timestamp: _timestamp, ...extra } = log;
+  return { level: levelName(level), namespace, message, extra };
+}
+
+function levelName(level: logLevel): KafkaLogLevel {
+  if (level <= logLevel.ERROR) return 'error';
+  if (level === logLevel.WARN) return 'warn';
+  return level === logLevel.INFO ? 'info' : 'debug';
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new BusError(`${what} within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,121 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { dependency, dependencyAddress, sleep, uniqueName, waitFor } from '@gatehouse/testkit';
+import { BusError, KafkaBus, type Message } from '../src/index.ts';
+import { busContract } from './bus-contract.ts';
+
+const createBus = async () => new KafkaBus({ brokers: dependencyAddress.kafkaBrokers, clientId: 'bus-test' });
+
+/** Without a partition count the topic is left to the broker's auto-creation (one partition). */
+async function newTopic(partitions?: number): Promise<string> {
+  const topic = uniqueName('topic');
+  if (partitions !== undefined) {
+    const bus = await createBus();
+    try {
+      assert.equal(await bus.ensureTopic(topic, partitions), true);
+    } finally {
+      await bus.close();
+    }
+  }
+  return topic;
+}
+
+busContract({
+  name: 'kafka',
+  createBus,
+  newTopic,
+  stopServer: () => dependency('down', 'kafka'),
+  startServer: () => dependency('up', 'kafka'),
+});
+
+describe('kafka bus specifics', () => {
+  let bus: KafkaBus;
+  before(async () => {
+    bus = await createBus();
+  });
+  after(async () => {
+    await bus?.close();
+  });
+
+  it('replays only the partition of the position on a multi-partition topic, the others from their end', async () => {
+    const topic = await newTopic(2);
+    const published: { value: string; position: string }[] = [];
+    for (let i = 0; i < 12; i++) {
+      const value = `old-${i}`;
+      published.push({ value, position: await bus.publish(topic, { key: `k${i}`, value }) });
+    }
+    const partitionOf = (position: string) => position.split('-')[0];
+    const from = published[0]!.position;
+    const samePartition = published.filter((p) => partitionOf(p.position) === partitionOf(from));
+    assert.ok(samePartition.length < published.length, 'the keys spread over both partitions');
+    const got: Message[] = [];
+    const sub = await bus.subscribe(topic, (m) => void got.push(m), { from });
+    const replayed = samePartition.slice(1).map((p) => p.value);
+    await waitFor(() => got.length >= replayed.length, { what: `${replayed.length} replayed messages` });
+    for (let i = 0; i < 6; i++) await bus.publish(topic, { key: `k${i}`, value: `new-${i}` });
+    await waitFor(() => got.length >= replayed.length + 6, { what: 'live messages' });
+    await sleep(300);
+    const values = got.map((m) => m.value.toString());
+    assert.deepEqual(
+      values.filter((v) => v.startsWith('old-')),
+      replayed,
+    );
+    assert.deepEqual(values.filter((v) => v.startsWith('new-')).sort(), [
+      'new-0',
+      'new-1',
+      'new-2',
+      'new-3',
+      'new-4',
+      'new-5',
+    ]);
+    await sub.close();
+  });
+
+  it('rejects positions that are malformed, name no partition, or come with a group', async () => {
+    const topic = await newTopic(1);
+    const ignore = () => {};
+    await assert.rejects(bus.subscribe(topic, ignore, { from: 'abc' }), BusError);
+    await assert.rejects(bus.subscribe(topic, ignore, { from: '7-0' }), /names no partition/);
+    await assert.rejects(bus.subscribe(topic, ignore, { from: '0-0', group: 'g' }), BusError);
+  });
+
+  it('hands handler errors to onError and goes on with the next message', async () => {
+    const topic = await newTopic();
+    const errors: { err: Error; message: Message | undefined }[] = [];
+    const got: string[] = [];
+    const handler = (m: Message) => {
+      if (m.value.toString() === 'bad') throw new Error('handler failed');
+      got.push(m.value.toString());
+    };
+    const onError = (err: Error, message?: Message) => void errors.push({ err, message });
+    const sub = await bus.subscribe(topic, handler, { onError });
+    const gsub = await bus.subscribe(topic, handler, { onError, group: uniqueName('group') });
+    for (const value of ['bad', 'good']) await bus.publish(topic, { value });
+    await waitFor(() => got.length >= 2 && errors.length >= 2, {
+      what: 'both subscribers past the bad message',
+    });
+    assert.deepEqual(got, ['good', 'good']);
+    assert.deepEqual(
+      errors.map((e) => [e.err.message, e.message?.value.toString()]),
+      [
+        ['handler failed', 'bad'],
+        ['handler failed', 'bad'],
+      ],
+    );
+    await sub.close();
+    await gsub.close();
+  });
+
+  it('answers ping and leaves an existing topic alone', async () => {
+    await bus.ping();
+    const topic = await newTopic(3);
+    assert.equal(await bus.ensureTopic(topic, 1), false);
+  });
+
+  it('rejects everything once closed', async () => {
+    const closed = await createBus();
+    await closed.close();
+    await assert.rejects(closed.publish('any', { value: 'x' }), BusError);
+    await assert.rejects(closed.ping(), BusError);
+  });
+});
