@@ -3,7 +3,10 @@
  * the public edge (INBOUND_PORT) and the internal API (API_PORT). Each service reads its own
  * settings from the same environment, exactly as it would standalone.
  */
+import { authConfig, createAccessCheck, createAuthFromConfig } from '@gatehouse/auth';
 import { MemoryBus } from '@gatehouse/bus';
+import { createPublisher, publisherConfig, submissionCheckFrom } from '@gatehouse/publisher';
+import { createPushHub, pushHubConfig } from '@gatehouse/push-hub';
 import {
   commonConfig,
   createLogger,
@@ -14,12 +17,16 @@ import {
   type Logger,
   port,
   type RunningHost,
+  replicaId,
   startHost,
 } from '@gatehouse/service-kit';
 import { MemoryStore } from '@gatehouse/store';
 
 export const embeddedConfig = {
   ...commonConfig,
+  ...authConfig,
+  ...pushHubConfig,
+  ...publisherConfig,
   INBOUND_PORT: port('public edge port: /_gw/… endpoints and the reverse proxy', 4000),
 };
 
@@ -34,11 +41,39 @@ export async function startEmbeddedGateway(env: NodeJS.ProcessEnv = process.env)
   const health = new Health();
   const bus = new MemoryBus();
   const store = new MemoryStore();
-  health.addCheck('bus', () => bus.ping());
   health.addCheck('store', () => store.ping());
+  const auth = createAuthFromConfig(config, store, {
+    onJwksError: (err) => logger.warn({ err }, 'JWKS refresh failed; keeping the previous keys'),
+  });
+  for (const warning of auth.warnings) logger.warn(warning);
+  await auth.start();
 
-  // Services plug in here as they are built; each gets the shared bus, store, logs and metrics.
-  const services: GatewayService[] = [];
+  const services: GatewayService[] = [
+    createPublisher(config, {
+      fanoutBus: bus,
+      sources: [],
+      submissionCheck: submissionCheckFrom(
+        createAccessCheck(config.SUBMISSION_CHECK, {
+          verify: (jwt) => auth.verifyAndCheck(jwt),
+          timeoutMs: config.SUBMISSION_CHECK_TIMEOUT,
+          onProblem: (p) => logger.warn(p, 'submission check failed; denying'),
+        }),
+      ),
+      logger,
+      registry,
+      health,
+    }),
+    createPushHub(config, {
+      fanoutBus: bus,
+      controlBus: bus,
+      store,
+      auth,
+      replica: replicaId(config.REPLICA_ID),
+      logger,
+      registry,
+      health,
+    }),
+  ];
 
   const host = await startHost({
     services,
@@ -50,7 +85,7 @@ export async function startEmbeddedGateway(env: NodeJS.ProcessEnv = process.env)
     apiPort: config.API_PORT,
     limits: { maxHeaderValueLength: config.MAX_HEADER_VALUE_LENGTH },
     drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT_MS,
-    closeables: [bus, store],
+    closeables: [auth, bus, store],
   });
   return { ...host, logger };
 }

@@ -32,7 +32,7 @@ describe('embedded gateway', () => {
     assert.equal(await (await fetch(`${api}/health`)).text(), 'OK');
     const ready = await fetch(`${api}/ready`);
     assert.equal(ready.status, 200);
-    assert.deepEqual(await ready.json(), { ready: true, checks: { bus: 'ok', store: 'ok' } });
+    assert.deepEqual(await ready.json(), { ready: true, checks: { store: 'ok', 'fanout-bus': 'ok' } });
     const metrics = await fetch(`${api}/metrics`);
     assert.match(metrics.headers.get('content-type') ?? '', /text\/plain/);
     assert.match(await metrics.text(), /^gw_process_cpu_user_seconds_total/m);

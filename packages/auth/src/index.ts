@@ -1,3 +1,4 @@
+export * from './access-check.ts';
 export * from './auth-config.ts';
 export * from './authorization-header.ts';
 export * from './blacklist-check.ts';

@@ -31,7 +31,7 @@ export function loadConfig<S extends Spec>(spec: S, env: NodeJS.ProcessEnv = pro
     try {
       out[name] = field.parse(blankToUndefined(env[name]));
     } catch (err) {
-      problems.push(`${name}: ${(err as Error).message} (got ${JSON.stringify(env[name])})`);
+      problems.push(`${name}: ${(err as Error).message} (got ${shown(name, env[name])})`);
     }
   }
   if (problems.length > 0) throw new ConfigError(problems);
@@ -43,6 +43,13 @@ export function describeConfig(spec: Spec): string {
   return Object.entries(spec)
     .map(([name, f]) => `| \`${name}\` | ${f.defaultText} | ${f.description} |`)
     .join('\n');
+}
+
+/** Secrets never reach logs, not even in a configuration error. */
+function shown(name: string, raw: string | undefined): string {
+  return /SECRET|PASSWORD|PASS$|KEY$|SASL|TOKEN/.test(name) && raw !== undefined
+    ? '<redacted>'
+    : JSON.stringify(raw);
 }
 
 function blankToUndefined(raw: string | undefined): string | undefined {

@@ -10,3 +10,4 @@ export * from './request-path.ts';
 export * from './router.ts';
 export * from './service-host.ts';
 export * from './shutdown.ts';
+export * from './service-main.ts';

@@ -1,3 +1,4 @@
 export * from './memory-store.ts';
 export * from './store.ts';
 export * from './redis-store.ts';
+export * from './store-config.ts';

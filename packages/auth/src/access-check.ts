@@ -1,0 +1,85 @@
+/**
+ * SUBSCRIPTION_CHECK and SUBMISSION_CHECK: who may subscribe to or submit events. `no_check` allows
+ * everything; `jwt_validation` requires at least one valid, non-blacklisted JWT; a URL delegates to
+ * an external service that receives `POST <url>` with the request's JSON body and Authorization
+ * header and allows on 2xx. Any other answer, a time-out or a transport error denies (and is
+ * reported through `onProblem`, since it usually means the check service is broken).
+ */
+import type { Field } from '@gatehouse/service-kit';
+
+export type AccessCheckMode = 'no_check' | 'jwt_validation' | URL;
+
+export interface AccessRequest {
+  /** Bearer tokens the caller presented. */
+  jwts: string[];
+  /** Authorization header value(s) passed on to an external check. */
+  authorization: string | undefined;
+  /** The JSON body sent to an external check. */
+  body: string;
+}
+
+export type AccessCheck = (req: AccessRequest) => Promise<boolean>;
+
+/** Case-insensitive `no_check` / `jwt_validation`, or an http(s) URL; throws otherwise. */
+export function parseAccessCheckMode(setting: string): AccessCheckMode {
+  const lower = setting.trim().toLowerCase();
+  if (lower === 'no_check' || lower === '') return 'no_check';
+  if (lower === 'jwt_validation') return 'jwt_validation';
+  try {
+    const url = new URL(setting.trim());
+    if (url.protocol === 'http:' || url.protocol === 'https:') return url;
+  } catch {}
+  throw new Error(`"${setting}" is not no_check, jwt_validation or an http(s) URL`);
+}
+
+export interface AccessCheckOptions {
+  /** Resolves for a valid, non-blacklisted token (e.g. Auth.verifyAndCheck). */
+  verify(jwt: string): Promise<unknown>;
+  timeoutMs?: number;
+  onProblem?: (problem: { url: string; status?: number; err?: Error }) => void;
+}
+
+export function createAccessCheck(mode: AccessCheckMode, options: AccessCheckOptions): AccessCheck {
+  if (mode === 'no_check') return async () => true;
+  if (mode === 'jwt_validation') return (req) => anyValid(req.jwts, options.verify);
+  return async (req) => {
+    try {
+      const res = await fetch(mode, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(req.authorization ? { authorization: req.authorization } : {}),
+        },
+        body: req.body,
+        signal: AbortSignal.timeout(options.timeoutMs ?? 5000),
+      });
+      await res.arrayBuffer();
+      if (res.status >= 200 && res.status < 300) return true;
+      if (res.status !== 401 && res.status !== 403)
+        options.onProblem?.({ url: mode.href, status: res.status });
+      return false;
+    } catch (err) {
+      options.onProblem?.({ url: mode.href, err: err as Error });
+      return false;
+    }
+  };
+}
+
+async function anyValid(jwts: string[], verify: (jwt: string) => Promise<unknown>): Promise<boolean> {
+  for (const jwt of jwts) {
+    try {
+      await verify(jwt);
+      return true;
+    } catch {}
+  }
+  return false;
+}
+
+/** The env field for SUBSCRIPTION_CHECK / SUBMISSION_CHECK, so a bad value stops start-up naming it. */
+export function accessCheckField(description: string): Field<AccessCheckMode> {
+  return {
+    description,
+    defaultText: '`no_check`',
+    parse: (raw) => parseAccessCheckMode(raw ?? 'no_check'),
+  };
+}

@@ -1,0 +1,60 @@
+/**
+ * The shared shape of every service's main.ts: read the common settings, make the logger, registry
+ * and health, let the service wire itself, then serve until SIGTERM/SIGINT. An invalid configuration
+ * exits with status 2 and one message naming every bad variable.
+ */
+import { commonConfig } from './common-config.ts';
+import { ConfigError, type ConfigOf, loadConfig } from './env-config.ts';
+import type { GatewayService } from './gateway-service.ts';
+import { Health } from './health.ts';
+import { createLogger, type Logger } from './logger.ts';
+import { createRegistry, type Registry } from './metrics.ts';
+import { startHost } from './service-host.ts';
+import { onShutdownSignal } from './shutdown.ts';
+
+export interface MainContext {
+  config: ConfigOf<typeof commonConfig>;
+  logger: Logger;
+  registry: Registry;
+  health: Health;
+}
+
+export interface MainWiring {
+  services: GatewayService[];
+  /** Omit for a service with no public paths. */
+  publicPort?: number;
+  closeables?: Array<{ close(): Promise<void> | void }>;
+}
+
+export async function serviceMain(
+  name: string,
+  wire: (ctx: MainContext) => Promise<MainWiring>,
+): Promise<void> {
+  let logger: Logger | undefined;
+  try {
+    const config = loadConfig(commonConfig);
+    logger = createLogger({ name, format: config.LOG_FMT, level: config.LOG_LEVEL });
+    const registry = createRegistry({ service: name });
+    const health = new Health();
+    const wiring = await wire({ config, logger, registry, health });
+    const host = await startHost({
+      ...wiring,
+      logger,
+      registry,
+      health,
+      host: config.HOST,
+      apiPort: config.API_PORT,
+      limits: { maxHeaderValueLength: config.MAX_HEADER_VALUE_LENGTH },
+      drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT_MS,
+    });
+    onShutdownSignal(host.stop, logger);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`${name}: ${err.message}`);
+      process.exit(2);
+    }
+    if (logger) logger.fatal({ err }, 'start-up failed');
+    else console.error(err);
+    process.exit(1);
+  }
+}

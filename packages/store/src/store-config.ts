@@ -1,0 +1,16 @@
+/** Choosing and connecting the store from environment settings, the same way in every service. */
+import { type ConfigOf, oneOf, str } from '@gatehouse/service-kit';
+import { MemoryStore } from './memory-store.ts';
+import { RedisStore } from './redis-store.ts';
+import type { Store } from './store.ts';
+
+export const storeConfig = {
+  STORE: oneOf('where shared state lives (memory: this process only)', ['redis', 'memory'] as const, 'redis'),
+  REDIS_URL: str('Redis URL for streams, pub/sub and the store', 'redis://127.0.0.1:6379'),
+  STORE_KEY_PREFIX: str('prefix of every key Gatehouse writes, to share a Redis safely', 'gw:'),
+};
+
+export async function connectStore(config: ConfigOf<typeof storeConfig>): Promise<Store> {
+  if (config.STORE === 'memory') return new MemoryStore();
+  return RedisStore.connect({ url: config.REDIS_URL, namespace: config.STORE_KEY_PREFIX });
+}

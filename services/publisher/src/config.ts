@@ -1,0 +1,32 @@
+/** The publisher's settings (environment variables; defaults documented in the README). */
+import { accessCheckField } from '@gatehouse/auth';
+import { bool, duration, int, list, optionalStr, str } from '@gatehouse/service-kit';
+
+export const publisherConfig = {
+  CORS: str('Access-Control-Allow-Origin for POST /_gw/v1/events', '*'),
+  SUBMISSION_CHECK: accessCheckField(
+    'who may submit on /_gw/v1/events: no_check, jwt_validation, or the URL of a check service',
+  ),
+  SUBMISSION_CHECK_TIMEOUT: duration('time-out of an external submission check (denies on time-out)', '5s'),
+  MAX_EVENT_BYTES: int('largest accepted event body in bytes (413 beyond)', 1024 * 1024, { min: 1024 }),
+  FANOUT_TOPIC: str('the fan-out stream every hub replica consumes', 'gw.events'),
+  KAFKA_SOURCE_TOPICS: list('Kafka topics whose events go to frontends (needs KAFKA_BROKERS)', ['gw']),
+  KAFKATOFILTER_KAFKA_GROUP_ID: str(
+    'consumer group of the Kafka source topics, the same on every replica',
+    'gw-kafka-to-filter',
+  ),
+  NATS_SOURCE_TOPICS: list('NATS subjects whose events go to frontends (needs NATS_SERVERS)', ['gw']),
+  NATSTOFILTER_QUEUE_GROUP: str(
+    'queue group of the NATS source subjects, the same on every replica',
+    'gw-nats-to-filter',
+  ),
+  KINESIS_ENABLED: bool('consume the Kinesis stream KINESIS_STREAM', false),
+  KINESIS_STREAM: str('Kinesis stream whose events go to frontends', 'gw-outbound'),
+  KINESIS_APP_NAME: str(
+    'consumer group (lease namespace) of the Kinesis source, the same on every replica',
+    'gw-kinesis-to-filter',
+  ),
+  WRAPPED_EVENT_TYPE: optionalStr(
+    'type of the CloudEvent a non-CloudEvent source message is wrapped into; unset: the topic name',
+  ),
+};

@@ -1,0 +1,103 @@
+/**
+ * The HTTP ways in: `POST /_gw/v1/events` on the public edge (SUBMISSION_CHECK applies, CORS) and
+ * `POST /v2/messages`, `/v3/messages`, `/messages` on the internal API (no check; works without any
+ * broker, on the memory bus). CloudEvents 0.2 and 1.0, structured or binary mode. 202 with the event
+ * as accepted; 400 with usage text for a body that is not a valid CloudEvent; 403 when the check
+ * denies; 413 beyond MAX_EVENT_BYTES; 415 for batch mode or another event format; 503 when the
+ * fan-out stream cannot take the event.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { InvalidCloudEventError, parseHttpEvent, UnsupportedCloudEventError } from '@gatehouse/cloudevents';
+import { HttpError, type Logger, readBody, requestPath, sendText } from '@gatehouse/service-kit';
+import type { FanoutProducer } from './fanout-producer.ts';
+import type { PublisherMetrics } from './publisher-metrics.ts';
+
+export const EVENTS_PATH = '/_gw/v1/events';
+export const MESSAGE_PATHS = ['/v2/messages', '/v3/messages', '/messages'];
+
+export const usage = `Usage: POST a CloudEvent (specversion 0.2 or 1.0).
+Structured mode: content-type application/cloudevents+json (or application/json without a
+ce-specversion header) and the whole event as the body, e.g.
+  {"specversion":"1.0","id":"42","type":"greeting","source":"/my/app","data":{"name":"alice"}}
+Binary mode: the attributes as headers (ce-specversion, ce-id, ce-type, ce-source, optional ce-time,
+ce-subject …), the data as the body and its media type as content-type.
+Batch mode is not supported.`;
+
+/** Decides whether a submission is allowed (SUBMISSION_CHECK); the internal endpoints skip it. */
+export type SubmissionCheck = (req: IncomingMessage, eventJson: string) => Promise<boolean>;
+
+export interface EventsEndpointDeps {
+  producer: FanoutProducer;
+  check: SubmissionCheck;
+  metrics: PublisherMetrics;
+  logger: Logger;
+  corsOrigin: string;
+  maxEventBytes: number;
+}
+
+export function createEventsEndpoint(deps: EventsEndpointDeps) {
+  async function accept(
+    req: IncomingMessage,
+    res: ServerResponse,
+    checked: boolean,
+    extra: Record<string, string>,
+  ) {
+    const receivedAt = process.hrtime.bigint();
+    const source = checked ? 'http' : 'http_internal';
+    try {
+      const body = await readBody(req, deps.maxEventBytes);
+      const event = parseHttpEvent({ headers: req.headers, body });
+      if (checked && !(await deps.check(req, JSON.stringify(event)))) {
+        deps.metrics.consumedFailed(source, 'http', 'denied');
+        return sendText(res, 403, 'Submission denied.', extra);
+      }
+      const json = await deps.producer.publish(event, { source, topic: 'http', receivedAt });
+      res.writeHead(202, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(json),
+        ...extra,
+      });
+      res.end(json);
+    } catch (err) {
+      if (err instanceof InvalidCloudEventError) {
+        deps.metrics.consumedFailed(source, 'http', 'invalid');
+        return sendText(res, 400, `${err.message}\n\n${usage}\n`, extra);
+      }
+      if (err instanceof UnsupportedCloudEventError) {
+        deps.metrics.consumedFailed(source, 'http', 'unsupported');
+        return sendText(res, 415, `${err.message}\n\n${usage}\n`, extra);
+      }
+      if (err instanceof HttpError) return sendText(res, err.status, err.message, extra);
+      deps.logger.error({ err }, 'event could not be put on the fan-out stream');
+      return sendText(res, 503, 'The event could not be accepted now; retry later.', {
+        ...extra,
+        'retry-after': '1',
+      });
+    }
+  }
+
+  return {
+    public: async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
+      if (requestPath(req) !== EVENTS_PATH) return false;
+      const cors = { 'access-control-allow-origin': deps.corsOrigin };
+      if (req.method === 'OPTIONS') {
+        res.writeHead(204, {
+          ...cors,
+          'access-control-allow-methods': 'POST',
+          'access-control-allow-headers':
+            'content-type, authorization, ce-specversion, ce-id, ce-type, ce-source, ce-time, ce-subject, traceparent',
+        });
+        res.end();
+      } else if (req.method !== 'POST')
+        sendText(res, 405, `Method not allowed.\n\n${usage}\n`, { allow: 'POST, OPTIONS', ...cors });
+      else await accept(req, res, true, cors);
+      return true;
+    },
+    internal: async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
+      if (!MESSAGE_PATHS.includes(requestPath(req))) return false;
+      if (req.method !== 'POST') sendText(res, 405, `Method not allowed.\n\n${usage}\n`, { allow: 'POST' });
+      else await accept(req, res, false, {});
+      return true;
+    },
+  };
+}

@@ -1,0 +1,34 @@
+/**
+ * Puts accepted CloudEvents on the fan-out stream as structured JSON (one line), the form every hub
+ * replica reads. A publish the bus cannot deliver rejects, so the caller can answer 503 rather than
+ * acknowledge an event that went nowhere.
+ */
+import type { Bus } from '@gatehouse/bus';
+import { type CloudEvent, serializeJsonEvent } from '@gatehouse/cloudevents';
+import type { PublisherMetrics } from './publisher-metrics.ts';
+
+export interface FanoutProducer {
+  publish(event: CloudEvent, origin: { source: string; topic: string; receivedAt: bigint }): Promise<string>;
+}
+
+export function createFanoutProducer(bus: Bus, topic: string, metrics: PublisherMetrics): FanoutProducer {
+  return {
+    async publish(event, origin) {
+      const json = serializeJsonEvent(event);
+      try {
+        await bus.publish(topic, { value: json });
+        metrics.producedOk(bus.kind, topic);
+        metrics.consumedOk(
+          origin.source,
+          origin.topic,
+          Number(process.hrtime.bigint() - origin.receivedAt) / 1e9,
+        );
+        return json;
+      } catch (err) {
+        metrics.producedFailed(bus.kind, topic);
+        metrics.consumedFailed(origin.source, origin.topic, 'fanout_unavailable');
+        throw err;
+      }
+    },
+  };
+}

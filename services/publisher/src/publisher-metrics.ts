@@ -1,0 +1,87 @@
+/** The publisher's Prometheus metrics (prefix gw_), labelled by source and topic as RIG does. */
+import { Counter, Histogram, metricOnce, type Registry } from '@gatehouse/service-kit';
+
+export class PublisherMetrics {
+  private readonly consumed: Counter<'source' | 'topic'>;
+  private readonly failed: Counter<'source' | 'topic' | 'reason'>;
+  private readonly duration: Histogram<'source' | 'topic'>;
+  private readonly produced: Counter<'target' | 'topic'>;
+  private readonly produceFailed: Counter<'target' | 'topic'>;
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    this.consumed = metricOnce(
+      registry,
+      'gw_consumed_events_total',
+      () =>
+        new Counter({
+          name: 'gw_consumed_events_total',
+          help: 'Events taken in, by source and topic',
+          labelNames: ['source', 'topic'],
+          registers,
+        }),
+    );
+    this.failed = metricOnce(
+      registry,
+      'gw_consumed_events_failed_total',
+      () =>
+        new Counter({
+          name: 'gw_consumed_events_failed_total',
+          help: 'Events that could not be taken in (malformed, unsupported, fan-out unavailable)',
+          labelNames: ['source', 'topic', 'reason'],
+          registers,
+        }),
+    );
+    this.duration = metricOnce(
+      registry,
+      'gw_consumed_event_processing_duration_seconds',
+      () =>
+        new Histogram({
+          name: 'gw_consumed_event_processing_duration_seconds',
+          help: 'Time from receiving an event to its acceptance by the fan-out stream',
+          labelNames: ['source', 'topic'],
+          buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+          registers,
+        }),
+    );
+    this.produced = metricOnce(
+      registry,
+      'gw_produced_events_total',
+      () =>
+        new Counter({
+          name: 'gw_produced_events_total',
+          help: 'Events produced, by target and topic',
+          labelNames: ['target', 'topic'],
+          registers,
+        }),
+    );
+    this.produceFailed = metricOnce(
+      registry,
+      'gw_produced_events_failed_total',
+      () =>
+        new Counter({
+          name: 'gw_produced_events_failed_total',
+          help: 'Events that could not be produced',
+          labelNames: ['target', 'topic'],
+          registers,
+        }),
+    );
+  }
+
+  consumedOk(source: string, topic: string, seconds: number): void {
+    this.consumed.inc({ source, topic });
+    this.duration.observe({ source, topic }, seconds);
+  }
+
+  consumedFailed(source: string, topic: string, reason: string): void {
+    this.failed.inc({ source, topic, reason });
+  }
+
+  producedOk(target: string, topic: string): void {
+    this.produced.inc({ target, topic });
+  }
+
+  producedFailed(target: string, topic: string): void {
+    this.produceFailed.inc({ target, topic });
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * The publisher service: takes events in over HTTP and from source topics, validates and normalises
+ * them as CloudEvents, and puts them on the fan-out stream that every push-hub replica consumes.
+ */
+import type { Bus, Subscription } from '@gatehouse/bus';
+import type { ConfigOf, GatewayService, Health, Logger, Registry } from '@gatehouse/service-kit';
+import type { publisherConfig } from './config.ts';
+import { createEventsEndpoint, type SubmissionCheck } from './events-endpoint.ts';
+import { createFanoutProducer } from './fanout-producer.ts';
+import { PublisherMetrics } from './publisher-metrics.ts';
+import { type SourceSpec, startSourceConsumers } from './source-consumers.ts';
+
+export interface PublisherDeps {
+  fanoutBus: Bus;
+  /** Source buses with their topics and group (built from KAFKA_*, NATS_*, KINESIS_* settings). */
+  sources: SourceSpec[];
+  submissionCheck: SubmissionCheck;
+  logger: Logger;
+  registry: Registry;
+  health: Health;
+}
+
+export function createPublisher(
+  config: ConfigOf<typeof publisherConfig>,
+  deps: PublisherDeps,
+): GatewayService {
+  const logger = deps.logger.child({ service: 'publisher' });
+  const metrics = new PublisherMetrics(deps.registry);
+  const producer = createFanoutProducer(deps.fanoutBus, config.FANOUT_TOPIC, metrics);
+  const endpoint = createEventsEndpoint({
+    producer,
+    check: deps.submissionCheck,
+    metrics,
+    logger,
+    corsOrigin: config.CORS,
+    maxEventBytes: config.MAX_EVENT_BYTES,
+  });
+  let consumers: Subscription[] = [];
+
+  return {
+    name: 'publisher',
+    public: endpoint.public,
+    internal: endpoint.internal,
+    async start() {
+      deps.health.addCheck('fanout-bus', () => deps.fanoutBus.ping());
+      for (const s of deps.sources) deps.health.addCheck(`source-${s.bus.kind}`, () => s.bus.ping());
+      consumers = await startSourceConsumers(deps.sources, {
+        producer,
+        metrics,
+        logger,
+        wrappedType: config.WRAPPED_EVENT_TYPE,
+      });
+    },
+    async stop() {
+      // Stop taking in new source messages; in-flight ones finish inside close().
+      for (const c of consumers) await c.close();
+    },
+  };
+}

@@ -1,0 +1,48 @@
+/**
+ * Reading a message from a source topic as a CloudEvent. Kafka binary mode (`ce_` headers) goes
+ * through the Kafka binding; otherwise the value is JSON: a CloudEvent is taken as it is (and must
+ * be valid), and anything that does not try to be one (no `specversion`) is wrapped into the `data`
+ * of a new CloudEvent, as the spec asks. Throws for a message that claims to be a CloudEvent but
+ * is not a valid one.
+ */
+import type { Message } from '@gatehouse/bus';
+import {
+  type CloudEvent,
+  fromJsonValue,
+  looksLikeCloudEvent,
+  parseKafkaEvent,
+  wrapAsCloudEvent,
+} from '@gatehouse/cloudevents';
+
+export function sourceMessageToEvent(
+  message: Message,
+  sourceKind: string,
+  wrappedType: string | undefined,
+): CloudEvent {
+  const contentType = message.headers['content-type'];
+  if (
+    sourceKind === 'kafka' &&
+    (message.headers['ce_specversion'] !== undefined || isCloudEventsJson(contentType))
+  ) {
+    return parseKafkaEvent({ key: message.key, value: message.value, headers: message.headers });
+  }
+  const json = tryJson(message.value);
+  if (json !== undefined && looksLikeCloudEvent(json)) return fromJsonValue(json);
+  return wrapAsCloudEvent(json !== undefined ? json : message.value, {
+    type: wrappedType ?? message.topic,
+    source: `${sourceKind}/${message.topic}`,
+    contentType: json !== undefined ? 'application/json' : contentType,
+  });
+}
+
+function isCloudEventsJson(contentType: string | undefined): boolean {
+  return contentType?.toLowerCase().startsWith('application/cloudevents+json') ?? false;
+}
+
+function tryJson(value: Buffer): unknown {
+  try {
+    return JSON.parse(value.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}

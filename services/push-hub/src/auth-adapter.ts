@@ -1,0 +1,27 @@
+/** The hub's view of the shared auth package: token checks, Authorization parsing, connection tokens. */
+import { type Auth, describeAuthorizationProblem, parseAuthorizationHeader } from '@gatehouse/auth';
+import type { ConnectionTokens } from './connection-tokens.ts';
+import type { BearerTokens, HubAuth } from './hub-auth.ts';
+
+export function hubAuthFrom(auth: Auth): HubAuth {
+  return {
+    verify: async (jwt) => (await auth.verifyAndCheck(jwt)).claims,
+    sessionIdOf: (claims) => auth.sessions.sessionId(claims),
+    isBlacklisted: (sessionId) => auth.blacklist.isBlacklisted(sessionId),
+  };
+}
+
+export const bearerTokens: BearerTokens = (header) => {
+  const credentials = parseAuthorizationHeader(header);
+  const problem = describeAuthorizationProblem(credentials);
+  if (problem) throw new Error(problem);
+  return credentials.bearerTokens;
+};
+
+export function connectionTokensFrom(auth: Auth, replica: string): ConnectionTokens {
+  return {
+    replica,
+    issue: (id) => auth.connectionTokens.encode({ replica, id }),
+    read: (token) => auth.connectionTokens.decode(token),
+  };
+}

@@ -1,0 +1,43 @@
+/** The push hub's settings (environment variables; defaults documented in the README). */
+import { accessCheckField } from '@gatehouse/auth';
+import { duration, int, optionalStr, str } from '@gatehouse/service-kit';
+
+export const pushHubConfig = {
+  CORS: str('Access-Control-Allow-Origin for the connection endpoints', '*'),
+  EXTRACTORS: optionalStr('extractor configuration: a JSON text or a file path (subscription fields)'),
+  SUBSCRIPTION_CHECK: accessCheckField(
+    'who may subscribe: no_check, jwt_validation, or the URL of a check service',
+  ),
+  SUBSCRIPTION_CHECK_TIMEOUT: duration(
+    'time-out of an external subscription check (denies on time-out)',
+    '5s',
+  ),
+  MAX_CONNECTIONS_PER_MINUTE: int(
+    'new SSE, WebSocket, socket.io and long-polling connections per minute, all replicas together',
+    5000,
+    { min: 1 },
+  ),
+  HEARTBEAT_INTERVAL: duration('SSE heartbeat comment and WebSocket ping interval', '15s'),
+  EVENT_BUFFER_SIZE: int(
+    'recent events kept per replica for Last-Event-ID resume and long-poll cursors',
+    10_000,
+    { min: 1 },
+  ),
+  LONGPOLL_TIMEOUT: duration('how long a long-poll request waits for events before answering empty', '5s'),
+  LONGPOLL_SESSION_TTL: duration('a long-poll connection not polled for this long is forgotten', '1h'),
+  LONGPOLL_QUEUE_SIZE: int(
+    'private events (welcome, subscription changes) kept per long-poll connection',
+    200,
+    { min: 1 },
+  ),
+  MAX_BUFFERED_BYTES: int(
+    'unsent output per connection before it is closed as a slow consumer',
+    4 * 1024 * 1024,
+    { min: 1024 },
+  ),
+  CONTROL_REQUEST_TIMEOUT: duration(
+    'how long a replica waits for the replica holding a connection to answer',
+    '2s',
+  ),
+  FANOUT_TOPIC: str('the fan-out stream every hub replica consumes', 'gw.events'),
+};

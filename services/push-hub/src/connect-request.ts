@@ -1,0 +1,53 @@
+/**
+ * What every transport reads from a connect request: `jwt` and `subscriptions` query parameters,
+ * Bearer tokens from the Authorization header, and the position to resume from.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { BearerTokens } from './hub-auth.ts';
+import { badRequest, type SubscriptionRequest } from './subscription-request.ts';
+
+export interface ConnectRequest extends SubscriptionRequest {
+  /** SSE `Last-Event-ID` header (or `lastEventId` query parameter for clients that cannot set headers). */
+  resumeFrom: string | undefined;
+}
+
+export function readConnectRequest(req: IncomingMessage, bearerTokens: BearerTokens): ConnectRequest {
+  const query = new URL(req.url ?? '/', 'http://local').searchParams;
+  return fromParams(
+    {
+      jwt: query.get('jwt') ?? undefined,
+      subscriptions: query.get('subscriptions') ?? undefined,
+      lastEventId: headerValue(req.headers['last-event-id']) ?? query.get('lastEventId') ?? undefined,
+      authorization: req.headers.authorization,
+    },
+    bearerTokens,
+  );
+}
+
+export interface ConnectParams {
+  jwt: string | undefined;
+  subscriptions: unknown;
+  lastEventId: string | undefined;
+  authorization: string | string[] | undefined;
+}
+
+/** Builds the request from already extracted parameters (socket.io passes them in its handshake). */
+export function fromParams(p: ConnectParams, bearerTokens: BearerTokens): ConnectRequest {
+  let headerTokens: string[];
+  try {
+    headerTokens = bearerTokens(p.authorization);
+  } catch (err) {
+    throw badRequest(`invalid authorization header: ${(err as Error).message}`);
+  }
+  const jwts = [...(p.jwt ? [p.jwt] : []), ...headerTokens];
+  return {
+    jwts,
+    manual: p.subscriptions,
+    authorization: p.jwt ? `Bearer ${p.jwt}` : headerValue(p.authorization),
+    resumeFrom: p.lastEventId || undefined,
+  };
+}
+
+function headerValue(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v.join(', ') : v;
+}

@@ -1,0 +1,18 @@
+/** A frontend connection held by this hub replica, whatever its transport. */
+import type { OutgoingEvent } from './gateway-events.ts';
+
+export type TransportKind = 'sse' | 'ws' | 'socketio' | 'longpolling';
+export const TRANSPORTS: readonly TransportKind[] = ['sse', 'ws', 'socketio', 'longpolling'];
+
+export type CloseReason = 'session_killed' | 'shutdown' | 'slow_consumer';
+
+export interface Connection {
+  readonly id: string;
+  /** Opaque, authenticated token naming this replica and the connection (see connection-tokens.ts). */
+  readonly token: string;
+  readonly transport: TransportKind;
+  sessionId: string | undefined;
+  send(event: OutgoingEvent): void;
+  /** Ends the connection; for `session_killed` after `gw.session_killed` was sent. */
+  close(reason: CloseReason): void;
+}

@@ -1,0 +1,60 @@
+/**
+ * The most recent events of the fan-out stream, by stream position. Every hub replica consumes the
+ * whole stream, so every replica holds the same positions: a client resuming with Last-Event-ID (SSE)
+ * or a long-poll cursor is served by whichever replica it reaches.
+ */
+
+export interface RingEvent {
+  position: string;
+  type: string;
+  /** The parsed CloudEvent, for filtering. */
+  event: Record<string, unknown>;
+  /** The CloudEvent JSON text, as delivered. */
+  json: string;
+}
+
+export class EventRing {
+  private readonly slots: Array<RingEvent | undefined>;
+  private readonly index = new Map<string, number>();
+  /** Sequence number of the next event pushed; slot = seq % capacity. */
+  private nextSeq = 0;
+  readonly capacity: number;
+
+  constructor(capacity: number) {
+    this.capacity = capacity;
+    this.slots = new Array(capacity);
+  }
+
+  push(e: RingEvent): void {
+    const slot = this.nextSeq % this.capacity;
+    const evicted = this.slots[slot];
+    if (evicted) this.index.delete(evicted.position);
+    this.slots[slot] = e;
+    this.index.set(e.position, this.nextSeq);
+    this.nextSeq++;
+  }
+
+  /** Position of the newest event, or undefined before the first one. */
+  get head(): string | undefined {
+    return this.nextSeq === 0 ? undefined : this.slots[(this.nextSeq - 1) % this.capacity]!.position;
+  }
+
+  has(position: string): boolean {
+    return this.index.has(position);
+  }
+
+  /** Every event since the replica started; undefined once the oldest ones were evicted. */
+  fromStart(): RingEvent[] | undefined {
+    if (this.nextSeq > this.capacity) return undefined;
+    return this.slots.slice(0, this.nextSeq) as RingEvent[];
+  }
+
+  /** Events after `position`, oldest first; undefined when the position is not held (too old or unknown). */
+  after(position: string): RingEvent[] | undefined {
+    const seq = this.index.get(position);
+    if (seq === undefined) return undefined;
+    const out: RingEvent[] = [];
+    for (let s = seq + 1; s < this.nextSeq; s++) out.push(this.slots[s % this.capacity]!);
+    return out;
+  }
+}

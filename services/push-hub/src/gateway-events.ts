@@ -1,0 +1,44 @@
+/**
+ * Events the hub itself sends to a connection: the welcome pair `gw.connection.create` (with the
+ * connection token) and `gw.subscriptions_set` (the effective subscriptions), `gw.session_killed`
+ * before a blacklisted session's connection closes, and `gw.resync_required` when a client resumes
+ * from a position the hub can no longer serve. CloudEvents 0.2, as the spec asks for events the
+ * gateway creates.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Subscription } from './subscription.ts';
+
+export const GATEWAY_EVENT_SOURCE = 'gatehouse';
+
+export interface OutgoingEvent {
+  type: string;
+  json: string;
+  /** Stream position for events from the fan-out stream; gateway events carry none of their own. */
+  position: string | undefined;
+}
+
+function gatewayEvent(type: string, data: unknown): OutgoingEvent {
+  const event = {
+    specversion: '0.2',
+    id: randomUUID(),
+    type,
+    source: GATEWAY_EVENT_SOURCE,
+    time: new Date().toISOString(),
+    ...(data === undefined ? {} : { data }),
+  };
+  return { type, json: JSON.stringify(event), position: undefined };
+}
+
+export const connectionCreated = (token: string) =>
+  gatewayEvent('gw.connection.create', { connection_token: token });
+
+export const subscriptionsSet = (subs: Subscription[]) => gatewayEvent('gw.subscriptions_set', subs);
+
+export const sessionKilled = (sessionId: string) =>
+  gatewayEvent('gw.session_killed', { session_id: sessionId });
+
+export const resyncRequired = (lastEventId: string) =>
+  gatewayEvent('gw.resync_required', {
+    last_event_id: lastEventId,
+    reason: 'events after this id are no longer available; reload the state you derive from events',
+  });

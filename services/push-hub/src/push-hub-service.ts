@@ -1,0 +1,162 @@
+/**
+ * The push-hub service: frontend connections over SSE, WebSocket, socket.io and long-polling on
+ * the public edge; delivery of every event of the fan-out stream to the matching connections this
+ * replica holds; subscription changes routed to the replica holding the connection; session kills
+ * from the blacklist store.
+ */
+import { type Auth, blacklistPrefix, createAccessCheck } from '@gatehouse/auth';
+import type { Bus, Subscription as BusSubscription } from '@gatehouse/bus';
+import type { ConfigOf, GatewayService, Health, Logger, Registry } from '@gatehouse/service-kit';
+import type { Store } from '@gatehouse/store';
+import { bearerTokens, connectionTokensFrom, hubAuthFrom } from './auth-adapter.ts';
+import type { pushHubConfig } from './config.ts';
+import { createConnectionGate } from './connection-gate.ts';
+import { createConnectionRateLimit } from './connection-rate-limit.ts';
+import { loadExtractorConfig } from './extractor-config.ts';
+import { subscriptionsSet } from './gateway-events.ts';
+import { Hub } from './hub.ts';
+import { HubMetrics } from './hub-metrics.ts';
+import { ReplicaChannel } from './replica-channel.ts';
+import { createSubscriptionResolver } from './subscription-request.ts';
+import { createSubscriptionsEndpoint, type SubscriptionChange } from './subscriptions-endpoint.ts';
+import { createLongPollTransport, type LongPollRecord } from './transports/longpoll-transport.ts';
+import { createSocketIoTransport } from './transports/socketio-transport.ts';
+import { createSseTransport } from './transports/sse-transport.ts';
+import type { TransportContext } from './transports/transport-context.ts';
+import { createWsTransport } from './transports/ws-transport.ts';
+
+export interface PushHubDeps {
+  fanoutBus: Bus;
+  /** Carries requests between replicas (Redis in production). */
+  controlBus: Bus;
+  store: Store;
+  auth: Auth;
+  /** This replica's id, carried in its connection tokens (unique per process). */
+  replica: string;
+  logger: Logger;
+  registry: Registry;
+  health: Health;
+}
+
+export type PushHub = GatewayService & { readonly hub: Hub };
+
+export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: PushHubDeps): PushHub {
+  const logger = deps.logger.child({ service: 'push-hub' });
+  const metrics = new HubMetrics(deps.registry);
+  const auth = hubAuthFrom(deps.auth);
+  const tokens = connectionTokensFrom(deps.auth, deps.replica);
+  const extractors = loadExtractorConfig(config.EXTRACTORS);
+  const hub = new Hub({ extractors, ringCapacity: config.EVENT_BUFFER_SIZE, metrics });
+  const check = createAccessCheck(config.SUBSCRIPTION_CHECK, {
+    verify: (jwt) => deps.auth.verifyAndCheck(jwt),
+    timeoutMs: config.SUBSCRIPTION_CHECK_TIMEOUT,
+    onProblem: (p) => logger.warn(p, 'subscription check failed; denying'),
+  });
+  const resolve = createSubscriptionResolver({
+    auth,
+    extractors,
+    validate: (subs) => hub.index.validate(subs),
+    check,
+  });
+  const gate = createConnectionGate({
+    resolve,
+    withinRateLimit: createConnectionRateLimit(deps.store, config.MAX_CONNECTIONS_PER_MINUTE),
+    metrics,
+  });
+  const ctx: TransportContext = {
+    hub,
+    gate,
+    tokens,
+    bearerTokens,
+    logger,
+    corsOrigin: config.CORS,
+    heartbeatMs: config.HEARTBEAT_INTERVAL,
+    maxBufferedBytes: config.MAX_BUFFERED_BYTES,
+  };
+  const sse = createSseTransport(ctx);
+  const ws = createWsTransport(ctx);
+  const socketio = createSocketIoTransport(ctx);
+  const longpoll = createLongPollTransport(ctx, {
+    store: deps.store,
+    auth,
+    pollWindowMs: config.LONGPOLL_TIMEOUT,
+    sessionTtlSeconds: Math.ceil(config.LONGPOLL_SESSION_TTL / 1000),
+    maxQueued: config.LONGPOLL_QUEUE_SIZE,
+  });
+  const channel = new ReplicaChannel(deps.controlBus, deps.replica, logger);
+
+  /** Long-poll connections live in the store; the others only on the replica that holds them. */
+  async function applyChange(replica: string, change: SubscriptionChange): Promise<boolean> {
+    const lp = await longpoll.records.load(change.id);
+    if (lp) {
+      const next: LongPollRecord = {
+        ...lp,
+        subscriptions: change.subscriptions,
+        sessionId: lp.sessionId ?? change.sessionId,
+      };
+      await longpoll.records.save(change.id, next);
+      await longpoll.records.enqueue(change.id, subscriptionsSet(change.subscriptions));
+      return true;
+    }
+    if (replica === deps.replica)
+      return hub.setSubscriptions(change.id, change.subscriptions, change.sessionId);
+    const reply = await channel.request(replica, change, config.CONTROL_REQUEST_TIMEOUT);
+    return reply === true;
+  }
+
+  const subscriptions = createSubscriptionsEndpoint({
+    tokens,
+    bearerTokens,
+    resolve,
+    apply: applyChange,
+    corsOrigin: config.CORS,
+    maxBodyBytes: 256 * 1024,
+  });
+
+  let fanout: BusSubscription | undefined;
+  let unwatch: (() => Promise<void>) | undefined;
+
+  return {
+    name: 'push-hub',
+    hub,
+    public: async (req, res) =>
+      (await sse.handle(req, res)) ||
+      (await longpoll.handle(req, res)) ||
+      (await subscriptions(req, res)) ||
+      socketio.handle(req, res),
+    upgrade: (req, socket, head) => ws.upgrade(req, socket, head) || socketio.upgrade(req, socket, head),
+    async start() {
+      await channel.start((body) => {
+        const change = body as SubscriptionChange;
+        return hub.setSubscriptions(change.id, change.subscriptions, change.sessionId);
+      });
+      unwatch = await deps.store.watch(blacklistPrefix, (change) => {
+        if (change.kind !== 'set') return;
+        const killed = hub.killSession(change.key.slice(blacklistPrefix.length));
+        if (killed) logger.info({ key: change.key, killed }, 'session killed');
+      });
+      fanout = await deps.fanoutBus.subscribe(
+        config.FANOUT_TOPIC,
+        (m) => {
+          hub.dispatch(m.position, m.value.toString('utf8'));
+          longpoll.notify();
+        },
+        { onError: (err) => logger.warn({ err }, 'fan-out stream error') },
+      );
+      deps.health.addCheck('fanout-bus', () => deps.fanoutBus.ping());
+      logger.info(
+        { replica: deps.replica, topic: config.FANOUT_TOPIC },
+        'push hub consuming the fan-out stream',
+      );
+    },
+    async stop() {
+      await fanout?.close();
+      hub.closeAll();
+      await unwatch?.();
+      await channel.close();
+      sse.close();
+      ws.close();
+      await socketio.close();
+    },
+  };
+}

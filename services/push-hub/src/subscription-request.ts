@@ -1,0 +1,85 @@
+/**
+ * Turning what a client sends (a JWT and/or a manual subscription list) into the effective
+ * subscriptions: JWT-inferred ∪ manual, validated against the extractor configuration, then
+ * authorised by SUBSCRIPTION_CHECK. Shared by every transport's connect and by the PUT endpoint.
+ */
+import type { AccessCheck } from '@gatehouse/auth';
+import type { ExtractorConfig } from './extractor-config.ts';
+import type { HubAuth } from './hub-auth.ts';
+import { subscriptionsFromClaims } from './jwt-subscriptions.ts';
+import {
+  InvalidSubscriptionError,
+  parseSubscriptions,
+  type Subscription,
+  uniqueSubscriptions,
+} from './subscription.ts';
+
+export type RejectReason = 'bad_request' | 'denied' | 'rate_limited' | 'gone';
+
+export class SubscriptionRequestError extends Error {
+  override readonly name = 'SubscriptionRequestError';
+  readonly status: number;
+  readonly reason: RejectReason;
+  constructor(status: number, reason: RejectReason, message: string) {
+    super(message);
+    this.status = status;
+    this.reason = reason;
+  }
+}
+
+export const badRequest = (message: string) => new SubscriptionRequestError(400, 'bad_request', message);
+
+export interface SubscriptionRequest {
+  jwts: string[];
+  /** The manual list as JSON text or decoded; undefined when the client sent none. */
+  manual: unknown;
+  /** Forwarded to an external SUBSCRIPTION_CHECK. */
+  authorization: string | undefined;
+}
+
+export interface ResolvedSubscriptions {
+  subscriptions: Subscription[];
+  /** Session of the first valid JWT, for blacklist kills. */
+  sessionId: string | undefined;
+}
+
+export interface SubscriptionResolverDeps {
+  auth: HubAuth;
+  extractors: ExtractorConfig;
+  validate(subs: Subscription[]): void;
+  /** SUBSCRIPTION_CHECK (see @gatehouse/auth access-check). */
+  check: AccessCheck;
+}
+
+export function createSubscriptionResolver(deps: SubscriptionResolverDeps) {
+  return async (req: SubscriptionRequest): Promise<ResolvedSubscriptions> => {
+    const fromJwt: Subscription[] = [];
+    let sessionId: string | undefined;
+    for (const jwt of req.jwts) {
+      let claims: Record<string, unknown>;
+      try {
+        claims = await deps.auth.verify(jwt);
+      } catch (err) {
+        throw badRequest(`invalid JWT: ${(err as Error).message}`);
+      }
+      sessionId ??= deps.auth.sessionIdOf(claims);
+      fromJwt.push(...subscriptionsFromClaims(claims, deps.extractors));
+    }
+    let manual: Subscription[] = [];
+    try {
+      if (req.manual !== undefined) manual = parseSubscriptions(req.manual);
+      const subscriptions = uniqueSubscriptions([...fromJwt, ...manual]);
+      deps.validate(subscriptions);
+      const allowed = await deps.check({
+        jwts: req.jwts,
+        authorization: req.authorization,
+        body: JSON.stringify({ subscriptions }),
+      });
+      if (!allowed) throw new SubscriptionRequestError(403, 'denied', 'Subscription denied.');
+      return { subscriptions, sessionId };
+    } catch (err) {
+      if (err instanceof InvalidSubscriptionError) throw badRequest(`invalid subscriptions: ${err.message}`);
+      throw err;
+    }
+  };
+}

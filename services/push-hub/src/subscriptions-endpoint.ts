@@ -1,0 +1,108 @@
+/**
+ * `PUT /_gw/v1/connection/{sse|ws|socketio|longpolling}/{token}/subscriptions` replaces a
+ * connection's subscriptions with JWT-inferred (from the Authorization header) ∪ the body's list,
+ * whichever replica holds it: long-poll connections live in the store; the others are asked of the
+ * replica the token names. 204 on success (the connection then gets `gw.subscriptions_set`);
+ * 400 for a bad body, token, JWT or subscription; 403 when SUBSCRIPTION_CHECK denies; 410 when the
+ * connection is gone.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HttpError, readBody, requestPath, sendText } from '@gatehouse/service-kit';
+import { TRANSPORTS } from './connection.ts';
+import type { ConnectionTokens } from './connection-tokens.ts';
+import type { BearerTokens } from './hub-auth.ts';
+import type { Subscription } from './subscription.ts';
+import {
+  badRequest,
+  type ResolvedSubscriptions,
+  type SubscriptionRequest,
+  SubscriptionRequestError,
+} from './subscription-request.ts';
+import { preflight } from './transports/cors.ts';
+
+const pathPattern = new RegExp(`^/_gw/v1/connection/(${TRANSPORTS.join('|')})/([^/]+)/subscriptions$`);
+
+export interface SubscriptionChange {
+  id: string;
+  subscriptions: Subscription[];
+  sessionId: string | undefined;
+}
+
+export interface SubscriptionsEndpointDeps {
+  tokens: ConnectionTokens;
+  bearerTokens: BearerTokens;
+  resolve(req: SubscriptionRequest): Promise<ResolvedSubscriptions>;
+  /** Applies the change wherever the connection lives; false when it no longer exists. */
+  apply(replica: string, change: SubscriptionChange): Promise<boolean>;
+  corsOrigin: string;
+  maxBodyBytes: number;
+}
+
+export function createSubscriptionsEndpoint(deps: SubscriptionsEndpointDeps) {
+  async function put(req: IncomingMessage, res: ServerResponse, token: string): Promise<void> {
+    const cors = { 'access-control-allow-origin': deps.corsOrigin };
+    try {
+      assertAcceptsJson(req.headers.accept);
+      const body = await readJsonBody(req, deps.maxBodyBytes);
+      const address = deps.tokens.read(token);
+      if (!address) throw badRequest('Invalid connection token.');
+      let jwts: string[];
+      try {
+        jwts = deps.bearerTokens(req.headers.authorization);
+      } catch (err) {
+        throw badRequest(`invalid authorization header: ${(err as Error).message}`);
+      }
+      const resolved = await deps.resolve({
+        jwts,
+        manual: body['subscriptions'],
+        authorization: req.headers.authorization,
+      });
+      const applied = await deps.apply(address.replica, { id: address.id, ...resolved });
+      if (!applied) return sendText(res, 410, 'Connection no longer exists.', cors);
+      res.writeHead(204, cors);
+      res.end();
+    } catch (err) {
+      if (err instanceof SubscriptionRequestError || err instanceof HttpError) {
+        return sendText(res, err.status, err.message, cors);
+      }
+      throw err;
+    }
+  }
+
+  return (req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean> => {
+    const m = pathPattern.exec(requestPath(req));
+    if (!m) return false;
+    if (req.method === 'OPTIONS') return preflight(res, deps.corsOrigin, 'PUT');
+    if (req.method !== 'PUT') {
+      sendText(res, 405, 'Method not allowed.', { allow: 'PUT, OPTIONS' });
+      return true;
+    }
+    return put(req, res, decodeURIComponent(m[2]!)).then(() => true);
+  };
+}
+
+function assertAcceptsJson(accept: string | undefined): void {
+  if (accept === undefined || accept.trim() === '') return;
+  const ok = accept.split(',').some((part) => {
+    const type = part.split(';')[0]!.trim().toLowerCase();
+    return type === 'application/json' || type === 'application/*' || type === '*/*';
+  });
+  if (!ok) throw new HttpError(406, 'This endpoint answers application/json only.');
+}
+
+async function readJsonBody(req: IncomingMessage, limit: number): Promise<Record<string, unknown>> {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json')
+    throw badRequest('Expected JSON encoded body (content-type application/json).');
+  let json: unknown;
+  try {
+    json = JSON.parse((await readBody(req, limit)).toString('utf8'));
+  } catch (err) {
+    if (err instanceof HttpError) throw err;
+    throw badRequest(`Expected JSON encoded body: ${(err as Error).message}`);
+  }
+  if (json === null || typeof json !== 'object' || Array.isArray(json))
+    throw badRequest('Expected a JSON object body.');
+  if (!('subscriptions' in json)) throw badRequest('Expected field "subscriptions" is not present.');
+  return json as Record<string, unknown>;
+}

@@ -1,0 +1,124 @@
+/**
+ * socket.io at `/_gw/v1/socket.io/` (its own polling and WebSocket transports). Connect parameters
+ * come in the handshake `auth` object or query (`jwt`, `subscriptions`, `lastEventId`) or the
+ * Authorization header. Each CloudEvent is emitted with its type as the event name and the event as
+ * the argument. A rejected connect fails with `connect_error` whose message is the reason and whose
+ * `data.status` is the HTTP status the other transports would answer; a session kill emits
+ * `gw.session_killed`, then disconnects.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { requestPath } from '@gatehouse/service-kit';
+import { Server as EngineServer } from 'engine.io';
+import { Server, type Socket } from 'socket.io';
+import type { CloseReason, Connection } from '../connection.ts';
+import { type ConnectRequest, fromParams } from '../connect-request.ts';
+import type { OutgoingEvent } from '../gateway-events.ts';
+import type { ResolvedSubscriptions } from '../subscription-request.ts';
+import { SubscriptionRequestError } from '../subscription-request.ts';
+import type { TransportContext } from './transport-context.ts';
+
+export const SOCKETIO_PATH = '/_gw/v1/socket.io/';
+
+interface SocketData {
+  request: ConnectRequest;
+  resolved: ResolvedSubscriptions;
+}
+
+class SocketIoConnection implements Connection {
+  readonly transport = 'socketio' as const;
+  sessionId: string | undefined;
+  readonly id: string;
+  readonly token: string;
+  private readonly socket: Socket;
+
+  constructor(id: string, token: string, socket: Socket) {
+    this.id = id;
+    this.token = token;
+    this.socket = socket;
+  }
+
+  send(e: OutgoingEvent): void {
+    this.socket.emit(e.type, JSON.parse(e.json));
+  }
+
+  close(_reason: CloseReason): void {
+    this.socket.disconnect(true);
+  }
+}
+
+export function createSocketIoTransport(ctx: TransportContext) {
+  // The engine is driven by our own routing (handleRequest/handleUpgrade), so it needs no path.
+  const engine = new EngineServer({
+    pingInterval: ctx.heartbeatMs,
+    cors: { origin: ctx.corsOrigin === '*' ? true : ctx.corsOrigin, credentials: true },
+  });
+  const io = new Server({ path: SOCKETIO_PATH, serveClient: false });
+  io.bind(engine);
+
+  io.use((socket, next) => {
+    const { auth, query, headers } = socket.handshake;
+    const param = (name: string) => (auth?.[name] ?? query[name]) as unknown;
+    let request: ConnectRequest;
+    try {
+      request = fromParams(
+        {
+          jwt: stringOrUndefined(param('jwt')),
+          subscriptions: param('subscriptions'),
+          lastEventId: stringOrUndefined(param('lastEventId')),
+          authorization: headers.authorization,
+        },
+        ctx.bearerTokens,
+      );
+    } catch (err) {
+      return next(connectError(err));
+    }
+    ctx.gate('socketio', request).then(
+      (resolved) => {
+        (socket.data as SocketData) = { request, resolved };
+        next();
+      },
+      (err) => next(connectError(err)),
+    );
+  });
+
+  io.on('connection', (socket) => {
+    const { request, resolved } = socket.data as SocketData;
+    const id = randomUUID();
+    const conn = new SocketIoConnection(id, ctx.tokens.issue(id), socket);
+    conn.sessionId = resolved.sessionId;
+    socket.onAny(() => socket.disconnect(true));
+    socket.on('disconnect', () => ctx.hub.remove(conn));
+    ctx.hub.add(conn, resolved.subscriptions, request.resumeFrom);
+  });
+
+  const owns = (req: IncomingMessage) => requestPath(req).startsWith(SOCKETIO_PATH);
+  return {
+    handle(req: IncomingMessage, res: ServerResponse): boolean {
+      if (!owns(req)) return false;
+      engine.handleRequest(req, res);
+      return true;
+    },
+    upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
+      if (!owns(req)) return false;
+      engine.handleUpgrade(req, socket, head);
+      return true;
+    },
+    async close(): Promise<void> {
+      await io.close();
+      engine.close();
+    },
+  };
+}
+
+function connectError(err: unknown): Error {
+  if (err instanceof SubscriptionRequestError) {
+    return Object.assign(new Error(err.message), { data: { status: err.status, reason: err.reason } });
+  }
+  return Object.assign(new Error('Internal error.'), { data: { status: 500 } });
+}
+
+function stringOrUndefined(v: unknown): string | undefined {
+  return typeof v === 'string' && v !== '' ? v : undefined;
+}

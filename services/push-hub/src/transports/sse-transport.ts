@@ -1,0 +1,114 @@
+/**
+ * Server-sent events: `GET /_gw/v1/connection/sse`. Each event is an `id:` (its stream position),
+ * an `event:` (the CloudEvent type) and a `data:` line with the CloudEvent JSON; a `: heartbeat`
+ * comment keeps proxies from closing idle streams; there is no idle time-out. A reconnecting client
+ * sends `Last-Event-ID` and gets what it missed.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { requestPath, sendText } from '@gatehouse/service-kit';
+import type { CloseReason, Connection } from '../connection.ts';
+import { readConnectRequest } from '../connect-request.ts';
+import type { OutgoingEvent } from '../gateway-events.ts';
+import { SubscriptionRequestError } from '../subscription-request.ts';
+import { preflight } from './cors.ts';
+import type { TransportContext } from './transport-context.ts';
+
+export const SSE_PATH = '/_gw/v1/connection/sse';
+
+class SseConnection implements Connection {
+  readonly transport = 'sse' as const;
+  sessionId: string | undefined;
+  readonly id: string;
+  readonly token: string;
+  private readonly res: ServerResponse;
+  private readonly maxBuffered: number;
+  private readonly onClose: (c: SseConnection) => void;
+
+  constructor(
+    id: string,
+    token: string,
+    res: ServerResponse,
+    maxBuffered: number,
+    onClose: (c: SseConnection) => void,
+  ) {
+    this.id = id;
+    this.token = token;
+    this.res = res;
+    this.maxBuffered = maxBuffered;
+    this.onClose = onClose;
+  }
+
+  send(e: OutgoingEvent): void {
+    if (this.res.writableLength > this.maxBuffered) this.close('slow_consumer');
+    else this.res.write(sseFrame(e));
+  }
+
+  heartbeat(): void {
+    this.res.write(': heartbeat\n\n');
+  }
+
+  close(_reason: CloseReason): void {
+    if (!this.res.writableEnded) this.res.end();
+    this.onClose(this);
+  }
+}
+
+export function sseFrame(e: OutgoingEvent): string {
+  const id = e.position === undefined ? '' : `id: ${e.position}\n`;
+  return `${id}event: ${e.type}\ndata: ${e.json}\n\n`;
+}
+
+export function createSseTransport(ctx: TransportContext) {
+  const open = new Set<SseConnection>();
+  const timer = setInterval(() => {
+    for (const c of open) c.heartbeat();
+  }, ctx.heartbeatMs);
+  timer.unref();
+  const forget = (c: SseConnection) => {
+    if (open.delete(c)) ctx.hub.remove(c);
+  };
+
+  async function connect(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const cors = { 'access-control-allow-origin': ctx.corsOrigin };
+    let connectReq: ReturnType<typeof readConnectRequest>;
+    let resolved: Awaited<ReturnType<TransportContext['gate']>>;
+    try {
+      connectReq = readConnectRequest(req, ctx.bearerTokens);
+      resolved = await ctx.gate('sse', connectReq);
+    } catch (err) {
+      if (err instanceof SubscriptionRequestError) return sendText(res, err.status, err.message, cors);
+      throw err;
+    }
+    if (req.destroyed) return;
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      'x-accel-buffering': 'no',
+      connection: 'keep-alive',
+      ...cors,
+    });
+    req.socket.setNoDelay(true);
+    const id = randomUUID();
+    const conn = new SseConnection(id, ctx.tokens.issue(id), res, ctx.maxBufferedBytes, forget);
+    conn.sessionId = resolved.sessionId;
+    open.add(conn);
+    res.on('close', () => forget(conn));
+    ctx.hub.add(conn, resolved.subscriptions, connectReq.resumeFrom);
+  }
+
+  return {
+    handle(req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean> {
+      if (requestPath(req) !== SSE_PATH) return false;
+      if (req.method === 'OPTIONS') return preflight(res, ctx.corsOrigin, 'GET');
+      if (req.method !== 'GET') {
+        sendText(res, 405, 'Method not allowed.', { allow: 'GET, OPTIONS' });
+        return true;
+      }
+      return connect(req, res).then(() => true);
+    },
+    close(): void {
+      clearInterval(timer);
+    },
+  };
+}

@@ -1,0 +1,19 @@
+/** What every transport module is given: the hub core, the connect gate and shared settings. */
+import type { Logger } from '@gatehouse/service-kit';
+import type { ConnectionGate } from '../connection-gate.ts';
+import type { ConnectionTokens } from '../connection-tokens.ts';
+import type { Hub } from '../hub.ts';
+import type { BearerTokens } from '../hub-auth.ts';
+
+export interface TransportContext {
+  hub: Hub;
+  gate: ConnectionGate;
+  tokens: ConnectionTokens;
+  bearerTokens: BearerTokens;
+  logger: Logger;
+  /** Access-Control-Allow-Origin for browser clients (CORS). */
+  corsOrigin: string;
+  heartbeatMs: number;
+  /** A connection whose unsent output grows beyond this is closed as a slow consumer. */
+  maxBufferedBytes: number;
+}

@@ -1,0 +1,123 @@
+/**
+ * WebSocket: `GET /_gw/v1/connection/ws` (upgrade). One text frame per event with the CloudEvent
+ * JSON; server pings keep the connection alive and detect dead peers (no idle time-out otherwise).
+ * The endpoint is one-way: a client frame closes the connection (1003). A rejected connect is
+ * upgraded and then closed with code 4000 + the HTTP status (4400 bad request, 4403 denied,
+ * 4429 rate limited) and the reason as payload; a session kill closes with 1000 `Session killed.`.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { requestPath } from '@gatehouse/service-kit';
+import { type WebSocket, WebSocketServer } from 'ws';
+import type { CloseReason, Connection } from '../connection.ts';
+import { readConnectRequest } from '../connect-request.ts';
+import type { OutgoingEvent } from '../gateway-events.ts';
+import { SubscriptionRequestError } from '../subscription-request.ts';
+import type { TransportContext } from './transport-context.ts';
+
+export const WS_PATH = '/_gw/v1/connection/ws';
+
+const closeFor: Record<CloseReason, [number, string]> = {
+  session_killed: [1000, 'Session killed.'],
+  shutdown: [1001, 'Server shutting down.'],
+  slow_consumer: [1008, 'Client too slow.'],
+};
+
+class WsConnection implements Connection {
+  readonly transport = 'ws' as const;
+  sessionId: string | undefined;
+  readonly id: string;
+  readonly token: string;
+  alive = true;
+  private readonly ws: WebSocket;
+  private readonly maxBuffered: number;
+
+  constructor(id: string, token: string, ws: WebSocket, maxBuffered: number) {
+    this.id = id;
+    this.token = token;
+    this.ws = ws;
+    this.maxBuffered = maxBuffered;
+  }
+
+  send(e: OutgoingEvent): void {
+    if (this.ws.bufferedAmount > this.maxBuffered) this.close('slow_consumer');
+    else this.ws.send(e.json);
+  }
+
+  close(reason: CloseReason): void {
+    const [code, text] = closeFor[reason];
+    this.ws.close(code, text);
+  }
+}
+
+export function createWsTransport(ctx: TransportContext) {
+  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 * 1024 });
+  const open = new Map<WebSocket, WsConnection>();
+  const timer = setInterval(() => {
+    for (const [ws, conn] of open) {
+      if (!conn.alive) {
+        ws.terminate();
+        continue;
+      }
+      conn.alive = false;
+      ws.ping();
+    }
+  }, ctx.heartbeatMs);
+  timer.unref();
+
+  async function accept(ws: WebSocket, req: IncomingMessage): Promise<void> {
+    ws.on('message', () =>
+      ws.close(1003, 'This WebSocket endpoint cannot be used for two-way communication.'),
+    );
+    ws.on('error', (err) => ctx.logger.debug({ err }, 'websocket error'));
+    let connectReq: ReturnType<typeof readConnectRequest>;
+    let resolved: Awaited<ReturnType<TransportContext['gate']>>;
+    try {
+      connectReq = readConnectRequest(req, ctx.bearerTokens);
+      resolved = await ctx.gate('ws', connectReq);
+    } catch (err) {
+      if (!(err instanceof SubscriptionRequestError)) ctx.logger.error({ err }, 'websocket connect failed');
+      const status = err instanceof SubscriptionRequestError ? err.status : 500;
+      const message = err instanceof SubscriptionRequestError ? err.message : 'Internal error.';
+      ws.close(4000 + status, truncateReason(message));
+      return;
+    }
+    if (ws.readyState !== ws.OPEN) return;
+    const id = randomUUID();
+    const conn = new WsConnection(id, ctx.tokens.issue(id), ws, ctx.maxBufferedBytes);
+    conn.sessionId = resolved.sessionId;
+    open.set(ws, conn);
+    ws.on('pong', () => (conn.alive = true));
+    ws.on('close', () => {
+      open.delete(ws);
+      ctx.hub.remove(conn);
+    });
+    ctx.hub.add(conn, resolved.subscriptions, connectReq.resumeFrom);
+  }
+
+  return {
+    upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
+      if (requestPath(req) !== WS_PATH) return false;
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        accept(ws, req).catch((err) => ctx.logger.error({ err }, 'websocket accept failed'));
+      });
+      return true;
+    },
+    close(): void {
+      clearInterval(timer);
+      wss.close();
+    },
+  };
+}
+
+/** Close reasons may hold at most 123 bytes. */
+function truncateReason(text: string): string {
+  const buf = Buffer.from(text);
+  return buf.length <= 123
+    ? text
+    : `${buf
+        .subarray(0, 120)
+        .toString()
+        .replace(/\uFFFD$/, '')}...`;
+}

@@ -1,0 +1,94 @@
+/** A push hub on the memory bus and store, listening on free ports, for the transport tests. */
+import { authConfig, blacklistKey, createAuthFromConfig, signJwt } from '@gatehouse/auth';
+import { MemoryBus } from '@gatehouse/bus';
+import {
+  commonConfig,
+  createLogger,
+  createRegistry,
+  Health,
+  loadConfig,
+  startHost,
+} from '@gatehouse/service-kit';
+import { MemoryStore } from '@gatehouse/store';
+import { createPushHub, pushHubConfig } from '../src/index.ts';
+
+export const jwtSecret = 'test-secret-for-the-hub-suite';
+
+export const extractors = {
+  greeting: {
+    name: {
+      stable_field_index: 0,
+      event: { json_pointer: '/data/name' },
+      jwt: { json_pointer: '/username' },
+    },
+  },
+};
+
+export type HubFixture = Awaited<ReturnType<typeof startHubFixture>>;
+
+/** `shared` lets two hubs (two "replicas") meet on one memory bus and store. */
+export async function startHubFixture(
+  env: Record<string, string> = {},
+  shared?: { bus: MemoryBus; store: MemoryStore },
+) {
+  const bus = shared?.bus ?? new MemoryBus();
+  const store = shared?.store ?? new MemoryStore();
+  const config = loadConfig(
+    { ...commonConfig, ...authConfig, ...pushHubConfig },
+    {
+      JWT_SECRET_KEY: jwtSecret,
+      EXTRACTORS: JSON.stringify(extractors),
+      TOKEN_SECRET: 'a-token-secret-for-tests',
+      ...env,
+    },
+  );
+  const auth = createAuthFromConfig(config, store);
+  await auth.start();
+  const logger = createLogger({ name: 'hub-test', level: 'silent' });
+  const service = createPushHub(config, {
+    fanoutBus: bus,
+    controlBus: bus,
+    store,
+    auth,
+    replica: env.REPLICA_ID ?? 'replica-1',
+    logger,
+    registry: createRegistry(),
+    health: new Health(),
+  });
+  const host = await startHost({
+    services: [service],
+    logger,
+    registry: createRegistry(),
+    health: new Health(),
+    host: '127.0.0.1',
+    publicPort: 0,
+    apiPort: 0,
+    drainTimeoutMs: 500,
+    closeables: shared ? [auth] : [auth, bus, store],
+  });
+  const url = `http://127.0.0.1:${host.publicPort}`;
+  return {
+    url,
+    wsUrl: url.replace('http', 'ws'),
+    bus,
+    store,
+    hub: service.hub,
+    /** Puts a CloudEvent on the fan-out stream, as the publisher would; resolves with its position. */
+    publish: (type: string, data: unknown, extra: Record<string, unknown> = {}) =>
+      bus.publish('gw.events', {
+        value: JSON.stringify({
+          specversion: '1.0',
+          id: crypto.randomUUID(),
+          source: 'test',
+          type,
+          data,
+          ...extra,
+        }),
+      }),
+    jwt: (claims: Record<string, unknown>) => signJwt(claims, { alg: 'HS256', key: jwtSecret }),
+    blacklist: (sessionId: string) => store.set(blacklistKey(sessionId), '1', { ttlSeconds: 60 }),
+    stop: () => host.stop(),
+  };
+}
+
+export const subs = (list: unknown) => encodeURIComponent(JSON.stringify(list));

@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseExtractorConfig } from '../src/extractor-config.ts';
+import { SubscriptionIndex } from '../src/subscription-index.ts';
+
+const extractors = parseExtractorConfig({
+  greeting: { name: { stable_field_index: 1, event: { json_pointer: '/data/name' } } },
+  'com.github.pull.create': {
+    assignee: { stable_field_index: 0, event: { json_pointer: '/data/assignee/login' } },
+    head_repo: { stable_field_index: 1, event: { json_pointer: '/data/head/repo' } },
+    age: { stable_field_index: 2, event: { json_pointer: '/data/age' } },
+  },
+});
+
+const greeting = (name: unknown) => ({ type: 'greeting', data: { name } });
+const pull = (assignee: string, repo: string, age?: unknown) => ({
+  type: 'com.github.pull.create',
+  data: { assignee: { login: assignee }, head: { repo }, age },
+});
+
+function matches(index: SubscriptionIndex<string>, event: { type: string }): string[] {
+  const out: string[] = [];
+  index.match(event, (s) => out.push(s));
+  return out.sort();
+}
+
+describe('subscription index', () => {
+  it('matches the event type exactly, without constraints everything of that type', () => {
+    const index = new SubscriptionIndex<string>(extractors);
+    index.set('a', [{ eventType: 'greeting', oneOf: [] }]);
+    index.set('b', [{ eventType: 'greeting.extra', oneOf: [] }]);
+    assert.deepEqual(matches(index, greeting('x')), ['a']);
+    assert.deepEqual(matches(index, { type: 'greet' }), []);
+  });
+
+  it('reads oneOf as an OR of ANDs', () => {
+    const index = new SubscriptionIndex<string>(extractors);
+    index.set('c', [
+      {
+        eventType: 'com.github.pull.create',
+        oneOf: [{ assignee: 'octocat', head_repo: 'hello' }, { head_repo: 'world' }],
+      },
+    ]);
+    assert.deepEqual(matches(index, pull('octocat', 'hello')), ['c']);
+    assert.deepEqual(matches(index, pull('octocat', 'other')), []);
+    assert.deepEqual(matches(index, pull('someone', 'world')), ['c']);
+    assert.deepEqual(matches(index, pull('someone', 'hello')), []);
+  });
+
+  it('compares JSON values with their types, objects by content', () => {
+    const index = new SubscriptionIndex<string>(extractors);
+    index.set('num', [{ eventType: 'com.github.pull.create', oneOf: [{ age: 30 }] }]);
+    index.set('obj', [{ eventType: 'greeting', oneOf: [{ name: { first: 'a', last: 'b' } }] }]);
+    assert.deepEqual(matches(index, pull('x', 'y', 30)), ['num']);
+    assert.deepEqual(matches(index, pull('x', 'y', '30')), []);
+    assert.deepEqual(matches(index, greeting({ last: 'b', first: 'a' })), ['obj']);
+  });
+
+  it('delivers once per subscriber even when several subscriptions match', () => {
+    const index = new SubscriptionIndex<string>(extractors);
+    index.set('a', [
+      { eventType: 'greeting', oneOf: [] },
+      { eventType: 'greeting', oneOf: [{ name: 'alice' }] },
+    ]);
+    assert.deepEqual(matches(index, greeting('alice')), ['a']);
+  });
+
+  it('a missing field only matches subscriptions that do not constrain it', () => {
+    const index = new SubscriptionIndex<string>(extractors);
+    index.set('constrained', [{ eventType: 'greeting', oneOf: [{ name: 'alice' }] }]);
+    index.set('open', [{ eventType: 'greeting', oneOf: [] }]);
+    assert.deepEqual(matches(index, { type: 'greeting', data: {} } as { type: string }), ['open']);
+  });
+
+  it('rejects a constraint on a field the extractor config does not define', () => {
+    const index = new SubscriptionIndex<string>(extractors);
+    assert.throws(
+      () => index.set('a', [{ eventType: 'greeting', oneOf: [{ nickname: 'al' }] }]),
+      /field "nickname" is not defined for event type "greeting"/,
+    );
+    assert.throws(() => index.validate([{ eventType: 'unknown', oneOf: [{ x: 1 }] }]), /not defined/);
+  });
+
+  it('replaces and removes a subscriber and counts subscriptions', () => {
+    const index = new SubscriptionIndex<string>(extractors);
+    index.set('a', [
+      { eventType: 'greeting', oneOf: [] },
+      { eventType: 'other', oneOf: [] },
+    ]);
+    assert.equal(index.size, 2);
+    index.set('a', [{ eventType: 'other', oneOf: [] }]);
+    assert.equal(index.size, 1);
+    assert.deepEqual(matches(index, greeting('x')), []);
+    index.remove('a');
+    assert.equal(index.size, 0);
+    assert.deepEqual(matches(index, { type: 'other' }), []);
+  });
+
+  it('builds standalone matchers and per-subscriber checks', () => {
+    const index = new SubscriptionIndex<string>(extractors);
+    const m = index.matcherFor([{ eventType: 'greeting', oneOf: [{ name: 'bob' }] }]);
+    assert.equal(m(greeting('bob')), true);
+    assert.equal(m(greeting('al')), false);
+    index.set('z', [{ eventType: 'greeting', oneOf: [{ name: 'bob' }] }]);
+    assert.equal(index.matches('z', greeting('bob')), true);
+    assert.equal(index.matches('z', greeting('al')), false);
+  });
+});
