@@ -3,3 +3,4 @@ export * from './kafka-bus.ts';
 export * from './memory-bus.ts';
 export * from './nats-bus.ts';
 export * from './redis-bus.ts';
+export * from './kinesis-bus.ts';
