@@ -5,7 +5,7 @@
  * from the blacklist store.
  */
 import { type Auth, blacklistPrefix, createAccessCheck } from '@gatehouse/auth';
-import type { Bus, Subscription as BusSubscription } from '@gatehouse/bus';
+import { type Bus, type Subscription as BusSubscription, ReplicaChannel } from '@gatehouse/bus';
 import type { ConfigOf, GatewayService, Health, Logger, Registry } from '@gatehouse/service-kit';
 import type { Store } from '@gatehouse/store';
 import { bearerTokens, connectionTokensFrom, hubAuthFrom } from './auth-adapter.ts';
@@ -16,7 +16,7 @@ import { loadExtractorConfig } from './extractor-config.ts';
 import { subscriptionsSet } from './gateway-events.ts';
 import { Hub } from './hub.ts';
 import { HubMetrics } from './hub-metrics.ts';
-import { ReplicaChannel } from './replica-channel.ts';
+
 import { createSubscriptionResolver } from './subscription-request.ts';
 import { createSubscriptionsEndpoint, type SubscriptionChange } from './subscriptions-endpoint.ts';
 import { createLongPollTransport, type LongPollRecord } from './transports/longpoll-transport.ts';

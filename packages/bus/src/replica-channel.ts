@@ -1,10 +1,10 @@
 /**
- * Requests addressed to one hub replica (the one holding a connection), over the control bus: each
- * replica listens on `<prefix><its id>`; a request carries the asker's id so the answer comes back
- * on the asker's topic. An unanswered request resolves undefined after the time-out (replica gone).
+ * Requests addressed to one replica (the hub holding a connection, the proxy holding a request) over
+ * the control bus: each replica listens on `<prefix><its id>`; a request carries the asker's id so
+ * the answer comes back on the asker's topic. An unanswered request resolves undefined after the time-out (replica gone).
  */
 import { randomUUID } from 'node:crypto';
-import type { Bus, Subscription } from '@gatehouse/bus';
+import type { Bus, Subscription } from './bus.ts';
 import type { Logger } from '@gatehouse/service-kit';
 
 interface Envelope {

@@ -1,0 +1,69 @@
+/**
+ * Choosing and connecting a bus from environment settings, the same way in every service's main.ts.
+ * Broker addresses follow the reference's names (KAFKA_BROKERS, NATS_SERVERS …).
+ */
+import type { Store } from '@gatehouse/store';
+import { bool, type ConfigOf, list, oneOf, optionalStr, str } from '@gatehouse/service-kit';
+import type { Bus } from './bus.ts';
+import { KafkaBus } from './kafka-bus.ts';
+import { KinesisBus } from './kinesis-bus.ts';
+import { MemoryBus } from './memory-bus.ts';
+import { NatsBus } from './nats-bus.ts';
+import { RedisBus } from './redis-bus.ts';
+
+export const busKinds = ['memory', 'kafka', 'redis', 'nats', 'kinesis'] as const;
+export type BusKind = (typeof busKinds)[number];
+
+export const busConfig = {
+  KAFKA_BROKERS: list('Kafka bootstrap servers host:port,… (empty: Kafka is off)'),
+  KAFKA_CLIENT_ID: str('Kafka client id', 'gatehouse'),
+  KAFKA_SSL_ENABLED: bool('connect to Kafka over TLS', false),
+  KAFKA_SASL: optionalStr('SASL/PLAIN credentials as plain:<user>:<password>'),
+  REDIS_URL: str('Redis URL for streams, pub/sub and the store', 'redis://127.0.0.1:6379'),
+  NATS_SERVERS: list('NATS servers nats://host:port,… (empty: NATS is off)'),
+  KINESIS_ENDPOINT: optionalStr('Kinesis endpoint (an emulator); unset: AWS itself'),
+  KINESIS_AWS_REGION: str('Kinesis region', 'eu-west-1'),
+  FANOUT_BUS: oneOf('transport of the fan-out stream gw.events', busKinds, 'redis'),
+  CONTROL_BUS: oneOf('transport of requests between replicas', busKinds, 'redis'),
+};
+
+export type BusConfig = ConfigOf<typeof busConfig>;
+
+/** Connects a bus of the given kind; rejects with a clear message when its settings are missing. */
+export async function connectBus(
+  kind: BusKind,
+  config: BusConfig,
+  extra: { leaseStore?: Store } = {},
+): Promise<Bus> {
+  switch (kind) {
+    case 'memory':
+      return new MemoryBus();
+    case 'redis':
+      return RedisBus.connect({ url: config.REDIS_URL });
+    case 'nats':
+      if (config.NATS_SERVERS.length === 0) throw new Error('NATS_SERVERS must be set to use NATS');
+      return NatsBus.connect({ servers: config.NATS_SERVERS, name: config.KAFKA_CLIENT_ID });
+    case 'kafka':
+      if (config.KAFKA_BROKERS.length === 0) throw new Error('KAFKA_BROKERS must be set to use Kafka');
+      return new KafkaBus({
+        brokers: config.KAFKA_BROKERS,
+        clientId: config.KAFKA_CLIENT_ID,
+        ssl: config.KAFKA_SSL_ENABLED,
+        ...(config.KAFKA_SASL ? { sasl: parseSasl(config.KAFKA_SASL) } : {}),
+      });
+    case 'kinesis':
+      return new KinesisBus({
+        region: config.KINESIS_AWS_REGION,
+        ...(config.KINESIS_ENDPOINT ? { endpoint: config.KINESIS_ENDPOINT, createStreams: true } : {}),
+        ...(extra.leaseStore ? { leaseStore: extra.leaseStore } : {}),
+      });
+  }
+}
+
+function parseSasl(text: string): { mechanism: 'plain'; username: string; password: string } {
+  const [mechanism, username, ...rest] = text.split(':');
+  if (mechanism?.toLowerCase() !== 'plain' || !username || rest.length === 0) {
+    throw new Error('KAFKA_SASL must look like plain:<user>:<password>');
+  }
+  return { mechanism: 'plain', username, password: rest.join(':') };
+}

@@ -1,0 +1,61 @@
+/**
+ * The publisher as its own process: POST /_gw/v1/events on INBOUND_PORT, /v2|v3/messages and
+ * /messages on API_PORT, and the source consumers configured by KAFKA_*, NATS_* and KINESIS_*.
+ */
+import { authConfig, createAccessCheck, createAuthFromConfig } from '@gatehouse/auth';
+import { type Bus, busConfig, connectBus } from '@gatehouse/bus';
+import { loadConfig, port, serviceMain } from '@gatehouse/service-kit';
+import { connectStore, storeConfig } from '@gatehouse/store';
+import { publisherConfig } from './config.ts';
+import { createPublisher } from './publisher-service.ts';
+import type { SourceSpec } from './source-consumers.ts';
+import { submissionCheckFrom } from './submission-check.ts';
+
+const settings = {
+  ...authConfig,
+  ...busConfig,
+  ...storeConfig,
+  ...publisherConfig,
+  INBOUND_PORT: port('public port of POST /_gw/v1/events', 4000),
+};
+
+await serviceMain('publisher', async ({ logger, registry, health }) => {
+  const config = loadConfig(settings);
+  const store = await connectStore(config);
+  const fanoutBus = await connectBus(config.FANOUT_BUS, config);
+  const buses: Bus[] = [fanoutBus];
+  const sources: SourceSpec[] = [];
+  if (config.KAFKA_BROKERS.length > 0 && config.KAFKA_SOURCE_TOPICS.length > 0) {
+    const bus = await connectBus('kafka', config);
+    buses.push(bus);
+    sources.push({ bus, topics: config.KAFKA_SOURCE_TOPICS, group: config.KAFKATOFILTER_KAFKA_GROUP_ID });
+  }
+  if (config.NATS_SERVERS.length > 0 && config.NATS_SOURCE_TOPICS.length > 0) {
+    const bus = await connectBus('nats', config);
+    buses.push(bus);
+    sources.push({ bus, topics: config.NATS_SOURCE_TOPICS, group: config.NATSTOFILTER_QUEUE_GROUP });
+  }
+  if (config.KINESIS_ENABLED) {
+    const bus = await connectBus('kinesis', config, { leaseStore: store });
+    buses.push(bus);
+    sources.push({ bus, topics: [config.KINESIS_STREAM], group: config.KINESIS_APP_NAME });
+  }
+  const auth = createAuthFromConfig(config, store);
+  for (const warning of auth.warnings) logger.warn(warning);
+  await auth.start();
+  const publisher = createPublisher(config, {
+    fanoutBus,
+    sources,
+    submissionCheck: submissionCheckFrom(
+      createAccessCheck(config.SUBMISSION_CHECK, {
+        verify: (jwt) => auth.verifyAndCheck(jwt),
+        timeoutMs: config.SUBMISSION_CHECK_TIMEOUT,
+        onProblem: (p) => logger.warn(p, 'submission check failed; denying'),
+      }),
+    ),
+    logger,
+    registry,
+    health,
+  });
+  return { services: [publisher], publicPort: config.INBOUND_PORT, closeables: [auth, ...buses, store] };
+});

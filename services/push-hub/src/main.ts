@@ -1,0 +1,44 @@
+/** The push hub as its own process: connections on INBOUND_PORT, internal API on API_PORT. */
+import { authConfig, createAuthFromConfig } from '@gatehouse/auth';
+import { busConfig, connectBus } from '@gatehouse/bus';
+import { loadConfig, port, replicaId, serviceMain } from '@gatehouse/service-kit';
+import { connectStore, storeConfig } from '@gatehouse/store';
+import { pushHubConfig } from './config.ts';
+import { createPushHub } from './push-hub-service.ts';
+
+const settings = {
+  ...authConfig,
+  ...busConfig,
+  ...storeConfig,
+  ...pushHubConfig,
+  INBOUND_PORT: port('public port of the connection endpoints', 4000),
+};
+
+await serviceMain('push-hub', async ({ config: common, logger, registry, health }) => {
+  const config = loadConfig(settings);
+  const store = await connectStore(config);
+  const fanoutBus = await connectBus(config.FANOUT_BUS, config);
+  const controlBus = await connectBus(config.CONTROL_BUS, config);
+  health.addCheck('store', () => store.ping());
+  health.addCheck('control-bus', () => controlBus.ping());
+  const auth = createAuthFromConfig(config, store, {
+    onJwksError: (err) => logger.warn({ err }, 'JWKS refresh failed; keeping the previous keys'),
+  });
+  for (const warning of auth.warnings) logger.warn(warning);
+  await auth.start();
+  const hub = createPushHub(config, {
+    fanoutBus,
+    controlBus,
+    store,
+    auth,
+    replica: replicaId(common.REPLICA_ID),
+    logger,
+    registry,
+    health,
+  });
+  return {
+    services: [hub],
+    publicPort: config.INBOUND_PORT,
+    closeables: [auth, fanoutBus, controlBus, store],
+  };
+});
