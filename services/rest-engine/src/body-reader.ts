@@ -121,7 +121,7 @@ function streamBody(req: IncomingMessage, opts: BodyOptions): ParsedBody {
   let size = 0;
   req.on('data', (chunk: Buffer) => {
     size += chunk.length;
-    if (size > opts.limit) {
+    if (size > opts.limit && !stream.destroyed) {
       const err = tooLarge(opts.limit);
       req.unpipe(stream);
       stream.destroy(err);

@@ -181,7 +181,11 @@ export class RequestPipeline {
           limit: this.o.maxBodySize,
           upload: endpoint.upload,
           raw: endpoint.relay !== undefined,
-          onStreamTooLarge: (err) => this.answerError(x, err.status, err.message),
+          onStreamTooLarge: (err) => {
+            // The caller is still sending: answer, then close rather than read the rest.
+            res.shouldKeepAlive = false;
+            this.answerError(x, err.status, err.message);
+          },
         });
         data.body = parsed.body;
         data.contentLength = parsed.contentLength;

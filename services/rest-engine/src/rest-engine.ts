@@ -40,6 +40,8 @@ export interface RestEngineOptions {
 }
 
 export interface RestEngineService extends GatewayService {
+  start(): Promise<void>;
+  stop(): Promise<void>;
   readonly settings: RestSettings;
   /** The port the engine listens on once started (useful with port 0). */
   readonly port: number | undefined;

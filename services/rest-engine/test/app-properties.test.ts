@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -13,6 +13,9 @@ function folderWith(files: Record<string, string>): string {
   return dir;
 }
 
+/** A `${key}` placeholder as the property files write it. */
+const ref = (key: string) => `$${'{'}${key}}`;
+
 describe('application properties', () => {
   it('names environment variables by upper-casing and turning . and - into _', () => {
     assert.equal(envNameOf('rest.server.port'), 'REST_SERVER_PORT');
@@ -21,7 +24,10 @@ describe('application properties', () => {
   });
 
   it('reads nested application.yml keys, with environment overrides', () => {
-    const dir = folderWith({ 'application.yml': 'rest:\n  automation: true\n  server:\n    port: 9000\nstatic:\n  html:\n    folder: file:/srv/www\n' });
+    const dir = folderWith({
+      'application.yml':
+        'rest:\n  automation: true\n  server:\n    port: 9000\nstatic:\n  html:\n    folder: file:/srv/www\n',
+    });
     const props = loadAppProperties(dir, { REST_SERVER_PORT: '9100' });
     assert.equal(props.get('rest.automation'), 'true');
     assert.equal(props.get('rest.server.port'), '9100');
@@ -33,16 +39,23 @@ describe('application properties', () => {
 
   it('reads application.properties and lets application.yml win', () => {
     const dir = folderWith({
-      'application.properties': '# comment\nrest.automation=true\napplication.name = from-properties\nserver.port: 7000\n',
+      'application.properties':
+        '# comment\nrest.automation=true\napplication.name = from-properties\nserver.port: 7000\n',
       'application.yml': 'application:\n  name: from-yaml\n',
     });
     const settings = loadRestSettings(loadAppProperties(dir, {}), dir);
     assert.equal(settings['application.name'], 'from-yaml');
-    assert.equal(settings['rest.server.port'], 7000, 'server.port is accepted when rest.server.port is unset');
+    assert.equal(
+      settings['rest.server.port'],
+      7000,
+      'server.port is accepted when rest.server.port is unset',
+    );
   });
 
-  it('applies defaults and resolves ${key:default} references between properties', () => {
-    const dir = folderWith({ 'application.yml': 'base: /data\nstatic.html.folder: "file:${base}/www"\nx: "${nope:fallback}"\n' });
+  it('applies defaults and resolves placeholders between properties', () => {
+    const dir = folderWith({
+      'application.yml': `base: /data\nstatic.html.folder: "file:${ref('base')}/www"\nx: "${ref('nope:fallback')}"\n`,
+    });
     const props = loadAppProperties(dir, {});
     assert.equal(props.get('static.html.folder'), 'file:/data/www');
     assert.equal(props.get('x'), 'fallback');
@@ -59,7 +72,8 @@ describe('application properties', () => {
     const dir = folderWith({});
     assert.throws(
       () => loadRestSettings(loadAppProperties(dir, { REST_SERVER_PORT: 'eighty' }), dir),
-      (err: unknown) => err instanceof ConfigError && /rest\.server\.port: must be an integer/.test(err.message),
+      (err: unknown) =>
+        err instanceof ConfigError && /rest\.server\.port: must be an integer/.test(err.message),
     );
   });
 
@@ -67,5 +81,12 @@ describe('application properties', () => {
     const table = describeRestSettings();
     assert.match(table, /\| `rest\.server\.port` \| `REST_SERVER_PORT` \| `8085` \|/);
     assert.match(table, /\| `functions\.path` \| `FUNCTIONS_PATH` \|/);
+  });
+});
+
+describe('README', () => {
+  it('documents every setting with its default', () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    assert.ok(readme.includes(describeRestSettings()), 'regenerate the settings table with describeRestSettings()');
   });
 });

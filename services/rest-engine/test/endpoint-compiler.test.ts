@@ -18,7 +18,9 @@ function compile(content: Record<string, unknown>) {
   return { endpoints, report };
 }
 
-const cors = [{ id: 'c1', options: ['Access-Control-Allow-Origin: *'], headers: ['Access-Control-Allow-Origin: *'] }];
+const cors = [
+  { id: 'c1', options: ['Access-Control-Allow-Origin: *'], headers: ['Access-Control-Allow-Origin: *'] },
+];
 
 describe('endpoint compiler', () => {
   it('compiles a complete entry', () => {
@@ -72,7 +74,10 @@ describe('endpoint compiler', () => {
       ['GET /ok'],
     );
     const errors = report.errors.join('\n');
-    assert.match(errors, /rest\[1\] \(\? \/no-methods\) in rest\.yaml - entry must have required property 'methods'/);
+    assert.match(
+      errors,
+      /rest\[1\] \(\? \/no-methods\) in rest\.yaml - entry must have required property 'methods'/,
+    );
     assert.match(errors, /rest\[2\] \(FETCH \/bad-method\).*must be equal to one of the allowed values/);
     assert.match(errors, /rest\[3\].*service no\.such not available/);
     assert.match(errors, /rest\[4\].*cors ID missing is not found/);
@@ -83,7 +88,9 @@ describe('endpoint compiler', () => {
   });
 
   it('warns about unknown keys without skipping the entry', () => {
-    const { endpoints, report } = compile({ rest: [{ service: 'hello.world', methods: ['GET'], url: '/x', method: 'POST' }] });
+    const { endpoints, report } = compile({
+      rest: [{ service: 'hello.world', methods: ['GET'], url: '/x', method: 'POST' }],
+    });
     assert.equal(endpoints.length, 1);
     assert.match(report.warnings[0]!, /unknown keys, ignored: method/);
   });
@@ -112,7 +119,12 @@ describe('endpoint compiler', () => {
           url: '/r',
           authentication: ['x-app: demo: v1.auth', 'default: hello.world'],
         },
-        { service: 'http://127.0.0.1:9000', methods: ['GET'], url: '/relay/*', url_rewrite: ['/relay', '/api'] },
+        {
+          service: 'http://127.0.0.1:9000',
+          methods: ['GET'],
+          url: '/relay/*',
+          url_rewrite: ['/relay', '/api'],
+        },
         { service: 'http://127.0.0.1:9000/path', methods: ['GET'], url: '/bad-relay' },
         { service: 'hello.world', methods: ['GET'], url: '/no-default', authentication: ['x-app: v1.auth'] },
       ],

@@ -6,8 +6,14 @@ const compile = (spec: Record<string, unknown>) => compileHeaderTransformSet({ i
 
 describe('header transforms', () => {
   it('drops names without regard to case and adds entries', () => {
-    const { set } = compile({ request: { drop: ['Upgrade-Insecure-Requests', 'X-Secret'], add: ['X-Added: yes'] } });
-    const headers: Record<string, string> = { 'upgrade-insecure-requests': '1', 'x-secret': 's', accept: '*/*' };
+    const { set } = compile({
+      request: { drop: ['Upgrade-Insecure-Requests', 'X-Secret'], add: ['X-Added: yes'] },
+    });
+    const headers: Record<string, string> = {
+      'upgrade-insecure-requests': '1',
+      'x-secret': 's',
+      accept: '*/*',
+    };
     transformHeaders(headers, set.request!, (s) => s);
     assert.deepEqual(headers, { accept: '*/*', 'x-added': 'yes' });
   });

@@ -36,13 +36,26 @@ describe('authentication', () => {
   });
 
   it('rejects false, truthy look-alikes and error envelopes', () => {
-    for (const r of [false, 'true', 1, {}, undefined, new EventEnvelope().setBody(false), new EventEnvelope().setStatus(403)]) {
+    for (const r of [
+      false,
+      'true',
+      1,
+      {},
+      undefined,
+      new EventEnvelope().setBody(false),
+      new EventEnvelope().setStatus(403),
+    ]) {
       assert.equal(judgeAuthResult(r).accepted, false);
     }
   });
 
   it('picks the route by header rules, a header-only rule first, else the default', () => {
-    const sel = parseAuthSelector(['x-app: demo: demo.auth', 'x-app: any.app.auth', 'authorization: jwt.auth', 'default: basic.auth']);
+    const sel = parseAuthSelector([
+      'x-app: demo: demo.auth',
+      'x-app: any.app.auth',
+      'authorization: jwt.auth',
+      'default: basic.auth',
+    ]);
     assert.ok(typeof sel !== 'string');
     assert.equal(selectAuthRoute(sel, { 'x-app': 'demo' }), 'any.app.auth');
     assert.equal(selectAuthRoute(sel, { authorization: 'Bearer x' }), 'jwt.auth');
@@ -87,7 +100,10 @@ describe('timeouts and XML', () => {
       toXml({ b: [1, 2], a: 'x<y', n: null }),
       '<?xml version="1.0" encoding="UTF-8"?>\n<result>\n  <a>x&lt;y</a>\n  <b>1</b>\n  <b>2</b>\n</result>',
     );
-    assert.deepEqual(parseXml('<order id="7"><item>pen</item><item>ink</item></order>'), { id: '7', item: ['pen', 'ink'] });
+    assert.deepEqual(parseXml('<order id="7"><item>pen</item><item>ink</item></order>'), {
+      id: '7',
+      item: ['pen', 'ink'],
+    });
     assert.throws(() => parseXml('<a><b></a>'));
   });
 });

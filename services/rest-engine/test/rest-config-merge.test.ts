@@ -37,7 +37,10 @@ describe('rest.yaml merge', () => {
       report,
     );
     assert.deepEqual(merged.rest, []);
-    assert.match(report.errors[0]!, /duplicated entry 'PUT \/API\/hello\/world\/' in two\.yaml \(first declared in one\.yaml\)/);
+    assert.match(
+      report.errors[0]!,
+      /duplicated entry 'PUT \/API\/hello\/world\/' in two\.yaml \(first declared in one\.yaml\)/,
+    );
   });
 
   it('aborts on a duplicate within one file, also with other variable names', () => {
@@ -54,8 +57,14 @@ describe('rest.yaml merge', () => {
     const report = new CollectingReport();
     const merged = mergeRestFiles(
       [
-        { source: 'one.yaml', content: { cors: [{ id: 'c', v: 1 }], headers: [{ id: 'h', v: 1 }], 'static-content': { a: 1 } } },
-        { source: 'two.yaml', content: { cors: [{ id: 'c', v: 2 }], headers: [{ id: 'h', v: 2 }], 'static-content': { a: 2 } } },
+        {
+          source: 'one.yaml',
+          content: { cors: [{ id: 'c', v: 1 }], headers: [{ id: 'h', v: 1 }], 'static-content': { a: 1 } },
+        },
+        {
+          source: 'two.yaml',
+          content: { cors: [{ id: 'c', v: 2 }], headers: [{ id: 'h', v: 2 }], 'static-content': { a: 2 } },
+        },
       ],
       report,
     );
@@ -69,7 +78,10 @@ describe('rest.yaml merge', () => {
 
   it('reports sections of the wrong shape', () => {
     const report = new CollectingReport();
-    mergeRestFiles([{ source: 'x.yaml', content: { rest: { url: '/a' }, cors: 'nope', headers: [{}] } }], report);
+    mergeRestFiles(
+      [{ source: 'x.yaml', content: { rest: { url: '/a' }, cors: 'nope', headers: [{}] } }],
+      report,
+    );
     assert.equal(report.errors.length, 3);
     assert.match(report.errors.join('\n'), /'rest' section in x\.yaml must be a list/);
     assert.match(report.errors.join('\n'), /headers\[0\] in x\.yaml - missing id/);

@@ -7,9 +7,15 @@ import { AppProperties } from '../src/app-properties.ts';
 import { CollectingReport } from '../src/problem-report.ts';
 import { loadRestFiles, parseRestYaml } from '../src/rest-yaml-loader.ts';
 
+/** A `${key}` placeholder as rest.yaml writes it. */
+const ref = (key: string) => `$${'{'}${key}}`;
+
 describe('rest.yaml parser', () => {
   it('parses YAML 1.2 into plain data', () => {
-    const doc = parseRestYaml('rest:\n  - service: a.b\n    methods: [GET]\n    url: /x\n    tracing: true\n', 'r.yaml');
+    const doc = parseRestYaml(
+      'rest:\n  - service: a.b\n    methods: [GET]\n    url: /x\n    tracing: true\n',
+      'r.yaml',
+    );
     assert.deepEqual(doc, { rest: [{ service: 'a.b', methods: ['GET'], url: '/x', tracing: true }] });
     // YAML 1.2: `on`/`yes` are strings, not booleans.
     assert.deepEqual(parseRestYaml('a: yes\n', 'r.yaml'), { a: 'yes' });
@@ -26,12 +32,12 @@ describe('rest.yaml parser', () => {
     assert.deepEqual(parseRestYaml('', 'x.yaml'), {});
   });
 
-  it('substitutes ${key:default} from properties and environment, and skips missing files', () => {
+  it('substitutes key:default placeholders from properties and environment, and skips missing files', () => {
     const dir = mkdtempSync(join(tmpdir(), 'rest-yaml-'));
     const file = join(dir, 'rest.yaml');
     writeFileSync(
       file,
-      'cors:\n  - id: c\n    options: ["Access-Control-Allow-Origin: ${api.origin:*}"]\n    headers: ["X: ${app.name}", "Y: ${missing}"]\n',
+      `cors:\n  - id: c\n    options: ["Access-Control-Allow-Origin: ${ref('api.origin:*')}"]\n    headers: ["X: ${ref('app.name')}", "Y: ${ref('missing')}"]\n`,
     );
     const props = new AppProperties(new Map([['app.name', 'demo']]), { API_ORIGIN: 'https://a.example' });
     const report = new CollectingReport();
@@ -39,7 +45,7 @@ describe('rest.yaml parser', () => {
     assert.equal(files.length, 1);
     const cors = (files[0]!.content['cors'] as Array<Record<string, string[]>>)[0]!;
     assert.deepEqual(cors['options'], ['Access-Control-Allow-Origin: https://a.example']);
-    assert.deepEqual(cors['headers'], ['X: demo', 'Y: ${missing}']);
+    assert.deepEqual(cors['headers'], ['X: demo', `Y: ${ref('missing')}`]);
     assert.match(report.warnings[0]!, /none\.yaml - file not found/);
   });
 });

@@ -64,7 +64,10 @@ describe('route table', () => {
   it('ignores case, trailing and double slashes, and keeps the case of values', () => {
     assert.deepEqual(match('GET', '/API/Users/ME/'), { name: 'me', params: undefined });
     assert.deepEqual(match('GET', '/api//users/Ann'), { name: 'byId', params: { id: 'Ann' } });
-    assert.deepEqual(match('GET', '/Orders/A1/items/b2'), { name: 'two', params: { orderId: 'A1', itemId: 'b2' } });
+    assert.deepEqual(match('GET', '/Orders/A1/items/b2'), {
+      name: 'two',
+      params: { orderId: 'A1', itemId: 'b2' },
+    });
   });
 
   it('decodes each segment on its own', () => {
@@ -92,12 +95,20 @@ describe('route table', () => {
   });
 
   it('refuses the same method on the same url twice', () => {
-    assert.throws(() => new RouteTable([e('a', ['GET'], '/x/{a}'), e('b', ['GET', 'POST'], '/X/{b}/')]), /duplicated endpoint GET/);
+    assert.throws(
+      () => new RouteTable([e('a', ['GET'], '/x/{a}'), e('b', ['GET', 'POST'], '/X/{b}/')]),
+      /duplicated endpoint GET/,
+    );
   });
 
   it('does not slow down with many routes (a 200-route table still finds its match)', () => {
-    const many = Array.from({ length: 200 }, (_, i) => e(`r${i}`, ['GET'], `/api/v1/resource${i}/{id}/sub/{subId}`));
+    const many = Array.from({ length: 200 }, (_, i) =>
+      e(`r${i}`, ['GET'], `/api/v1/resource${i}/{id}/sub/{subId}`),
+    );
     const t = table(...many);
-    assert.deepEqual(t('GET', '/api/v1/resource150/7/sub/9'), { name: 'r150', params: { id: '7', subId: '9' } });
+    assert.deepEqual(t('GET', '/api/v1/resource150/7/sub/9'), {
+      name: 'r150',
+      params: { id: '7', subId: '9' },
+    });
   });
 });

@@ -27,7 +27,7 @@ describe('static files', () => {
     assert.equal((await folder.find('/docs/'))?.relative, 'docs/index.html');
     assert.equal((await folder.find('/docs'))?.relative, 'docs/index.html');
     assert.equal((await folder.find('/about'))?.relative, 'about.html');
-    assert.equal((await folder.find('/nothing.html')), undefined);
+    assert.equal(await folder.find('/nothing.html'), undefined);
   });
 
   it('gives content types and a strong SHA-256 ETag', async () => {
