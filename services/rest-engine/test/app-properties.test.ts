@@ -88,7 +88,11 @@ describe('README', () => {
   it('documents every setting with its default', () => {
     // The formatter pads table cells, so rows are compared with the padding taken out.
     const squeeze = (line: string) => line.replace(/\s*\|\s*/g, '|').trim();
-    const readme = new Set(readFileSync(new URL('../README.md', import.meta.url), 'utf8').split('\n').map(squeeze));
+    const readme = new Set(
+      readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+        .split('\n')
+        .map(squeeze),
+    );
     const rows = describeRestSettings()
       .split('\n')
       .filter((row) => !row.startsWith('|---'));
