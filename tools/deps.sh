@@ -49,7 +49,8 @@ apt_install() {
 spawn() { # name, command...: runs in the background with its log and PID file
   local name=$1; shift
   mkdir -p "$state/$name"
-  nohup "$@" >>"$state/$name/log" 2>&1 &
+  # A session of its own: the server outlives the shell or test process that (re)started it.
+  setsid nohup "$@" >>"$state/$name/log" 2>&1 < /dev/null &
   echo $! >"$state/$name/pid"
 }
 
