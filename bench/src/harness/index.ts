@@ -1,0 +1,5 @@
+export * from './box.ts';
+export * from './interleave.ts';
+export * from './spawn-pinned.ts';
+export * from './stats.ts';
+export * from './wrk.ts';
