@@ -36,6 +36,29 @@ export class FunctionRegistry {
     return [...this.slots.keys()];
   }
 
+  /**
+   * Calls the function and hands back what it returned: the value itself when the function answered
+   * synchronously and an instance was free (no promise, no timer on the hot path), else a promise.
+   * Throws what a synchronous function threw.
+   */
+  call(route: string, headers: EventHeaders, input: AsyncHttpRequest): unknown {
+    const slot = this.slots.get(route);
+    const instance = slot?.free.pop();
+    if (slot === undefined || instance === undefined) return this.invoke(route, headers, input);
+    let result: unknown;
+    try {
+      result = slot.registration.handleEvent(headers, input, instance);
+    } catch (err) {
+      release(slot, instance);
+      throw err;
+    }
+    if (typeof (result as PromiseLike<unknown> | null)?.then !== 'function') {
+      release(slot, instance);
+      return result;
+    }
+    return Promise.resolve(result).finally(() => release(slot, instance));
+  }
+
   /** Calls the function; resolves with what it returned, rejects with what it threw. */
   async invoke(route: string, headers: EventHeaders, input: AsyncHttpRequest): Promise<unknown> {
     const slot = this.slots.get(route);
@@ -48,8 +71,12 @@ export class FunctionRegistry {
     try {
       return await slot.registration.handleEvent(headers, input, instance);
     } finally {
-      slot.free.push(instance);
-      slot.waiting.shift()?.();
+      release(slot, instance);
     }
   }
+}
+
+function release(slot: Slot, instance: number): void {
+  slot.free.push(instance);
+  slot.waiting.shift()?.();
 }

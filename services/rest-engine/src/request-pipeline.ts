@@ -32,7 +32,7 @@ import { type ResponseTarget, writeError, writeResult } from './response-writer.
 import type { RouteTable } from './route-table.ts';
 import type { StaticContentConfig } from './static-content-config.ts';
 import { etagMatches, type StaticFolder } from './static-files.ts';
-import { newId, parseTraceparent } from './trace-context.ts';
+import { newCorrelationId, newId, parseTraceparent } from './trace-context.ts';
 import { RequestTrace, type TraceStep } from './trace-recorder.ts';
 
 export interface PipelineOptions {
@@ -83,15 +83,19 @@ export class RequestPipeline {
     const method = req.method ?? 'GET';
     const found = this.o.table.lookup(method, path);
     if (found.kind === 'found') {
-      this.serveEndpoint(
-        req,
-        res,
-        found.endpoint,
-        found.params,
-        path,
-        q < 0 ? '' : url.slice(q + 1),
-        startedAt,
-      ).catch((err: unknown) => this.failed(res, err, startedAt));
+      try {
+        this.serveEndpoint(
+          req,
+          res,
+          found.endpoint,
+          found.params,
+          path,
+          q < 0 ? '' : url.slice(q + 1),
+          startedAt,
+        );
+      } catch (err) {
+        this.failed(res, err, startedAt);
+      }
       return;
     }
     if (found.kind === 'method-not-allowed') {
@@ -113,7 +117,7 @@ export class RequestPipeline {
     this.plainError(req, res, 404, errorMessages.notFound, startedAt);
   };
 
-  private async serveEndpoint(
+  private serveEndpoint(
     req: IncomingMessage,
     res: ServerResponse,
     endpoint: Endpoint,
@@ -121,7 +125,7 @@ export class RequestPipeline {
     path: string,
     queryString: string,
     startedAt: number,
-  ): Promise<void> {
+  ): void {
     const method = req.method!;
     const headers = req.headers as Record<string, string>;
     const responseHeaders: OutgoingHttpHeaders = {};
@@ -143,7 +147,7 @@ export class RequestPipeline {
       // One id, not two, when the trace and correlation headers are the same header.
       if (cidGenerated && endpoint.traceIdHeader === endpoint.correlationIdHeader) cid = trace.id;
     }
-    if (!cid) cid = newId();
+    if (!cid) cid = newCorrelationId();
     if (cidGenerated) headers[endpoint.correlationIdHeader] = cid;
     responseHeaders[endpoint.correlationIdHeader] = cid;
 
@@ -161,8 +165,6 @@ export class RequestPipeline {
       trace,
       cid,
     };
-    x.timer = setTimeout(onTimeout, endpoint.timeoutMs, this, x);
-
     const data: HttpRequestData = {
       method,
       url: path.includes('%') ? safeDecode(path) : path,
@@ -175,7 +177,18 @@ export class RequestPipeline {
       queryString,
       timeoutSeconds: endpoint.timeoutMs / 1000,
     };
-    if (bodyMethods.has(method)) {
+    if (bodyMethods.has(method) || endpoint.authentication) {
+      // Reading the body and authenticating take time: the endpoint timeout covers them too.
+      x.timer = setTimeout(onTimeout, endpoint.timeoutMs, this, x);
+      this.readAndAuthenticate(req, x, data).catch((err: unknown) => this.failed(res, err, startedAt));
+      return;
+    }
+    this.runPrimary(x, data, new AsyncHttpRequest(data), 'http.request', undefined);
+  }
+
+  private async readAndAuthenticate(req: IncomingMessage, x: Exchange, data: HttpRequestData): Promise<void> {
+    const { endpoint, res } = x;
+    if (bodyMethods.has(data.method)) {
       try {
         const parsed = await readRequestBody(req, {
           limit: this.o.maxBodySize,
@@ -202,51 +215,79 @@ export class RequestPipeline {
       if (x.done) return;
     }
     const request = new AsyncHttpRequest(data);
-
-    let from = 'http.request';
-    let parent: TraceStep | undefined;
-    if (endpoint.authentication) {
-      const route = selectAuthRoute(endpoint.authentication, headers);
-      const step = trace?.begin(route, from, undefined);
-      const verdict = await this.authenticate(x, route, request, step);
-      if (!verdict) return;
-      data.session = verdict.session;
-      from = route;
-      parent = step;
+    if (!endpoint.authentication) {
+      this.runPrimary(x, data, request, 'http.request', undefined);
+      return;
     }
-    for (const secondary of endpoint.secondaries) this.fireAndForget(x, secondary, from, parent, request);
+    const route = selectAuthRoute(endpoint.authentication, data.headers);
+    const step = x.trace?.begin(route, 'http.request', undefined);
+    const verdict = await this.authenticate(x, route, request, step);
+    if (!verdict) return;
+    data.session = verdict.session;
+    this.runPrimary(x, data, request, route, step);
+  }
 
-    const step = trace?.begin(endpoint.primary, from, parent);
+  /**
+   * Sends the request to the secondaries (fire-and-forget) and the primary. A function that answers
+   * synchronously is answered at once; otherwise the endpoint timeout runs until it does.
+   */
+  private runPrimary(
+    x: Exchange,
+    data: HttpRequestData,
+    request: AsyncHttpRequest,
+    from: string,
+    parent: TraceStep | undefined,
+  ): void {
+    const endpoint = x.endpoint;
+    for (const secondary of endpoint.secondaries) this.fireAndForget(x, secondary, from, parent, request);
+    const step = x.trace?.begin(endpoint.primary, from, parent);
     let result: unknown;
     try {
       result = endpoint.relay
-        ? await relay(endpoint.relay, {
-            method,
+        ? relay(endpoint.relay, {
+            method: data.method,
             path: data.url,
-            queryString: queryString || undefined,
-            headers,
+            queryString: data.queryString || undefined,
+            headers: data.headers,
             session: data.session,
             body: (data.body as Buffer | undefined) ?? data.stream,
             signal: x.abort!.signal,
           })
-        : await this.o.registry.invoke(endpoint.primary, this.eventHeaders(endpoint.primary, x), request);
+        : this.o.registry.call(endpoint.primary, this.eventHeaders(endpoint.primary, x), request);
     } catch (err) {
-      const { status, message } = this.failure(endpoint.primary, err, x);
-      if (step) trace!.end(step, status, message);
-      this.o.metrics.functionCall(endpoint.primary, 'error');
-      if (!x.done) this.answerError(x, status, message, step);
-      else trace?.flush(this.o.logger);
+      this.primaryFailed(x, step, err);
       return;
     }
-    this.o.metrics.functionCall(endpoint.primary, x.done ? 'timeout' : 'ok');
-    const status = isEventEnvelope(result) ? (result.getStatus() ?? 200) : 200;
-    if (step) trace!.end(step, status);
+    if (isThenable(result)) {
+      x.timer ??= setTimeout(onTimeout, endpoint.timeoutMs, this, x);
+      result.then(
+        (value) => this.primaryAnswered(x, step, value),
+        (err: unknown) => this.primaryFailed(x, step, err),
+      );
+    } else {
+      this.primaryAnswered(x, step, result);
+    }
+  }
+
+  private primaryAnswered(x: Exchange, step: TraceStep | undefined, result: unknown): void {
+    const route = x.endpoint.primary;
+    this.o.metrics.functionCall(route, x.done ? 'timeout' : 'ok');
+    if (step) x.trace!.end(step, isEventEnvelope(result) ? (result.getStatus() ?? 200) : 200);
     if (x.done) {
       // Answered 408 already: the late record still belongs to the trace.
-      trace?.flush(this.o.logger);
+      x.trace?.flush();
       return;
     }
     this.finish(x, () => writeResult(x, result), step);
+  }
+
+  private primaryFailed(x: Exchange, step: TraceStep | undefined, err: unknown): void {
+    const route = x.endpoint.primary;
+    const { status, message } = this.failure(route, err, x);
+    if (step) x.trace!.end(step, status, message);
+    this.o.metrics.functionCall(route, 'error');
+    if (!x.done) this.answerError(x, status, message, step);
+    else x.trace?.flush();
   }
 
   /** Returns the session verdict, or undefined after answering the rejection. */
@@ -320,7 +361,7 @@ export class RequestPipeline {
         : undefined);
     const id = parent?.traceId ?? (headers[endpoint.traceIdHeader] || newId());
     const tracePath = `${method} ${path.includes('%') ? safeDecode(path) : path}${queryString ? `?${queryString}` : ''}`;
-    return new RequestTrace(this.o.tracer, this.o.origin, id, tracePath, parent?.parentSpanId);
+    return new RequestTrace(this.o.tracer, this.o.logger, this.o.origin, id, tracePath, parent?.parentSpanId);
   }
 
   /** Status and message for a function's failure; unexpected errors are logged. */
@@ -351,7 +392,7 @@ export class RequestPipeline {
     this.o.metrics.answered(status, x.startedAt);
     if (x.trace) {
       x.trace.end(step!, status);
-      x.trace.flush(this.o.logger);
+      x.trace.flush();
     }
   }
 
@@ -525,6 +566,10 @@ function allowOf(endpoints: Endpoint[]): string {
   const methods = new Set(endpoints.flatMap((e) => e.methods));
   if (endpoints.some((e) => e.cors)) methods.add('OPTIONS');
   return [...methods].join(', ');
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
 }
 
 function safeDecode(path: string): string {

@@ -10,6 +10,7 @@ export class RestMetrics {
   private readonly calls: Counter<'route' | 'outcome'>;
   readonly endpoints: Gauge;
   private readonly byStatus = new Map<number, Counter.Internal>();
+  private readonly byCall = new Map<string, Counter.Internal>();
 
   constructor(registry: Registry) {
     this.requests = metricOnce(
@@ -69,6 +70,12 @@ export class RestMetrics {
   }
 
   functionCall(route: string, outcome: 'ok' | 'error' | 'timeout'): void {
-    this.calls.labels(route, outcome).inc();
+    const key = outcome === 'ok' ? route : `${route} ${outcome}`;
+    let child = this.byCall.get(key);
+    if (child === undefined) {
+      child = this.calls.labels(route, outcome);
+      this.byCall.set(key, child);
+    }
+    child.inc();
   }
 }

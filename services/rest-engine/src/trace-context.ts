@@ -28,6 +28,18 @@ export function newId(): string {
   return randomUUID().replaceAll('-', '');
 }
 
+/**
+ * Correlation ids only need to be unique, so they are a random per-process prefix and a counter:
+ * 32 hex characters like a trace id, without a random draw per request.
+ */
+const cidPrefix = randomBytes(8).toString('hex');
+let cidCounter = randomBytes(4).readUInt32BE(0);
+
+export function newCorrelationId(): string {
+  cidCounter = (cidCounter + 1) % 0x1_0000_0000_0000;
+  return cidPrefix + cidCounter.toString(16).padStart(16, '0');
+}
+
 export function newSpanId(): string {
   return randomBytes(8).toString('hex');
 }

@@ -53,10 +53,21 @@ export class RequestTrace {
   private readonly origin: string;
   private readonly inboundParent: string | undefined;
   private readonly startedAt = performance.now();
+  private readonly logger: Logger;
+  /** Records written so far; once the response is out, late records are written as they end. */
   private flushed = 0;
+  private responded = false;
 
-  constructor(tracer: Tracer, origin: string, id: string, path: string, inboundParent: string | undefined) {
+  constructor(
+    tracer: Tracer,
+    logger: Logger,
+    origin: string,
+    id: string,
+    path: string,
+    inboundParent: string | undefined,
+  ) {
     this.tracer = tracer;
+    this.logger = logger;
     this.origin = origin;
     this.id = id;
     this.path = path;
@@ -101,15 +112,23 @@ export class RequestTrace {
         step.span.setStatus({ code: SpanStatusCode.ERROR, message: error ?? `status ${status}` });
       step.span.end();
     }
+    if (this.responded) this.flush();
   }
 
-  /** Writes the records not written yet to the log; the first carries the whole round trip. */
-  flush(logger: Logger): void {
+  /**
+   * Writes the records not written yet to the log (the first carries the whole round trip); called
+   * once the response is out, after which a late record (a secondary, a function that ran past the
+   * timeout) is written when it ends.
+   */
+  flush(): void {
+    this.responded = true;
     const first = this.records[0];
-    if (first && this.flushed === 0)
+    if (first && this.flushed === 0) {
       first.round_trip = Math.round((performance.now() - this.startedAt) * 1000) / 1000;
-    for (; this.flushed < this.records.length; this.flushed++)
-      logger.info({ trace: this.records[this.flushed] }, 'trace');
+    }
+    for (; this.flushed < this.records.length; this.flushed++) {
+      this.logger.info({ trace: this.records[this.flushed] }, 'trace');
+    }
   }
 
   private startSpan(service: string, parent: TraceStep | undefined): Span | undefined {
