@@ -1,0 +1,87 @@
+/**
+ * `/v2/apis` and `/v3/apis` on the internal API (reference §1.2.1): list, get, create (201), update
+ * (200, a shallow merge over the current definition, as RIG did), delete (204); 404 for an unknown
+ * id, 409 when creating an existing one, 400 with the full error map for an invalid definition (and
+ * nothing is changed), 415 for a body that is not JSON.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HttpError, type Params, Router, readBody, sendJson } from '@gatehouse/service-kit';
+import { validateApi } from './api-validation.ts';
+import type { DefinitionStore } from './definition-store.ts';
+
+const maxDefinitionBytes = 1024 * 1024;
+
+export interface ApisEndpointOptions {
+  definitions: DefinitionStore;
+  env?: NodeJS.ProcessEnv;
+  /** Told after a successful write, so this replica applies it without waiting for the notification. */
+  onChange?: (id: string) => Promise<void>;
+}
+
+export function createApisEndpoint(options: ApisEndpointOptions): Router {
+  const { definitions } = options;
+  const router = new Router();
+  const changed = async (id: string) => options.onChange?.(id);
+
+  for (const version of ['v2', 'v3']) {
+    const base = `/${version}/apis`;
+    router.get(base, async (_req, res) => sendJson(res, 200, await definitions.list()));
+
+    router.get(`${base}/:id`, async (_req, res, { id }: Params) => {
+      const api = await definitions.get(id!);
+      if (api === undefined) return notFound(res, id!);
+      sendJson(res, 200, api);
+    });
+
+    router.post(base, async (req, res) => {
+      const body = await readJson(req);
+      const result = validateApi(body, { env: options.env });
+      if (!result.ok) return sendJson(res, 400, result.errors);
+      if (!(await definitions.create(result.api)))
+        return sendJson(res, 409, { message: `API with id=${result.api.id} already exists.` });
+      await changed(result.api.id);
+      sendJson(res, 201, { message: 'ok' });
+    });
+
+    router.put(`${base}/:id`, async (req, res, { id }: Params) => {
+      const body = await readJson(req);
+      if (!isObject(body)) return sendJson(res, 400, { api: [{ api: 'must be an object' }] });
+      if (body['id'] !== undefined && body['id'] !== id)
+        return sendJson(res, 400, { api: [{ id: 'must match the id in the path' }] });
+      const current = await definitions.get(id!);
+      if (current === undefined) return notFound(res, id!);
+      const result = validateApi({ ...current, ...body, id }, { env: options.env });
+      if (!result.ok) return sendJson(res, 400, result.errors);
+      await definitions.update(result.api, current);
+      await changed(id!);
+      sendJson(res, 200, { message: 'ok' });
+    });
+
+    router.delete(`${base}/:id`, async (_req, res, { id }: Params) => {
+      if (!(await definitions.delete(id!))) return notFound(res, id!);
+      await changed(id!);
+      res.writeHead(204).end();
+    });
+  }
+  return router;
+}
+
+function notFound(res: ServerResponse, id: string): void {
+  sendJson(res, 404, { message: `API with id=${id} doesn't exist.` });
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const type = (req.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase();
+  if (type !== 'application/json' && !type.endsWith('+json'))
+    throw new HttpError(415, 'the body must be JSON (content-type: application/json)');
+  const body = await readBody(req, maxDefinitionBytes);
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch (err) {
+    throw new HttpError(400, `the body is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

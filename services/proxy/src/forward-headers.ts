@@ -1,0 +1,101 @@
+/**
+ * Headers of a forwarded request and of the response passed back (reference §2.4, spec forwarding
+ * rules 1–4):
+ * - hop-by-hop headers (RFC 9110 §7.6.1: `connection` and the headers it names, `keep-alive`,
+ *   `proxy-connection`, `transfer-encoding`, `te`, `trailer`, `upgrade`, plus `http2-settings`)
+ *   are dropped both ways, which is also what HTTP/2 requires of connection headers;
+ * - `host` becomes the target's host; `expect` is answered by this server, not forwarded;
+ * - a `Forwarded` element (RFC 7239) naming the client, this proxy, the original host and scheme is
+ *   appended to any the client sent (RIG replaced the client's; appending is what the RFC asks, and
+ *   a backend trusts only the elements its own proxies added);
+ * - `traceparent`/`tracestate` carry a new span of the caller's trace (a new trace if none);
+ * - response header names arrive lower-cased from undici, so duplicates differing in case cannot
+ *   reach the client.
+ */
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { readTraceContextFromHeaders, startHop, traceContextAttributes } from '@gatehouse/tracing';
+
+export type HeaderMap = Record<string, string | string[]>;
+
+const hopByHop = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'http2-settings',
+]);
+/** Request headers this proxy replaces or answers itself. */
+const replacedOnRequest = new Set(['host', 'expect', 'traceparent', 'tracestate']);
+
+export interface UpstreamHeaderOptions {
+  /** Host header for the target. */
+  host: string;
+  /** Merged over the request's headers (transform_request_headers); may override `host`. */
+  addHeaders?: Record<string, string> | undefined;
+}
+
+export function upstreamHeaders(req: IncomingMessage, options: UpstreamHeaderOptions): HeaderMap {
+  const source = req.headers;
+  const named = connectionNamed(source['connection']);
+  const out: HeaderMap = {};
+  for (const name in source) {
+    if (hopByHop.has(name) || replacedOnRequest.has(name) || name.charCodeAt(0) === 58) continue;
+    if (named?.has(name)) continue;
+    const value = source[name];
+    if (value !== undefined) out[name] = value;
+  }
+  out['host'] = options.host;
+  out['forwarded'] = forwardedValue(req);
+  Object.assign(out, traceContextAttributes(startHop(readTraceContextFromHeaders(source))));
+  if (options.addHeaders !== undefined) Object.assign(out, options.addHeaders);
+  return out;
+}
+
+/** The target's response headers minus hop-by-hop ones. */
+export function downstreamHeaders(headers: IncomingHttpHeaders): HeaderMap {
+  const named = connectionNamed(headers['connection']);
+  const out: HeaderMap = {};
+  for (const name in headers) {
+    if (hopByHop.has(name)) continue;
+    if (named?.has(name)) continue;
+    const value = headers[name];
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
+}
+
+/** The client's Forwarded elements (if any) followed by this hop's. */
+export function forwardedValue(req: IncomingMessage): string {
+  const socket = req.socket;
+  const proto = (socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
+  const host = req.headers['host'] ?? req.headers[':authority' as 'host'];
+  let element = `for=${nodeName(socket.remoteAddress)};by=${nodeName(socket.localAddress)}`;
+  if (host !== undefined) element += `;host=${quoted(host)}`;
+  element += `;proto=${proto}`;
+  const previous = req.headers['forwarded'];
+  return previous === undefined || previous === '' ? element : `${previous}, ${element}`;
+}
+
+/** RFC 7239 §6: IPv6 addresses are bracketed and quoted; unknown peers are `unknown`. */
+function nodeName(address: string | undefined): string {
+  if (address === undefined || address === '') return 'unknown';
+  const plain = address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
+  return plain.includes(':') ? `"[${plain}]"` : plain;
+}
+
+function quoted(value: string): string {
+  return /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(value) ? value : `"${value.replace(/["\\]/g, '\\$&')}"`;
+}
+
+function connectionNamed(value: string | string[] | undefined): Set<string> | undefined {
+  if (value === undefined) return undefined;
+  const text = Array.isArray(value) ? value.join(',') : value;
+  const names = text
+    .split(',')
+    .map((t) => t.trim().toLowerCase())
+    .filter((t) => t !== '' && t !== 'close' && t !== 'keep-alive');
+  return names.length === 0 ? undefined : new Set(names);
+}

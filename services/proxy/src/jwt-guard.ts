@@ -1,0 +1,64 @@
+/**
+ * The token check of `secured: true` endpoints (reference §2.4 step 5). Tokens come from where the
+ * API's `auth` says:
+ * - `Authorization` (the default header): credentials with an explicit scheme, `Bearer <jwt>`; a
+ *   bare token is not taken for a bearer token (spec authentication rule 2);
+ * - any other header: the raw token(s), comma-separated;
+ * - the query parameter `auth.query_name`: raw token(s), comma-separated, or repeated.
+ * At least one token must be valid, unexpired and of a session that is not blacklisted.
+ */
+import type { IncomingMessage } from 'node:http';
+import { type Auth, JwtError, parseAuthorizationHeader } from '@gatehouse/auth';
+import type { AuthSettings } from './api-definition.ts';
+
+export type GuardVerdict = 'allowed' | 'refused' | 'unavailable';
+
+export class JwtGuard {
+  private readonly auth: Auth;
+
+  constructor(auth: Auth) {
+    this.auth = auth;
+  }
+
+  /** `unavailable` when the blacklist could not be read: the caller answers 503, not 401. */
+  async check(req: IncomingMessage, settings: AuthSettings): Promise<GuardVerdict> {
+    const tokens = tokensOf(req, settings);
+    if (tokens.length === 0) return 'refused';
+    let unavailable = false;
+    for (const token of tokens) {
+      try {
+        await this.auth.verifyAndCheck(token);
+        return 'allowed';
+      } catch (err) {
+        if (!(err instanceof JwtError)) unavailable = true;
+      }
+    }
+    return unavailable ? 'unavailable' : 'refused';
+  }
+}
+
+export function tokensOf(req: IncomingMessage, settings: AuthSettings): string[] {
+  const tokens: string[] = [];
+  if (settings.use_header) {
+    const name = settings.header_name.toLowerCase();
+    const value = req.headers[name];
+    if (name === 'authorization') tokens.push(...parseAuthorizationHeader(value).bearerTokens);
+    else if (value !== undefined) tokens.push(...splitTokens(value));
+  }
+  if (settings.use_query) tokens.push(...queryTokens(req.url ?? '', settings.query_name));
+  return tokens;
+}
+
+function queryTokens(url: string, name: string): string[] {
+  const q = url.indexOf('?');
+  if (q < 0) return [];
+  return splitTokens(new URLSearchParams(url.slice(q + 1)).getAll(name));
+}
+
+function splitTokens(value: string | string[]): string[] {
+  const list = Array.isArray(value) ? value : [value];
+  return list
+    .flatMap((v) => v.split(','))
+    .map((t) => t.trim())
+    .filter((t) => t !== '');
+}

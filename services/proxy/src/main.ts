@@ -1,0 +1,66 @@
+/**
+ * The proxy as its own process: the reverse proxy on INBOUND_PORT, `/v2|v3/apis` and
+ * `/v1|v2|v3/responses` on API_PORT. Kafka, Kinesis and NATS are connected only when configured.
+ */
+import { authConfig, createAuthFromConfig } from '@gatehouse/auth';
+import { type Bus, busConfig, connectBus } from '@gatehouse/bus';
+import { ConfigError, loadConfig, port, replicaId, serviceMain } from '@gatehouse/service-kit';
+import { connectStore, storeConfig } from '@gatehouse/store';
+import { proxyConfig } from './config.ts';
+import { loadProxyConfig } from './config-source.ts';
+import { NatsTarget } from './nats-target.ts';
+import { createProxy } from './proxy-service.ts';
+
+const settings = {
+  ...authConfig,
+  ...busConfig,
+  ...storeConfig,
+  ...proxyConfig,
+  INBOUND_PORT: port('public port of the reverse proxy', 4000),
+};
+
+await serviceMain('proxy', async ({ config: common, logger, registry, health }) => {
+  const config = loadConfig(settings);
+  const initialApis = loadProxyConfig(config.PROXY_CONFIG_FILE);
+  if (config.PROXY_KINESIS_RESPONSE_STREAMS.length > 0 && !config.PROXY_KINESIS_ENABLED)
+    throw new ConfigError(['PROXY_KINESIS_RESPONSE_STREAMS: needs PROXY_KINESIS_ENABLED=true']);
+  const store = await connectStore(config);
+  const controlBus = await connectBus(config.CONTROL_BUS, config);
+  const buses: Bus[] = [controlBus];
+  const kafka = config.KAFKA_BROKERS.length > 0 ? await connectBus('kafka', config) : undefined;
+  const kinesis = config.PROXY_KINESIS_ENABLED
+    ? await connectBus('kinesis', config, { leaseStore: store })
+    : undefined;
+  for (const bus of [kafka, kinesis]) if (bus !== undefined) buses.push(bus);
+  const nats =
+    config.NATS_SERVERS.length > 0
+      ? await NatsTarget.connect(config.NATS_SERVERS, 'gatehouse-proxy')
+      : undefined;
+  health.addCheck('control-bus', () => controlBus.ping());
+  if (kafka) health.addCheck('kafka', () => kafka.ping());
+  if (nats) health.addCheck('nats', () => nats.ping());
+  const auth = createAuthFromConfig(config, store, {
+    onJwksError: (err) => logger.warn({ err }, 'JWKS refresh failed; keeping the previous keys'),
+  });
+  for (const warning of auth.warnings) logger.warn(warning);
+  await auth.start();
+  const proxy = createProxy(config, {
+    store,
+    auth,
+    controlBus,
+    kafka,
+    kinesis,
+    nats,
+    initialApis,
+    replica: replicaId(common.REPLICA_ID),
+    logger,
+    registry,
+    health,
+    drainTimeoutMs: common.SHUTDOWN_DRAIN_TIMEOUT_MS,
+  });
+  return {
+    services: [proxy],
+    publicPort: config.INBOUND_PORT,
+    closeables: [auth, ...(nats ? [nats] : []), ...buses, store],
+  };
+});

@@ -1,0 +1,271 @@
+/**
+ * The reverse proxy on the public edge: the last handler, so it sees every path no other service
+ * claimed. A request is matched (method + anchored path_regex), logged (REQUEST_LOG), checked for a
+ * token when its endpoint is secured, then forwarded to its HTTP target or published as an event,
+ * and answered from wherever `response_from` says.
+ *
+ * Answers of the proxy itself (reference §2.4, kept from RIG so clients see the same): 404
+ * `{"message":"Not Found"}`, 401 `Authentication failed.`, 502 `Bad gateway.`, 202 `Accepted.`;
+ * a time-out is 504 with a sentence instead of RIG's empty body.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { InvalidCloudEventError, UnsupportedCloudEventError } from '@gatehouse/cloudevents';
+import { type Logger, readBody, requestPath, sendJson, sendText } from '@gatehouse/service-kit';
+import { type ResponseFrom, waitsForCorrelation } from './api-definition.ts';
+import type { Cors } from './cors.ts';
+import type { EventPublisher } from './event-publishers.ts';
+import { upstreamHeaders } from './forward-headers.ts';
+import type { HttpForwarder } from './http-forwarder.ts';
+import type { JwtGuard } from './jwt-guard.ts';
+import type { NatsTarget } from './nats-target.ts';
+import type { CorrelatedResponse, PendingRequest, PendingResponses } from './pending-responses.ts';
+import type { ProxyMetrics, RequestLabels, RequestStatus } from './proxy-metrics.ts';
+import { requestEvent } from './request-event.ts';
+import type { RequestLog } from './request-log.ts';
+import type { Route, RouteMatch, RouteTable } from './route-table.ts';
+
+export interface ProxyTimeouts {
+  /** Response headers of an HTTP target. */
+  recvMs: number;
+  /** Waits for correlated responses, by response_from. */
+  responseMs: Record<Exclude<ResponseFrom, 'http'>, number>;
+}
+
+export interface ProxyHandlerDeps {
+  table: () => RouteTable;
+  forwarder: HttpForwarder;
+  guard: JwtGuard;
+  pending: PendingResponses;
+  publishers: { kafka?: EventPublisher | undefined; kinesis?: EventPublisher | undefined };
+  nats: NatsTarget | undefined;
+  metrics: ProxyMetrics;
+  requestLog: RequestLog | undefined;
+  cors: Cors;
+  timeouts: ProxyTimeouts;
+  wrappedEventType: string;
+  maxEventBytes: number;
+  logger: Logger;
+}
+
+const notFoundLabels = { path_regex: 'N/A', target: 'N/A', response_from: 'N/A' };
+const timedOut = 'Timed out while waiting for the response.';
+
+export function createProxyHandler(deps: ProxyHandlerDeps) {
+  const labelsByRoute = new WeakMap<Route, Omit<RequestLabels, 'method'>>();
+  const labelsOf = (route: Route, method: string): RequestLabels => {
+    let labels = labelsByRoute.get(route);
+    if (labels === undefined) {
+      const { path_regex, target, response_from } = route.endpoint;
+      labels = { path_regex, target, response_from };
+      labelsByRoute.set(route, labels);
+    }
+    return { method, ...labels };
+  };
+
+  return async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
+    const startedAt = performance.now();
+    const method = req.method ?? 'GET';
+    const path = requestPath(req);
+    const hit = deps.table().match(method, path);
+    if (hit === undefined) {
+      answerUnmatched(req, res, method, path, deps, startedAt);
+      return true;
+    }
+    const labels = labelsOf(hit.route, method);
+    const done = (status: RequestStatus) => deps.metrics.request(labels, status, startedAt);
+    deps.requestLog?.(req, hit.route, path);
+    const { api, endpoint } = hit.route;
+    if (endpoint.secured && api.auth_type === 'jwt') {
+      const verdict = await deps.guard.check(req, api.auth);
+      if (verdict !== 'allowed') {
+        if (verdict === 'unavailable') sendText(res, 503, 'Authentication unavailable.');
+        else
+          sendText(res, 401, 'Authentication failed.', { ...deps.cors.simple, 'www-authenticate': 'Bearer' });
+        req.resume();
+        done(verdict === 'unavailable' ? 'unavailable' : 'unauthorized');
+        return true;
+      }
+    }
+    done(
+      endpoint.target === 'http'
+        ? await forwardHttp(req, res, hit, path, deps)
+        : await publish(req, res, hit, deps),
+    );
+    return true;
+  };
+}
+
+function answerUnmatched(
+  req: IncomingMessage,
+  res: ServerResponse,
+  method: string,
+  path: string,
+  deps: ProxyHandlerDeps,
+  startedAt: number,
+): void {
+  req.resume();
+  const preflight = method === 'OPTIONS' ? deps.table().matchEventTarget(path) : undefined;
+  if (preflight !== undefined) {
+    res.writeHead(204, deps.cors.preflight).end();
+    const { path_regex, target, response_from } = preflight.route.endpoint;
+    deps.metrics.request({ method, path_regex, target, response_from }, 'ok', startedAt);
+    return;
+  }
+  sendJson(res, 404, { message: 'Not Found' });
+  deps.metrics.request({ method, ...notFoundLabels }, 'not_found', startedAt);
+}
+
+async function forwardHttp(
+  req: IncomingMessage,
+  res: ServerResponse,
+  { route, match }: RouteMatch,
+  path: string,
+  deps: ProxyHandlerDeps,
+): Promise<RequestStatus> {
+  const { endpoint } = route;
+  const origin = route.origin!;
+  const url = req.url ?? '/';
+  let target = (route.rewrite === undefined ? path : route.rewrite(match)) + url.slice(path.length);
+  const waiting = waitsForCorrelation(endpoint.response_from) ? openWait(res, endpoint, deps) : undefined;
+  if (waiting !== undefined)
+    target += `${target.includes('?') ? '&' : '?'}correlation=${encodeURIComponent(waiting.correlation)}`;
+  const outcome = await deps.forwarder.forward({
+    req,
+    res,
+    origin: origin.origin,
+    path: target,
+    headers: upstreamHeaders(req, { host: origin.host, addHeaders: route.addHeaders }),
+    headersTimeoutMs: endpoint.response_timeout ?? deps.timeouts.recvMs,
+    ...(waiting !== undefined && { hold: (status: number) => status === 202 }),
+  });
+  if (outcome.kind !== 'held') waiting?.cancel();
+  switch (outcome.kind) {
+    case 'responded':
+    case 'client_gone':
+      return 'ok';
+    case 'held':
+      return answerCorrelated(res, await waiting!.response, deps);
+    case 'timeout':
+      sendText(res, 504, timedOut);
+      return 'request_timeout';
+    case 'unreachable':
+      deps.logger.warn({ err: outcome.error, origin: origin.origin, path: target }, 'target unreachable');
+      sendText(res, 502, 'Bad gateway.');
+      return 'unreachable';
+    case 'broken':
+      deps.logger.warn({ err: outcome.error, origin: origin.origin }, 'target response broke off');
+      return 'unreachable';
+  }
+}
+
+async function publish(
+  req: IncomingMessage,
+  res: ServerResponse,
+  { route }: RouteMatch,
+  deps: ProxyHandlerDeps,
+): Promise<RequestStatus> {
+  const { endpoint } = route;
+  if (req.method === 'OPTIONS') {
+    req.resume();
+    res.writeHead(204, deps.cors.preflight).end();
+    return 'ok';
+  }
+  const target = endpoint.target as 'kafka' | 'kinesis' | 'nats';
+  const publisher = target === 'nats' ? deps.nats : deps.publishers[target];
+  if (publisher === undefined) {
+    req.resume();
+    sendText(res, 503, `The ${target} target is not configured on this gateway.`);
+    return 'unavailable';
+  }
+  const body = await readBody(req, deps.maxEventBytes);
+  const waiting = waitsForCorrelation(endpoint.response_from) ? openWait(res, endpoint, deps) : undefined;
+  let event: ReturnType<typeof requestEvent>;
+  try {
+    event = requestEvent(req, body, {
+      wrappedType: deps.wrappedEventType,
+      correlation: waiting?.correlation,
+    });
+  } catch (err) {
+    waiting?.cancel();
+    if (!(err instanceof InvalidCloudEventError || err instanceof UnsupportedCloudEventError)) throw err;
+    sendText(res, err instanceof UnsupportedCloudEventError ? 415 : 400, `Bad request: ${err.message}`);
+    return 'bad_request';
+  }
+  const topic = endpoint.topic!;
+  if (endpoint.response_from === 'nats')
+    return requestOverNats(res, topic, event, endpoint.response_timeout, deps);
+  try {
+    await publisher.publish(topic, event);
+    deps.metrics.eventProduced(target, topic, true);
+  } catch (err) {
+    waiting?.cancel();
+    deps.metrics.eventProduced(target, topic, false);
+    deps.logger.warn({ err, target, topic }, 'publishing a request event failed');
+    sendText(res, 502, 'Bad gateway.');
+    return 'unreachable';
+  }
+  if (waiting !== undefined) return answerCorrelated(res, await waiting.response, deps);
+  sendText(res, 202, 'Accepted.', deps.cors.simple);
+  return 'ok';
+}
+
+async function requestOverNats(
+  res: ServerResponse,
+  subject: string,
+  event: ReturnType<typeof requestEvent>,
+  timeoutMs: number | undefined,
+  deps: ProxyHandlerDeps,
+): Promise<RequestStatus> {
+  let reply: Awaited<ReturnType<NatsTarget['request']>>;
+  try {
+    reply = await deps.nats!.request(subject, event, timeoutMs ?? deps.timeouts.responseMs.nats);
+  } catch (err) {
+    deps.metrics.eventProduced('nats', subject, false);
+    deps.logger.warn({ err, subject }, 'NATS request failed');
+    sendText(res, 502, 'Bad gateway.');
+    return 'unreachable';
+  }
+  deps.metrics.eventProduced('nats', subject, reply.kind !== 'no_responders');
+  if (reply.kind === 'timeout') {
+    sendText(res, 504, timedOut, deps.cors.simple);
+    return 'response_timeout';
+  }
+  if (reply.kind === 'no_responders') {
+    sendText(res, 502, 'Bad gateway.');
+    return 'unreachable';
+  }
+  res.writeHead(200, {
+    ...deps.cors.simple,
+    'content-type': reply.contentType ?? 'application/json',
+    'content-length': reply.body.length,
+  });
+  res.end(reply.body);
+  return 'ok';
+}
+
+/** Registers the wait; a client that leaves stops it. */
+function openWait(res: ServerResponse, endpoint: Route['endpoint'], deps: ProxyHandlerDeps): PendingRequest {
+  const source = endpoint.response_from as Exclude<ResponseFrom, 'http'>;
+  const waiting = deps.pending.open(endpoint.response_timeout ?? deps.timeouts.responseMs[source]);
+  res.once('close', waiting.cancel);
+  return waiting;
+}
+
+function answerCorrelated(
+  res: ServerResponse,
+  response: CorrelatedResponse | undefined,
+  deps: ProxyHandlerDeps,
+): RequestStatus {
+  if (res.destroyed) return 'ok';
+  if (response === undefined) {
+    sendText(res, 504, timedOut, deps.cors.simple);
+    return 'response_timeout';
+  }
+  res.writeHead(response.status, {
+    ...response.headers,
+    ...deps.cors.simple,
+    'content-length': response.body.length,
+  });
+  res.end(response.body);
+  return 'ok';
+}

@@ -1,0 +1,143 @@
+/**
+ * The proxy service: the reverse proxy on the public edge (the catch-all: list it last), the API
+ * definition endpoints `/v2|v3/apis` and the correlated-response endpoints `/v1|v2|v3/responses`
+ * on the internal API. Definitions live in the Store; pending requests in this replica's memory.
+ */
+import type { Auth } from '@gatehouse/auth';
+import type { Bus, Subscription } from '@gatehouse/bus';
+import type { ConfigOf, GatewayService, Health, Logger, Registry } from '@gatehouse/service-kit';
+import type { Store } from '@gatehouse/store';
+import type { ApiDefinition } from './api-definition.ts';
+import { createApisEndpoint } from './apis-endpoint.ts';
+import type { proxyConfig } from './config.ts';
+import { corsHeaders } from './cors.ts';
+import { DefinitionStore } from './definition-store.ts';
+import { DefinitionSync } from './definition-sync.ts';
+import { KafkaEventPublisher, KinesisEventPublisher } from './event-publishers.ts';
+import { HttpForwarder } from './http-forwarder.ts';
+import { JwtGuard } from './jwt-guard.ts';
+import type { NatsTarget } from './nats-target.ts';
+import { PendingResponses } from './pending-responses.ts';
+import { createProxyHandler } from './proxy-handler.ts';
+import { ProxyMetrics } from './proxy-metrics.ts';
+import { createRequestLog } from './request-log.ts';
+import { startResponseConsumers } from './response-consumers.ts';
+import { ResponseRouter } from './response-router.ts';
+import { createResponsesEndpoint } from './responses-endpoint.ts';
+
+export interface ProxyDeps {
+  store: Store;
+  auth: Auth;
+  /** Carries responses to the replica holding the request (Redis in production). */
+  controlBus: Bus;
+  /** Kafka for kafka targets, response topics and the request log; absent: Kafka is off. */
+  kafka?: Bus | undefined;
+  /** Kinesis for kinesis targets and response streams; absent: Kinesis is off. */
+  kinesis?: Bus | undefined;
+  /** Core NATS for nats targets; absent: NATS is off. */
+  nats?: NatsTarget | undefined;
+  /** Definitions from PROXY_CONFIG_FILE, already validated (config-source.ts). */
+  initialApis: ApiDefinition[];
+  /** This replica's id, carried in its correlation ids (unique per process). */
+  replica: string;
+  logger: Logger;
+  registry: Registry;
+  health: Health;
+  env?: NodeJS.ProcessEnv;
+  /** How long stop() lets forwarded requests finish (default 10 s). */
+  drainTimeoutMs?: number;
+}
+
+export type ProxyService = GatewayService & {
+  /** Resolves once every replica-local copy reflects the Store (tests, embedded runner). */
+  resync(): Promise<void>;
+};
+
+export function createProxy(config: ConfigOf<typeof proxyConfig>, deps: ProxyDeps): ProxyService {
+  const logger = deps.logger.child({ service: 'proxy' });
+  const definitions = new DefinitionStore(deps.store);
+  const sync = new DefinitionSync({
+    store: deps.store,
+    definitions,
+    logger,
+    resyncIntervalMs: config.PROXY_SYNC_INTERVAL,
+    env: deps.env,
+  });
+  const pending = new PendingResponses(deps.auth.correlationIds, deps.replica);
+  const metrics = new ProxyMetrics(deps.registry, () => pending.size);
+  const router = new ResponseRouter(pending, deps.controlBus, logger, config.PROXY_CONTROL_TIMEOUT);
+  const forwarder = new HttpForwarder({
+    connectionsPerOrigin: config.PROXY_MAX_CONNECTIONS_PER_TARGET,
+    connectTimeoutMs: config.PROXY_CONNECT_TIMEOUT,
+    bodyIdleTimeoutMs: config.PROXY_BODY_IDLE_TIMEOUT,
+  });
+  const proxy = createProxyHandler({
+    table: () => sync.table,
+    forwarder,
+    guard: new JwtGuard(deps.auth),
+    pending,
+    publishers: {
+      kafka: deps.kafka && new KafkaEventPublisher(deps.kafka, config.PROXY_KAFKA_EVENT_MODE),
+      kinesis: deps.kinesis && new KinesisEventPublisher(deps.kinesis),
+    },
+    nats: deps.nats,
+    metrics,
+    requestLog: createRequestLog({
+      sinks: config.REQUEST_LOG,
+      logger,
+      kafka: deps.kafka,
+      topic: config.KAFKA_LOG_TOPIC,
+    }),
+    cors: corsHeaders(config.CORS),
+    timeouts: {
+      recvMs: config.PROXY_RECV_TIMEOUT,
+      responseMs: {
+        kafka: config.PROXY_KAFKA_RESPONSE_TIMEOUT,
+        http_async: config.PROXY_HTTP_ASYNC_RESPONSE_TIMEOUT,
+        kinesis: config.PROXY_KINESIS_RESPONSE_TIMEOUT,
+        nats: config.PROXY_NATS_RESPONSE_TIMEOUT,
+      },
+    },
+    wrappedEventType: config.PROXY_WRAPPED_EVENT_TYPE,
+    maxEventBytes: config.PROXY_MAX_EVENT_BYTES,
+    logger,
+  });
+  const apis = createApisEndpoint({ definitions, env: deps.env, onChange: (id) => sync.refresh(id, true) });
+  const responses = createResponsesEndpoint({
+    router,
+    maxBodyBytes: config.PROXY_MAX_EVENT_BYTES,
+    onDelivery: (result) => metrics.correlatedResponse('http', result),
+  });
+  let consumers: Subscription[] = [];
+
+  return {
+    name: 'proxy',
+    public: proxy,
+    internal: async (req, res) => (await apis.handle(req, res)) || responses.handle(req, res),
+    resync: () => sync.resync(),
+    async start() {
+      for (const api of deps.initialApis) {
+        const outcome = await definitions.seed(api);
+        logger.info({ api: api.id, outcome }, 'API definition from PROXY_CONFIG_FILE');
+      }
+      await sync.start();
+      await router.start();
+      consumers = await startResponseConsumers({
+        kafka: deps.kafka && { bus: deps.kafka, topics: config.PROXY_KAFKA_RESPONSE_TOPICS },
+        kinesis: deps.kinesis && { bus: deps.kinesis, topics: config.PROXY_KINESIS_RESPONSE_STREAMS },
+        router,
+        logger,
+        onResponse: (source, result) => metrics.correlatedResponse(source, result),
+      });
+      deps.health.addCheck('proxy-store', () => deps.store.ping());
+      logger.info({ replica: deps.replica, endpoints: sync.table.size }, 'proxy ready');
+    },
+    async stop() {
+      pending.cancelAll();
+      for (const c of consumers) await c.close();
+      await router.close();
+      await sync.stop();
+      await forwarder.close(deps.drainTimeoutMs ?? 10_000);
+    },
+  };
+}

@@ -1,0 +1,130 @@
+/**
+ * The compiled form of every API definition, rebuilt (once) on each change: per method, the
+ * endpoints in a fixed order — APIs by id, endpoints as listed — with their anchored regexes, path
+ * rewriters and target origins resolved. A request takes the first endpoint whose regex matches its
+ * path. RIG's order was whatever its tracker returned; ours is stable across replicas and restarts.
+ *
+ * HEAD also matches GET endpoints when no HEAD endpoint does (RIG turned every HEAD into a GET, so
+ * a HEAD endpoint could never match; here both work).
+ */
+import type { ApiDefinition, Endpoint } from './api-definition.ts';
+import { compilePathRegex, compileReplacement } from './path-regex.ts';
+import { type TargetOrigin, targetOrigin } from './target-origin.ts';
+
+export interface Route {
+  api: ApiDefinition;
+  endpoint: Endpoint;
+  regex: RegExp;
+  /** The forwarded path for a match; undefined: the request path itself. */
+  rewrite: ((match: RegExpExecArray) => string) | undefined;
+  /** Where an HTTP endpoint forwards to. */
+  origin: TargetOrigin | undefined;
+  /** Headers merged over the request's when the endpoint transforms headers. */
+  addHeaders: Record<string, string> | undefined;
+}
+
+export interface RouteMatch {
+  route: Route;
+  match: RegExpExecArray;
+}
+
+export interface RouteProblem {
+  apiId: string;
+  endpointId: string;
+  problem: string;
+}
+
+export class RouteTable {
+  readonly size: number;
+  private readonly byMethod: Map<string, Route[]>;
+  private readonly all: Route[];
+
+  private constructor(routes: Route[]) {
+    this.all = routes;
+    this.size = routes.length;
+    this.byMethod = new Map();
+    for (const route of routes) {
+      const list = this.byMethod.get(route.endpoint.method) ?? [];
+      list.push(route);
+      this.byMethod.set(route.endpoint.method, list);
+    }
+  }
+
+  static empty(): RouteTable {
+    return new RouteTable([]);
+  }
+
+  /**
+   * Compiles the definitions; an endpoint that cannot be compiled here (a `use_env` variable unset
+   * on this replica) is left out and reported, the others still work.
+   */
+  static build(
+    apis: Iterable<ApiDefinition>,
+    env: NodeJS.ProcessEnv = process.env,
+  ): { table: RouteTable; problems: RouteProblem[] } {
+    const routes: Route[] = [];
+    const problems: RouteProblem[] = [];
+    const sorted = [...apis].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    for (const api of sorted) {
+      for (const endpoint of api.version_data.default.endpoints) {
+        const route = compileRoute(api, endpoint, env);
+        if (typeof route === 'string')
+          problems.push({ apiId: api.id, endpointId: endpoint.id, problem: route });
+        else routes.push(route);
+      }
+    }
+    return { table: new RouteTable(routes), problems };
+  }
+
+  match(method: string, path: string): RouteMatch | undefined {
+    const hit = firstMatch(this.byMethod.get(method), path);
+    if (hit || method !== 'HEAD') return hit;
+    return firstMatch(this.byMethod.get('GET'), path);
+  }
+
+  /** Some endpoint publishing events has this path, whatever its method (for CORS preflights). */
+  matchEventTarget(path: string): RouteMatch | undefined {
+    for (const route of this.all) {
+      if (route.endpoint.target === 'http') continue;
+      const match = route.regex.exec(path);
+      if (match) return { route, match };
+    }
+    return undefined;
+  }
+
+  routes(): readonly Route[] {
+    return this.all;
+  }
+}
+
+function firstMatch(routes: Route[] | undefined, path: string): RouteMatch | undefined {
+  if (routes === undefined) return undefined;
+  for (const route of routes) {
+    const match = route.regex.exec(path);
+    if (match) return { route, match };
+  }
+  return undefined;
+}
+
+function compileRoute(api: ApiDefinition, endpoint: Endpoint, env: NodeJS.ProcessEnv): Route | string {
+  const compiled = compilePathRegex(endpoint.path_regex);
+  if (!compiled.ok) return `path_regex does not compile: ${compiled.error}`;
+  let origin: TargetOrigin | undefined;
+  if (endpoint.target === 'http') {
+    if (api.proxy === undefined) return 'no proxy settings for an HTTP endpoint';
+    const resolved = targetOrigin(api.proxy, env);
+    if (typeof resolved === 'string') return resolved;
+    origin = resolved;
+  }
+  return {
+    api,
+    endpoint,
+    regex: compiled.regex,
+    rewrite:
+      endpoint.path_replacement === undefined ? undefined : compileReplacement(endpoint.path_replacement),
+    origin,
+    addHeaders: endpoint.transform_request_headers
+      ? api.version_data.default.transform_request_headers?.add_headers
+      : undefined,
+  };
+}
