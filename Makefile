@@ -41,6 +41,7 @@ format: install
 	biome check --write .
 
 deps-up: install
+	tools/deps.sh tools
 	tools/deps.sh up
 
 deps-down:

@@ -2,7 +2,7 @@
 # Starts and stops the real servers the tests use, on 127.0.0.1 only:
 #   Apache Kafka (KRaft, jars from Maven Central), Redis and NATS (Debian packages),
 #   and a Kinesis emulator (npm package kinesis-local).
-# Usage: tools/deps.sh up|down|status [name...]    tools/deps.sh restart name...
+# Usage: tools/deps.sh up|down|status [name...]    tools/deps.sh restart name...    tools/deps.sh tools
 # Names: kafka redis nats kinesis (default: all). Idempotent: `up` skips what already runs.
 # State, logs and PID files live under .cache/deps/<name>/. Ports come from the environment:
 #   KAFKA_PORT (9092) KAFKA_CONTROLLER_PORT (9093) REDIS_PORT (6379) NATS_PORT (4222)
@@ -136,11 +136,13 @@ down_one() {
 
 cmd=${1:-status}; shift || true
 names=("$@"); [ ${#names[@]} -eq 0 ] && names=("${all[@]}")
+[ "$cmd" = tools ] && names=()
 for n in "${names[@]}"; do [[ " ${all[*]} " == *" $n "* ]] || die "unknown dependency '$n' (know: ${all[*]})"; done
 case "$cmd" in
   up) for n in "${names[@]}"; do up_one "$n"; done ;;
   down) for n in "${names[@]}"; do down_one "$n"; done ;;
   restart) for n in "${names[@]}"; do down_one "$n"; up_one "$n"; done ;;
+  tools) apt_install chromium:chromium curl:curl ;;  # test tools that are not servers (browser tests)
   status) for n in "${names[@]}"; do
       if running "$n"; then echo "$n: running (pid $(pid_of "$n"))"; else echo "$n: stopped"; fi
     done ;;

@@ -1,6 +1,4 @@
-import assert from 'node:assert/strict';
-
-/** A long-polling client that keeps its cookies like a browser would. */
+/** A long-polling test client that keeps its cookies as a browser would. */
 export class LongPollClient {
   cookies = new Map<string, string>();
   private readonly url: string;
@@ -26,7 +24,7 @@ export class LongPollClient {
   }
   async poll(): Promise<Array<Record<string, unknown>>> {
     const r = await this.get();
-    assert.equal(r.status, 200, r.text);
+    if (r.status !== 200) throw new Error(`poll answered ${r.status}: ${r.text}`);
     return (r.body as { events: Array<Record<string, unknown>> }).events;
   }
 }

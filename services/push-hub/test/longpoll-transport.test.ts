@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type HubFixture, startHubFixture, subs } from './hub-fixture.ts';
-import { LongPollClient } from './longpoll-client.ts';
+import { LongPollClient } from '@gatehouse/testkit';
 
 describe('long-polling transport', () => {
   let f: HubFixture;

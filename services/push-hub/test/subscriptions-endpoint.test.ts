@@ -4,7 +4,7 @@ import { MemoryBus } from '@gatehouse/bus';
 import { MemoryStore } from '@gatehouse/store';
 import { openSse, sleep, waitFor } from '@gatehouse/testkit';
 import { type HubFixture, startHubFixture } from './hub-fixture.ts';
-import { LongPollClient } from './longpoll-client.ts';
+import { LongPollClient } from '@gatehouse/testkit';
 
 async function put(url: string, token: string, body: unknown, headers: Record<string, string> = {}) {
   const res = await fetch(`${url}/_gw/v1/connection/sse/${token}/subscriptions`, {

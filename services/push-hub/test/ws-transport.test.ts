@@ -1,26 +1,8 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
-import { waitFor } from '@gatehouse/testkit';
-import WebSocket from 'ws';
+import { openWs as connect, waitFor } from '@gatehouse/testkit';
 import { type HubFixture, startHubFixture, subs } from './hub-fixture.ts';
-
-interface WsClient {
-  ws: WebSocket;
-  events: Array<Record<string, unknown>>;
-  closed: Promise<{ code: number; reason: string }>;
-}
-
-function connect(url: string): WsClient {
-  const ws = new WebSocket(url);
-  const events: Array<Record<string, unknown>> = [];
-  ws.on('message', (data) => events.push(JSON.parse(data.toString())));
-  const closed = once(ws, 'close').then(([code, reason]) => ({
-    code: code as number,
-    reason: String(reason),
-  }));
-  return { ws, events, closed };
-}
 
 describe('WebSocket transport', () => {
   let f: HubFixture;

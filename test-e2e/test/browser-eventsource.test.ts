@@ -1,0 +1,91 @@
+/**
+ * A real browser's EventSource (headless Chromium from Debian, driven by playwright-core) against a
+ * push-hub replica: it receives the welcome events and a published event, and its `lastEventId`
+ * is the event's stream position.
+ */
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { chromium, type Browser } from 'playwright-core';
+import { type EventTopology, postEvent, startEventTopology } from '../src/event-topology.ts';
+
+const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+describe('browser EventSource', () => {
+  let t: EventTopology;
+  let browser: Browser;
+  let page: Server;
+  let pageUrl: string;
+
+  before(async () => {
+    t = await startEventTopology();
+    browser = await chromium.launch({
+      executablePath: chromiumPath,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+    // The page comes from another origin than the hub, as in real deployments (CORS applies).
+    page = createServer((_, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<!doctype html><title>gatehouse e2e</title><p>listening</p>');
+    }).listen(0, '127.0.0.1');
+    await new Promise((r) => page.once('listening', r));
+    pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`;
+  });
+  after(async () => {
+    await browser?.close();
+    page?.close();
+    await t?.stop();
+  });
+
+  it('receives the welcome events and published events, with the stream position as lastEventId', async () => {
+    const tab = await browser.newPage();
+    await tab.goto(pageUrl);
+    const sseUrl = `${t.hubs[0]!.publicUrl}/_gw/v1/connection/sse?subscriptions=${encodeURIComponent(JSON.stringify([{ eventType: 'browser.news' }]))}`;
+    await tab.evaluate((url) => {
+      const w = window as unknown as { received: Array<{ type: string; data: string; lastEventId: string }> };
+      w.received = [];
+      const source = new EventSource(url);
+      for (const type of ['gw.connection.create', 'gw.subscriptions_set', 'browser.news']) {
+        source.addEventListener(type, (e) => {
+          const m = e as MessageEvent;
+          w.received.push({ type, data: m.data, lastEventId: m.lastEventId });
+        });
+      }
+    }, sseUrl);
+    await tab.waitForFunction(() => (window as unknown as { received: unknown[] }).received.length >= 2);
+    const res = await postEvent(t.publishers[0]!, {
+      type: 'browser.news',
+      data: { headline: 'hello browser' },
+    });
+    assert.equal(res.status, 202);
+    await tab.waitForFunction(
+      () => (window as unknown as { received: unknown[] }).received.length >= 3,
+      null,
+      {
+        timeout: 15_000,
+      },
+    );
+    const received = await tab.evaluate(
+      () =>
+        (window as unknown as { received: Array<{ type: string; data: string; lastEventId: string }> })
+          .received,
+    );
+    assert.deepEqual(
+      received.map((r) => r.type),
+      ['gw.connection.create', 'gw.subscriptions_set', 'browser.news'],
+    );
+    const news = received[2]!;
+    assert.deepEqual(JSON.parse(news.data).data, { headline: 'hello browser' });
+    assert.match(news.lastEventId, /^\d+-\d+$/, 'the Kafka position of the event');
+    await tab.close();
+  });
+});
