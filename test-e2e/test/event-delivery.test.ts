@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { connect as natsConnect } from '@nats-io/transport-node';
-import { LongPollClient, openSse, openWs, sleep, waitFor } from '@gatehouse/testkit';
+import { dependencyAddress, LongPollClient, openSse, openWs, sleep, waitFor } from '@gatehouse/testkit';
 import { Kafka, logLevel } from 'kafkajs';
 import { io } from 'socket.io-client';
 import { type EventTopology, postEvent, startEventTopology } from '../src/event-topology.ts';
@@ -78,7 +78,7 @@ describe('event delivery across replicas', () => {
       `${hubB.publicUrl}/_gw/v1/connection/sse?subscriptions=${subs([{ eventType: 'from.kafka' }, { eventType: t.natsSourceSubject }])}`,
     );
     await waitFor(() => sse.frames.length >= 2);
-    const kafka = new Kafka({ brokers: ['127.0.0.1:9092'], clientId: 'e2e', logLevel: logLevel.NOTHING });
+    const kafka = new Kafka({ brokers: dependencyAddress.kafkaBrokers, clientId: 'e2e', logLevel: logLevel.NOTHING });
     const producer = kafka.producer();
     await producer.connect();
     await producer.send({
@@ -98,7 +98,7 @@ describe('event delivery across replicas', () => {
       ],
     });
     await producer.disconnect();
-    const nc = await natsConnect({ servers: '127.0.0.1:4222' });
+    const nc = await natsConnect({ servers: dependencyAddress.natsUrl });
     nc.publish(t.natsSourceSubject, JSON.stringify({ plain: 'payload' }));
     await nc.flush();
     await nc.close();

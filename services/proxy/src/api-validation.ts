@@ -122,7 +122,10 @@ function readApi(raw: unknown, problems: Problems, env: NodeJS.ProcessEnv): ApiD
   }
   const version = readVersionData(raw['version_data'], problems);
   const endpoints = (version?.endpoints ?? []).map((e) => readEndpoint(e, apiKey, authType, problems));
-  const forwardsOverHttp = endpoints.some((e) => e?.target === 'http');
+  // From the raw endpoints: an endpoint with other problems still tells whether it needs `proxy`.
+  const forwardsOverHttp = (version?.endpoints ?? []).some(
+    (e) => isObject(e) && (e['target'] === undefined || String(e['target']).toLowerCase() === 'http'),
+  );
   const proxy = readProxy(raw['proxy'], forwardsOverHttp, problems, env);
   checkUniqueEndpointIds(endpoints, apiKey, problems);
   if (id === undefined || name === undefined || version === undefined) return undefined;

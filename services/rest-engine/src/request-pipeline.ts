@@ -180,7 +180,10 @@ export class RequestPipeline {
     if (bodyMethods.has(method) || endpoint.authentication) {
       // Reading the body and authenticating take time: the endpoint timeout covers them too.
       x.timer = setTimeout(onTimeout, endpoint.timeoutMs, this, x);
-      this.readAndAuthenticate(req, x, data).catch((err: unknown) => this.failed(res, err, startedAt));
+      this.readAndAuthenticate(req, x, data).catch((err: unknown) => {
+        this.o.logger.error({ err, endpoint: endpoint.label }, 'request failed');
+        this.answerError(x, 500, 'Internal error');
+      });
       return;
     }
     this.runPrimary(x, data, new AsyncHttpRequest(data), 'http.request', undefined);
