@@ -78,7 +78,11 @@ describe('event delivery across replicas', () => {
       `${hubB.publicUrl}/_gw/v1/connection/sse?subscriptions=${subs([{ eventType: 'from.kafka' }, { eventType: t.natsSourceSubject }])}`,
     );
     await waitFor(() => sse.frames.length >= 2);
-    const kafka = new Kafka({ brokers: dependencyAddress.kafkaBrokers, clientId: 'e2e', logLevel: logLevel.NOTHING });
+    const kafka = new Kafka({
+      brokers: dependencyAddress.kafkaBrokers,
+      clientId: 'e2e',
+      logLevel: logLevel.NOTHING,
+    });
     const producer = kafka.producer();
     await producer.connect();
     await producer.send({
