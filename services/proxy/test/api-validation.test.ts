@@ -165,8 +165,8 @@ describe('API definition validation', () => {
 
   it('validates a list: every API, unique ids, all problems in one map', () => {
     const result = validateApiList([api(), api(), { id: 'bad' }]);
-    assert.equal(result.ok, false);
-    const lines = describeValidationErrors((result as { errors: Record<string, never> }).errors);
+    assert.ok(!result.ok);
+    const lines = describeValidationErrors(result.errors);
     assert.ok(lines.includes('svc: id must be unique'));
     assert.ok(lines.includes('api: name must be string'));
     assert.ok(lines.includes('api: version_data must be present'));

@@ -164,7 +164,7 @@ describe('proxy forwarding (two replicas, real backends)', () => {
       /^for=192\.0\.2\.60;proto=https, for=127\.0\.0\.1;by=127\.0\.0\.1;host="127\.0\.0\.1:\d+";proto=http$/,
     );
     assert.match(
-      seen.headers.traceparent!,
+      String(seen.headers.traceparent),
       new RegExp(`^00-${traceId}-(?!00f067aa0ba902b7)[0-9a-f]{16}-01$`),
     );
     assert.equal(seen.headers['x-kept'], 'yes');
@@ -320,7 +320,10 @@ describe('proxy forwarding (two replicas, real backends)', () => {
     let sent = 0;
     const body = new Readable({
       read() {
-        if (sent >= total) return this.push(null);
+        if (sent >= total) {
+          this.push(null);
+          return;
+        }
         sent += chunk.length;
         this.push(chunk);
       },
