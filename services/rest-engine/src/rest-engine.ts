@@ -55,7 +55,7 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
   const settings = loadRestSettings(props, configFolder);
   const logger = options.logger.child({ service: 'rest-engine' });
   const report = loggingReport(logger);
-  const metrics = new RestMetrics(options.registry);
+  const metrics = RestMetrics.of(options.registry);
   const origin = `${settings['application.name']}-${hostname()}-${process.pid}`;
   let server: Server | undefined;
   let endpoints: Endpoint[] = [];
@@ -87,7 +87,7 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
 
       const rendered = renderEndpoints(settings, props, registry, report);
       endpoints = rendered.endpoints;
-      metrics.endpoints.set(endpoints.length);
+      metrics.endpoints = endpoints.length;
       for (const e of endpoints) logger.info(describeEndpoint(e));
 
       const staticFolder = openStaticFolder(settings, report);

@@ -29,15 +29,26 @@ export function newId(): string {
 }
 
 /**
- * Correlation ids only need to be unique, so they are a random per-process prefix and a counter:
- * 32 hex characters like a trace id, without a random draw per request.
+ * Correlation ids only need to be unique, so they are a random prefix and a counter: 32 hex
+ * characters like a trace id, without a random draw per request (a table lookup per counter byte
+ * is several times cheaper than formatting the number). The prefix is drawn again when the 32-bit
+ * counter wraps.
  */
-const cidPrefix = randomBytes(8).toString('hex');
-let cidCounter = randomBytes(4).readUInt32BE(0);
+const hexByte = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+let cidPrefix = randomBytes(12).toString('hex');
+let cidCounter = 0;
 
 export function newCorrelationId(): string {
-  cidCounter = (cidCounter + 1) % 0x1_0000_0000_0000;
-  return cidPrefix + cidCounter.toString(16).padStart(16, '0');
+  cidCounter = (cidCounter + 1) >>> 0;
+  if (cidCounter === 0) cidPrefix = randomBytes(12).toString('hex');
+  const c = cidCounter;
+  return (
+    cidPrefix +
+    hexByte[c >>> 24]! +
+    hexByte[(c >>> 16) & 255]! +
+    hexByte[(c >>> 8) & 255]! +
+    hexByte[c & 255]!
+  );
 }
 
 export function newSpanId(): string {

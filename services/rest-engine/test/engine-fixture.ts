@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createLogger, createRegistry } from '@gatehouse/service-kit';
+import { createLogger, createRegistry, type Registry } from '@gatehouse/service-kit';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { createRestEngine, type RestEngineService } from '../src/index.ts';
 
@@ -12,6 +12,7 @@ export interface RunningEngine {
   base: string;
   logs: Array<Record<string, unknown>>;
   spans: InMemorySpanExporter;
+  registry: Registry;
   stop(): Promise<void>;
 }
 
@@ -24,15 +25,23 @@ export async function startEngine(env: Record<string, string> = {}): Promise<Run
   });
   const spans = new InMemorySpanExporter();
   const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: spans })] });
+  const registry = createRegistry();
   const engine = createRestEngine({
     logger,
-    registry: createRegistry(),
+    registry,
     tracer: provider.getTracer('test'),
     env: { REST_SERVER_PORT: '0', REST_SERVER_HOST: '127.0.0.1', ...env },
     drainTimeoutMs: 1000,
   });
   await engine.start();
-  return { engine, base: `http://127.0.0.1:${engine.port}`, logs, spans, stop: () => engine.stop() };
+  return {
+    engine,
+    base: `http://127.0.0.1:${engine.port}`,
+    logs,
+    spans,
+    registry,
+    stop: () => engine.stop(),
+  };
 }
 
 /** A port that was free a moment ago (for configurations that must know their own port). */

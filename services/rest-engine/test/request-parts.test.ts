@@ -5,7 +5,7 @@ import { judgeAuthResult, parseAuthSelector, selectAuthRoute } from '../src/auth
 import { parseCookies } from '../src/cookies.ts';
 import { parseTimeout } from '../src/duration.ts';
 import { parseQueryString } from '../src/query-string.ts';
-import { isW3cTraceId, newId, parseTraceparent } from '../src/trace-context.ts';
+import { isW3cTraceId, newCorrelationId, newId, parseTraceparent } from '../src/trace-context.ts';
 import { parseXml, toXml } from '../src/xml.ts';
 
 describe('query strings and cookies', () => {
@@ -105,5 +105,13 @@ describe('timeouts and XML', () => {
       item: ['pen', 'ink'],
     });
     assert.throws(() => parseXml('<a><b></a>'));
+  });
+});
+
+describe('correlation ids', () => {
+  it('are 32 hex characters and unique', () => {
+    const ids = new Set(Array.from({ length: 10_000 }, () => newCorrelationId()));
+    assert.equal(ids.size, 10_000);
+    for (const id of [...ids].slice(0, 10)) assert.match(id, /^[0-9a-f]{32}$/);
   });
 });

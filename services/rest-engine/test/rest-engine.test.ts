@@ -511,3 +511,17 @@ describe('actuators', () => {
     assert.equal(await (await get('/livenessprobe')).text(), 'OK');
   });
 });
+
+describe('metrics', () => {
+  it('counts answers by status and function calls by outcome', async () => {
+    await get('/api/hello/world');
+    await get('/api/error/500');
+    const text = await run.registry.metrics();
+    assert.match(text, /^gw_rest_requests_total\{status="200"\} \d+$/m);
+    assert.match(text, /^gw_rest_requests_total\{status="500"\} \d+$/m);
+    assert.match(text, /^gw_rest_function_calls_total\{route="hello\.world",outcome="ok"\} \d+$/m);
+    assert.match(text, /^gw_rest_function_calls_total\{route="hello\.error",outcome="error"\} \d+$/m);
+    assert.match(text, /^gw_rest_request_duration_seconds_count \d+$/m);
+    assert.match(text, /^gw_rest_endpoints 21$/m);
+  });
+});
