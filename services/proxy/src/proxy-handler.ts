@@ -19,7 +19,7 @@ import type { HttpForwarder } from './http-forwarder.ts';
 import type { JwtGuard } from './jwt-guard.ts';
 import type { NatsTarget } from './nats-target.ts';
 import type { CorrelatedResponse, PendingRequest, PendingResponses } from './pending-responses.ts';
-import type { ProxyMetrics, RequestLabels, RequestStatus } from './proxy-metrics.ts';
+import type { EndpointMetrics, ProxyMetrics, RequestStatus } from './proxy-metrics.ts';
 import { requestEvent } from './request-event.ts';
 import type { RequestLog } from './request-log.ts';
 import type { Route, RouteMatch, RouteTable } from './route-table.ts';
@@ -51,15 +51,21 @@ const notFoundLabels = { path_regex: 'N/A', target: 'N/A', response_from: 'N/A' 
 const timedOut = 'Timed out while waiting for the response.';
 
 export function createProxyHandler(deps: ProxyHandlerDeps) {
-  const labelsByRoute = new WeakMap<Route, Omit<RequestLabels, 'method'>>();
-  const labelsOf = (route: Route, method: string): RequestLabels => {
-    let labels = labelsByRoute.get(route);
-    if (labels === undefined) {
-      const { path_regex, target, response_from } = route.endpoint;
-      labels = { path_regex, target, response_from };
-      labelsByRoute.set(route, labels);
+  // Per route and method; a route is replaced on every definition change, so old ones are dropped.
+  const metricsByRoute = new WeakMap<Route, Map<string, EndpointMetrics>>();
+  const metricsOf = (route: Route, method: string): EndpointMetrics => {
+    let byMethod = metricsByRoute.get(route);
+    if (byMethod === undefined) {
+      byMethod = new Map();
+      metricsByRoute.set(route, byMethod);
     }
-    return { method, ...labels };
+    let metrics = byMethod.get(method);
+    if (metrics === undefined) {
+      const { path_regex, target, response_from } = route.endpoint;
+      metrics = deps.metrics.forEndpoint({ method, path_regex, target, response_from });
+      byMethod.set(method, metrics);
+    }
+    return metrics;
   };
 
   return async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
@@ -71,8 +77,8 @@ export function createProxyHandler(deps: ProxyHandlerDeps) {
       answerUnmatched(req, res, method, path, deps, startedAt);
       return true;
     }
-    const labels = labelsOf(hit.route, method);
-    const done = (status: RequestStatus) => deps.metrics.request(labels, status, startedAt);
+    const metrics = metricsOf(hit.route, method);
+    const done = (status: RequestStatus) => metrics.done(status, startedAt);
     deps.requestLog?.(req, hit.route, path);
     const { api, endpoint } = hit.route;
     if (endpoint.secured && api.auth_type === 'jwt') {
