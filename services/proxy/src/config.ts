@@ -16,7 +16,7 @@ export const proxyConfig = {
   PROXY_CONNECT_TIMEOUT: duration('time-out of a TCP (and TLS) connect to an HTTP target', '5s'),
   PROXY_MAX_CONNECTIONS_PER_TARGET: int('kept-alive connections per target origin', 256, { min: 1 }),
   PROXY_HTTP_ASYNC_RESPONSE_TIMEOUT: duration(
-    'wait for POST /v1|v3/responses (response_from http_async)',
+    'wait for POST /v1/responses or /v3/responses (response_from http_async)',
     '5s',
   ),
   PROXY_KAFKA_RESPONSE_TIMEOUT: duration('wait for a response on Kafka (response_from kafka)', '5s'),
