@@ -5,7 +5,7 @@
  * configuration stops the host before anything listens.
  */
 import { existsSync, statSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import type { GatewayService, Health, Logger, Registry } from '@gatehouse/service-kit';
@@ -103,6 +103,12 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
         tracer: options.tracer ?? trace.getTracer('@gatehouse/rest-engine'),
       });
       server = createServer({ keepAliveTimeout: 65_000 }, pipeline.handle);
+      // `Expect: 100-continue`: a body declared too large is refused before the client sends it.
+      const limit = settings['rest.server.max-body-size'];
+      server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+        if (!(Number(req.headers['content-length']) > limit)) res.writeContinue();
+        pipeline.handle(req, res);
+      });
       const port = await listen(server, settings['rest.server.port'], settings['rest.server.host']);
       logger.info({ port, endpoints: endpoints.length, static: staticFolder?.root }, 'REST engine listening');
     },

@@ -525,3 +525,48 @@ describe('metrics', () => {
     assert.match(text, /^gw_rest_endpoints 21$/m);
   });
 });
+
+describe('Expect: 100-continue', () => {
+  it('refuses a declared oversized body without asking for it', async () => {
+    const answer = await new Promise<{ status: number; continued: boolean }>((resolve, reject) => {
+      let continued = false;
+      const req = httpRequest(`${base}/api/echo/1`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/octet-stream',
+          'content-length': '2000000',
+          expect: '100-continue',
+        },
+      });
+      req.on('continue', () => {
+        continued = true;
+        req.end(Buffer.alloc(2_000_000));
+      });
+      req.on('response', (res) => {
+        res.resume();
+        resolve({ status: res.statusCode!, continued });
+        req.destroy();
+      });
+      req.on('error', reject);
+      req.flushHeaders();
+    });
+    assert.deepEqual(answer, { status: 413, continued: false });
+  });
+
+  it('asks for a body within the limit', async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(`${base}/api/echo/1`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain', 'content-length': '5', expect: '100-continue' },
+      });
+      req.on('continue', () => req.end('hello'));
+      req.on('response', (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      });
+      req.on('error', reject);
+      req.flushHeaders();
+    });
+    assert.equal(status, 200);
+  });
+});
