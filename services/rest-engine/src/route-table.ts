@@ -40,6 +40,8 @@ interface Terminal<E> {
   /** Names of the `{name}` variables along the path, in order, with their segment index. */
   params: Array<{ name: string; index: number }>;
   endpoints: E[];
+  /** Ready-made answers for an all-literal url (no variables), so a hit allocates nothing. */
+  found: Map<string, RouteFound<E>>;
 }
 
 interface Node<E> {
@@ -79,8 +81,8 @@ export class RouteTable<E extends Routed> {
   lookup(method: string, path: string): RouteLookup<E> {
     const direct = this.exact.get(fastKey(path));
     if (direct !== undefined) {
-      const endpoint = direct.byMethod.get(method);
-      if (endpoint !== undefined) return { kind: 'found', endpoint, params: undefined };
+      const found = direct.found.get(method);
+      if (found !== undefined) return found;
     }
     const segments = splitRequestPath(path);
     if (segments === undefined) return badPath;
@@ -117,7 +119,10 @@ export class RouteTable<E extends Routed> {
       } else if (last) {
         let tail = node.tails.find((t) => t.prefix === s.prefix);
         if (!tail) {
-          tail = { prefix: s.prefix, terminal: { byMethod: new Map(), params, endpoints: [] } };
+          tail = {
+            prefix: s.prefix,
+            terminal: { byMethod: new Map(), params, endpoints: [], found: new Map() },
+          };
           node.tails.push(tail);
         }
         terminal = tail.terminal;
@@ -134,7 +139,7 @@ export class RouteTable<E extends Routed> {
       }
     }
     if (terminal === undefined) {
-      node.terminal ??= { byMethod: new Map(), params, endpoints: [] };
+      node.terminal ??= { byMethod: new Map(), params, endpoints: [], found: new Map() };
       terminal = node.terminal;
     }
     for (const method of endpoint.methods) {
@@ -142,6 +147,8 @@ export class RouteTable<E extends Routed> {
         throw new Error(`duplicated endpoint ${method} ${endpoint.url.normalised}`);
       }
       terminal.byMethod.set(method, endpoint);
+      if (endpoint.url.exact)
+        terminal.found.set(method, Object.freeze({ kind: 'found', endpoint, params: undefined }));
     }
     terminal.endpoints.push(endpoint);
     if (endpoint.url.exact) this.exact.set(endpoint.url.normalised, terminal);
