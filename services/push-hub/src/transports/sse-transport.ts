@@ -40,12 +40,14 @@ class SseConnection implements Connection {
   }
 
   send(e: OutgoingEvent): void {
+    // The socket may be gone before our 'close' listener ran: writing then would emit an error.
+    if (this.res.destroyed) return;
     if (this.res.writableLength > this.maxBuffered) this.close('slow_consumer');
     else this.res.write(sseFrame(e));
   }
 
   heartbeat(): void {
-    this.res.write(': heartbeat\n\n');
+    if (!this.res.destroyed) this.res.write(': heartbeat\n\n');
   }
 
   close(_reason: CloseReason): void {
