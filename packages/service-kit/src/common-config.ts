@@ -18,6 +18,12 @@ export const commonConfig = {
   REPLICA_ID: optionalStr(
     "this process's id in connection tokens and correlation ids (default: host name + random suffix)",
   ),
+  HTTPS_CERTFILE: optionalStr(
+    'PEM certificate (chain) file: with HTTPS_KEYFILE, the public edge also serves HTTPS and HTTP/2',
+  ),
+  HTTPS_KEYFILE: optionalStr('PEM private key file of HTTPS_CERTFILE'),
+  HTTPS_KEYFILE_PASS: optionalStr('passphrase of an encrypted HTTPS_KEYFILE'),
+  INBOUND_HTTPS_PORT: port('public HTTPS / HTTP/2 port (only with HTTPS_CERTFILE and HTTPS_KEYFILE)', 4001),
   SHUTDOWN_DRAIN_TIMEOUT_MS: int('how long shutdown waits for open connections to finish', 10_000, {
     min: 0,
   }),

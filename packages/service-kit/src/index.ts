@@ -11,3 +11,4 @@ export * from './router.ts';
 export * from './service-host.ts';
 export * from './shutdown.ts';
 export * from './service-main.ts';
+export * from './tls-settings.ts';

@@ -2,9 +2,15 @@
  * Runs one or more GatewayServices behind the two HTTP surfaces: the public edge and the internal
  * API. The internal API always answers `/health`, `/ready` and `/metrics`; the public edge answers
  * `/_gw/health`. Requests go to each service in order until one claims the path.
+ *
+ * With `tls`, the public edge also listens with TLS, offering HTTP/2 (ALPN `h2`) and HTTP/1.1.
+ * Services then get node's HTTP/2 compatibility objects (Http2ServerRequest/Response) for h2
+ * requests: they have the IncomingMessage/ServerResponse methods services use, but no
+ * connection-specific headers (`connection`, `keep-alive`, `transfer-encoding` …) may be set.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createSecureServer, type Http2SecureServer, type ServerHttp2Session } from 'node:http2';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Registry } from 'prom-client';
 import type { GatewayService, RequestHandler } from './gateway-service.ts';
@@ -12,6 +18,7 @@ import type { Health } from './health.ts';
 import { type HttpLimits, nodeMaxHeaderSize, oversizedHeader } from './http-limits.ts';
 import { HttpError, sendJson, sendText } from './http-response.ts';
 import type { Logger } from './logger.ts';
+import type { TlsSettings } from './tls-settings.ts';
 
 export interface HostOptions {
   services: GatewayService[];
@@ -27,10 +34,14 @@ export interface HostOptions {
   closeables?: Array<{ close(): Promise<void> | void }>;
   /** How long stop() waits for open connections before cutting them. */
   drainTimeoutMs?: number;
+  /** HTTPS + HTTP/2 on the public edge as well (needs publicPort). */
+  tls?: TlsSettings | undefined;
 }
 
 export interface RunningHost {
   publicPort: number | undefined;
+  /** The HTTPS / HTTP/2 port of the public edge, when TLS is configured. */
+  publicTlsPort?: number | undefined;
   apiPort: number;
   stop(): Promise<void>;
 }
@@ -60,20 +71,25 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const apiPort = await listen(api, opts.apiPort, host);
 
   let publicPort: number | undefined;
+  let publicTlsPort: number | undefined;
+  let secure: SecureEdge | undefined;
   if (opts.publicPort !== undefined) {
-    const edge = createServer(
-      { maxHeaderSize: nodeMaxHeaderSize(limits) },
-      dispatcher(publicHandlers, limits, logger),
-    );
-    edge.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const handleRequest = dispatcher(publicHandlers, limits, logger);
+    const handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       if (oversizedHeader(req, limits)) return rejectUpgrade(socket, 431);
       for (const s of services) if (s.upgrade?.(req, socket, head)) return;
       rejectUpgrade(socket, 404);
-    });
+    };
+    const edge = createServer({ maxHeaderSize: nodeMaxHeaderSize(limits) }, handleRequest);
+    edge.on('upgrade', handleUpgrade);
     servers.push(edge);
     publicPort = await listen(edge, opts.publicPort, host);
+    if (opts.tls !== undefined) {
+      secure = secureEdge(opts.tls, limits, handleRequest, handleUpgrade);
+      publicTlsPort = await listen(secure.server, opts.tls.port, host);
+    }
   }
-  logger.info({ publicPort, apiPort, services: services.map((s) => s.name) }, 'listening');
+  logger.info({ publicPort, publicTlsPort, apiPort, services: services.map((s) => s.name) }, 'listening');
 
   let stopping: Promise<void> | undefined;
   const stop = () => {
@@ -81,6 +97,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
       health.startDraining();
       for (const server of servers) server.close();
       for (const server of servers) server.closeIdleConnections();
+      secure?.startClosing();
       for (const s of [...services].reverse()) {
         try {
           await s.stop?.();
@@ -88,13 +105,69 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
           logger.error({ err, service: s.name }, 'service did not stop cleanly');
         }
       }
-      await drain(servers, opts.drainTimeoutMs ?? 10_000);
+      await Promise.all([
+        drain(servers, opts.drainTimeoutMs ?? 10_000),
+        secure?.drain(opts.drainTimeoutMs ?? 10_000),
+      ]);
       for (const c of opts.closeables ?? []) await c.close();
       logger.info('stopped');
     })();
     return stopping;
   };
-  return { publicPort, apiPort, stop };
+  return { publicPort, publicTlsPort, apiPort, stop };
+}
+
+interface SecureEdge {
+  server: Http2SecureServer;
+  /** Stops new streams: GOAWAY to HTTP/2 sessions, idle HTTP/1.1 sockets closed. */
+  startClosing(): void;
+  drain(timeoutMs: number): Promise<void>;
+}
+
+/** The TLS listener of the public edge: HTTP/2 by ALPN, HTTP/1.1 for the other clients. */
+function secureEdge(
+  tls: TlsSettings,
+  limits: HttpLimits,
+  handleRequest: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
+  handleUpgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void,
+): SecureEdge {
+  const server = createSecureServer(
+    {
+      cert: tls.cert,
+      key: tls.key,
+      ...(tls.passphrase !== undefined && { passphrase: tls.passphrase }),
+      allowHTTP1: true,
+      maxSessionMemory: 64,
+      settings: { maxHeaderListSize: nodeMaxHeaderSize(limits) },
+    },
+    handleRequest as unknown as Parameters<typeof createSecureServer>[1],
+  );
+  server.on('upgrade', handleUpgrade);
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  const sessions = new Set<ServerHttp2Session>();
+  server.on('session', (session) => {
+    sessions.add(session);
+    session.once('close', () => sessions.delete(session));
+  });
+  return {
+    server,
+    startClosing() {
+      server.close();
+      for (const session of sessions) session.close();
+    },
+    async drain(timeoutMs) {
+      const closed = new Promise<void>((r) => (server.listening ? server.once('close', () => r()) : r()));
+      const timer = setTimeout(() => {
+        for (const socket of sockets) socket.destroy();
+      }, timeoutMs);
+      await closed;
+      clearTimeout(timer);
+    },
+  };
 }
 
 function dispatcher(handlers: RequestHandler[], limits: HttpLimits, logger: Logger) {
@@ -156,7 +229,7 @@ function rejectUpgrade(socket: Duplex, status: number): void {
   socket.end(`HTTP/1.1 ${status} ${reason}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
 }
 
-function listen(server: Server, port: number, host: string): Promise<number> {
+function listen(server: Server | Http2SecureServer, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

@@ -11,6 +11,7 @@ import { createLogger, type Logger } from './logger.ts';
 import { createRegistry, type Registry } from './metrics.ts';
 import { startHost } from './service-host.ts';
 import { onShutdownSignal } from './shutdown.ts';
+import { tlsSettingsFrom } from './tls-settings.ts';
 
 export interface MainContext {
   config: ConfigOf<typeof commonConfig>;
@@ -36,6 +37,7 @@ export async function serviceMain(
     logger = createLogger({ name, format: config.LOG_FMT, level: config.LOG_LEVEL });
     const registry = createRegistry({ service: name });
     const health = new Health();
+    const tls = tlsSettingsFrom(config);
     const wiring = await wire({ config, logger, registry, health });
     const host = await startHost({
       ...wiring,
@@ -46,6 +48,7 @@ export async function serviceMain(
       apiPort: config.API_PORT,
       limits: { maxHeaderValueLength: config.MAX_HEADER_VALUE_LENGTH },
       drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT_MS,
+      tls,
     });
     onShutdownSignal(host.stop, logger);
   } catch (err) {
