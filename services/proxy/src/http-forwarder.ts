@@ -90,8 +90,13 @@ export class HttpForwarder {
   }
 }
 
-/** A request has a body when it says so; GETs without content-length go up without one. */
+/**
+ * A request has a body when it says so; GETs without content-length go up without one. An HTTP/2
+ * request says so by not ending its stream with the headers (it needs no content-length).
+ */
 function hasBody(req: IncomingMessage): boolean {
+  if (req.httpVersionMajor === 2)
+    return (req as unknown as { stream?: { endAfterHeaders?: boolean } }).stream?.endAfterHeaders === false;
   const length = req.headers['content-length'];
   return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
 }

@@ -5,9 +5,14 @@
  * metrics labelled by path_regex.
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
+import { connect as connectHttp2 } from 'node:http2';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { blacklistKey, signJwt } from '@gatehouse/auth';
@@ -24,6 +29,9 @@ let jwks: Server;
 let store: RedisStore;
 let a: ProxyProcess;
 let b: ProxyProcess;
+const tlsDir = mkdtempSync(join(tmpdir(), 'proxy-tls-'));
+const certFile = join(tlsDir, 'cert.pem');
+const keyFile = join(tlsDir, 'key.pem');
 
 const exp = () => Math.floor(Date.now() / 1000) + 600;
 const hsToken = (claims: Record<string, unknown> = {}) =>
@@ -134,7 +142,34 @@ describe('proxy forwarding (two replicas, real backends)', () => {
       CORS: 'https://app.example',
     };
     a = await startProxy({ ...env, PROXY_CONFIG_FILE: JSON.stringify(apis()) });
-    b = await startProxy(env);
+    // Replica B also serves HTTPS and HTTP/2.
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        keyFile,
+        '-out',
+        certFile,
+      ],
+      { stdio: 'ignore' },
+    );
+    b = await startProxy({
+      ...env,
+      HTTPS_CERTFILE: certFile,
+      HTTPS_KEYFILE: keyFile,
+      INBOUND_HTTPS_PORT: '0',
+    });
   });
   after(async () => {
     await Promise.all([a?.stop(), b?.stop()]);
@@ -377,6 +412,38 @@ describe('proxy forwarding (two replicas, real backends)', () => {
       rest += Buffer.from(value).toString();
     }
     assert.equal(rest, 'data: two\n\n');
+  });
+
+  it('forwards HTTP/2 requests, dropping the HTTP/1.1 connection headers of the response', async () => {
+    backend.handler = (_req, res, seen) => {
+      res.writeHead(200, {
+        Connection: 'keep-alive, X-Internal',
+        'X-Internal': 'x',
+        'Keep-Alive': 'timeout=5',
+        'X-Kept': 'k',
+      });
+      res.write(`got ${seen.bodyBytes} bytes`);
+      res.end(' over h2');
+    };
+    const session = connectHttp2(b.publicTlsUrl!, { ca: readFileSync(certFile) });
+    try {
+      const stream = session.request({ ':method': 'POST', ':path': '/upload' });
+      stream.end(Buffer.alloc(100_000, 1));
+      let headers: Record<string, unknown> = {};
+      stream.on('response', (h) => (headers = h));
+      let body = '';
+      stream.on('data', (c: Buffer) => (body += c.toString()));
+      await new Promise((r) => stream.on('end', r));
+      assert.equal(headers[':status'], 200);
+      assert.equal(headers['x-kept'], 'k');
+      assert.equal(headers['x-internal'], undefined);
+      assert.equal(body, 'got 100000 bytes over h2');
+      const seen = backend.seen.at(-1)!;
+      assert.match(String(seen.headers.forwarded), /proto=https$/);
+      assert.equal(seen.headers.host, `127.0.0.1:${backend.port}`);
+    } finally {
+      session.close();
+    }
   });
 
   it('counts requests by endpoint path_regex, never by raw path', async () => {

@@ -12,6 +12,8 @@ export interface ProxyProcess {
   child: ChildProcess;
   publicUrl: string;
   apiUrl: string;
+  /** The HTTPS / HTTP/2 edge, when the process got a certificate. */
+  publicTlsUrl: string | undefined;
   /** Everything written to stdout and stderr so far. */
   output(): string;
   /** Resident set size in bytes (from /proc). */
@@ -27,26 +29,29 @@ export async function startProxy(env: Record<string, string>, timeoutMs = 30_000
   let output = '';
   child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-  const ports = await new Promise<{ publicPort: number; apiPort: number }>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`proxy did not start:\n${output}`)), timeoutMs);
-    const look = () => {
-      for (const line of output.split('\n')) {
-        if (!line.includes('"listening"')) continue;
+  const ports = await new Promise<{ publicPort: number; apiPort: number; publicTlsPort?: number }>(
+    (resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`proxy did not start:\n${output}`)), timeoutMs);
+      const look = () => {
+        for (const line of output.split('\n')) {
+          if (!line.includes('"listening"')) continue;
+          clearTimeout(timer);
+          const record = JSON.parse(line) as { publicPort: number; apiPort: number; publicTlsPort?: number };
+          return resolve(record);
+        }
+      };
+      child.stdout!.on('data', look);
+      child.once('exit', (code) => {
         clearTimeout(timer);
-        const record = JSON.parse(line) as { publicPort: number; apiPort: number };
-        return resolve(record);
-      }
-    };
-    child.stdout!.on('data', look);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`proxy exited with ${code}:\n${output}`));
-    });
-  });
+        reject(new Error(`proxy exited with ${code}:\n${output}`));
+      });
+    },
+  );
   return {
     child,
     publicUrl: `http://127.0.0.1:${ports.publicPort}`,
     apiUrl: `http://127.0.0.1:${ports.apiPort}`,
+    publicTlsUrl: ports.publicTlsPort === undefined ? undefined : `https://127.0.0.1:${ports.publicTlsPort}`,
     output: () => output,
     rss: () => {
       const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
