@@ -131,7 +131,9 @@ async function forwardHttp(
   const { endpoint } = route;
   const origin = route.origin!;
   const url = req.url ?? '/';
-  let target = (route.rewrite === undefined ? path : route.rewrite(match)) + url.slice(path.length);
+  let upstreamPath = route.rewrite === undefined ? path : route.rewrite(match);
+  if (upstreamPath.charCodeAt(0) !== 47) upstreamPath = `/${upstreamPath}`;
+  let target = upstreamPath + url.slice(path.length);
   const waiting = waitsForCorrelation(endpoint.response_from) ? openWait(res, endpoint, deps) : undefined;
   if (waiting !== undefined)
     target += `${target.includes('?') ? '&' : '?'}correlation=${encodeURIComponent(waiting.correlation)}`;

@@ -54,7 +54,7 @@ export class ProxyMetrics {
       () =>
         new Histogram({
           name: 'gw_proxy_request_duration_seconds',
-          help: 'Time from request to the start of the answer, by endpoint path_regex and target',
+          help: 'Time from request to the end of the answer (whole streamed body), by endpoint path_regex and target',
           labelNames: ['path_regex', 'target'],
           buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
           registers,
