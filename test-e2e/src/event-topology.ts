@@ -13,6 +13,7 @@ export interface EventTopology {
   hubs: ServiceProcess[];
   kafkaSourceTopic: string;
   natsSourceSubject: string;
+  kinesisSourceStream: string;
   fanoutTopic: string;
   jwt(claims: Record<string, unknown>): string;
   stop(): Promise<void>;
@@ -22,6 +23,7 @@ export async function startEventTopology(hubEnv: Record<string, string> = {}): P
   const run = uniqueName('e2e');
   const kafkaSourceTopic = `${run}-kafka-source`;
   const natsSourceSubject = `${run}-nats-source`;
+  const kinesisSourceStream = `${run}-kinesis-source`;
   const fanoutTopic = `${run}-gw-events`;
   const shared = {
     FANOUT_BUS: 'kafka',
@@ -50,6 +52,11 @@ export async function startEventTopology(hubEnv: Record<string, string> = {}): P
     NATS_SERVERS: dependencyAddress.natsUrl,
     NATS_SOURCE_TOPICS: natsSourceSubject,
     NATSTOFILTER_QUEUE_GROUP: `${run}-nats-to-filter`,
+    KINESIS_ENABLED: 'true',
+    KINESIS_ENDPOINT: dependencyAddress.kinesisEndpoint,
+    KINESIS_AWS_REGION: 'eu-west-1',
+    KINESIS_STREAM: kinesisSourceStream,
+    KINESIS_APP_NAME: `${run}-kinesis-to-filter`,
   };
   const publishers = await Promise.all(
     ['a', 'b'].map((r) =>
@@ -78,6 +85,7 @@ export async function startEventTopology(hubEnv: Record<string, string> = {}): P
     hubs,
     kafkaSourceTopic,
     natsSourceSubject,
+    kinesisSourceStream,
     fanoutTopic,
     jwt: (claims) => signJwt(claims, { alg: 'HS256', key: jwtSecret }),
     async stop() {

@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { KinesisBus } from '@gatehouse/bus';
 import { connect as natsConnect } from '@nats-io/transport-node';
 import { dependencyAddress, LongPollClient, openSse, openWs, sleep, waitFor } from '@gatehouse/testkit';
 import { Kafka, logLevel } from 'kafkajs';
@@ -121,6 +122,43 @@ describe('event delivery across replicas', () => {
     assert.ok(
       metrics.some((m) => /gw_consumed_events_failed_total\{[^}]*reason="malformed"[^}]*\} 1/.test(m)),
       'the malformed Kafka message was counted',
+    );
+    sse.close();
+  });
+
+  it('forwards records of the Kinesis source stream, consumed once by the two publishers', async () => {
+    const hubA = t.hubs[0]!;
+    const sse = await openSse(
+      `${hubA.publicUrl}/_gw/v1/connection/sse?subscriptions=${subs([{ eventType: 'from.kinesis' }])}`,
+    );
+    await waitFor(() => sse.frames.length >= 2);
+    const kinesis = new KinesisBus({
+      endpoint: dependencyAddress.kinesisEndpoint,
+      region: 'eu-west-1',
+      createStreams: true,
+    });
+    for (let n = 0; n < 3; n++) {
+      await kinesis.publish(t.kinesisSourceStream, {
+        key: `k${n}`,
+        value: JSON.stringify({
+          specversion: '1.0',
+          id: `kin-${n}`,
+          type: 'from.kinesis',
+          source: 'kinesis-test',
+          data: { n },
+        }),
+      });
+    }
+    await kinesis.close();
+    await waitFor(() => sse.events('from.kinesis').length === 3, { timeoutMs: 30_000 });
+    await sleep(1000);
+    assert.deepEqual(
+      sse
+        .events('from.kinesis')
+        .map((e) => (e['data'] as { n: number }).n)
+        .sort(),
+      [0, 1, 2],
+      'each record once, though two publishers consume the stream',
     );
     sse.close();
   });
