@@ -160,9 +160,14 @@ async function measure(sides: Side[]): Promise<void> {
     const line: string[] = [];
     for (const side of sides) {
       const result = await runWrk({ url: side.url, seconds, script: side.script });
-      if (result.errors > 0) throw new Error(`${side.name}: ${result.errors} errors in round ${round}`);
+      // A few wrk time-outs happen when the box is loaded; more than 1 % means something is broken.
+      if (result.errors > result.requests / 100)
+        throw new Error(
+          `${side.name}: ${result.errors} errors in ${result.requests} requests, round ${round}`,
+        );
       side.results.push(result);
-      line.push(`${side.name} ${(result.requestsPerSecond / 1000).toFixed(1)}k`);
+      const errors = result.errors > 0 ? ` (${result.errors} errors)` : '';
+      line.push(`${side.name} ${(result.requestsPerSecond / 1000).toFixed(1)}k${errors}`);
     }
     console.log(`  round ${round}: ${line.join(', ')}`);
   }
