@@ -9,7 +9,8 @@ STAMP := node_modules/.install-stamp
 TESTS ?= packages/*/test/*.test.ts services/*/test/*.test.ts embedded/test/*.test.ts test-e2e/test/*.test.ts
 TEST_FLAGS ?= --test-concurrency=1 --test-timeout=180000
 
-.PHONY: help install run test test-only typecheck lint format deps-up deps-down deps-status bench clean
+.PHONY: help install run test test-only typecheck lint format deps-up deps-down deps-status bench clean \
+	chart-test compose-check
 
 help:
 	@echo "make run        start the gateway (all services, memory bus, example config)"
@@ -26,7 +27,8 @@ install: $(STAMP)
 run: install
 	node embedded/src/main.ts
 
-test: install lint typecheck deps-up test-only
+# The chart and compose checks run before the node tests, so the test runner's summary ends the output.
+test: install lint typecheck chart-test compose-check deps-up test-only
 
 test-only:
 	node --test $(TEST_FLAGS) $(TESTS)
@@ -56,3 +58,13 @@ bench: install deps-up
 clean:
 	tools/deps.sh down
 	rm -rf node_modules packages/*/node_modules services/*/node_modules .cache/deps
+
+# helm lint, helm-unittest and kubeconform on charts/gatehouse; the tools are built once into .cache/.
+chart-test:
+	tools/chart-test.sh charts/gatehouse
+
+# docker-compose.yml against Debian's docker-compose (validation only: there is no Docker engine).
+compose-check:
+	tools/chart-tools.sh compose >/dev/null
+	docker-compose -f docker-compose.yml config -q
+	@echo "compose-check: docker-compose.yml is valid"

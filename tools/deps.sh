@@ -142,7 +142,8 @@ case "$cmd" in
   up) for n in "${names[@]}"; do up_one "$n"; done ;;
   down) for n in "${names[@]}"; do down_one "$n"; done ;;
   restart) for n in "${names[@]}"; do down_one "$n"; up_one "$n"; done ;;
-  tools) apt_install chromium:chromium curl:curl ;;  # test tools that are not servers (browser tests)
+  # Test tools that are not servers: a browser (browser tests), nginx (the edge in test-e2e).
+  tools) apt_install chromium:chromium curl:curl nginx:nginx ;;
   status) for n in "${names[@]}"; do
       if running "$n"; then echo "$n: running (pid $(pid_of "$n"))"; else echo "$n: stopped"; fi
     done ;;

@@ -1,0 +1,141 @@
+{{/* Names, labels and the pieces every per-component template shares. */}}
+
+{{- define "gatehouse.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* <release>-<chart>, or the release name alone when it already contains the chart name. */}}
+{{- define "gatehouse.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A component's name from its key in .Values.components: pushHub → push-hub. */}}
+{{- define "gatehouse.componentName" -}}
+{{- kebabcase . -}}
+{{- end -}}
+
+{{/* The name of a component's resources. Call with (dict "root" $ "key" $key). */}}
+{{- define "gatehouse.componentFullname" -}}
+{{- printf "%s-%s" (include "gatehouse.fullname" .root | trunc 50 | trimSuffix "-") (include "gatehouse.componentName" .key) -}}
+{{- end -}}
+
+{{/* Labels that select a component's pods. Call with (dict "root" $ "key" $key). */}}
+{{- define "gatehouse.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "gatehouse.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ include "gatehouse.componentName" .key }}
+{{- end -}}
+
+{{/* Every label of a resource; with "key", also the component's. Call with (dict "root" $ ["key" $key]). */}}
+{{- define "gatehouse.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/name: {{ include "gatehouse.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+app.kubernetes.io/part-of: gatehouse
+{{- with .key }}
+app.kubernetes.io/component: {{ include "gatehouse.componentName" . }}
+{{- end }}
+{{- with .root.Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{- define "gatehouse.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+
+{{- define "gatehouse.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "gatehouse.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The chart creates the auth Secret only when no existing one is named and a value is given. */}}
+{{- define "gatehouse.createsAuthSecret" -}}
+{{- if and (not .Values.auth.existingSecret) (or .Values.auth.jwtSecretKey .Values.auth.tokenSecret) -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret the pods read JWT_SECRET_KEY and TOKEN_SECRET from; empty when there is none. */}}
+{{- define "gatehouse.authSecretName" -}}
+{{- if .Values.auth.existingSecret -}}
+{{- .Values.auth.existingSecret -}}
+{{- else if include "gatehouse.createsAuthSecret" . -}}
+{{- printf "%s-auth" (include "gatehouse.fullname" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The environment of a component's container. Call with (dict "root" $ "key" $key "c" $component).
+The settings the chart derives (ports, brokers, drain time …) form one map; the chart-wide env and
+then the component's env override it by name, so no name appears twice. REPLICA_ID and the Secret
+references follow unless env names them too; the EnvVar lists (extraEnv) come last.
+*/}}
+{{- define "gatehouse.env" -}}
+{{- $root := .root -}}
+{{- $c := .c -}}
+{{- $v := $root.Values -}}
+{{- $derived := dict "HOST" "0.0.0.0" "API_PORT" $c.ports.api "LOG_LEVEL" $v.log.level "LOG_FMT" $v.log.format "SHUTDOWN_DRAIN_TIMEOUT_MS" (mul $c.drainTimeoutSeconds 1000) -}}
+{{- with $c.ports.public }}{{ $_ := set $derived "INBOUND_PORT" . }}{{ end -}}
+{{- with $c.ports.http }}{{ $_ := set $derived "REST_SERVER_PORT" . }}{{ end -}}
+{{- if $c.brokers -}}
+{{- $_ := set $derived "REDIS_URL" $v.redis.url -}}
+{{- $_ := set $derived "STORE" "redis" -}}
+{{- $_ := set $derived "STORE_KEY_PREFIX" $v.redis.keyPrefix -}}
+{{- $_ := set $derived "FANOUT_BUS" $v.fanoutBus -}}
+{{- $_ := set $derived "CONTROL_BUS" $v.controlBus -}}
+{{- $_ := set $derived "KAFKA_CLIENT_ID" $v.kafka.clientId -}}
+{{- $_ := set $derived "KAFKA_SSL_ENABLED" $v.kafka.ssl -}}
+{{- with $v.kafka.brokers }}{{ $_ := set $derived "KAFKA_BROKERS" (join "," .) }}{{ end -}}
+{{- with $v.nats.servers }}{{ $_ := set $derived "NATS_SERVERS" (join "," .) }}{{ end -}}
+{{- end -}}
+{{- $user := merge (deepCopy (default dict $c.env)) (default dict $v.env) -}}
+{{- range $name, $value := merge (deepCopy $user) $derived }}
+- name: {{ $name }}
+  value: {{ $value | toString | quote }}
+{{- end }}
+{{- if not (hasKey $user "REPLICA_ID") }}
+- name: REPLICA_ID
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+{{- end }}
+{{- $secret := include "gatehouse.authSecretName" $root }}
+{{- if and $c.authSecrets $secret }}
+{{- if not (hasKey $user "JWT_SECRET_KEY") }}
+- name: JWT_SECRET_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: {{ $v.auth.jwtSecretKeyKey }}
+      optional: true
+{{- end }}
+{{- if not (hasKey $user "TOKEN_SECRET") }}
+- name: TOKEN_SECRET
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: {{ $v.auth.tokenSecretKey }}
+{{- end }}
+{{- end }}
+{{- with $v.extraEnv }}
+{{ toYaml . }}
+{{- end }}
+{{- with $c.extraEnv }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}

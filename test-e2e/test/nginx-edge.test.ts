@@ -1,0 +1,271 @@
+/**
+ * The nginx edge (deploy/nginx/gatehouse.conf.template) in front of real service processes: two
+ * push-hub replicas, two publishers and two proxies on Kafka and Redis, and the blacklist service.
+ * SSE, WebSocket, long-polling and socket.io (polling, pinned to one replica; and WebSocket) reach
+ * the hubs through nginx, spread over both replicas and unbuffered; an event posted to the edge
+ * reaches all of them; every internal route lands on the service that owns it.
+ */
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import {
+  dependencyAddress,
+  LongPollClient,
+  openSse,
+  openWs,
+  type ServiceProcess,
+  spawnService,
+  uniqueName,
+  waitFor,
+} from '@gatehouse/testkit';
+import { io } from 'socket.io-client';
+import { type EventTopology, jwtSecret, startEventTopology } from '../src/event-topology.ts';
+import { type NginxEdge, startNginxEdge } from '../src/nginx-edge.ts';
+
+const subs = (list: unknown) => encodeURIComponent(JSON.stringify(list));
+const deliveryTimeout = { timeoutMs: 15_000 };
+const hostPort = (url: string | undefined) => new URL(url!).host;
+
+describe('nginx edge in front of the services', () => {
+  const prefix = `${uniqueName('e2e-edge')}:`;
+  let t: EventTopology;
+  let proxies: ServiceProcess[] = [];
+  let blacklist: ServiceProcess | undefined;
+  let backend: Server;
+  let edge: NginxEdge;
+
+  before(async () => {
+    backend = createServer((req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ path: req.url, forwardedFor: req.headers['x-forwarded-for'] ?? null }));
+    });
+    await new Promise<void>((r) => backend.listen(0, '127.0.0.1', r));
+    const backendPort = (backend.address() as AddressInfo).port;
+    // Hubs, proxies and the blacklist share one key prefix: the blacklist's writes kill hub sessions.
+    t = await startEventTopology({ STORE_KEY_PREFIX: prefix });
+    const shared = {
+      STORE: 'redis',
+      STORE_KEY_PREFIX: prefix,
+      REDIS_URL: dependencyAddress.redisUrl,
+      CONTROL_BUS: 'redis',
+      JWT_SECRET_KEY: jwtSecret,
+      TOKEN_SECRET: `${prefix}proxy-token-secret`,
+    };
+    const apis = [
+      {
+        id: 'edge-echo',
+        name: 'edge-echo',
+        version_data: { default: { endpoints: [{ id: 'echo', method: 'GET', path_regex: '/shop/.*' }] } },
+        proxy: { target_url: '127.0.0.1', port: backendPort },
+      },
+    ];
+    [proxies, [blacklist]] = await Promise.all([
+      Promise.all(
+        ['a', 'b'].map((r) =>
+          spawnService({
+            entry: 'services/proxy/src/main.ts',
+            name: `proxy-${r}`,
+            publicPort: true,
+            env: { ...shared, PROXY_CONFIG_FILE: JSON.stringify(apis) },
+            readyTimeoutMs: 60_000,
+          }),
+        ),
+      ),
+      Promise.all([
+        spawnService({ entry: 'services/blacklist/src/main.ts', env: shared, readyTimeoutMs: 60_000 }),
+      ]),
+    ]);
+    edge = await startNginxEdge({
+      pushHub: t.hubs.map((h) => hostPort(h.publicUrl)),
+      pushHubApi: t.hubs.map((h) => hostPort(h.apiUrl)),
+      publisher: t.publishers.map((p) => hostPort(p.publicUrl)),
+      publisherApi: t.publishers.map((p) => hostPort(p.apiUrl)),
+      proxy: proxies.map((p) => hostPort(p.publicUrl)),
+      proxyApi: proxies.map((p) => hostPort(p.apiUrl)),
+      blacklistApi: [hostPort(blacklist!.apiUrl)],
+    });
+  });
+
+  after(async () => {
+    const code = await edge?.stop();
+    await Promise.all([t?.stop(), ...proxies.map((p) => p.stop()), blacklist?.stop()]);
+    backend?.close();
+    assert.equal(code, 0, `nginx exits cleanly when the test stops it:\n${edge?.output()}`);
+  });
+
+  it('spreads SSE, WebSocket, long-polling and socket.io over both hubs and delivers an event posted to the edge', async (test) => {
+    const wanted = [{ eventType: 'edge.greeting' }];
+    const wsUrl = `${edge.publicUrl.replace('http', 'ws')}/_gw/v1/connection/ws?subscriptions=${subs(wanted)}`;
+    const sse = await Promise.all(
+      [1, 2, 3, 4].map(() =>
+        openSse(`${edge.publicUrl}/_gw/v1/connection/sse?subscriptions=${subs(wanted)}`),
+      ),
+    );
+    const ws = [openWs(wsUrl), openWs(wsUrl)];
+    test.after(() => {
+      for (const c of sse) c.close();
+      for (const c of ws) c.ws.close();
+    });
+    const lp = new LongPollClient(edge.publicUrl);
+    assert.equal((await lp.get(`?subscriptions=${subs(wanted)}`)).status, 200);
+    const welcome = await lp.poll();
+    assert.deepEqual(
+      welcome.map((e) => e['type']),
+      ['gw.connection.create', 'gw.subscriptions_set'],
+    );
+    // socket.io's polling transport only connects when every poll reaches the replica that opened it.
+    const sockets = (['polling', 'websocket'] as const).map((transport) => {
+      const socket = io(edge.publicUrl, {
+        path: '/_gw/v1/socket.io/',
+        auth: { subscriptions: wanted },
+        transports: [transport],
+      });
+      const events: Array<Record<string, unknown>> = [];
+      socket.on('edge.greeting', (e: Record<string, unknown>) => events.push(e));
+      return { socket, events };
+    });
+    test.after(() => {
+      for (const s of sockets) s.socket.close();
+    });
+    await waitFor(
+      () => sse.every((c) => c.frames.length >= 2) && ws.every((c) => c.events.length >= 2),
+      deliveryTimeout,
+    );
+    await waitFor(() => sockets.every((s) => s.socket.connected), {
+      ...deliveryTimeout,
+      what: 'socket.io to connect',
+    });
+
+    for (const hub of t.hubs) {
+      const metrics = await (await fetch(`${hub.apiUrl}/metrics`)).text();
+      for (const transport of ['sse', 'ws'])
+        assert.match(
+          metrics,
+          new RegExp(`gw_connections\\{[^}]*transport="${transport}"[^}]*\\} [1-9]`),
+          `${hub.name} holds ${transport} connections made through nginx`,
+        );
+    }
+
+    const lpWaiting = lp.poll();
+    const posted = await fetch(`${edge.publicUrl}/_gw/v1/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/cloudevents+json' },
+      body: JSON.stringify({
+        specversion: '1.0',
+        id: 'edge-1',
+        source: 'e2e',
+        type: 'edge.greeting',
+        data: { n: 1 },
+      }),
+    });
+    assert.equal(posted.status, 202, await posted.text());
+
+    await waitFor(() => sse.every((c) => c.events('edge.greeting').length === 1), deliveryTimeout);
+    await waitFor(
+      () => ws.every((c) => c.events.some((e) => e['type'] === 'edge.greeting')),
+      deliveryTimeout,
+    );
+    await waitFor(() => sockets.every((s) => s.events.length === 1), deliveryTimeout);
+    const polled = [...(await lpWaiting)];
+    while (polled.length === 0) polled.push(...(await lp.poll()));
+    assert.deepEqual(
+      polled.map((e) => e['id']),
+      ['edge-1'],
+    );
+  });
+
+  it('changes subscriptions through the edge with the token of a connection on either replica', async (test) => {
+    const sse = await openSse(`${edge.publicUrl}/_gw/v1/connection/sse`);
+    test.after(() => sse.close());
+    await waitFor(() => sse.frames.length >= 2);
+    const token = (sse.events('gw.connection.create')[0]!['data'] as { connection_token: string })
+      .connection_token;
+    for (const eventType of ['edge.first', 'edge.second']) {
+      const res = await fetch(`${edge.publicUrl}/_gw/v1/connection/sse/${token}/subscriptions`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ subscriptions: [{ eventType }] }),
+      });
+      assert.equal(res.status, 204, await res.text());
+    }
+    await waitFor(() => sse.events('gw.subscriptions_set').length === 3, deliveryTimeout);
+  });
+
+  it('answers /_gw/health and sends every other public path to a proxy replica', async () => {
+    const health = await fetch(`${edge.publicUrl}/_gw/health`);
+    assert.equal(health.status, 200);
+    assert.equal(await health.text(), 'OK');
+    const proxied = await fetch(`${edge.publicUrl}/shop/basket?id=7`);
+    assert.equal(proxied.status, 200);
+    const body = (await proxied.json()) as { path: string; forwardedFor: string | null };
+    assert.equal(body.path, '/shop/basket?id=7');
+    assert.match(String(body.forwardedFor), /127\.0\.0\.1/, 'nginx adds X-Forwarded-For');
+    assert.equal((await fetch(`${edge.publicUrl}/nowhere`)).status, 404);
+  });
+
+  it('routes the internal API to the service that owns each path', async (test) => {
+    const internal = edge.internalUrl;
+    const health = await fetch(`${internal}/health`);
+    assert.deepEqual([health.status, await health.text()], [200, 'OK']);
+
+    // messages → publisher: the event reaches a hub connection.
+    const sse = await openSse(
+      `${edge.publicUrl}/_gw/v1/connection/sse?subscriptions=${subs([{ eventType: 'edge.msg' }])}`,
+    );
+    test.after(() => sse.close());
+    await waitFor(() => sse.frames.length >= 2);
+    for (const path of ['/v3/messages', '/v2/messages', '/messages']) {
+      const res = await fetch(`${internal}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ specversion: '1.0', id: `msg${path}`, source: 'e2e', type: 'edge.msg' }),
+      });
+      assert.equal(res.status, 202, `${path}: ${await res.text()}`);
+    }
+    await waitFor(() => sse.events('edge.msg').length === 3, deliveryTimeout);
+
+    // apis → proxy.
+    const apis = (await (await fetch(`${internal}/v3/apis`)).json()) as Array<{ id: string }>;
+    assert.ok(
+      apis.some((a) => a.id === 'edge-echo'),
+      JSON.stringify(apis),
+    );
+    assert.equal((await fetch(`${internal}/v2/apis/edge-echo`)).status, 200);
+
+    // responses → proxy: a response without a correlation id is refused by the proxy, not nginx.
+    const response = await fetch(`${internal}/v3/responses`, { method: 'POST', body: 'orphan' });
+    assert.equal(response.status, 400);
+    assert.match(await response.text(), /^Failed to parse request body/);
+
+    // session-blacklist → blacklist: the entry is kept, and a session connected through the edge dies.
+    const session = `${prefix}session`;
+    const killed = await openSse(`${edge.publicUrl}/_gw/v1/connection/sse`, {
+      authorization: `Bearer ${t.jwt({ jti: session, username: 'eve' })}`,
+    });
+    test.after(() => killed.close());
+    await waitFor(() => killed.frames.length >= 2);
+    const blacklisted = await fetch(`${internal}/v3/session-blacklist`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sessionId: session, validityInSeconds: 60 }),
+    });
+    assert.equal(blacklisted.status, 201, await blacklisted.text());
+    assert.equal(
+      (await fetch(`${internal}/v3/session-blacklist/${encodeURIComponent(session)}`)).status,
+      200,
+    );
+    await waitFor(() => killed.events('gw.session_killed').length === 1, deliveryTimeout);
+    await killed.ended;
+
+    // Each service's own health, readiness and metrics under /_services/<name>/.
+    for (const name of ['push-hub', 'publisher', 'proxy', 'blacklist']) {
+      assert.equal((await fetch(`${internal}/_services/${name}/ready`)).status, 200, name);
+      const metrics = await (await fetch(`${internal}/_services/${name}/metrics`)).text();
+      assert.match(metrics, new RegExp(`service="${name}"`), `${name}'s own metrics`);
+    }
+    const unknown = await fetch(`${internal}/v9/anything`);
+    assert.equal(unknown.status, 404);
+    assert.deepEqual(await unknown.json(), { error: 'not found' });
+  });
+});

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Checks a Helm chart the way CI does: `helm lint --strict` and `helm template | kubeconform -strict`
+# with the default values and with every values file in the chart's ci/ folder (ServiceMonitors are
+# rendered, then skipped: no CRD schema offline), and the helm-unittest suites in tests/.
+# Ends with one line `charts: N passed, N failed` (lint runs, unit tests and validated resources)
+# and exits non-zero when anything failed. Usage: tools/chart-test.sh [chart-dir]
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+chart=${1:-charts/gatehouse}
+bin=$("$root/tools/chart-tools.sh" chart) || exit 1
+schemas="$root/.cache/chart-tools/k8s-schemas"
+k8s_version=$(sed 's#.*/##' "$schemas/.version").0
+passed=0
+failed=0
+
+count() { # passed, failed
+  passed=$((passed + $1))
+  failed=$((failed + $2))
+}
+
+value_sets=("")
+for file in "$chart"/ci/*-values.yaml; do [ -e "$file" ] && value_sets+=("$file"); done
+
+for values in "${value_sets[@]}"; do
+  label=${values:-default values}
+  args=(); [ -n "$values" ] && args=(-f "$values")
+
+  echo "== helm lint --strict ($label)"
+  if "$bin/helm" lint --strict "$chart" "${args[@]}"; then count 1 0; else count 0 1; fi
+
+  echo "== helm template | kubeconform -strict ($label)"
+  rendered=$("$bin/helm" template gatehouse "$chart" "${args[@]}" --kube-version "$k8s_version" \
+    --api-versions monitoring.coreos.com/v1/ServiceMonitor) || { count 0 1; continue; }
+  summary=$(printf '%s\n' "$rendered" | "$bin/kubeconform" -strict -summary -kubernetes-version "$k8s_version" \
+    -schema-location "$schemas/{{ .NormalizedKubernetesVersion }}-local{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json" \
+    -skip ServiceMonitor 2>&1)
+  echo "$summary"
+  valid=$(sed -n 's/.*Valid: \([0-9]*\).*/\1/p' <<<"$summary")
+  bad=$(sed -n 's/.*Invalid: \([0-9]*\), Errors: \([0-9]*\).*/\1 \2/p' <<<"$summary")
+  if [ -z "$valid" ] || [ -z "$bad" ]; then count 0 1; else count "$valid" $((${bad% *} + ${bad#* })); fi
+done
+
+echo "== helm-unittest"
+unittest=$("$bin/untt" --strict -f 'tests/*_test.yaml' "$chart" 2>&1)
+status=$?
+echo "$unittest"
+tests_line=$(grep -E '^Tests:' <<<"$unittest")
+unit_passed=$(sed -n 's/.* \([0-9]*\) passed.*/\1/p' <<<"$tests_line")
+unit_failed=$(sed -n 's/.* \([0-9]*\) failed.*/\1/p' <<<"$tests_line")
+count "${unit_passed:-0}" "${unit_failed:-0}"
+# A crash or an error before any test ran still counts as a failure.
+[ $status -ne 0 ] && [ "${unit_failed:-0}" -eq 0 ] && count 0 1
+
+echo "charts: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
