@@ -51,7 +51,9 @@ describe('browser EventSource', () => {
     await tab.goto(pageUrl);
     const sseUrl = `${t.hubs[0]!.publicUrl}/_gw/v1/connection/sse?subscriptions=${encodeURIComponent(JSON.stringify([{ eventType: 'browser.news' }]))}`;
     await tab.evaluate((url) => {
-      const w = window as unknown as { received: Array<{ type: string; data: string; lastEventId: string }> };
+      const w = globalThis as unknown as {
+        received: Array<{ type: string; data: string; lastEventId: string }>;
+      };
       w.received = [];
       const source = new EventSource(url);
       for (const type of ['gw.connection.create', 'gw.subscriptions_set', 'browser.news']) {
@@ -61,14 +63,14 @@ describe('browser EventSource', () => {
         });
       }
     }, sseUrl);
-    await tab.waitForFunction(() => (window as unknown as { received: unknown[] }).received.length >= 2);
+    await tab.waitForFunction(() => (globalThis as unknown as { received: unknown[] }).received.length >= 2);
     const res = await postEvent(t.publishers[0]!, {
       type: 'browser.news',
       data: { headline: 'hello browser' },
     });
     assert.equal(res.status, 202);
     await tab.waitForFunction(
-      () => (window as unknown as { received: unknown[] }).received.length >= 3,
+      () => (globalThis as unknown as { received: unknown[] }).received.length >= 3,
       null,
       {
         timeout: 15_000,
@@ -76,7 +78,7 @@ describe('browser EventSource', () => {
     );
     const received = await tab.evaluate(
       () =>
-        (window as unknown as { received: Array<{ type: string; data: string; lastEventId: string }> })
+        (globalThis as unknown as { received: Array<{ type: string; data: string; lastEventId: string }> })
           .received,
     );
     assert.deepEqual(
