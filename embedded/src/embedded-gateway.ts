@@ -5,6 +5,7 @@
  */
 import { authConfig, createAccessCheck, createAuthFromConfig } from '@gatehouse/auth';
 import { MemoryBus } from '@gatehouse/bus';
+import { createProxy, loadProxyConfig, proxyConfig } from '@gatehouse/proxy';
 import { createPublisher, publisherConfig, submissionCheckFrom } from '@gatehouse/publisher';
 import { createPushHub, pushHubConfig } from '@gatehouse/push-hub';
 import {
@@ -19,6 +20,7 @@ import {
   type RunningHost,
   replicaId,
   startHost,
+  tlsSettingsFrom,
 } from '@gatehouse/service-kit';
 import { MemoryStore } from '@gatehouse/store';
 
@@ -27,6 +29,7 @@ export const embeddedConfig = {
   ...authConfig,
   ...pushHubConfig,
   ...publisherConfig,
+  ...proxyConfig,
   INBOUND_PORT: port('public edge port: /_gw/… endpoints and the reverse proxy', 4000),
 };
 
@@ -36,6 +39,8 @@ export interface EmbeddedGateway extends RunningHost {
 
 export async function startEmbeddedGateway(env: NodeJS.ProcessEnv = process.env): Promise<EmbeddedGateway> {
   const config = loadConfig(embeddedConfig, env);
+  const initialApis = loadProxyConfig(config.PROXY_CONFIG_FILE, env);
+  const replica = replicaId(config.REPLICA_ID);
   const logger = createLogger({ name: 'gatehouse', format: config.LOG_FMT, level: config.LOG_LEVEL });
   const registry = createRegistry();
   const health = new Health();
@@ -68,10 +73,23 @@ export async function startEmbeddedGateway(env: NodeJS.ProcessEnv = process.env)
       controlBus: bus,
       store,
       auth,
-      replica: replicaId(config.REPLICA_ID),
+      replica,
       logger,
       registry,
       health,
+    }),
+    // Last: the reverse proxy answers every public path no other service claimed.
+    createProxy(config, {
+      store,
+      auth,
+      controlBus: bus,
+      initialApis,
+      replica,
+      logger,
+      registry,
+      health,
+      env,
+      drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT_MS,
     }),
   ];
 
@@ -85,6 +103,7 @@ export async function startEmbeddedGateway(env: NodeJS.ProcessEnv = process.env)
     apiPort: config.API_PORT,
     limits: { maxHeaderValueLength: config.MAX_HEADER_VALUE_LENGTH },
     drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT_MS,
+    tls: tlsSettingsFrom(config),
     closeables: [auth, bus, store],
   });
   return { ...host, logger };

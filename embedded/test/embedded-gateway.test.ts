@@ -1,15 +1,17 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { waitFor } from '@gatehouse/testkit';
+import { openSse, waitFor } from '@gatehouse/testkit';
 import { type EmbeddedGateway, startEmbeddedGateway } from '../src/index.ts';
 
 describe('embedded gateway', () => {
   let gw: EmbeddedGateway;
   let edge: string;
-  let api: string;
+  let apiUrl: string;
   before(async () => {
     gw = await startEmbeddedGateway({
       INBOUND_PORT: '0',
@@ -18,7 +20,7 @@ describe('embedded gateway', () => {
       LOG_LEVEL: 'silent',
     });
     edge = `http://127.0.0.1:${gw.publicPort}`;
-    api = `http://127.0.0.1:${gw.apiPort}`;
+    apiUrl = `http://127.0.0.1:${gw.apiPort}`;
   });
   after(() => gw.stop());
 
@@ -29,11 +31,14 @@ describe('embedded gateway', () => {
   });
 
   it('answers the internal health, readiness and metrics endpoints', async () => {
-    assert.equal(await (await fetch(`${api}/health`)).text(), 'OK');
-    const ready = await fetch(`${api}/ready`);
+    assert.equal(await (await fetch(`${apiUrl}/health`)).text(), 'OK');
+    const ready = await fetch(`${apiUrl}/ready`);
     assert.equal(ready.status, 200);
-    assert.deepEqual(await ready.json(), { ready: true, checks: { store: 'ok', 'fanout-bus': 'ok' } });
-    const metrics = await fetch(`${api}/metrics`);
+    const report = (await ready.json()) as { ready: boolean; checks: Record<string, string> };
+    assert.equal(report.ready, true);
+    assert.equal(report.checks['store'], 'ok');
+    assert.equal(report.checks['fanout-bus'], 'ok');
+    const metrics = await fetch(`${apiUrl}/metrics`);
     assert.match(metrics.headers.get('content-type') ?? '', /text\/plain/);
     assert.match(await metrics.text(), /^gw_process_cpu_user_seconds_total/m);
   });
@@ -44,6 +49,42 @@ describe('embedded gateway', () => {
     assert.equal(big.status, 431);
     const fits = await fetch(`${edge}/_gw/health`, { headers: { 'x-big': 'a'.repeat(16384) } });
     assert.equal(fits.status, 200);
+  });
+
+  it('delivers an event posted to the edge to an SSE subscriber, all in one process', async () => {
+    const sse = await openSse(
+      `${edge}/_gw/v1/connection/sse?subscriptions=${encodeURIComponent('[{"eventType":"hello"}]')}`,
+    );
+    await waitFor(() => sse.frames.length >= 2);
+    const res = await fetch(`${edge}/_gw/v1/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ specversion: '1.0', id: '1', type: 'hello', source: 'test', data: { a: 1 } }),
+    });
+    assert.equal(res.status, 202);
+    await waitFor(() => sse.events('hello').length === 1);
+    sse.close();
+  });
+
+  it('proxies to an API defined at runtime on the internal API', async () => {
+    const backend = createServer((req, res) => res.end(`backend saw ${req.url}`)).listen(0, '127.0.0.1');
+    await once(backend, 'listening');
+    const port = (backend.address() as AddressInfo).port;
+    const api = {
+      id: 'demo',
+      name: 'demo',
+      version_data: { default: { endpoints: [{ id: 'get-demo', method: 'GET', path_regex: '/demo/(.+)' }] } },
+      proxy: { use_env: false, target_url: 'http://127.0.0.1', port },
+    };
+    const created = await fetch(`${apiUrl}/v3/apis`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(api),
+    });
+    assert.equal(created.status, 201, await created.text());
+    const res = await fetch(`${edge}/demo/things?x=1`);
+    assert.equal(await res.text(), 'backend saw /demo/things?x=1');
+    backend.close();
   });
 
   it('stops with an error naming the variable when the configuration is invalid', async () => {
