@@ -3,11 +3,13 @@
  * the public edge (INBOUND_PORT) and the internal API (API_PORT). Each service reads its own
  * settings from the same environment, exactly as it would standalone.
  */
+import { fileURLToPath } from 'node:url';
 import { authConfig, createAccessCheck, createAuthFromConfig } from '@gatehouse/auth';
 import { MemoryBus } from '@gatehouse/bus';
 import { createProxy, loadProxyConfig, proxyConfig } from '@gatehouse/proxy';
 import { createPublisher, publisherConfig, submissionCheckFrom } from '@gatehouse/publisher';
 import { createPushHub, pushHubConfig } from '@gatehouse/push-hub';
+import { createRestEngine } from '@gatehouse/rest-engine';
 import {
   commonConfig,
   createLogger,
@@ -35,11 +37,16 @@ export const embeddedConfig = {
 
 export interface EmbeddedGateway extends RunningHost {
   logger: Logger;
+  /** The REST engine's own port (rest.server.port). */
+  restPort: number | undefined;
 }
+
+/** Without PROXY_CONFIG_FILE the edge routes /api/… to the example REST app (examples/). */
+const exampleApis = fileURLToPath(new URL('../../examples/proxy/apis.json', import.meta.url));
 
 export async function startEmbeddedGateway(env: NodeJS.ProcessEnv = process.env): Promise<EmbeddedGateway> {
   const config = loadConfig(embeddedConfig, env);
-  const initialApis = loadProxyConfig(config.PROXY_CONFIG_FILE, env);
+  const initialApis = loadProxyConfig(config.PROXY_CONFIG_FILE ?? exampleApis, env);
   const replica = replicaId(config.REPLICA_ID);
   const logger = createLogger({ name: 'gatehouse', format: config.LOG_FMT, level: config.LOG_LEVEL });
   const registry = createRegistry();
@@ -53,7 +60,10 @@ export async function startEmbeddedGateway(env: NodeJS.ProcessEnv = process.env)
   for (const warning of auth.warnings) logger.warn(warning);
   await auth.start();
 
+  // Its own port (rest.server.port, 8085) with the example app unless configured otherwise.
+  const restEngine = createRestEngine({ env, logger, registry, health });
   const services: GatewayService[] = [
+    restEngine,
     createPublisher(config, {
       fanoutBus: bus,
       sources: [],
@@ -106,5 +116,5 @@ export async function startEmbeddedGateway(env: NodeJS.ProcessEnv = process.env)
     tls: tlsSettingsFrom(config),
     closeables: [auth, bus, store],
   });
-  return { ...host, logger };
+  return { ...host, logger, restPort: restEngine.port };
 }

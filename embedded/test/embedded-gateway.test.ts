@@ -87,6 +87,12 @@ describe('embedded gateway', () => {
     backend.close();
   });
 
+  it('serves the example REST app on the REST engine port', async () => {
+    const res = await fetch(`http://127.0.0.1:${gw.restPort}/api/hello/world`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /json/);
+  });
+
   it('stops with an error naming the variable when the configuration is invalid', async () => {
     await assert.rejects(
       startEmbeddedGateway({ API_PORT: 'forty', LOG_LEVEL: 'silent' }),
@@ -97,7 +103,7 @@ describe('embedded gateway', () => {
   it('exits cleanly on SIGTERM as a process', async () => {
     const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
     const child = spawn(process.execPath, [main], {
-      env: { ...process.env, INBOUND_PORT: '0', API_PORT: '0', HOST: '127.0.0.1' },
+      env: { ...process.env, INBOUND_PORT: '0', API_PORT: '0', REST_SERVER_PORT: '0', HOST: '127.0.0.1' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
