@@ -5,6 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { authConfig, createAccessCheck, createAuthFromConfig } from '@gatehouse/auth';
+import { blacklistConfig, createBlacklistService } from '@gatehouse/blacklist';
 import { MemoryBus } from '@gatehouse/bus';
 import { createProxy, loadProxyConfig, proxyConfig } from '@gatehouse/proxy';
 import { createPublisher, publisherConfig, submissionCheckFrom } from '@gatehouse/publisher';
@@ -32,6 +33,7 @@ export const embeddedConfig = {
   ...pushHubConfig,
   ...publisherConfig,
   ...proxyConfig,
+  ...blacklistConfig,
   INBOUND_PORT: port('public edge port: /_gw/… endpoints and the reverse proxy', 4000),
 };
 
@@ -88,6 +90,7 @@ export async function startEmbeddedGateway(env: NodeJS.ProcessEnv = process.env)
       registry,
       health,
     }),
+    createBlacklistService(config, { store, logger, registry }),
     // Last: the reverse proxy answers every public path no other service claimed.
     createProxy(config, {
       store,

@@ -5,8 +5,11 @@ import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { signJwt } from '@gatehouse/auth';
 import { openSse, waitFor } from '@gatehouse/testkit';
 import { type EmbeddedGateway, startEmbeddedGateway } from '../src/index.ts';
+
+const jwtKey = 'embedded-test-secret-of-sufficient-length';
 
 describe('embedded gateway', () => {
   let gw: EmbeddedGateway;
@@ -16,8 +19,10 @@ describe('embedded gateway', () => {
     gw = await startEmbeddedGateway({
       INBOUND_PORT: '0',
       API_PORT: '0',
+      REST_SERVER_PORT: '0',
       HOST: '127.0.0.1',
       LOG_LEVEL: 'silent',
+      JWT_SECRET_KEY: jwtKey,
     });
     edge = `http://127.0.0.1:${gw.publicPort}`;
     apiUrl = `http://127.0.0.1:${gw.apiPort}`;
@@ -85,6 +90,21 @@ describe('embedded gateway', () => {
     const res = await fetch(`${edge}/demo/things?x=1`);
     assert.equal(await res.text(), 'backend saw /demo/things?x=1');
     backend.close();
+  });
+
+  it('kills an SSE connection when its session is blacklisted on the internal API', async () => {
+    const jwt = signJwt({ sid: 'embedded-session', jti: 'embedded-session' }, { alg: 'HS256', key: jwtKey });
+    const sse = await openSse(`${edge}/_gw/v1/connection/sse?jwt=${jwt}`);
+    assert.equal(sse.status, 200, sse.errorBody);
+    await waitFor(() => sse.frames.length >= 2);
+    const res = await fetch(`${apiUrl}/v3/session-blacklist`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sessionId: 'embedded-session', validityInSeconds: 60 }),
+    });
+    assert.equal(res.status, 201);
+    await sse.ended;
+    assert.equal(sse.frames.at(-1)!.event, 'gw.session_killed');
   });
 
   it('serves the example REST app on the REST engine port', async () => {
