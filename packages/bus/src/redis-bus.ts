@@ -29,7 +29,7 @@ import {
   type RedisConnectionOptions,
   whenReady,
   withTimeout,
-} from './redis-connection.ts';
+} from '@gatehouse/store';
 import { createGroup, GroupReader } from './redis-group-reader.ts';
 import { toStreamFields } from './redis-stream-entry.ts';
 import type { ReaderSetup, StreamReader } from './redis-stream-reader.ts';

@@ -6,7 +6,7 @@
  */
 import type { Redis } from 'ioredis';
 import { BusError, type Message, type MessageHandler, type Subscription } from './bus.ts';
-import { closeConnection } from './redis-connection.ts';
+import { closeConnection } from '@gatehouse/store';
 import { fromStreamEntry, type StreamEntry } from './redis-stream-entry.ts';
 
 export interface ReaderSetup {

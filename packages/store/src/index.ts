@@ -2,3 +2,4 @@ export * from './memory-store.ts';
 export * from './store.ts';
 export * from './redis-store.ts';
 export * from './store-config.ts';
+export * from './redis-connection.ts';

@@ -1,7 +1,7 @@
 /**
- * How the Redis store talks to Redis: commands fail at once while the connection is down (callers
- * such as HTTP handlers and readiness checks never hang on an outage), and the connection itself
- * keeps reconnecting in the background for as long as the process lives.
+ * How Gatehouse talks to Redis, for the store and for the Redis bus alike: commands fail at once
+ * while the connection is down (a publish or an HTTP handler never hangs on an outage), and the
+ * connection itself keeps reconnecting in the background for as long as the process lives.
  */
 import { Redis, type RedisOptions } from 'ioredis';
 
