@@ -8,7 +8,7 @@
  *   version and outcome (added, extended, kept).
  * Kills are counted where they happen: the push hub's `gw_session_kills_total` (connections closed).
  */
-import { Counter, Gauge, metricOnce, type Registry } from '@gatehouse/service-kit';
+import { type Counter, type Gauge, type Registry, counter, gauge } from '@gatehouse/service-kit';
 import type { AddOutcome } from './session-blacklist.ts';
 
 export interface BlacklistMetricsOptions {
@@ -31,31 +31,18 @@ export class BlacklistMetrics {
   private counting: Promise<void> | undefined;
 
   constructor(registry: Registry, options: BlacklistMetricsOptions) {
-    const registers = [registry];
     this.options = options;
     this.now = options.now ?? Date.now;
-    this.additions = metricOnce(
-      registry,
-      'gw_blacklist_additions_total',
-      () =>
-        new Counter({
-          name: 'gw_blacklist_additions_total',
-          help: 'Sessions blacklisted through the API, by version and outcome (added, extended, kept)',
-          labelNames: ['version', 'outcome'],
-          registers,
-        }),
-    );
-    this.entries = metricOnce(
-      registry,
-      'gw_blacklist_entries',
-      () =>
-        new Gauge({
-          name: 'gw_blacklist_entries',
-          help: 'Sessions blacklisted now (entries in the store)',
-          registers,
-          collect: () => this.refresh(),
-        }),
-    );
+    this.additions = counter(registry, {
+      name: 'gw_blacklist_additions_total',
+      help: 'Sessions blacklisted through the API, by version and outcome (added, extended, kept)',
+      labelNames: ['version', 'outcome'],
+    });
+    this.entries = gauge(registry, {
+      name: 'gw_blacklist_entries',
+      help: 'Sessions blacklisted now (entries in the store)',
+      collect: () => this.refresh(),
+    });
   }
 
   entryAdded(version: string, outcome: AddOutcome): void {

@@ -3,7 +3,14 @@
  * `path_regex`, as RIG's docs promised (its code used the raw request path, so a metric grew a
  * series per URL ever seen, reference §9.12); unmatched requests carry `path_regex="N/A"`.
  */
-import { Counter, Gauge, Histogram, metricOnce, type Registry } from '@gatehouse/service-kit';
+import {
+  type Counter,
+  type Histogram,
+  type Registry,
+  counter,
+  gauge,
+  histogram,
+} from '@gatehouse/service-kit';
 
 export type RequestStatus =
   | 'ok'
@@ -36,76 +43,39 @@ export class ProxyMetrics {
   private readonly responses: Counter<'source' | 'result'>;
 
   constructor(registry: Registry, pendingCount: () => number) {
-    const registers = [registry];
-    this.requests = metricOnce(
-      registry,
-      'gw_proxy_requests_total',
-      () =>
-        new Counter({
-          name: 'gw_proxy_requests_total',
-          help: 'Proxied requests by endpoint path_regex, target, response_from and outcome',
-          labelNames: ['method', 'path_regex', 'target', 'response_from', 'status'],
-          registers,
-        }),
-    );
-    this.duration = metricOnce(
-      registry,
-      'gw_proxy_request_duration_seconds',
-      () =>
-        new Histogram({
-          name: 'gw_proxy_request_duration_seconds',
-          help: 'Time from request to the end of the answer (whole streamed body), by endpoint path_regex and target',
-          labelNames: ['path_regex', 'target'],
-          buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-          registers,
-        }),
-    );
-    this.produced = metricOnce(
-      registry,
-      'gw_produced_events_total',
-      () =>
-        new Counter({
-          name: 'gw_produced_events_total',
-          help: 'Request events published by the proxy',
-          labelNames: ['target', 'topic'],
-          registers,
-        }),
-    );
-    this.producedFailed = metricOnce(
-      registry,
-      'gw_produced_events_failed_total',
-      () =>
-        new Counter({
-          name: 'gw_produced_events_failed_total',
-          help: 'Request events the broker did not accept',
-          labelNames: ['target', 'topic'],
-          registers,
-        }),
-    );
-    this.responses = metricOnce(
-      registry,
-      'gw_proxy_correlated_responses_total',
-      () =>
-        new Counter({
-          name: 'gw_proxy_correlated_responses_total',
-          help: 'Correlated responses received, by source and what became of them',
-          labelNames: ['source', 'result'],
-          registers,
-        }),
-    );
-    metricOnce(
-      registry,
-      'gw_proxy_pending_responses',
-      () =>
-        new Gauge({
-          name: 'gw_proxy_pending_responses',
-          help: 'Requests on this replica waiting for a correlated response',
-          registers,
-          collect() {
-            this.set(pendingCount());
-          },
-        }),
-    );
+    this.requests = counter(registry, {
+      name: 'gw_proxy_requests_total',
+      help: 'Proxied requests by endpoint path_regex, target, response_from and outcome',
+      labelNames: ['method', 'path_regex', 'target', 'response_from', 'status'],
+    });
+    this.duration = histogram(registry, {
+      name: 'gw_proxy_request_duration_seconds',
+      help: 'Time from request to the end of the answer (whole streamed body), by endpoint path_regex and target',
+      labelNames: ['path_regex', 'target'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    });
+    this.produced = counter(registry, {
+      name: 'gw_produced_events_total',
+      help: 'Request events published by the proxy',
+      labelNames: ['target', 'topic'],
+    });
+    this.producedFailed = counter(registry, {
+      name: 'gw_produced_events_failed_total',
+      help: 'Request events the broker did not accept',
+      labelNames: ['target', 'topic'],
+    });
+    this.responses = counter(registry, {
+      name: 'gw_proxy_correlated_responses_total',
+      help: 'Correlated responses received, by source and what became of them',
+      labelNames: ['source', 'result'],
+    });
+    gauge(registry, {
+      name: 'gw_proxy_pending_responses',
+      help: 'Requests on this replica waiting for a correlated response',
+      collect() {
+        this.set(pendingCount());
+      },
+    });
   }
 
   request(labels: RequestLabels, status: RequestStatus, startedAt: number): void {

@@ -1,5 +1,5 @@
 /** The publisher's Prometheus metrics (prefix gw_), labelled by source and topic as RIG does. */
-import { Counter, Histogram, metricOnce, type Registry } from '@gatehouse/service-kit';
+import { type Counter, type Histogram, type Registry, counter, histogram } from '@gatehouse/service-kit';
 
 export class PublisherMetrics {
   private readonly consumed: Counter<'source' | 'topic'>;
@@ -9,63 +9,32 @@ export class PublisherMetrics {
   private readonly produceFailed: Counter<'target' | 'topic'>;
 
   constructor(registry: Registry) {
-    const registers = [registry];
-    this.consumed = metricOnce(
-      registry,
-      'gw_consumed_events_total',
-      () =>
-        new Counter({
-          name: 'gw_consumed_events_total',
-          help: 'Events taken in, by source and topic',
-          labelNames: ['source', 'topic'],
-          registers,
-        }),
-    );
-    this.failed = metricOnce(
-      registry,
-      'gw_consumed_events_failed_total',
-      () =>
-        new Counter({
-          name: 'gw_consumed_events_failed_total',
-          help: 'Events that could not be taken in (malformed, unsupported, fan-out unavailable)',
-          labelNames: ['source', 'topic', 'reason'],
-          registers,
-        }),
-    );
-    this.duration = metricOnce(
-      registry,
-      'gw_consumed_event_processing_duration_seconds',
-      () =>
-        new Histogram({
-          name: 'gw_consumed_event_processing_duration_seconds',
-          help: 'Time from receiving an event to its acceptance by the fan-out stream',
-          labelNames: ['source', 'topic'],
-          buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
-          registers,
-        }),
-    );
-    this.produced = metricOnce(
-      registry,
-      'gw_produced_events_total',
-      () =>
-        new Counter({
-          name: 'gw_produced_events_total',
-          help: 'Events produced, by target and topic',
-          labelNames: ['target', 'topic'],
-          registers,
-        }),
-    );
-    this.produceFailed = metricOnce(
-      registry,
-      'gw_produced_events_failed_total',
-      () =>
-        new Counter({
-          name: 'gw_produced_events_failed_total',
-          help: 'Events that could not be produced',
-          labelNames: ['target', 'topic'],
-          registers,
-        }),
-    );
+    this.consumed = counter(registry, {
+      name: 'gw_consumed_events_total',
+      help: 'Events taken in, by source and topic',
+      labelNames: ['source', 'topic'],
+    });
+    this.failed = counter(registry, {
+      name: 'gw_consumed_events_failed_total',
+      help: 'Events that could not be taken in (malformed, unsupported, fan-out unavailable)',
+      labelNames: ['source', 'topic', 'reason'],
+    });
+    this.duration = histogram(registry, {
+      name: 'gw_consumed_event_processing_duration_seconds',
+      help: 'Time from receiving an event to its acceptance by the fan-out stream',
+      labelNames: ['source', 'topic'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+    });
+    this.produced = counter(registry, {
+      name: 'gw_produced_events_total',
+      help: 'Events produced, by target and topic',
+      labelNames: ['target', 'topic'],
+    });
+    this.produceFailed = counter(registry, {
+      name: 'gw_produced_events_failed_total',
+      help: 'Events that could not be produced',
+      labelNames: ['target', 'topic'],
+    });
   }
 
   consumedOk(source: string, topic: string, seconds: number): void {

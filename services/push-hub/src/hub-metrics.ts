@@ -1,5 +1,5 @@
 /** The hub's Prometheus metrics (prefix gw_). */
-import { Counter, Gauge, metricOnce, type Registry } from '@gatehouse/service-kit';
+import { type Counter, type Gauge, type Registry, counter, gauge } from '@gatehouse/service-kit';
 import type { TransportKind } from './connection.ts';
 
 export class HubMetrics {
@@ -13,87 +13,43 @@ export class HubMetrics {
   private readonly kills: Counter;
 
   constructor(registry: Registry) {
-    const registers = [registry];
-    this.connections = metricOnce(
-      registry,
-      'gw_connections',
-      () =>
-        new Gauge({
-          name: 'gw_connections',
-          help: 'Open frontend connections',
-          labelNames: ['transport'],
-          registers,
-        }),
-    );
-    this.connectionsTotal = metricOnce(
-      registry,
-      'gw_connections_opened_total',
-      () =>
-        new Counter({
-          name: 'gw_connections_opened_total',
-          help: 'Frontend connections accepted',
-          labelNames: ['transport'],
-          registers,
-        }),
-    );
-    this.subscriptions = metricOnce(
-      registry,
-      'gw_subscriptions',
-      () => new Gauge({ name: 'gw_subscriptions', help: 'Subscriptions held by this replica', registers }),
-    );
-    this.forwarded = metricOnce(
-      registry,
-      'gw_events_forwarded_total',
-      () =>
-        new Counter({
-          name: 'gw_events_forwarded_total',
-          help: 'Fan-out events dispatched to this replica, by CloudEvent type',
-          labelNames: ['type'],
-          registers,
-        }),
-    );
-    this.deliveries = metricOnce(
-      registry,
-      'gw_event_deliveries_total',
-      () =>
-        new Counter({
-          name: 'gw_event_deliveries_total',
-          help: 'Events delivered to connections',
-          registers,
-        }),
-    );
-    this.dropped = metricOnce(
-      registry,
-      'gw_events_dropped_total',
-      () =>
-        new Counter({
-          name: 'gw_events_dropped_total',
-          help: 'Fan-out events the hub could not read',
-          labelNames: ['reason'],
-          registers,
-        }),
-    );
-    this.rejected = metricOnce(
-      registry,
-      'gw_connections_rejected_total',
-      () =>
-        new Counter({
-          name: 'gw_connections_rejected_total',
-          help: 'Connection attempts refused (bad_request, denied, rate_limited)',
-          labelNames: ['transport', 'reason'],
-          registers,
-        }),
-    );
-    this.kills = metricOnce(
-      registry,
-      'gw_session_kills_total',
-      () =>
-        new Counter({
-          name: 'gw_session_kills_total',
-          help: 'Connections closed by a session kill',
-          registers,
-        }),
-    );
+    this.connections = gauge(registry, {
+      name: 'gw_connections',
+      help: 'Open frontend connections',
+      labelNames: ['transport'],
+    });
+    this.connectionsTotal = counter(registry, {
+      name: 'gw_connections_opened_total',
+      help: 'Frontend connections accepted',
+      labelNames: ['transport'],
+    });
+    this.subscriptions = gauge(registry, {
+      name: 'gw_subscriptions',
+      help: 'Subscriptions held by this replica',
+    });
+    this.forwarded = counter(registry, {
+      name: 'gw_events_forwarded_total',
+      help: 'Fan-out events dispatched to this replica, by CloudEvent type',
+      labelNames: ['type'],
+    });
+    this.deliveries = counter(registry, {
+      name: 'gw_event_deliveries_total',
+      help: 'Events delivered to connections',
+    });
+    this.dropped = counter(registry, {
+      name: 'gw_events_dropped_total',
+      help: 'Fan-out events the hub could not read',
+      labelNames: ['reason'],
+    });
+    this.rejected = counter(registry, {
+      name: 'gw_connections_rejected_total',
+      help: 'Connection attempts refused (bad_request, denied, rate_limited)',
+      labelNames: ['transport', 'reason'],
+    });
+    this.kills = counter(registry, {
+      name: 'gw_session_kills_total',
+      help: 'Connections closed by a session kill',
+    });
   }
 
   connectionOpened(transport: TransportKind, subscriptions: number): void {
