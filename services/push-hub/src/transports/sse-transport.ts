@@ -43,7 +43,7 @@ class SseConnection implements Connection {
     // The socket may be gone before our 'close' listener ran: writing then would emit an error.
     if (this.res.destroyed) return;
     if (this.res.writableLength > this.maxBuffered) this.close('slow_consumer');
-    else this.res.write(sseFrame(e));
+    else this.res.write(frameOf(e));
   }
 
   heartbeat(): void {
@@ -59,6 +59,20 @@ class SseConnection implements Connection {
 export function sseFrame(e: OutgoingEvent): string {
   const id = e.position === undefined ? '' : `id: ${e.position}\n`;
   return `${id}event: ${e.type}\ndata: ${e.json}\n\n`;
+}
+
+/**
+ * The hub hands the same OutgoingEvent object to every matching connection, so the frame is built
+ * once per event rather than once per connection; the first write flattens it, the others reuse it.
+ */
+let lastEvent: OutgoingEvent | undefined;
+let lastFrame = '';
+function frameOf(e: OutgoingEvent): string {
+  if (e !== lastEvent) {
+    lastEvent = e;
+    lastFrame = sseFrame(e);
+  }
+  return lastFrame;
 }
 
 export function createSseTransport(ctx: TransportContext) {
@@ -90,6 +104,10 @@ export function createSseTransport(ctx: TransportContext) {
       connection: 'keep-alive',
       ...cors,
     });
+    // Sends the header on its own now: node:http keeps the header text for the life of the response,
+    // and only writing it alone flattens it (otherwise it stays a rope of ~27 string pieces, ~1 KiB
+    // per connection).
+    res.flushHeaders();
     req.socket.setNoDelay(true);
     const id = randomUUID();
     const conn = new SseConnection(id, ctx.tokens.issue(id), res, ctx.maxBufferedBytes, forget);

@@ -42,7 +42,7 @@ class WsConnection implements Connection {
 
   send(e: OutgoingEvent): void {
     if (this.ws.bufferedAmount > this.maxBuffered) this.close('slow_consumer');
-    else this.ws.send(e.json);
+    else this.ws.send(payloadOf(e), asText);
   }
 
   close(reason: CloseReason): void {
@@ -51,9 +51,43 @@ class WsConnection implements Connection {
   }
 }
 
+const asText = { binary: false };
+
+/**
+ * The hub hands the same OutgoingEvent object to every matching connection, so its UTF-8 bytes are
+ * made once per event and sent as they are (a string would be measured and encoded per connection).
+ */
+let lastEvent: OutgoingEvent | undefined;
+let lastPayload = Buffer.alloc(0);
+function payloadOf(e: OutgoingEvent): Buffer {
+  if (e !== lastEvent) {
+    lastEvent = e;
+    lastPayload = Buffer.from(e.json);
+  }
+  return lastPayload;
+}
+
 export function createWsTransport(ctx: TransportContext) {
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 * 1024 });
   const open = new Map<WebSocket, WsConnection>();
+  // Socket listeners shared by every connection (`this` is the socket), so a connection costs no
+  // closures of its own.
+  function onClientMessage(this: WebSocket): void {
+    this.close(1003, 'This WebSocket endpoint cannot be used for two-way communication.');
+  }
+  function onError(err: Error): void {
+    ctx.logger.debug({ err }, 'websocket error');
+  }
+  function onPong(this: WebSocket): void {
+    const conn = open.get(this);
+    if (conn) conn.alive = true;
+  }
+  function onClose(this: WebSocket): void {
+    const conn = open.get(this);
+    if (!conn) return;
+    open.delete(this);
+    ctx.hub.remove(conn);
+  }
   const timer = setInterval(() => {
     for (const [ws, conn] of open) {
       if (!conn.alive) {
@@ -67,10 +101,8 @@ export function createWsTransport(ctx: TransportContext) {
   timer.unref();
 
   async function accept(ws: WebSocket, req: IncomingMessage): Promise<void> {
-    ws.on('message', () =>
-      ws.close(1003, 'This WebSocket endpoint cannot be used for two-way communication.'),
-    );
-    ws.on('error', (err) => ctx.logger.debug({ err }, 'websocket error'));
+    ws.on('message', onClientMessage);
+    ws.on('error', onError);
     let connectReq: ReturnType<typeof readConnectRequest>;
     let resolved: Awaited<ReturnType<TransportContext['gate']>>;
     try {
@@ -88,11 +120,8 @@ export function createWsTransport(ctx: TransportContext) {
     const conn = new WsConnection(id, ctx.tokens.issue(id), ws, ctx.maxBufferedBytes);
     conn.sessionId = resolved.sessionId;
     open.set(ws, conn);
-    ws.on('pong', () => (conn.alive = true));
-    ws.on('close', () => {
-      open.delete(ws);
-      ctx.hub.remove(conn);
-    });
+    ws.on('pong', onPong);
+    ws.on('close', onClose);
     ctx.hub.add(conn, resolved.subscriptions, connectReq.resumeFrom);
   }
 
