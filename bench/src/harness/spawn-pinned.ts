@@ -4,11 +4,11 @@
  * for its heap after a full GC. `taskset -a -p` pins every thread of the running process, so the
  * child keeps its IPC channel.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { cpuSecondsOf, pinProcess, rssBytesOf } from './proc.ts';
 
 export interface PinnedProcess {
   name: string;
@@ -16,8 +16,15 @@ export interface PinnedProcess {
   port: number;
   /** heapUsed after a full GC, in bytes (needs `probe: true`). */
   heapAfterGc(): Promise<number>;
+  /**
+   * process.memoryUsage() after a full GC (needs `probe: true`); with `reduce`, after V8's
+   * memory-reducing GC, which also shrinks the young generation (see heap-probe.ts).
+   */
+  memoryAfterGc(reduce?: boolean): Promise<NodeJS.MemoryUsage>;
   /** User plus system CPU time so far, in seconds. */
   cpuSeconds(): number;
+  /** Resident memory now (VmRSS), in bytes. */
+  rssBytes(): number;
   stop(): Promise<void>;
 }
 
@@ -29,31 +36,39 @@ export interface SpawnOptions {
   env?: Record<string, string>;
   /** Load the heap probe (and --expose-gc) so heapAfterGc() works. */
   probe?: boolean;
+  /** Extra Node options placed before the script (e.g. `--cpu-prof`). */
+  nodeArgs?: string[];
 }
 
 const heapProbe = fileURLToPath(new URL('./heap-probe.ts', import.meta.url));
 
 export async function spawnPinned(opts: SpawnOptions): Promise<PinnedProcess> {
-  const args = opts.probe ? ['--expose-gc', '--import', heapProbe, opts.script] : [opts.script];
+  const probe = opts.probe ? ['--expose-gc', '--import', heapProbe] : [];
+  const args = [...probe, ...(opts.nodeArgs ?? []), opts.script];
   const child = spawn(process.execPath, args, {
     env: { ...process.env, ...opts.env },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
-  execFileSync('taskset', ['-a', '-p', '-c', String(opts.cpu), String(child.pid)], { stdio: 'ignore' });
+  pinProcess(child.pid!, opts.cpu);
   await waitForPort(opts.port, child, opts.name);
+  const memoryAfterGc = async (reduce = false) => {
+    child.send(reduce ? 'heap-reduce' : 'heap');
+    const [message] = (await once(child, 'message')) as [NodeJS.MemoryUsage];
+    return message;
+  };
   return {
     name: opts.name,
     child,
     port: opts.port,
     async heapAfterGc() {
-      child.send('heap');
-      const [message] = (await once(child, 'message')) as [{ heapUsed: number }];
-      return message.heapUsed;
+      return (await memoryAfterGc()).heapUsed;
     },
+    memoryAfterGc,
     cpuSeconds() {
-      const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      const ticks = Number(fields[11]) + Number(fields[12]);
-      return ticks / 100;
+      return cpuSecondsOf(child.pid!);
+    },
+    rssBytes() {
+      return rssBytesOf(child.pid!);
     },
     async stop() {
       if (child.exitCode !== null) return;
@@ -63,7 +78,8 @@ export async function spawnPinned(opts: SpawnOptions): Promise<PinnedProcess> {
   };
 }
 
-async function waitForPort(port: number, child: ChildProcess, name: string): Promise<void> {
+/** Resolves once something accepts connections on 127.0.0.1:`port`; fails when `child` exits first. */
+export async function waitForPort(port: number, child: ChildProcess, name: string): Promise<void> {
   const deadline = Date.now() + 20_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode} before listening`);

@@ -1,0 +1,31 @@
+/**
+ * B-sse (performance-anchors §5.3): the least a Node SSE hub can do. `GET /sse` holds the response
+ * open in a set; `POST /publish` builds the SSE frame once from the body and `res.write`s that one
+ * string to every held response, then answers 202. No ids, no heartbeat, no subscriptions.
+ */
+import { createServer, type ServerResponse } from 'node:http';
+
+const port = Number(process.env['PORT'] ?? 3000);
+const clients = new Set<ServerResponse>();
+
+createServer((req, res) => {
+  if (req.method === 'POST' && req.url === '/publish') {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const frame = `event: bench\ndata: ${Buffer.concat(chunks).toString()}\n\n`;
+      for (const client of clients) client.write(frame);
+      res.writeHead(202).end();
+    });
+    return;
+  }
+  if (req.method === 'GET' && req.url === '/sse') {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    res.flushHeaders();
+    clients.add(res);
+    res.on('close', () => clients.delete(res));
+    return;
+  }
+  res.writeHead(404).end();
+}).listen(port, '127.0.0.1');
+process.on('SIGTERM', () => process.exit(0));

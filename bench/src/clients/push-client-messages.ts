@@ -1,0 +1,60 @@
+/** What the orchestrator and the push client process (push-client.ts) tell each other over IPC. */
+
+export type PushTransport = 'sse' | 'ws';
+
+export interface ConnectCommand {
+  type: 'connect';
+  transport: PushTransport;
+  port: number;
+  /** Request paths; connection i uses paths[i % paths.length]. */
+  paths: string[];
+  count: number;
+  /** Connections started per tick, and the tick interval. */
+  batchSize: number;
+  batchIntervalMs: number;
+  /** At most this many started but not yet answered (keeps the server's accept backlog from overflowing). */
+  maxPending: number;
+  timeoutMs: number;
+}
+
+/** Answer with the arrivals of the event stamped `stamp` once `expected` arrived or after `timeoutMs`. */
+export interface AwaitCommand {
+  type: 'await';
+  stamp: number;
+  expected: number;
+  /** Every connection gets the event: answer as soon as every still open connection got it. */
+  toEveryOpen: boolean;
+  timeoutMs: number;
+}
+
+export interface CloseCommand {
+  type: 'close';
+}
+
+export type ClientCommand = ConnectCommand | AwaitCommand | CloseCommand;
+
+export interface ConnectedReport {
+  type: 'connected';
+  connected: number;
+  failed: number;
+  /** From the first connect to the last first byte. */
+  ms: number;
+  firstError: string | undefined;
+}
+
+export interface ArrivalsReport {
+  type: 'arrivals';
+  stamp: number;
+  /** Arrival − publish time of every delivery of that event, in ms, in arrival order. */
+  latenciesMs: number[];
+  /** Connections still open. */
+  open: number;
+  /** Deliveries of events already reported on (duplicates or unexpected receivers), so far. */
+  extra: number;
+}
+
+export interface ClosedReport {
+  type: 'closed';
+}
+
+export type ClientReport = ConnectedReport | ArrivalsReport | ClosedReport;
