@@ -63,7 +63,12 @@ export async function startEmbeddedGateway(env: NodeJS.ProcessEnv = process.env)
   await auth.start();
 
   // Its own port (rest.server.port, 8085) with the example app unless configured otherwise.
-  const restEngine = createRestEngine({ env, logger, registry, health });
+  const restEngine = createRestEngine({
+    env: { ...env, REST_SERVER_HOST: env['REST_SERVER_HOST'] ?? config.HOST },
+    logger,
+    registry,
+    health,
+  });
   const services: GatewayService[] = [
     restEngine,
     createPublisher(config, {
