@@ -4,11 +4,11 @@
  * settings from the same environment, exactly as it would standalone.
  */
 import { fileURLToPath } from 'node:url';
-import { authConfig, createAccessCheck, createAuthFromConfig } from '@gatehouse/auth';
+import { authConfig, createAuthFromConfig } from '@gatehouse/auth';
 import { blacklistConfig, createBlacklistService } from '@gatehouse/blacklist';
 import { MemoryBus } from '@gatehouse/bus';
 import { createProxy, loadProxyConfig, proxyConfig } from '@gatehouse/proxy';
-import { createPublisher, publisherConfig, submissionCheckFrom } from '@gatehouse/publisher';
+import { createPublisher, publisherConfig } from '@gatehouse/publisher';
 import { createPushHub, pushHubConfig } from '@gatehouse/push-hub';
 import { createRestEngine } from '@gatehouse/rest-engine';
 import {
@@ -74,13 +74,7 @@ export async function startEmbeddedGateway(env: NodeJS.ProcessEnv = process.env)
     createPublisher(config, {
       fanoutBus: bus,
       sources: [],
-      submissionCheck: submissionCheckFrom(
-        createAccessCheck(config.SUBMISSION_CHECK, {
-          verify: (jwt) => auth.verifyAndCheck(jwt),
-          timeoutMs: config.SUBMISSION_CHECK_TIMEOUT,
-          onProblem: (p) => logger.warn(p, 'submission check failed; denying'),
-        }),
-      ),
+      auth,
       logger,
       registry,
       health,

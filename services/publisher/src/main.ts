@@ -2,14 +2,13 @@
  * The publisher as its own process: POST /_gw/v1/events on INBOUND_PORT, /v2|v3/messages and
  * /messages on API_PORT, and the source consumers configured by KAFKA_*, NATS_* and KINESIS_*.
  */
-import { authConfig, createAccessCheck, createAuthFromConfig } from '@gatehouse/auth';
+import { authConfig, createAuthFromConfig } from '@gatehouse/auth';
 import { type Bus, busConfig, connectBus } from '@gatehouse/bus';
 import { loadConfig, port, serviceMain } from '@gatehouse/service-kit';
 import { connectStore, storeConfig } from '@gatehouse/store';
 import { publisherConfig } from './config.ts';
 import { createPublisher } from './publisher-service.ts';
 import type { SourceSpec } from './source-consumers.ts';
-import { submissionCheckFrom } from './submission-check.ts';
 
 const settings = {
   ...authConfig,
@@ -46,13 +45,7 @@ await serviceMain('publisher', async ({ logger, registry, health }) => {
   const publisher = createPublisher(config, {
     fanoutBus,
     sources,
-    submissionCheck: submissionCheckFrom(
-      createAccessCheck(config.SUBMISSION_CHECK, {
-        verify: (jwt) => auth.verifyAndCheck(jwt),
-        timeoutMs: config.SUBMISSION_CHECK_TIMEOUT,
-        onProblem: (p) => logger.warn(p, 'submission check failed; denying'),
-      }),
-    ),
+    auth,
     logger,
     registry,
     health,

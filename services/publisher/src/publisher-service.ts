@@ -2,19 +2,22 @@
  * The publisher service: takes events in over HTTP and from source topics, validates and normalises
  * them as CloudEvents, and puts them on the fan-out stream that every push-hub replica consumes.
  */
+import { type Auth, createAccessCheck } from '@gatehouse/auth';
 import type { Bus, Subscription } from '@gatehouse/bus';
 import type { ConfigOf, GatewayService, Health, Logger, Registry } from '@gatehouse/service-kit';
 import type { publisherConfig } from './config.ts';
-import { createEventsEndpoint, type SubmissionCheck } from './events-endpoint.ts';
+import { createEventsEndpoint } from './events-endpoint.ts';
 import { createFanoutProducer } from './fanout-producer.ts';
 import { PublisherMetrics } from './publisher-metrics.ts';
 import { type SourceSpec, startSourceConsumers } from './source-consumers.ts';
+import { submissionCheckFrom } from './submission-check.ts';
 
 export interface PublisherDeps {
   fanoutBus: Bus;
   /** Source buses with their topics and group (built from KAFKA_*, NATS_*, KINESIS_* settings). */
   sources: SourceSpec[];
-  submissionCheck: SubmissionCheck;
+  /** Verifies tokens for SUBMISSION_CHECK=jwt_validation. */
+  auth: Auth;
   logger: Logger;
   registry: Registry;
   health: Health;
@@ -29,7 +32,13 @@ export function createPublisher(
   const producer = createFanoutProducer(deps.fanoutBus, config.FANOUT_TOPIC, metrics);
   const endpoint = createEventsEndpoint({
     producer,
-    check: deps.submissionCheck,
+    check: submissionCheckFrom(
+      createAccessCheck(config.SUBMISSION_CHECK, {
+        verify: (jwt) => deps.auth.verifyAndCheck(jwt),
+        timeoutMs: config.SUBMISSION_CHECK_TIMEOUT,
+        onProblem: (p) => logger.warn(p, 'submission check failed; denying'),
+      }),
+    ),
     metrics,
     logger,
     corsOrigin: config.CORS,
