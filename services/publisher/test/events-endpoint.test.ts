@@ -1,0 +1,124 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { MemoryBus } from '@gatehouse/bus';
+import { waitFor } from '@gatehouse/testkit';
+import { startPublisherFixture } from './publisher-fixture.ts';
+
+type Fixture = Awaited<ReturnType<typeof startPublisherFixture>>;
+const event = { specversion: '1.0', id: 'e-1', type: 'greeting', source: '/test', data: { name: 'alice' } };
+
+async function post(url: string, body: string, headers: Record<string, string>) {
+  const res = await fetch(url, { method: 'POST', headers, body });
+  return { status: res.status, text: await res.text(), headers: res.headers };
+}
+
+describe('event endpoints', () => {
+  let f: Fixture;
+  before(async () => {
+    f = await startPublisherFixture({ MAX_EVENT_BYTES: '2048' });
+  });
+  after(() => f.stop());
+
+  it('accepts a structured event on the public and the internal endpoints and puts it on the fan-out stream', async () => {
+    for (const url of [
+      `${f.edge}/_gw/v1/events`,
+      `${f.api}/v3/messages`,
+      `${f.api}/v2/messages`,
+      `${f.api}/messages`,
+    ]) {
+      const r = await post(url, JSON.stringify(event), { 'content-type': 'application/cloudevents+json' });
+      assert.equal(r.status, 202, `${url}: ${r.text}`);
+      assert.deepEqual(JSON.parse(r.text), event);
+    }
+    await waitFor(() => f.fanout.length === 4);
+    assert.deepEqual(f.events()[0], event);
+  });
+
+  it('reads binary mode and application/json without ce-specversion as structured', async () => {
+    const binary = await post(`${f.api}/v3/messages`, '{"n":1}', {
+      'content-type': 'application/json',
+      'ce-specversion': '1.0',
+      'ce-id': 'b-1',
+      'ce-type': 'binary.type',
+      'ce-source': '/bin',
+    });
+    assert.equal(binary.status, 202, binary.text);
+    assert.deepEqual(JSON.parse(binary.text).data, { n: 1 });
+    const fallback = await post(`${f.api}/v3/messages`, JSON.stringify({ ...event, specversion: '0.2' }), {
+      'content-type': 'application/json',
+    });
+    assert.equal(fallback.status, 202, fallback.text);
+  });
+
+  it('answers an invalid event with 400 and usage text, and puts nothing on the stream', async () => {
+    const before = f.fanout.length;
+    const r = await post(`${f.api}/v3/messages`, '{"type":"x"}', { 'content-type': 'application/json' });
+    assert.equal(r.status, 400);
+    assert.match(r.headers.get('content-type') ?? '', /text\/plain/);
+    assert.match(r.text, /'id' is required/);
+    assert.match(r.text, /^Usage: POST a CloudEvent/m);
+    assert.equal(f.fanout.length, before);
+  });
+
+  it('answers batch mode with 415, a too large body with 413, another method with 405', async () => {
+    const batch = await post(`${f.api}/v3/messages`, `[${JSON.stringify(event)}]`, {
+      'content-type': 'application/cloudevents-batch+json',
+    });
+    assert.equal(batch.status, 415);
+    assert.match(batch.text, /batched CloudEvents HTTP transport binding mode is currently not supported/);
+    const big = await post(`${f.api}/v3/messages`, JSON.stringify({ ...event, data: 'x'.repeat(4096) }), {
+      'content-type': 'application/cloudevents+json',
+    });
+    assert.equal(big.status, 413);
+    assert.equal((await fetch(`${f.edge}/_gw/v1/events`)).status, 405);
+  });
+
+  it('answers the CORS preflight of the public endpoint', async () => {
+    const res = await fetch(`${f.edge}/_gw/v1/events`, { method: 'OPTIONS' });
+    assert.equal(res.status, 204);
+    assert.equal(res.headers.get('access-control-allow-origin'), '*');
+    assert.match(res.headers.get('access-control-allow-methods') ?? '', /POST/);
+  });
+
+  it('counts what it took in', async () => {
+    assert.match(await f.metrics(), /gw_consumed_events_total\{source="http",topic="http"\} \d+/);
+  });
+});
+
+describe('SUBMISSION_CHECK', () => {
+  it('with jwt_validation admits valid Bearer tokens only on the public endpoint (403 otherwise)', async () => {
+    const f = await startPublisherFixture({ SUBMISSION_CHECK: 'jwt_validation' });
+    try {
+      const headers = { 'content-type': 'application/cloudevents+json' };
+      const denied = await post(`${f.edge}/_gw/v1/events`, JSON.stringify(event), headers);
+      assert.equal(denied.status, 403);
+      assert.equal(denied.text, 'Submission denied.');
+      const allowed = await post(`${f.edge}/_gw/v1/events`, JSON.stringify(event), {
+        ...headers,
+        authorization: `Bearer ${f.jwt({ sub: 'x' })}`,
+      });
+      assert.equal(allowed.status, 202);
+      const internal = await post(`${f.api}/v3/messages`, JSON.stringify(event), headers);
+      assert.equal(internal.status, 202, 'the internal endpoints are not checked');
+    } finally {
+      await f.stop();
+    }
+  });
+});
+
+describe('fan-out stream unavailable', () => {
+  it('answers 503 and acknowledges nothing', async () => {
+    const bus = new MemoryBus();
+    const f = await startPublisherFixture({}, [], bus);
+    try {
+      await bus.close();
+      const r = await post(`${f.api}/v3/messages`, JSON.stringify(event), {
+        'content-type': 'application/cloudevents+json',
+      });
+      assert.equal(r.status, 503);
+      assert.equal(r.headers.get('retry-after'), '1');
+    } finally {
+      await f.stop();
+    }
+  });
+});
