@@ -15,6 +15,7 @@ import { createConnectionRateLimit } from './connection-rate-limit.ts';
 import { loadExtractorConfig } from './extractor-config.ts';
 import { subscriptionsSet } from './gateway-events.ts';
 import { Hub } from './hub.ts';
+import { createDashboard } from './dashboard.ts';
 import { HubMetrics } from './hub-metrics.ts';
 
 import { createSubscriptionResolver } from './subscription-request.ts';
@@ -113,6 +114,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     maxBodyBytes: 256 * 1024,
   });
 
+  const dashboard = createDashboard(deps.registry);
   let fanout: BusSubscription | undefined;
   let unwatch: (() => Promise<void>) | undefined;
 
@@ -124,6 +126,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       (await longpoll.handle(req, res)) ||
       (await subscriptions(req, res)) ||
       socketio.handle(req, res),
+    internal: dashboard,
     upgrade: (req, socket, head) => ws.upgrade(req, socket, head) || socketio.upgrade(req, socket, head),
     async start() {
       await channel.start((body) => {
