@@ -6,6 +6,7 @@
  * reaches all of them; every internal route lands on the service that owns it.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -26,6 +27,10 @@ import { type NginxEdge, startNginxEdge } from '../src/nginx-edge.ts';
 const subs = (list: unknown) => encodeURIComponent(JSON.stringify(list));
 const deliveryTimeout = { timeoutMs: 15_000 };
 const hostPort = (url: string | undefined) => new URL(url!).host;
+const internalApiDocument = new URL(
+  '../../packages/service-kit/src/internal-api.openapi.json',
+  import.meta.url,
+);
 
 describe('nginx edge in front of the services', () => {
   const prefix = `${uniqueName('e2e-edge')}:`;
@@ -208,6 +213,12 @@ describe('nginx edge in front of the services', () => {
     const internal = edge.internalUrl;
     const health = await fetch(`${internal}/health`);
     assert.deepEqual([health.status, await health.text()], [200, 'OK']);
+
+    // The internal API's OpenAPI document, which every service's host serves.
+    const swagger = await fetch(`${internal}/swagger.json`);
+    assert.equal(swagger.status, 200);
+    assert.match(swagger.headers.get('content-type') ?? '', /^application\/json\b/);
+    assert.deepEqual(await swagger.json(), JSON.parse(readFileSync(internalApiDocument, 'utf8')));
 
     // messages → publisher: the event reaches a hub connection.
     const sse = await openSse(

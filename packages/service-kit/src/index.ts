@@ -4,6 +4,7 @@ export type * from './gateway-service.ts';
 export * from './health.ts';
 export * from './http-limits.ts';
 export * from './http-response.ts';
+export * from './internal-api-document.ts';
 export * from './logger.ts';
 export * from './metrics.ts';
 export * from './request-path.ts';

@@ -1,7 +1,8 @@
 /**
  * Runs one or more GatewayServices behind the two HTTP surfaces: the public edge and the internal
- * API. The internal API always answers `/health`, `/ready` and `/metrics`; the public edge answers
- * `/_gw/health`. Requests go to each service in order until one claims the path.
+ * API. The internal API always answers `/health`, `/ready`, `/metrics` and `/swagger.json` (the
+ * OpenAPI document of the whole internal API); the public edge answers `/_gw/health`. Requests go
+ * to each service in order until one claims the path.
  *
  * With `tls`, the public edge also listens with TLS, offering HTTP/2 (ALPN `h2`) and HTTP/1.1.
  * Services then get node's HTTP/2 compatibility objects (Http2ServerRequest/Response) for h2
@@ -17,6 +18,7 @@ import type { GatewayService, RequestHandler } from './gateway-service.ts';
 import type { Health } from './health.ts';
 import { type HttpLimits, nodeMaxHeaderSize, oversizedHeader } from './http-limits.ts';
 import { HttpError, sendJson, sendText } from './http-response.ts';
+import { internalApiDocumentPath, readInternalApiDocument } from './internal-api-document.ts';
 import type { Logger } from './logger.ts';
 import type { TlsSettings } from './tls-settings.ts';
 
@@ -51,8 +53,9 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const limits = opts.limits ?? { maxHeaderValueLength: 16384 };
   const host = opts.host ?? '0.0.0.0';
 
+  const apiDocument = await readInternalApiDocument();
   const internalHandlers: RequestHandler[] = [
-    (req, res) => answerOperational(req, res, health, registry),
+    (req, res) => answerOperational(req, res, { health, registry, apiDocument }),
     ...services.flatMap((s) => (s.internal ? [s.internal] : [])),
   ];
   const publicHandlers: RequestHandler[] = [
@@ -194,11 +197,17 @@ function dispatcher(handlers: RequestHandler[], limits: HttpLimits, logger: Logg
   };
 }
 
+interface Operational {
+  health: Health;
+  registry: Registry;
+  /** The OpenAPI document's bytes, served as they are. */
+  apiDocument: Buffer;
+}
+
 async function answerOperational(
   req: IncomingMessage,
   res: ServerResponse,
-  health: Health,
-  registry: Registry,
+  { health, registry, apiDocument }: Operational,
 ) {
   const path = req.url?.split('?', 1)[0];
   if (path === '/health') {
@@ -213,6 +222,14 @@ async function answerOperational(
   if (path === '/metrics') {
     const body = await registry.metrics();
     sendText(res, 200, body, { 'content-type': registry.contentType });
+    return true;
+  }
+  if (path === internalApiDocumentPath) {
+    res.writeHead(200, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': apiDocument.length,
+    });
+    res.end(apiDocument);
     return true;
   }
   return false;

@@ -1,0 +1,74 @@
+/**
+ * Every host serves the internal API's OpenAPI document at `/swagger.json`, even one running no
+ * service at all: that is what makes it answer on every standalone service. Its content and its
+ * agreement with the services are tested in embedded/test/internal-api-document.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import {
+  createLogger,
+  createRegistry,
+  Health,
+  internalApiDocumentPath,
+  type RunningHost,
+  startHost,
+} from '../src/index.ts';
+
+const shipped = readFileSync(new URL('../src/internal-api.openapi.json', import.meta.url), 'utf8');
+
+describe('service host: the internal API document', () => {
+  let host: RunningHost;
+  let api: string;
+  before(async () => {
+    host = await startHost({
+      services: [],
+      logger: createLogger({ name: 'test', level: 'silent' }),
+      registry: createRegistry(),
+      health: new Health(),
+      host: '127.0.0.1',
+      apiPort: 0,
+      drainTimeoutMs: 1000,
+    });
+    api = `http://127.0.0.1:${host.apiPort}`;
+  });
+  after(() => host?.stop());
+
+  it('answers GET /swagger.json with the shipped file as application/json', async () => {
+    assert.equal(internalApiDocumentPath, '/swagger.json');
+    const res = await fetch(`${api}/swagger.json`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^application\/json\b/);
+    const text = await res.text();
+    assert.equal(text, shipped);
+    const document = JSON.parse(text) as { openapi: string; paths: Record<string, unknown> };
+    assert.match(document.openapi, /^3\.1\.\d+$/);
+    assert.ok(document.paths['/swagger.json'], 'the document describes its own path');
+  });
+
+  it('answers HEAD with the headers only, and a query string does not matter', async () => {
+    const head = await fetch(`${api}/swagger.json`, { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    assert.equal(Number(head.headers.get('content-length')), Buffer.byteLength(shipped));
+    assert.equal(await head.text(), '');
+    assert.equal((await fetch(`${api}/swagger.json?v=1`)).status, 200);
+  });
+
+  it('is not on the public edge', async () => {
+    const edge = await startHost({
+      services: [],
+      logger: createLogger({ name: 'test', level: 'silent' }),
+      registry: createRegistry(),
+      health: new Health(),
+      host: '127.0.0.1',
+      publicPort: 0,
+      apiPort: 0,
+      drainTimeoutMs: 1000,
+    });
+    try {
+      assert.equal((await fetch(`http://127.0.0.1:${edge.publicPort}/swagger.json`)).status, 404);
+    } finally {
+      await edge.stop();
+    }
+  });
+});
