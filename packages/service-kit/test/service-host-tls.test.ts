@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:http2';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { selfSignedCertificate } from '@gatehouse/testkit';
 import {
   ConfigError,
   createLogger,
@@ -18,9 +16,7 @@ import {
   tlsSettingsFrom,
 } from '../src/index.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'host-tls-'));
-const certFile = join(dir, 'cert.pem');
-const keyFile = join(dir, 'key.pem');
+const { certFile, keyFile } = selfSignedCertificate();
 let host: RunningHost;
 let cert: Buffer;
 
@@ -34,27 +30,6 @@ const service: GatewayService = {
 
 describe('service host: HTTPS and HTTP/2 on the public edge', () => {
   before(async () => {
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=localhost',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-        '-keyout',
-        keyFile,
-        '-out',
-        certFile,
-      ],
-      { stdio: 'ignore' },
-    );
     cert = readFileSync(certFile);
     const tls = tlsSettingsFrom({
       HTTPS_CERTFILE: certFile,

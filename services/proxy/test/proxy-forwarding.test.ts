@@ -5,19 +5,16 @@
  * metrics labelled by path_regex.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import { connect as connectHttp2 } from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { blacklistKey, signJwt } from '@gatehouse/auth';
 import { RedisStore } from '@gatehouse/store';
-import { dependencyAddress, sleep, uniqueName } from '@gatehouse/testkit';
+import { dependencyAddress, selfSignedCertificate, sleep, uniqueName } from '@gatehouse/testkit';
 import { type ProxyProcess, startProxy } from './proxy-process.ts';
 import { startBackend, type TestBackend } from './test-backend.ts';
 
@@ -29,9 +26,7 @@ let jwks: Server;
 let store: RedisStore;
 let a: ProxyProcess;
 let b: ProxyProcess;
-const tlsDir = mkdtempSync(join(tmpdir(), 'proxy-tls-'));
-const certFile = join(tlsDir, 'cert.pem');
-const keyFile = join(tlsDir, 'key.pem');
+const { certFile, keyFile } = selfSignedCertificate();
 
 const exp = () => Math.floor(Date.now() / 1000) + 600;
 const hsToken = (claims: Record<string, unknown> = {}) =>
@@ -143,27 +138,6 @@ describe('proxy forwarding (two replicas, real backends)', () => {
     };
     a = await startProxy({ ...env, PROXY_CONFIG_FILE: JSON.stringify(apis()) });
     // Replica B also serves HTTPS and HTTP/2.
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=localhost',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-        '-keyout',
-        keyFile,
-        '-out',
-        certFile,
-      ],
-      { stdio: 'ignore' },
-    );
     b = await startProxy({
       ...env,
       HTTPS_CERTFILE: certFile,
