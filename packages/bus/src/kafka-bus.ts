@@ -5,6 +5,10 @@
  *   experimental and allows one request in flight), so a send retried after a lost acknowledgement
  *   may be stored twice: delivery is at least once. Retries and timeouts are bounded, so a publish
  *   while the broker is unreachable rejects within about ten seconds instead of hanging.
+ * - Publishes to one topic that arrive together (same tick, or while that topic's produce request
+ *   is in flight) share one produce request, one request per topic at a time; the adapter chooses
+ *   each message's partition (Java-compatible for keys) to know its offset
+ *   (kafka-publish-batcher.ts). A lone publish is sent at once.
  * - Positions are `<partition>-<offset>` (kafka-position.ts).
  * - Broadcast subscribers use a private consumer group (`groupIdPrefix` + random id) that never
  *   commits and is deleted on close; they track their offsets in memory (kafka-start-policies.ts).
@@ -43,8 +47,10 @@ import {
   toBuffer,
 } from './bus.ts';
 import { formatKafkaPosition, parseKafkaPosition } from './kafka-position.ts';
+import { KafkaPublishBatcher } from './kafka-publish-batcher.ts';
 import { KafkaSubscriber } from './kafka-subscriber.ts';
 import { BroadcastStart, GroupStart } from './kafka-start-policies.ts';
+import { KafkaTopicLayouts, type TopicLayout, topicLayout } from './kafka-topic-layouts.ts';
 
 export type KafkaLogLevel = 'error' | 'warn' | 'info' | 'debug';
 
@@ -75,6 +81,15 @@ export interface KafkaBusOptions {
   pingTimeoutMs?: number;
   /** `subscribe` rejects when the subscription is not live after this long (default 30 s). */
   subscribeTimeoutMs?: number;
+  /** Most messages in one produce request of batched publishes (default 500). */
+  publishBatchMaxMessages?: number;
+  /**
+   * Most bytes (estimated from above) in one produce request of batched publishes (default
+   * 1,000,000, under the broker's default `message.max.bytes`). A request the broker refuses as too
+   * large is sent again one message at a time, so a topic with a lower `max.message.bytes` still
+   * works, but setting this below that limit saves the second attempt.
+   */
+  publishBatchMaxBytes?: number;
 }
 
 const kafkaLogLevels: Record<KafkaLogLevel, logLevel> = {
@@ -100,6 +115,8 @@ export class KafkaBus implements Bus {
   private readonly subscribeTimeoutMs: number;
   private readonly producer: Producer;
   private readonly admin: Admin;
+  private readonly layouts: KafkaTopicLayouts;
+  private readonly batcher: KafkaPublishBatcher;
   private producerReady: Promise<Producer> | undefined;
   private adminReady: Promise<Admin> | undefined;
   private readonly subscribers = new Set<KafkaSubscriber>();
@@ -117,21 +134,34 @@ export class KafkaBus implements Bus {
       maxWaitTimeInMs: options.maxWaitTimeMs ?? 1_000,
     };
     // The Java client's murmur2 partitioner: the same key lands on the same partition as from Java.
+    // Publishes set every message's partition (the same murmur2 choice for keys); this partitioner
+    // only places messages sent without one.
     this.producer = this.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
     this.admin = this.kafka.admin();
+    this.layouts = new KafkaTopicLayouts({ fetch: (topic) => this.fetchLayout(topic) });
+    // kafkajs asks for metadata when the broker said its metadata is stale (and when it expires):
+    // the layouts are read again then too.
+    this.producer.on(this.producer.events.REQUEST, ({ payload }) => {
+      if (payload.apiName === 'Metadata') this.layouts.invalidateAll();
+    });
+    this.batcher = new KafkaPublishBatcher({
+      send: async (topic, messages) => (await this.connectedProducer()).send({ topic, acks: -1, messages }),
+      layout: (topic) => this.layouts.get(topic),
+      layoutStale: (topic) => this.layouts.invalidate(topic),
+      maxMessages: options.publishBatchMaxMessages,
+      maxBytes: options.publishBatchMaxBytes,
+    });
   }
 
   async publish(topic: string, message: OutgoingMessage): Promise<Position> {
     this.assertOpen();
     try {
-      const producer = await this.connectedProducer();
-      const [record] = await producer.send({
-        topic,
-        acks: -1,
-        messages: [{ key: message.key ?? null, value: toBuffer(message.value), headers: message.headers }],
+      const { partition, offset } = await this.batcher.publish(topic, {
+        key: message.key ?? null,
+        value: toBuffer(message.value),
+        headers: message.headers,
       });
-      if (record?.baseOffset === undefined) throw new Error('the broker returned no offset');
-      return formatKafkaPosition(record.partition, record.baseOffset);
+      return formatKafkaPosition(partition, offset);
     } catch (err) {
       throw new BusError(`publish to ${topic} failed: ${errorMessage(err)}`, { cause: err });
     }
@@ -215,7 +245,8 @@ export class KafkaBus implements Bus {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await Promise.allSettled([...this.subscribers].map((s) => s.close()));
+    // Publishes already made are sent (or rejected) before the producer goes.
+    await Promise.allSettled([...[...this.subscribers].map((s) => s.close()), this.batcher.settled()]);
     this.subscribers.clear();
     await Promise.allSettled([
       this.producerReady && this.producer.disconnect(),
@@ -233,6 +264,21 @@ export class KafkaBus implements Bus {
       },
     );
     return this.producerReady;
+  }
+
+  /**
+   * The topic's partitions, or undefined for a topic that does not exist yet: kafkajs' admin asks
+   * without auto-creation, so such a topic is created by the first produce request, as before.
+   */
+  private async fetchLayout(topic: string): Promise<TopicLayout | undefined> {
+    const admin = await this.connectedAdmin();
+    try {
+      const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+      return topicLayout(topic, topics.find((t) => t.name === topic)?.partitions ?? []);
+    } catch (err) {
+      if ((err as { type?: unknown }).type === 'UNKNOWN_TOPIC_OR_PARTITION') return undefined;
+      throw err;
+    }
   }
 
   private connectedAdmin(): Promise<Admin> {

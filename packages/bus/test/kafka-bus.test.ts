@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { dependency, dependencyAddress, sleep, uniqueName, waitFor } from '@gatehouse/testkit';
+import { type PartitionMetadata, Partitioners } from 'kafkajs';
 import { BusError, KafkaBus, type Message } from '../src/index.ts';
 import { busContract } from './bus-contract.ts';
 
@@ -68,6 +69,63 @@ describe('kafka bus specifics', () => {
       'new-4',
       'new-5',
     ]);
+    await sub.close();
+  });
+
+  it('resolves publishes sent together with the positions the subscriber sees, keys where kafkajs puts them', async () => {
+    const topic = await newTopic(3);
+    const got: Message[] = [];
+    const sub = await bus.subscribe(topic, (m) => void got.push(m));
+    const published = await Promise.all(
+      Array.from({ length: 300 }, async (_, i) => {
+        const key = i % 5 === 0 ? undefined : `key-${i % 17}`;
+        const value = `m${i}`;
+        return { key, value, position: await bus.publish(topic, { key, value }) };
+      }),
+    );
+    await waitFor(() => got.length >= published.length, { what: `${published.length} messages` });
+    const seen = new Map(got.map((m) => [m.value.toString(), m.position]));
+    for (const p of published) assert.equal(seen.get(p.value), p.position, p.value);
+
+    const partitionMetadata: PartitionMetadata[] = [0, 1, 2].map((partitionId) => ({
+      partitionErrorCode: 0,
+      partitionId,
+      leader: 1,
+      replicas: [1],
+      isr: [1],
+    }));
+    const kafkajs = Partitioners.DefaultPartitioner();
+    const partitionOf = (position: string) => Number(position.split('-')[0]);
+    for (const { key, value, position } of published.filter((p) => p.key !== undefined))
+      assert.equal(
+        partitionOf(position),
+        kafkajs({ topic, partitionMetadata, message: { key, value } }),
+        key,
+      );
+    const keyless = new Set(published.filter((p) => p.key === undefined).map((p) => partitionOf(p.position)));
+    assert.equal(keyless.size, 3, 'keyless messages go round-robin');
+    for (let k = 0; k < 17; k++) {
+      const order = got.filter((m) => m.key === `key-${k}`).map((m) => Number(m.value.toString().slice(1)));
+      assert.deepEqual(
+        order,
+        [...order].sort((a, b) => a - b),
+        `order of key-${k}`,
+      );
+    }
+    await sub.close();
+  });
+
+  it('publishes to a topic that does not exist yet, many at once, and resolves each with its position', async () => {
+    const topic = await newTopic();
+    const values = Array.from({ length: 30 }, (_, i) => `v${i}`);
+    const positions = await Promise.all(values.map((value) => bus.publish(topic, { key: 'one', value })));
+    const got: Message[] = [];
+    const sub = await bus.subscribe(topic, (m) => void got.push(m), { from: positions[0]! });
+    await waitFor(() => got.length >= values.length - 1, { what: 'the replayed messages' });
+    assert.deepEqual(
+      got.map((m) => [m.value.toString(), m.position]),
+      values.slice(1).map((value, i) => [value, positions[i + 1]]),
+    );
     await sub.close();
   });
 
