@@ -401,31 +401,26 @@ function requiredString(
   return value;
 }
 
-function optionalString(
+/** The field's value when absent or of the wanted JSON type; otherwise a problem and undefined. */
+function optional<T extends 'string' | 'boolean'>(
   raw: Record<string, unknown>,
   field: string,
+  type: T,
   where: string,
   problems: Problems,
-): string | undefined {
+): (T extends 'string' ? string : boolean) | undefined {
   const value = raw[field];
   if (value === undefined) return undefined;
-  if (typeof value === 'string') return value;
-  problems.add(where, field, 'must be string');
+  if (typeof value === type) return value as T extends 'string' ? string : boolean;
+  problems.add(where, field, `must be ${type}`);
   return undefined;
 }
 
-function optionalBool(
-  raw: Record<string, unknown>,
-  field: string,
-  where: string,
-  problems: Problems,
-): boolean | undefined {
-  const value = raw[field];
-  if (value === undefined) return undefined;
-  if (typeof value === 'boolean') return value;
-  problems.add(where, field, 'must be boolean');
-  return undefined;
-}
+const optionalString = (raw: Record<string, unknown>, field: string, where: string, problems: Problems) =>
+  optional(raw, field, 'string', where, problems);
+
+const optionalBool = (raw: Record<string, unknown>, field: string, where: string, problems: Problems) =>
+  optional(raw, field, 'boolean', where, problems);
 
 function addError(errors: ValidationErrors, where: string, entry: Record<string, string>): void {
   const list = errors[where];
