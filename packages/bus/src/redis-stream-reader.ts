@@ -73,7 +73,9 @@ export abstract class StreamReader implements Subscription {
       const message = fromStreamEntry(this.setup.topic, entry);
       if (!message) continue;
       try {
-        await this.setup.handler(message);
+        // Only wait for handlers that return a promise: a synchronous one costs no microtask.
+        const done = this.setup.handler(message);
+        if (done) await done;
       } catch (err) {
         try {
           this.setup.onError?.(err as Error, message);
