@@ -10,6 +10,7 @@
  */
 import type { CloudEvent } from './cloud-event.ts';
 import { isObject } from './validate.ts';
+import { headerText } from './header-text.ts';
 
 export interface GwConnectionData {
   /** The peer's address (IPv4-mapped IPv6 shown as plain IPv4); forwarding headers are not trusted. */
@@ -93,7 +94,7 @@ export interface RequestLike {
 }
 
 export function connectionDataFromRequest(req: RequestLike): GwConnectionData {
-  const headers = flattenHeaders(req.headers);
+  const headers = headerText(req.headers);
   const scheme = req.socket?.encrypted ? 'https' : 'http';
   const url = req.url ?? '/';
   const queryStart = url.indexOf('?');
@@ -121,17 +122,6 @@ function hostAndPort(
   if (!URL.canParse(`${scheme}://${hostHeader}`)) return { host: hostHeader };
   const parsed = new URL(`${scheme}://${hostHeader}`);
   return { host: parsed.hostname, port: parsed.port === '' ? defaultPort : Number(parsed.port) };
-}
-
-function flattenHeaders(headers: RequestLike['headers']): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined) continue;
-    const key = name.toLowerCase();
-    const text = Array.isArray(value) ? value.join(', ') : value;
-    out[key] = out[key] === undefined ? text : `${out[key]}, ${text}`;
-  }
-  return out;
 }
 
 function nonEmptyString(value: unknown): string | undefined {

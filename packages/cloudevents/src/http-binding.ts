@@ -19,6 +19,7 @@ import type { CloudEvent } from './cloud-event.ts';
 import { UnsupportedCloudEventError } from './errors.ts';
 import { jsonEventContentType, parseJsonEvent, serializeJsonEvent } from './json-format.ts';
 import { essence } from './media-type.ts';
+import { headerText } from './header-text.ts';
 
 /** Header names in any case; repeated headers as arrays, as node:http gives them. */
 export interface HttpMessage {
@@ -44,12 +45,12 @@ const httpCodec: BinaryModeCodec = {
 };
 
 export function httpMode(headers: HttpMessage['headers']): HttpMode {
-  return modeOf(lowerCaseHeaders(headers));
+  return modeOf(headerText(headers));
 }
 
 /** Throws InvalidCloudEventError (answer 400) or UnsupportedCloudEventError (answer 415). */
 export function parseHttpEvent(message: HttpMessage): CloudEvent {
-  const headers = lowerCaseHeaders(message.headers);
+  const headers = headerText(message.headers);
   const mode = modeOf(headers);
   if (mode === 'batch') throw new UnsupportedCloudEventError('batch-mode', batchModeNotSupported);
   if (mode === 'binary') return fromBinaryMessage(headers, message.body, httpCodec);
@@ -85,17 +86,6 @@ function cloudEventsFormat(contentType: string | undefined): string | undefined 
   return type?.startsWith('application/cloudevents+')
     ? type.slice('application/cloudevents+'.length)
     : undefined;
-}
-
-function lowerCaseHeaders(headers: HttpMessage['headers']): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined) continue;
-    const key = name.toLowerCase();
-    const text = Array.isArray(value) ? value.join(', ') : value;
-    out[key] = out[key] === undefined ? text : `${out[key]}, ${text}`;
-  }
-  return out;
 }
 
 /** Percent-encodes space, `"`, `%` and every character outside printable ASCII, as UTF-8 bytes. */
