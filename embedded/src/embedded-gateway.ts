@@ -4,7 +4,7 @@
  * settings from the same environment, exactly as it would standalone.
  */
 import { fileURLToPath } from 'node:url';
-import { authConfig, createAuthFromConfig } from '@gatehouse/auth';
+import { authConfig, startAuth } from '@gatehouse/auth';
 import { blacklistConfig, createBlacklistService } from '@gatehouse/blacklist';
 import { MemoryBus } from '@gatehouse/bus';
 import { createProxy, loadProxyConfig, proxyConfig } from '@gatehouse/proxy';
@@ -56,11 +56,7 @@ export async function startEmbeddedGateway(env: NodeJS.ProcessEnv = process.env)
   const bus = new MemoryBus();
   const store = new MemoryStore();
   health.addCheck('store', () => store.ping());
-  const auth = createAuthFromConfig(config, store, {
-    onJwksError: (err) => logger.warn({ err }, 'JWKS refresh failed; keeping the previous keys'),
-  });
-  for (const warning of auth.warnings) logger.warn(warning);
-  await auth.start();
+  const auth = await startAuth(config, store, logger);
 
   // Its own port (rest.server.port, 8085) with the example app unless configured otherwise.
   const restEngine = createRestEngine({

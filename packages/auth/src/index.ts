@@ -13,3 +13,4 @@ export * from './session.ts';
 export * from './session-token-check.ts';
 export * from './signed-token.ts';
 export * from './verification-key.ts';
+export * from './start-auth.ts';

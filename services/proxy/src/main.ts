@@ -2,7 +2,7 @@
  * The proxy as its own process: the reverse proxy on INBOUND_PORT, `/v2|v3/apis` and
  * `/v1|v2|v3/responses` on API_PORT. Kafka, Kinesis and NATS are connected only when configured.
  */
-import { authConfig, createAuthFromConfig } from '@gatehouse/auth';
+import { authConfig, startAuth } from '@gatehouse/auth';
 import { type Bus, busConfig, connectBus } from '@gatehouse/bus';
 import { ConfigError, loadConfig, port, replicaId, serviceMain } from '@gatehouse/service-kit';
 import { connectStore, storeConfig } from '@gatehouse/store';
@@ -39,11 +39,7 @@ await serviceMain('proxy', async ({ config: common, logger, registry, health }) 
   health.addCheck('control-bus', () => controlBus.ping());
   if (kafka) health.addCheck('kafka', () => kafka.ping());
   if (nats) health.addCheck('nats', () => nats.ping());
-  const auth = createAuthFromConfig(config, store, {
-    onJwksError: (err) => logger.warn({ err }, 'JWKS refresh failed; keeping the previous keys'),
-  });
-  for (const warning of auth.warnings) logger.warn(warning);
-  await auth.start();
+  const auth = await startAuth(config, store, logger);
   const proxy = createProxy(config, {
     store,
     auth,

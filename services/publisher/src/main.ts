@@ -2,7 +2,7 @@
  * The publisher as its own process: POST /_gw/v1/events on INBOUND_PORT, /v2|v3/messages and
  * /messages on API_PORT, and the source consumers configured by KAFKA_*, NATS_* and KINESIS_*.
  */
-import { authConfig, createAuthFromConfig } from '@gatehouse/auth';
+import { authConfig, startAuth } from '@gatehouse/auth';
 import { type Bus, busConfig, connectBus } from '@gatehouse/bus';
 import { loadConfig, port, serviceMain } from '@gatehouse/service-kit';
 import { connectStore, storeConfig } from '@gatehouse/store';
@@ -39,9 +39,7 @@ await serviceMain('publisher', async ({ logger, registry, health }) => {
     buses.push(bus);
     sources.push({ bus, topics: [config.KINESIS_STREAM], group: config.KINESIS_APP_NAME });
   }
-  const auth = createAuthFromConfig(config, store);
-  for (const warning of auth.warnings) logger.warn(warning);
-  await auth.start();
+  const auth = await startAuth(config, store, logger);
   const publisher = createPublisher(config, {
     fanoutBus,
     sources,

@@ -1,5 +1,5 @@
 /** The push hub as its own process: connections on INBOUND_PORT, internal API on API_PORT. */
-import { authConfig, createAuthFromConfig } from '@gatehouse/auth';
+import { authConfig, startAuth } from '@gatehouse/auth';
 import { busConfig, connectBus } from '@gatehouse/bus';
 import { loadConfig, port, replicaId, serviceMain } from '@gatehouse/service-kit';
 import { connectStore, storeConfig } from '@gatehouse/store';
@@ -21,11 +21,7 @@ await serviceMain('push-hub', async ({ config: common, logger, registry, health 
   const controlBus = await connectBus(config.CONTROL_BUS, config);
   health.addCheck('store', () => store.ping());
   health.addCheck('control-bus', () => controlBus.ping());
-  const auth = createAuthFromConfig(config, store, {
-    onJwksError: (err) => logger.warn({ err }, 'JWKS refresh failed; keeping the previous keys'),
-  });
-  for (const warning of auth.warnings) logger.warn(warning);
-  await auth.start();
+  const auth = await startAuth(config, store, logger);
   const hub = createPushHub(config, {
     fanoutBus,
     controlBus,
