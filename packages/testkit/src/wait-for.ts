@@ -41,3 +41,14 @@ export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 export function uniqueName(prefix: string): string {
   return `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
 }
+
+/**
+ * For a test file whose client library may leave a handle open after everything was closed (kafkajs
+ * reconnect timers after a broker restart): once every test and hook of the file has run, the
+ * process ends within `graceMs` even if that handle would keep it alive. It ends with the exit code
+ * the test runner set, so failures stay failures, and no test is cut short (unlike
+ * --test-force-exit, which can end a file before later suites have run).
+ */
+export function exitAfterFileWhenHung(graceMs = 10_000): void {
+  setTimeout(() => process.exit(), graceMs).unref();
+}
