@@ -142,8 +142,9 @@ case "$cmd" in
   up) for n in "${names[@]}"; do up_one "$n"; done ;;
   down) for n in "${names[@]}"; do down_one "$n"; done ;;
   restart) for n in "${names[@]}"; do down_one "$n"; up_one "$n"; done ;;
-  # Test tools that are not servers: a browser (browser tests), nginx (the edge in test-e2e).
-  tools) apt_install chromium:chromium curl:curl nginx:nginx ;;
+  # Test tools that are not servers: a browser (browser tests), nginx (the edge in test-e2e),
+  # Prometheus and promtool (the scrape test starts its own server).
+  tools) apt_install chromium:chromium curl:curl nginx:nginx prometheus:prometheus promtool:prometheus ;;
   status) for n in "${names[@]}"; do
       if running "$n"; then echo "$n: running (pid $(pid_of "$n"))"; else echo "$n: stopped"; fi
     done ;;

@@ -1,6 +1,7 @@
 /**
  * The nginx edge (deploy/nginx/gatehouse.conf.template) in front of real service processes: two
- * push-hub replicas, two publishers and two proxies on Kafka and Redis, and the blacklist service.
+ * push-hub replicas, two publishers and two proxies on Kafka and Redis, the blacklist service (and
+ * the REST engine, which is not behind the edge).
  * SSE, WebSocket, long-polling and socket.io (polling, pinned to one replica; and WebSocket) reach
  * the hubs through nginx, spread over both replicas and unbuffered; an event posted to the edge
  * reaches all of them; every internal route lands on the service that owns it.
@@ -10,18 +11,9 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import {
-  dependencyAddress,
-  LongPollClient,
-  openSse,
-  openWs,
-  type ServiceProcess,
-  spawnService,
-  uniqueName,
-  waitFor,
-} from '@gatehouse/testkit';
+import { LongPollClient, openSse, openWs, waitFor } from '@gatehouse/testkit';
 import { io } from 'socket.io-client';
-import { type EventTopology, jwtSecret, startEventTopology } from '../src/event-topology.ts';
+import { type FullTopology, startFullTopology } from '../src/full-topology.ts';
 import { type NginxEdge, startNginxEdge } from '../src/nginx-edge.ts';
 
 const subs = (list: unknown) => encodeURIComponent(JSON.stringify(list));
@@ -33,10 +25,7 @@ const internalApiDocument = new URL(
 );
 
 describe('nginx edge in front of the services', () => {
-  const prefix = `${uniqueName('e2e-edge')}:`;
-  let t: EventTopology;
-  let proxies: ServiceProcess[] = [];
-  let blacklist: ServiceProcess | undefined;
+  let t: FullTopology;
   let backend: Server;
   let edge: NginxEdge;
 
@@ -47,40 +36,17 @@ describe('nginx edge in front of the services', () => {
     });
     await new Promise<void>((r) => backend.listen(0, '127.0.0.1', r));
     const backendPort = (backend.address() as AddressInfo).port;
-    // Hubs, proxies and the blacklist share one key prefix: the blacklist's writes kill hub sessions.
-    t = await startEventTopology({ STORE_KEY_PREFIX: prefix });
-    const shared = {
-      STORE: 'redis',
-      STORE_KEY_PREFIX: prefix,
-      REDIS_URL: dependencyAddress.redisUrl,
-      CONTROL_BUS: 'redis',
-      JWT_SECRET_KEY: jwtSecret,
-      TOKEN_SECRET: `${prefix}proxy-token-secret`,
-    };
-    const apis = [
-      {
-        id: 'edge-echo',
-        name: 'edge-echo',
-        version_data: { default: { endpoints: [{ id: 'echo', method: 'GET', path_regex: '/shop/.*' }] } },
-        proxy: { target_url: '127.0.0.1', port: backendPort },
-      },
-    ];
-    [proxies, [blacklist]] = await Promise.all([
-      Promise.all(
-        ['a', 'b'].map((r) =>
-          spawnService({
-            entry: 'services/proxy/src/main.ts',
-            name: `proxy-${r}`,
-            publicPort: true,
-            env: { ...shared, PROXY_CONFIG_FILE: JSON.stringify(apis) },
-            readyTimeoutMs: 60_000,
-          }),
-        ),
-      ),
-      Promise.all([
-        spawnService({ entry: 'services/blacklist/src/main.ts', env: shared, readyTimeoutMs: 60_000 }),
-      ]),
-    ]);
+    t = await startFullTopology({
+      proxyApis: [
+        {
+          id: 'edge-echo',
+          name: 'edge-echo',
+          version_data: { default: { endpoints: [{ id: 'echo', method: 'GET', path_regex: '/shop/.*' }] } },
+          proxy: { target_url: '127.0.0.1', port: backendPort },
+        },
+      ],
+    });
+    const { proxies, blacklist } = t;
     edge = await startNginxEdge({
       pushHub: t.hubs.map((h) => hostPort(h.publicUrl)),
       pushHubApi: t.hubs.map((h) => hostPort(h.apiUrl)),
@@ -88,13 +54,13 @@ describe('nginx edge in front of the services', () => {
       publisherApi: t.publishers.map((p) => hostPort(p.apiUrl)),
       proxy: proxies.map((p) => hostPort(p.publicUrl)),
       proxyApi: proxies.map((p) => hostPort(p.apiUrl)),
-      blacklistApi: [hostPort(blacklist!.apiUrl)],
+      blacklistApi: [hostPort(blacklist.apiUrl)],
     });
   });
 
   after(async () => {
     const code = await edge?.stop();
-    await Promise.all([t?.stop(), ...proxies.map((p) => p.stop()), blacklist?.stop()]);
+    await t?.stop();
     backend?.close();
     assert.equal(code, 0, `nginx exits cleanly when the test stops it:\n${edge?.output()}`);
   });
@@ -250,7 +216,7 @@ describe('nginx edge in front of the services', () => {
     assert.match(await response.text(), /^Failed to parse request body/);
 
     // session-blacklist → blacklist: the entry is kept, and a session connected through the edge dies.
-    const session = `${prefix}session`;
+    const session = `${t.keyPrefix}session`;
     const killed = await openSse(`${edge.publicUrl}/_gw/v1/connection/sse`, {
       authorization: `Bearer ${t.jwt({ jti: session, username: 'eve' })}`,
     });

@@ -1,3 +1,4 @@
+export * from './bounded-label.ts';
 export * from './common-config.ts';
 export * from './env-config.ts';
 export type * from './gateway-service.ts';

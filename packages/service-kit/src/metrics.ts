@@ -19,6 +19,11 @@ export function createRegistry(defaultLabels: Record<string, string> = {}): Regi
   const registry = new Registry();
   registry.setDefaultLabels(defaultLabels);
   collectDefaultMetrics({ register: registry, prefix: 'gw_' });
+  // prom-client names three gauges `_total`, which Prometheus reserves for counters (promtool
+  // rejects them); each is the sum of the per-type gauge of the same name without the suffix.
+  for (const name of ['active_handles', 'active_requests', 'active_resources']) {
+    registry.removeSingleMetric(`gw_nodejs_${name}_total`);
+  }
   return registry;
 }
 

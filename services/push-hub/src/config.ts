@@ -39,5 +39,10 @@ export const pushHubConfig = {
     'how long a replica waits for the replica holding a connection to answer',
     '2s',
   ),
+  METRICS_MAX_EVENT_TYPES: int(
+    'distinct CloudEvent types counted by name in gw_events_forwarded_total; later ones count as "other"',
+    100,
+    { min: 1 },
+  ),
   FANOUT_TOPIC: str('the fan-out stream every hub replica consumes', 'gw.events'),
 };

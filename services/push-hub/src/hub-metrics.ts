@@ -1,5 +1,12 @@
 /** The hub's Prometheus metrics (prefix gw_). */
-import { type Counter, type Gauge, type Registry, counter, gauge } from '@gatehouse/service-kit';
+import {
+  boundedLabel,
+  type Counter,
+  counter,
+  type Gauge,
+  gauge,
+  type Registry,
+} from '@gatehouse/service-kit';
 import type { TransportKind } from './connection.ts';
 
 export class HubMetrics {
@@ -11,8 +18,11 @@ export class HubMetrics {
   private readonly dropped: Counter<'reason'>;
   private readonly rejected: Counter<'transport' | 'reason'>;
   private readonly kills: Counter;
+  /** Event types come from publishers: a bounded set of them names a series. */
+  private readonly typeLabel: (type: string) => string;
 
-  constructor(registry: Registry) {
+  constructor(registry: Registry, maxEventTypes = 100) {
+    this.typeLabel = boundedLabel(maxEventTypes);
     this.connections = gauge(registry, {
       name: 'gw_connections',
       help: 'Open frontend connections',
@@ -29,7 +39,7 @@ export class HubMetrics {
     });
     this.forwarded = counter(registry, {
       name: 'gw_events_forwarded_total',
-      help: 'Fan-out events dispatched to this replica, by CloudEvent type',
+      help: 'Fan-out events dispatched to this replica, by CloudEvent type (the first METRICS_MAX_EVENT_TYPES types; later ones as "other")',
       labelNames: ['type'],
     });
     this.deliveries = counter(registry, {
@@ -68,7 +78,7 @@ export class HubMetrics {
   }
 
   eventDispatched(type: string, deliveries: number): void {
-    this.forwarded.inc({ type });
+    this.forwarded.inc({ type: this.typeLabel(type) });
     if (deliveries) this.deliveries.inc(deliveries);
   }
 

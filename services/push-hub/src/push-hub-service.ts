@@ -43,7 +43,7 @@ export type PushHub = GatewayService & { readonly hub: Hub };
 
 export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: PushHubDeps): PushHub {
   const logger = deps.logger.child({ service: 'push-hub' });
-  const metrics = new HubMetrics(deps.registry);
+  const metrics = new HubMetrics(deps.registry, config.METRICS_MAX_EVENT_TYPES);
   const auth = hubAuthFrom(deps.auth);
   const tokens = connectionTokensFrom(deps.auth, deps.replica);
   const extractors = loadExtractorConfig(config.EXTRACTORS);
