@@ -27,8 +27,16 @@ install: $(STAMP)
 run: install
 	node embedded/src/main.ts
 
-# The chart and compose checks run before the node tests, so the test runner's summary ends the output.
-test: install lint typecheck chart-test compose-check deps-up test-only
+# Each stage says how long it took (tools/timed.sh). The node tests run last, so the test runner's
+# summary is the last thing before their stage line.
+test:
+	@tools/timed.sh install $(MAKE) -s install
+	@tools/timed.sh lint $(MAKE) -s lint
+	@tools/timed.sh typecheck $(MAKE) -s typecheck
+	@tools/timed.sh "chart checks" $(MAKE) -s chart-test
+	@tools/timed.sh "compose check" $(MAKE) -s compose-check
+	@tools/timed.sh dependencies $(MAKE) -s deps-up
+	@tools/timed.sh "node tests" $(MAKE) -s test-only
 
 test-only:
 	node --test $(TEST_FLAGS) $(TESTS)
