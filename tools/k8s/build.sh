@@ -22,7 +22,6 @@ images="$cache/images"
 export GOMODCACHE="$cache/go/mod" GOCACHE="$cache/go/build" GOPATH="$cache/go/path" GOBIN="$bin"
 export GOTOOLCHAIN=local GOFLAGS="-mod=mod -buildvcs=false" CGO_ENABLED=0
 command -v go >/dev/null || PATH="/usr/local/go/bin:$PATH"
-command -v go >/dev/null || die "Go >= 1.23 is needed (not found in PATH or /usr/local/go/bin)"
 mkdir -p "$bin" "$images"
 
 kubernetes_components=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
@@ -38,6 +37,7 @@ hash_of() { cat "$@" | sha256sum | cut -c1-16; }
 ensure() {
   local name=$1 version=$2; shift 2
   fresh "$name" "$version" && return
+  command -v go >/dev/null || die "Go >= 1.23 is needed to build $name (not in PATH or /usr/local/go/bin)"
   timed "built $name" "$@"
   stamp "$name" "$version"
 }
