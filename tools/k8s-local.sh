@@ -54,6 +54,9 @@ api_service_ip=10.96.0.1
 dns_ip=10.96.0.10
 api_url="https://127.0.0.1:$K8S_API_PORT"
 sock="$run/containerd/containerd.sock"
+# Pods reach each other, Services and this host, never another machine: what a chart under test
+# sends elsewhere is refused at once instead of leaving the machine.
+isolation_rule=(-s "$pod_subnet" ! -o "$bridge" -m comment --comment "gatehouse k8s-local: pods stay on this machine" -j REJECT)
 components=(etcd kube-apiserver apiserver-proxy kube-controller-manager kube-scheduler containerd kubelet kube-proxy)
 # What the kubelet and kube-proxy change, besides what this script sets; saved at up, restored at down.
 sysctls=(net.ipv4.ip_forward net.bridge.bridge-nf-call-iptables net.ipv4.conf.all.route_localnet
@@ -150,6 +153,7 @@ prepare() {
   ip link add "$bridge" type bridge
   ip addr add "$gateway/${pod_subnet#*/}" dev "$bridge"
   ip link set "$bridge" up
+  iptables -I FORWARD 1 "${isolation_rule[@]}"
   "$here/pki.sh" "$pki" "$node" "$gateway" "$api_url" "$api_service_ip"
   mkdir -p "$run/cni/net.d" "$run/pod-logs" "$run/volume-plugins"
   render "$here/containerd.toml.in" "$conf/containerd.toml"
@@ -407,6 +411,7 @@ down() {
   unmount_run
   remove_netns
   ! ip link show "$bridge" >/dev/null 2>&1 || ip link delete "$bridge"
+  while iptables -D FORWARD "${isolation_rule[@]}" 2>/dev/null; do :; done
   remove_chains
   restore_sysctls
   remove_host_leftovers
