@@ -213,7 +213,13 @@ build_gatehouse() {
   if [ -n "${NODE_EXTRA_CA_CERTS:-}" ] && [ -f "$NODE_EXTRA_CA_CERTS" ]; then
     extra=(-v "$NODE_EXTRA_CA_CERTS:$NODE_EXTRA_CA_CERTS:ro" --build-arg "NODE_EXTRA_CA_CERTS=$NODE_EXTRA_CA_CERTS")
   fi
+  local started; started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
   podman build --layers -t "$gatehouse_image" "${extra[@]}" "$@" "$root" >&2
+  # Also the name Docker gives it (docker.io/library/…), which containerd resolves `gatehouse:local`
+  # to, so `save` archives it under that name and no stale build can answer to it.
+  podman tag "$gatehouse_image" "docker.io/library/$gatehouse_image"
+  # Earlier builds' untagged images (their layers ~300 MB a source change) are no cache any more.
+  podman image prune -f --filter "until=$started" >/dev/null
   say "$gatehouse_image: $(podman image inspect --format '{{.Size}}' "$gatehouse_image" | numfmt --to=iec) ($(podman image inspect --format '{{.Config.User}}' "$gatehouse_image"))"
 }
 
@@ -291,9 +297,10 @@ stop_service() {
 }
 
 # ---- archives for the cluster -----------------------------------------------------------------
+# Under the names Docker gives them (a local build of gatehouse:local is docker.io/library/…).
 save() {
   local list=("$@")
-  [ ${#list[@]} -eq 0 ] && list=("localhost/$gatehouse_image" docker.io/apache/kafka:3.9.1
+  [ ${#list[@]} -eq 0 ] && list=("docker.io/library/$gatehouse_image" docker.io/apache/kafka:3.9.1
     docker.io/library/redis:7.0-alpine docker.io/library/nats:2.9-alpine
     docker.io/library/nginx:1.22-alpine docker.io/prom/prometheus:v2.42.0)
   mkdir -p "$images/archives"
