@@ -9,6 +9,11 @@
 ARG NODE_IMAGE=node:24-bookworm-slim
 
 FROM ${NODE_IMAGE} AS dependencies
+# Behind a TLS-intercepting proxy, npm and pnpm need its CA: a PEM file inside the build container
+# (e.g. `podman build -v /etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro
+# --build-arg NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt`). It is only seen by this
+# stage: the image below copies the installed workspace, not the setting.
+ARG NODE_EXTRA_CA_CERTS
 WORKDIR /app
 COPY . .
 # pnpm at the version package.json pins; production dependencies exactly as the lockfile says.

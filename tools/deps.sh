@@ -3,6 +3,7 @@
 #   Apache Kafka (KRaft, jars from Maven Central), Redis and NATS (Debian packages),
 #   and a Kinesis emulator (npm package kinesis-local).
 # Usage: tools/deps.sh up|down|status [name...]    tools/deps.sh restart name...    tools/deps.sh tools
+#        tools/deps.sh kafka-libs   (only fetch the Kafka jars; prints their directory)
 # Names: kafka redis nats kinesis (default: all). Idempotent: `up` skips what already runs.
 # State, logs and PID files live under .cache/deps/<name>/. Ports come from the environment:
 #   KAFKA_PORT (9092) KAFKA_CONTROLLER_PORT (9093) REDIS_PORT (6379) NATS_PORT (4222)
@@ -92,15 +93,22 @@ kinesis-ping() {
 }
 
 # ---- Apache Kafka, KRaft single node, jars via Maven (tools/kafka/pom.xml) ----
-kafka_up() {
-  apt_install kcat:kcat
-  local libs="$root/.cache/kafka/libs" dir="$state/kafka"
+# The jars, once, into .cache/kafka/libs (also the Kafka image of tools/containers.sh).
+kafka_libs() {
+  local libs="$root/.cache/kafka/libs"
   if [ -z "$(ls "$libs"/kafka_2.13-*.jar 2>/dev/null)" ]; then
+    apt_install mvn:maven java:default-jre-headless
     say "fetching Kafka jars with Maven"
     mvn -q -B -f "$root/tools/kafka/pom.xml" \
       org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies \
-      -DincludeScope=runtime -DoutputDirectory="$libs"
+      -DincludeScope=runtime -DoutputDirectory="$libs" >&2
   fi
+}
+
+kafka_up() {
+  apt_install kcat:kcat
+  kafka_libs
+  local libs="$root/.cache/kafka/libs" dir="$state/kafka"
   mkdir -p "$dir/data"
   sed -e "s#@PORT@#$KAFKA_PORT#g" -e "s#@CONTROLLER_PORT@#$KAFKA_CONTROLLER_PORT#g" -e "s#@DATA@#$dir/data#g" \
     "$root/tools/kafka/server.properties.in" >"$dir/server.properties"
@@ -136,7 +144,7 @@ down_one() {
 
 cmd=${1:-status}; shift || true
 names=("$@"); [ ${#names[@]} -eq 0 ] && names=("${all[@]}")
-[ "$cmd" = tools ] && names=()
+[[ "$cmd" = tools || "$cmd" = kafka-libs ]] && names=()
 for n in "${names[@]}"; do [[ " ${all[*]} " == *" $n "* ]] || die "unknown dependency '$n' (know: ${all[*]})"; done
 case "$cmd" in
   up) for n in "${names[@]}"; do up_one "$n"; done ;;
@@ -145,8 +153,9 @@ case "$cmd" in
   # Test tools that are not servers: a browser (browser tests), nginx (the edge in test-e2e),
   # Prometheus and promtool (the scrape test starts its own server).
   tools) apt_install chromium:chromium curl:curl nginx:nginx prometheus:prometheus promtool:prometheus ;;
+  kafka-libs) kafka_libs; echo "$root/.cache/kafka/libs" ;;
   status) for n in "${names[@]}"; do
       if running "$n"; then echo "$n: running (pid $(pid_of "$n"))"; else echo "$n: stopped"; fi
     done ;;
-  *) die "usage: $0 up|down|restart|status [kafka redis nats kinesis]" ;;
+  *) die "usage: $0 up|down|restart|status [kafka redis nats kinesis] | tools | kafka-libs" ;;
 esac

@@ -1,0 +1,73 @@
+/**
+ * The few Docker Engine API calls the compose test makes, over DOCKER_HOST's unix socket (podman's
+ * `system service` here, Docker's daemon elsewhere): what docker-compose created, by its labels,
+ * and each container's state and health.
+ */
+import { request } from 'node:http';
+
+export interface ContainerSummary {
+  Id: string;
+  Names: string[];
+  State: string;
+  Labels: Record<string, string>;
+}
+
+export interface ContainerDetails {
+  Id: string;
+  Name: string;
+  Config: { User: string; Hostname: string; Cmd: string[] | null; Labels: Record<string, string> };
+  State: { Status: string; Running: boolean; Pid: number; Health?: { Status: string } };
+}
+
+export class DockerApi {
+  readonly socketPath: string;
+
+  constructor(socketPath: string) {
+    this.socketPath = socketPath;
+  }
+
+  static fromDockerHost(dockerHost: string): DockerApi {
+    if (!dockerHost.startsWith('unix://')) throw new Error(`DOCKER_HOST ${dockerHost} is not a unix socket`);
+    return new DockerApi(dockerHost.slice('unix://'.length));
+  }
+
+  get<T>(path: string): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const req = request({ socketPath: this.socketPath, path, method: 'GET', timeout: 30_000 }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const body = Buffer.concat(chunks).toString('utf8');
+          if (res.statusCode !== 200) reject(new Error(`GET ${path}: ${res.statusCode} ${body}`));
+          else resolve(JSON.parse(body) as T);
+        });
+      });
+      req.on('timeout', () => req.destroy(new Error(`GET ${path}: timed out`)));
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
+  /** Containers (running or not) carrying every given label (`key=value`). */
+  containers(labels: string[]): Promise<ContainerSummary[]> {
+    const filters = encodeURIComponent(JSON.stringify({ label: labels }));
+    return this.get(`/containers/json?all=1&filters=${filters}`);
+  }
+
+  inspect(id: string): Promise<ContainerDetails> {
+    return this.get(`/containers/${id}/json`);
+  }
+
+  async volumes(labels: string[]): Promise<Array<{ Name: string }>> {
+    const filters = encodeURIComponent(JSON.stringify({ label: labels }));
+    return (
+      (await this.get<{ Volumes: Array<{ Name: string }> | null }>(`/volumes?filters=${filters}`)).Volumes ??
+      []
+    );
+  }
+
+  networks(labels: string[]): Promise<Array<{ Name: string }>> {
+    const filters = encodeURIComponent(JSON.stringify({ label: labels }));
+    return this.get(`/networks?filters=${filters}`);
+  }
+}

@@ -1,0 +1,334 @@
+/**
+ * What a user of a deployed Gatehouse does, checked from outside through its public surface, its
+ * internal API and the REST engine, by base URL only: the same checks serve docker-compose and a
+ * Helm release. Each check makes its own names (event types, API ids, topics, sessions), so checks
+ * can run against a long-lived deployment, and removes the API definitions it registers.
+ */
+import assert from 'node:assert/strict';
+import { SignedTokenCodec, signJwt } from '@gatehouse/auth';
+import { openSse, openWs, type SseConnection, uniqueName, waitFor } from '@gatehouse/testkit';
+import { Kafka, logLevel } from 'kafkajs';
+import { connect, type WatchedConnection } from '../../services/blacklist/test/transport-clients.ts';
+
+export interface GatehouseUrls {
+  /** The public surface (the edge): connections, events, proxied APIs. */
+  publicUrl: string;
+  /** The internal API (the edge's internal port): API definitions, responses, the blacklist. */
+  internalUrl: string;
+  /** The REST engine. */
+  restUrl: string;
+}
+
+const delivery = { timeoutMs: 20_000 };
+const subscriptions = (eventType: string) => encodeURIComponent(JSON.stringify([{ eventType }]));
+
+async function postJson(url: string, body: unknown): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+}
+
+function cloudEvent(type: string, data: unknown) {
+  return { specversion: '1.0', id: uniqueName('ev'), source: 'test-deploy', type, data };
+}
+
+/** Posts a CloudEvent to the public /_gw/v1/events; the publisher accepts it with 202. */
+export async function publishEvent(urls: GatehouseUrls, type: string, data: unknown): Promise<string> {
+  const event = cloudEvent(type, data);
+  const res = await fetch(`${urls.publicUrl}/_gw/v1/events`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/cloudevents+json' },
+    body: JSON.stringify(event),
+  });
+  assert.equal(res.status, 202, await res.text());
+  return event.id;
+}
+
+/** An SSE and a WebSocket client subscribed to a fresh event type both receive an event posted to the edge. */
+export async function checkEventDelivery(urls: GatehouseUrls): Promise<void> {
+  const type = uniqueName('deploy.greeting');
+  const sse = await openSse(`${urls.publicUrl}/_gw/v1/connection/sse?subscriptions=${subscriptions(type)}`);
+  const ws = openWs(
+    `${urls.publicUrl.replace(/^http/, 'ws')}/_gw/v1/connection/ws?subscriptions=${subscriptions(type)}`,
+  );
+  try {
+    assert.equal(sse.status, 200, sse.errorBody);
+    await waitFor(() => sse.events('gw.subscriptions_set').length === 1, { what: 'the SSE subscription' });
+    await waitFor(() => ws.events.some((e) => e['type'] === 'gw.subscriptions_set'), {
+      what: 'the WebSocket subscription',
+    });
+    const id = await publishEvent(urls, type, { hello: 'deployed' });
+    await waitFor(() => sse.events(type).some((e) => e['id'] === id), {
+      ...delivery,
+      what: 'the event over SSE',
+    });
+    await waitFor(() => ws.events.some((e) => e['type'] === type && e['id'] === id), {
+      ...delivery,
+      what: 'the event over WebSocket',
+    });
+    assert.deepEqual(sse.events(type)[0]!['data'], { hello: 'deployed' });
+  } finally {
+    sse.close();
+    ws.ws.close();
+  }
+}
+
+/** Registers an API definition through the internal API; returns a function that deletes it again. */
+export async function registerApi(
+  urls: GatehouseUrls,
+  api: Record<string, unknown>,
+): Promise<() => Promise<void>> {
+  const res = await postJson(`${urls.internalUrl}/v3/apis`, api);
+  assert.equal(res.status, 201, await res.text());
+  return async () => {
+    const gone = await fetch(`${urls.internalUrl}/v3/apis/${String(api['id'])}`, { method: 'DELETE' });
+    assert.equal(gone.status, 204, await gone.text());
+  };
+}
+
+/**
+ * A request to the public surface reaches an HTTP backend through an API definition registered on
+ * the internal API: here the REST engine's hello endpoint, addressed as the proxies reach it
+ * (`backend`, e.g. the compose service name or the Kubernetes Service and its port).
+ */
+export async function checkProxiedHttp(urls: GatehouseUrls, backend: { host: string; port: number }) {
+  const id = uniqueName('deploy-http');
+  const unregister = await registerApi(urls, {
+    id,
+    name: id,
+    version_data: {
+      default: {
+        endpoints: [
+          { id: 'hello', method: 'GET', path_regex: `/${id}/hello`, path_replacement: '/api/hello/world' },
+        ],
+      },
+    },
+    proxy: { target_url: `http://${backend.host}`, port: backend.port },
+  });
+  try {
+    // Every proxy replica applies the definition on the store's notification; several requests
+    // reach several replicas.
+    for (let i = 0; i < 4; i++) {
+      const res = await waitFor(
+        async () => {
+          const r = await fetch(`${urls.publicUrl}/${id}/hello`);
+          return r.status === 404 ? undefined : r;
+        },
+        { what: 'the API definition on every proxy replica' },
+      );
+      assert.equal(res.status, 200, await res.clone().text());
+      assert.deepEqual(await res.json(), { hello: 'world' });
+    }
+  } finally {
+    await unregister();
+  }
+}
+
+/**
+ * A request published to Kafka and answered over Kafka: the check is the backend. It consumes the
+ * request topic through `brokers` (a listener reachable from where the check runs), reads the
+ * correlation id the proxy put in the CloudEvent's `gw` extension, and produces the response with
+ * it (headers gw-correlation, gw-response-code) to the proxy's response topic.
+ */
+export async function checkKafkaRoundTrip(
+  urls: GatehouseUrls,
+  brokers: string[],
+  responseTopic = 'gw-proxy-response',
+): Promise<void> {
+  const id = uniqueName('deploy-kafka');
+  const requestTopic = `${id}-requests`;
+  const kafka = new Kafka({ clientId: id, brokers, logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  const producer = kafka.producer();
+  const consumer = kafka.consumer({ groupId: id });
+  const unregister = await registerApi(urls, {
+    id,
+    name: id,
+    version_data: {
+      default: {
+        endpoints: [
+          {
+            id: 'ask',
+            method: 'POST',
+            path_regex: `/${id}/ask`,
+            target: 'kafka',
+            topic: requestTopic,
+            response_from: 'kafka',
+            response_timeout: 30_000,
+          },
+        ],
+      },
+    },
+  });
+  try {
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic: requestTopic, numPartitions: 1 }], waitForLeaders: true });
+    await Promise.all([producer.connect(), consumer.connect()]);
+    await consumer.subscribe({ topic: requestTopic, fromBeginning: true });
+    const seen: Array<Record<string, unknown>> = [];
+    let joined = false;
+    consumer.on(consumer.events.GROUP_JOIN, () => {
+      joined = true;
+    });
+    await consumer.run({
+      eachMessage: async ({ message }) => {
+        const request = JSON.parse(message.value!.toString()) as Record<string, unknown>;
+        seen.push(request);
+        const gw = request['gw'] as { correlation: string };
+        await producer.send({
+          topic: responseTopic,
+          messages: [
+            {
+              value: JSON.stringify({ answeredBy: 'kafka backend', question: request['data'] }),
+              headers: {
+                'gw-correlation': gw.correlation,
+                'gw-response-code': '201',
+                'content-type': 'application/json',
+              },
+            },
+          ],
+        });
+      },
+    });
+    await waitFor(() => joined, { timeoutMs: 30_000, what: 'the Kafka consumer group' });
+
+    const res = await postJson(`${urls.publicUrl}/${id}/ask`, { question: 'ping' });
+    const body = await res.text();
+    assert.equal(res.status, 201, body);
+    assert.deepEqual(JSON.parse(body), { answeredBy: 'kafka backend', question: { question: 'ping' } });
+    assert.equal(seen.length, 1, 'one request on the topic');
+    assert.equal((seen[0]!['gw'] as { method: string }).method, 'POST');
+  } finally {
+    await consumer.disconnect().catch(() => {});
+    await producer.disconnect().catch(() => {});
+    await admin.deleteTopics({ topics: [requestTopic] }).catch(() => {});
+    await admin.disconnect().catch(() => {});
+    await unregister();
+  }
+}
+
+/** The REST engine's example app answers on its own port. */
+export async function checkRestEngine(urls: GatehouseUrls): Promise<void> {
+  const hello = await fetch(`${urls.restUrl}/api/hello/world`);
+  assert.equal(hello.status, 200);
+  assert.deepEqual(await hello.json(), { hello: 'world' });
+  const echo = await fetch(`${urls.restUrl}/api/echo/42?x=1`, { headers: { accept: 'application/json' } });
+  const body = await echo.text();
+  assert.equal(echo.status, 200, body);
+  assert.match(body, /42/);
+}
+
+/** A JWT of a fresh session (its `jti`), HS256 with the deployment's JWT_SECRET_KEY. */
+export function sessionJwt(jwtSecretKey: string): { sessionId: string; jwt: string } {
+  const sessionId = uniqueName('deploy-session');
+  const now = Math.floor(Date.now() / 1000);
+  return {
+    sessionId,
+    jwt: signJwt(
+      { jti: sessionId, sub: 'test-deploy', iat: now, exp: now + 600 },
+      { alg: 'HS256', key: jwtSecretKey },
+    ),
+  };
+}
+
+/**
+ * Blacklisting a session through the internal API closes its open SSE and WebSocket connections,
+ * each with gw.session_killed as its last event, and refuses the token afterwards.
+ */
+export async function checkSessionKill(urls: GatehouseUrls, jwtSecretKey: string): Promise<void> {
+  const { sessionId, jwt } = sessionJwt(jwtSecretKey);
+  const bystander = sessionJwt(jwtSecretKey);
+  const open: WatchedConnection[] = [];
+  try {
+    for (const transport of ['sse', 'ws'] as const) open.push(await connect(transport, urls.publicUrl, jwt));
+    const other = await connect('sse', urls.publicUrl, bystander.jwt);
+    open.push(other);
+    const res = await postJson(`${urls.internalUrl}/v3/session-blacklist`, {
+      sessionId,
+      validityInSeconds: 60,
+    });
+    assert.equal(res.status, 201, await res.text());
+    for (const conn of open.slice(0, 2)) {
+      const end = await Promise.race([
+        conn.ended,
+        new Promise<never>((_, reject) =>
+          setTimeout(() => reject(new Error(`${conn.transport} connection still open`)), delivery.timeoutMs),
+        ),
+      ]);
+      assert.equal(end.lastEvent, 'gw.session_killed', `${conn.transport}: ${end.how}`);
+    }
+    assert.equal(other.hasEnded(), false, 'another session stays connected');
+    const again = await openSse(`${urls.publicUrl}/_gw/v1/connection/sse?jwt=${jwt}`);
+    again.close();
+    assert.notEqual(again.status, 200, 'the blacklisted token is refused');
+  } finally {
+    for (const conn of open) conn.close();
+  }
+}
+
+/** An SSE connection through the public surface and the replica that holds it (from its connection token). */
+export async function openSseOnSomeReplica(
+  urls: GatehouseUrls,
+  tokenSecret: string,
+  eventType: string,
+): Promise<{ replica: string; connection: SseConnection }> {
+  const connection = await openSse(
+    `${urls.publicUrl}/_gw/v1/connection/sse?subscriptions=${subscriptions(eventType)}`,
+  );
+  assert.equal(connection.status, 200, connection.errorBody);
+  await waitFor(() => connection.events('gw.subscriptions_set').length === 1, { what: 'the SSE welcome' });
+  const token = (connection.events('gw.connection.create')[0]!['data'] as { connection_token: string })
+    .connection_token;
+  const decoded = new SignedTokenCodec(tokenSecret, 'connection').decode(token);
+  assert.ok(decoded, 'the connection token verifies with the deployment TOKEN_SECRET');
+  return { replica: decoded.replica, connection };
+}
+
+export interface PrometheusTarget {
+  job: string;
+  instance: string;
+  health: string;
+  lastError: string;
+}
+
+export async function prometheusTargets(prometheusUrl: string): Promise<PrometheusTarget[]> {
+  const res = await fetch(`${prometheusUrl}/api/v1/targets?state=active`);
+  assert.equal(res.status, 200);
+  const body = (await res.json()) as {
+    data: { activeTargets: Array<{ labels: Record<string, string>; health: string; lastError: string }> };
+  };
+  return body.data.activeTargets.map((t) => ({
+    job: t.labels['job']!,
+    instance: t.labels['instance']!,
+    health: t.health,
+    lastError: t.lastError,
+  }));
+}
+
+/** The value of each series of an instant query. */
+export async function prometheusQuery(prometheusUrl: string, query: string): Promise<number[]> {
+  const res = await fetch(`${prometheusUrl}/api/v1/query?query=${encodeURIComponent(query)}`);
+  assert.equal(res.status, 200, await res.clone().text());
+  const body = (await res.json()) as { data: { result: Array<{ value: [number, string] }> } };
+  return body.data.result.map((r) => Number(r.value[1]));
+}
+
+/** Prometheus has exactly `replicas` targets per job and scrapes every one successfully. */
+export async function checkPrometheusTargets(prometheusUrl: string, replicas: Record<string, number>) {
+  let last: PrometheusTarget[] = [];
+  await waitFor(
+    async () => {
+      last = await prometheusTargets(prometheusUrl);
+      return Object.entries(replicas).every(([job, count]) => {
+        const mine = last.filter((t) => t.job === job);
+        return mine.length === count && mine.every((t) => t.health === 'up');
+      });
+    },
+    { timeoutMs: 60_000, intervalMs: 1000, what: 'every replica scraped' },
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}: ${JSON.stringify(last)}`);
+  });
+  return last;
+}

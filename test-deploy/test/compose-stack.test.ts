@@ -1,0 +1,167 @@
+/**
+ * docker-compose.yml as users run it, on this machine's podman (tools/containers.sh: locally built
+ * stand-ins of the public images, the Gatehouse image from the Dockerfile, podman's Docker API):
+ * `docker-compose up -d`, then only from outside, on the published 127.0.0.1 ports, what a user
+ * does (user-checks.ts, shared with the Helm test), scaling push-hub to three replicas, Prometheus
+ * scraping every replica, and `docker-compose down -v` leaving nothing behind.
+ */
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { after, before, describe, it } from 'node:test';
+import { uniqueName, waitFor } from '@gatehouse/testkit';
+import { type ComposeStack, prepareContainers, startComposeStack } from '../src/compose-stack.ts';
+import {
+  checkEventDelivery,
+  checkKafkaRoundTrip,
+  checkPrometheusTargets,
+  checkProxiedHttp,
+  checkRestEngine,
+  checkSessionKill,
+  openSseOnSomeReplica,
+  prometheusQuery,
+  publishEvent,
+} from '../src/user-checks.ts';
+
+const project = 'gatehouse-compose-test';
+const gatehouseServices = ['push-hub', 'publisher', 'proxy', 'blacklist', 'rest-engine'];
+/** docker-compose.yml's replicas (deploy.replicas) of every service. */
+const replicas: Record<string, number> = {
+  kafka: 1,
+  redis: 1,
+  nats: 1,
+  'push-hub': 2,
+  publisher: 1,
+  proxy: 2,
+  blacklist: 1,
+  'rest-engine': 1,
+  edge: 1,
+  prometheus: 1,
+};
+const minutes = 60_000;
+
+describe('docker-compose stack on podman, checked from outside', () => {
+  let stack: ComposeStack;
+  const started = performance.now();
+
+  before(
+    async () => {
+      const env = await prepareContainers(30 * minutes);
+      stack = await startComposeStack(project, env);
+      // Whatever an earlier, interrupted run left of this project.
+      await stack.compose(['down', '-v', '--remove-orphans'], 3 * minutes);
+      const upStarted = performance.now();
+      await stack.compose(['up', '-d'], 10 * minutes);
+      await stack.waitHealthy(replicas, 5 * minutes);
+      const seconds = ((performance.now() - upStarted) / 1000).toFixed(1);
+      process.stderr.write(`compose-stack: docker-compose up -d to every container healthy: ${seconds}s\n`);
+    },
+    { timeout: 45 * minutes },
+  );
+
+  after(
+    async () => {
+      await stack?.destroy();
+      const seconds = ((performance.now() - started) / 1000).toFixed(1);
+      process.stderr.write(`compose-stack: whole test, images to teardown: ${seconds}s\n`);
+    },
+    { timeout: 5 * minutes },
+  );
+
+  it('runs each service from the Gatehouse image as uid 10001, not root', async () => {
+    for (const service of gatehouseServices) {
+      for (const c of await stack.containers(service)) {
+        const details = await stack.docker.inspect(c.Id);
+        assert.equal(details.Config.User, '10001:10001', details.Name);
+        // The process as the kernel sees it (podman here runs containers without a user namespace).
+        const status = await readFile(`/proc/${details.State.Pid}/status`, 'utf8');
+        assert.match(status, /^Uid:\s+10001\s+10001\s+10001\s+10001$/m, `${details.Name} runs as 10001`);
+        const cmdline = (await readFile(`/proc/${details.State.Pid}/cmdline`, 'utf8')).split('\0');
+        assert.deepEqual(cmdline.slice(0, 2), ['node', `services/${service}/src/main.ts`]);
+      }
+    }
+  });
+
+  it('delivers an event posted to the edge to SSE and WebSocket clients', async () => {
+    await checkEventDelivery(stack.urls);
+  });
+
+  it('proxies a request to the REST engine through an API definition registered on the internal API', async () => {
+    await checkProxiedHttp(stack.urls, { host: 'rest-engine', port: 8085 });
+  });
+
+  it('answers a request through Kafka: a backend on the host consumes it and produces the correlated response', async () => {
+    await checkKafkaRoundTrip(stack.urls, stack.kafkaBrokers);
+  });
+
+  it('serves the REST engine on its port', async () => {
+    await checkRestEngine(stack.urls);
+  });
+
+  it('closes the connections of a session blacklisted through the internal API', async () => {
+    await checkSessionKill(stack.urls, stack.jwtSecretKey);
+  });
+
+  it('scales push-hub to three replicas; after an edge reload the new one takes connections and events', async () => {
+    const before = new Set((await stack.containers('push-hub')).map((c) => c.Id));
+    await stack.compose(['up', '-d', '--scale', 'push-hub=3']);
+    await stack.waitHealthy({ ...replicas, 'push-hub': 3 }, 2 * minutes);
+    const added = (await stack.containers('push-hub')).filter((c) => !before.has(c.Id));
+    assert.equal(added.length, 1);
+    // A replica id is its host name (the container's short id) and a random suffix.
+    const newReplica = `${(await stack.docker.inspect(added[0]!.Id)).Config.Hostname}-`;
+    const type = uniqueName('deploy.scaled');
+    const opened: Array<Awaited<ReturnType<typeof openSseOnSomeReplica>>> = [];
+    try {
+      // nginx resolved `push-hub` when it started: the new replica gets nothing yet.
+      for (let i = 0; i < 6; i++)
+        opened.push(await openSseOnSomeReplica(stack.urls, stack.tokenSecret, type));
+      assert.ok(
+        opened.every((o) => !o.replica.startsWith(newReplica)),
+        `before the reload: ${opened.map((o) => o.replica)}`,
+      );
+      await stack.compose(['exec', '-T', 'edge', 'nginx', '-s', 'reload'], 30_000);
+      const onNew = await waitFor(
+        async () => {
+          const o = await openSseOnSomeReplica(stack.urls, stack.tokenSecret, type);
+          opened.push(o);
+          return o.replica.startsWith(newReplica) ? o : undefined;
+        },
+        { timeoutMs: 30_000, intervalMs: 100, what: 'a connection on the new replica' },
+      );
+      const id = await publishEvent(stack.urls, type, { scaled: true });
+      await waitFor(() => opened.every((o) => o.connection.events(type).some((e) => e['id'] === id)), {
+        timeoutMs: 20_000,
+        what: 'the event on every connection, the new replica included',
+      });
+      assert.deepEqual(onNew.connection.events(type)[0]!['data'], { scaled: true });
+    } finally {
+      for (const o of opened) o.connection.close();
+    }
+  });
+
+  it('Prometheus scrapes every replica of every service and has gw_ metrics', async () => {
+    const jobs = Object.fromEntries(gatehouseServices.map((s) => [s, replicas[s]!]));
+    const targets = await checkPrometheusTargets(stack.prometheusUrl, { ...jobs, 'push-hub': 3 });
+    assert.equal(targets.length, 8, JSON.stringify(targets));
+    // The proxied requests of the earlier checks, counted by the proxies and scraped.
+    const ok = await waitFor(
+      async () => {
+        const [value] = await prometheusQuery(
+          stack.prometheusUrl,
+          'sum(gw_proxy_requests_total{status="ok"})',
+        );
+        return value !== undefined && value > 0 ? value : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 1000, what: 'gw_proxy_requests_total in Prometheus' },
+    );
+    assert.ok(ok >= 5, `${ok} successful proxied requests`);
+  });
+
+  it('docker-compose down -v leaves no container, volume or network of the project', async () => {
+    await stack.compose(['down', '-v'], 3 * minutes);
+    const label = [`com.docker.compose.project=${project}`];
+    assert.deepEqual(await stack.containers(), []);
+    assert.deepEqual(await stack.docker.volumes(label), []);
+    assert.deepEqual(await stack.docker.networks(label), []);
+  });
+});
