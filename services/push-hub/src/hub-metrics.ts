@@ -20,6 +20,7 @@ export class HubMetrics {
   private readonly kills: Counter;
   private readonly resumes: Counter<'source'>;
   private readonly replayReaders: Gauge;
+  private readonly replayReadersOpened: Counter;
   private readonly replayedEvents: Counter;
   /** Event types come from publishers: a bounded set of them names a series. */
   private readonly typeLabel: (type: string) => string;
@@ -72,6 +73,10 @@ export class HubMetrics {
       name: 'gw_replay_readers',
       help: 'Broker subscriptions open for replaying the fan-out stream to resuming clients',
     });
+    this.replayReadersOpened = counter(registry, {
+      name: 'gw_replay_readers_opened_total',
+      help: 'Broker subscriptions opened for replaying the fan-out stream to resuming clients (shared by the resumes they serve)',
+    });
     this.replayedEvents = counter(registry, {
       name: 'gw_replayed_events_total',
       help: 'Events read from a broker replay for resuming clients (before their subscription filter)',
@@ -82,8 +87,9 @@ export class HubMetrics {
     this.resumes.inc({ source });
   }
 
-  readersChanged(open: number): void {
+  readersChanged(open: number, opened: boolean): void {
     this.replayReaders.set(open);
+    if (opened) this.replayReadersOpened.inc();
   }
 
   replayed(events: number): void {

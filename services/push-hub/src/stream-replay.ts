@@ -42,7 +42,8 @@ export interface ReplayTarget {
 }
 
 export interface ReplayMetrics {
-  readersChanged(open: number): void;
+  /** `opened`: a reader was added (else one closed). */
+  readersChanged(open: number, opened: boolean): void;
   replayed(events: number): void;
 }
 
@@ -127,10 +128,10 @@ export class StreamReplay {
     const round = new ReplayRound(this, this.options, this.waiting);
     this.waiting = [];
     this.rounds.add(round);
-    this.options.metrics.readersChanged(this.rounds.size);
+    this.options.metrics.readersChanged(this.rounds.size, true);
     void round.run().finally(() => {
       this.rounds.delete(round);
-      this.options.metrics.readersChanged(this.rounds.size);
+      this.options.metrics.readersChanged(this.rounds.size, false);
       this.startRounds();
     });
   }
