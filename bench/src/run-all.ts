@@ -12,6 +12,7 @@ const benches = [
   'rest-engine.bench.ts',
   'proxy.bench.ts',
   'push-hub.bench.ts',
+  'resume-warmup.bench.ts',
 ];
 
 const failed: string[] = [];

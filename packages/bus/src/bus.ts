@@ -10,7 +10,15 @@
  * - Members of the same `group` split the messages between them: each message reaches one member.
  * - Messages with the same key reach a subscriber in publish order.
  * - `from` (broadcast only, adapters with `capabilities.replay`) first delivers every message after
- *   that position, then goes on live, with no gap and no duplicate between the two.
+ *   that position, then goes on live, with no gap and no duplicate between the two. When the broker
+ *   no longer holds every message after that position (retention, a trim) or does not know it
+ *   (beyond the stream's end, a partition or shard it lacks, malformed), `subscribe` rejects with
+ *   PositionUnavailableError instead of silently starting later.
+ * - `last` (broadcast only, `capabilities.tail`) first delivers the newest `last` messages the
+ *   broker holds, then goes on live.
+ * - A broadcast subscription tells where its live part starts (`Subscription.liveAfter`), so a
+ *   caller can tell the backlog it asked for (`from`, `last`) from what arrived afterwards.
+ * - `comparePositions` orders the positions of one partition (shard) of a topic.
  * - Subscribers survive a restart of the broker: they reconnect and go on where they were.
  */
 
@@ -37,8 +45,13 @@ export type MessageHandler = (message: Message) => void | Promise<void>;
 export interface SubscribeOptions {
   /** Join this consumer group; without it the subscriber is a broadcast subscriber. */
   group?: string;
-  /** Replay from just after this position, then go on live (broadcast subscribers only). */
+  /**
+   * Replay from just after this position, then go on live (broadcast subscribers only). Rejects
+   * with PositionUnavailableError when the broker cannot replay everything after it.
+   */
   from?: Position;
+  /** Start with the newest `last` messages already stored, then go on live (broadcast only). */
+  last?: number;
   /**
    * Called when the handler throws or the subscription hits a broker error it will retry.
    * The message is then considered handled; handlers that need retries must do them themselves.
@@ -47,12 +60,21 @@ export interface SubscribeOptions {
 }
 
 export interface Subscription {
+  /**
+   * Broadcast subscriptions: the position of the newest message stored when the subscription went
+   * live. Every message after it is delivered; messages up to it only with `from` or `last`.
+   * Undefined when the stream was empty, or where the adapter cannot tell (Kinesis, a topic of
+   * several partitions).
+   */
+  readonly liveAfter?: Position;
   close(): Promise<void>;
 }
 
 export interface BusCapabilities {
   /** `subscribe({ from })` is supported. */
   replay: boolean;
+  /** `subscribe({ last })` is supported. */
+  tail: boolean;
   /** Message headers travel with the message. */
   headers: boolean;
 }
@@ -64,13 +86,46 @@ export interface Bus {
   publish(topic: string, message: OutgoingMessage): Promise<Position>;
   /** Resolves once the subscription is live. */
   subscribe(topic: string, handler: MessageHandler, options?: SubscribeOptions): Promise<Subscription>;
+  /**
+   * Orders two positions of the same partition (shard) of a topic: negative when `a` comes first,
+   * 0 when equal, positive when `a` comes later. Throws PositionUnavailableError for a malformed
+   * position. Positions of different partitions are ordered by partition, which means nothing more.
+   */
+  comparePositions(a: Position, b: Position): number;
   /** Resolves when the broker answers; used for readiness. */
   ping(): Promise<void>;
   close(): Promise<void>;
 }
 
 export class BusError extends Error {
-  override readonly name = 'BusError';
+  override readonly name: string = 'BusError';
+}
+
+/**
+ * Why a position cannot be replayed from: `expired` when the broker no longer holds every message
+ * after it (retention, a trim); `unknown` when it is malformed or names a place the stream does not
+ * have (beyond its end, another partition or shard, a stream created anew since).
+ */
+export type UnavailableReason = 'expired' | 'unknown';
+
+export class PositionUnavailableError extends BusError {
+  override readonly name: string = 'PositionUnavailableError';
+  readonly position: Position;
+  readonly reason: UnavailableReason;
+
+  constructor(position: Position, reason: UnavailableReason, detail: string) {
+    super(`position '${position}' cannot be replayed (${reason}): ${detail}`);
+    this.position = position;
+    this.reason = reason;
+  }
+}
+
+/** Compares two non-negative decimal integers of any length given as text. */
+export function compareDecimal(a: string, b: string): number {
+  const x = a.replace(/^0+(?=\d)/, '');
+  const y = b.replace(/^0+(?=\d)/, '');
+  if (x.length !== y.length) return x.length - y.length;
+  return x < y ? -1 : x > y ? 1 : 0;
 }
 
 export function toBuffer(value: Buffer | string): Buffer {

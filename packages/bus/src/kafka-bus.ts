@@ -14,7 +14,9 @@
  *   commits and is deleted on close; they track their offsets in memory (kafka-start-policies.ts).
  * - `from` replays the partition named by the position and starts every other partition at its end
  *   offset: a position is one partition's offset, so on a multi-partition topic only messages of
- *   that partition are replayed. Keep replayable streams (gw.events) at one partition.
+ *   that partition are replayed. Keep replayable streams (gw.events) at one partition. A position
+ *   below the log start offset (retention) or beyond the end is refused (PositionUnavailableError).
+ * - `last` starts every partition that many messages before its end.
  * - Group members form a real consumer group named after the group and commit after every batch;
  *   a group that has never read a partition starts it at its end offset when it first joins.
  * - Broker outages: kafkajs crashes a consumer that cannot reach the broker and restarts it; a
@@ -46,7 +48,7 @@ import {
   type Subscription,
   toBuffer,
 } from './bus.ts';
-import { formatKafkaPosition, parseKafkaPosition } from './kafka-position.ts';
+import { compareKafkaPositions, formatKafkaPosition, parseKafkaPosition } from './kafka-position.ts';
 import { KafkaPublishBatcher } from './kafka-publish-batcher.ts';
 import { KafkaSubscriber } from './kafka-subscriber.ts';
 import { BroadcastStart, GroupStart } from './kafka-start-policies.ts';
@@ -107,7 +109,7 @@ const requestRetry: RetryOptions = { initialRetryTime: 200, maxRetryTime: 2_000,
 
 export class KafkaBus implements Bus {
   readonly kind = 'kafka';
-  readonly capabilities = { replay: true, headers: true };
+  readonly capabilities = { replay: true, tail: true, headers: true };
   private readonly kafka: Kafka;
   private readonly groupIdPrefix: string;
   private readonly consumerConfig: Omit<ConsumerConfig, 'groupId'>;
@@ -173,9 +175,9 @@ export class KafkaBus implements Bus {
     options: SubscribeOptions = {},
   ): Promise<Subscription> {
     this.assertOpen();
-    if (options.group !== undefined && options.from !== undefined) {
+    if (options.group !== undefined && (options.from !== undefined || options.last !== undefined)) {
       throw new BusError(
-        '`from` is for broadcast subscribers only; a group reads from its committed offsets',
+        '`from` and `last` are for broadcast subscribers only; a group reads from its committed offsets',
       );
     }
     const admin = () => this.connectedAdmin();
@@ -187,6 +189,7 @@ export class KafkaBus implements Bus {
             topic,
             admin,
             ...(options.from !== undefined && { from: parseKafkaPosition(options.from) }),
+            ...(options.last !== undefined && { last: options.last }),
           });
     const subscriber = new KafkaSubscriber({
       kafka: this.kafka,
@@ -206,11 +209,16 @@ export class KafkaBus implements Bus {
       throw err;
     }
     return {
+      liveAfter: policy instanceof BroadcastStart ? policy.liveAfter : undefined,
       close: async () => {
         this.subscribers.delete(subscriber);
         await subscriber.close();
       },
     };
+  }
+
+  comparePositions(a: Position, b: Position): number {
+    return compareKafkaPositions(a, b);
   }
 
   /**

@@ -7,8 +7,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Admin, Consumer } from 'kafkajs';
-import { BusError } from './bus.ts';
-import type { KafkaPosition } from './kafka-position.ts';
+import { type Position, PositionUnavailableError } from './bus.ts';
+import { formatKafkaPosition, type KafkaPosition } from './kafka-position.ts';
 import type { StartPolicy } from './kafka-subscriber.ts';
 
 /**
@@ -17,7 +17,12 @@ import type { StartPolicy } from './kafka-subscriber.ts';
  * restarts after a broker outage goes on exactly where it was, in a fresh private group that it
  * can join at once. It starts at the end offsets read before the first join (or just after
  * `from` on that position's partition), so it sees every message published after `subscribe`
- * resolved and nothing before.
+ * resolved and nothing before. With `last`, every partition starts that many messages before its
+ * end (or at its beginning).
+ *
+ * A `from` whose successor is below the partition's log start offset (retention deleted it) or
+ * beyond its end offset (a position from elsewhere, or from a topic since created anew) is refused
+ * with PositionUnavailableError before the consumer joins.
  */
 export class BroadcastStart implements StartPolicy {
   readonly autoCommit = false;
@@ -28,18 +33,23 @@ export class BroadcastStart implements StartPolicy {
   private readonly groupIds: string[] = [];
   private readonly topic: string;
   private readonly from: KafkaPosition | undefined;
+  private readonly last: number | undefined;
   private readonly admin: () => Promise<Admin>;
   private readonly next = new Map<number, bigint>();
+  /** Newest message when the subscriber went live, for a topic of one partition. */
+  liveAfter: Position | undefined;
 
   constructor(options: {
     groupIdPrefix: string;
     topic: string;
     from?: KafkaPosition;
+    last?: number;
     admin: () => Promise<Admin>;
   }) {
     this.groupIdPrefix = options.groupIdPrefix;
     this.topic = options.topic;
     this.from = options.from;
+    this.last = options.last;
     this.admin = options.admin;
   }
 
@@ -52,8 +62,16 @@ export class BroadcastStart implements StartPolicy {
   async prepare(): Promise<void> {
     const admin = await this.admin();
     const offsets = await admin.fetchTopicOffsets(this.topic);
-    for (const { partition, high } of offsets) this.next.set(partition, BigInt(high));
+    for (const { partition, low, high } of offsets) {
+      const tail = BigInt(high) - BigInt(this.last ?? 0);
+      this.next.set(partition, tail > BigInt(low) ? tail : BigInt(low));
+    }
     if (this.from) this.next.set(this.from.partition, this.replayStart(this.from, offsets));
+    const only = offsets.length === 1 ? offsets[0]! : undefined;
+    this.liveAfter =
+      only && BigInt(only.high) > 0n
+        ? formatKafkaPosition(only.partition, BigInt(only.high) - 1n)
+        : undefined;
   }
 
   async joined(consumer: Consumer, partitions: number[]): Promise<void> {
@@ -83,17 +101,30 @@ export class BroadcastStart implements StartPolicy {
     }
   }
 
-  /** Older than retention: replay what is left; beyond the end (a position from elsewhere): go live. */
+  /** The offset after `from`, when the partition still holds everything from there to its end. */
   private replayStart(
     from: KafkaPosition,
     offsets: { partition: number; low: string; high: string }[],
   ): bigint {
+    const position = formatKafkaPosition(from.partition, from.offset);
     const bounds = offsets.find((o) => o.partition === from.partition);
     if (!bounds)
-      throw new BusError(`position ${from.partition}-${from.offset} names no partition of ${this.topic}`);
+      throw new PositionUnavailableError(position, 'unknown', `names no partition of ${this.topic}`);
     const after = from.offset + 1n;
     const [low, high] = [BigInt(bounds.low), BigInt(bounds.high)];
-    return after < low ? low : after > high ? high : after;
+    if (after < low)
+      throw new PositionUnavailableError(
+        position,
+        'expired',
+        `the log of ${this.topic} starts at offset ${low}`,
+      );
+    if (after > high)
+      throw new PositionUnavailableError(
+        position,
+        'unknown',
+        `the log of ${this.topic} ends at offset ${high}`,
+      );
+    return after;
   }
 }
 

@@ -5,18 +5,29 @@
  *
  * A position names one shard, so on a multi-shard stream `from` replays only the position's shard;
  * the other shards go on live from subscribe time. Streams read by replaying clients (gw.events)
- * keep one shard for that reason.
+ * keep one shard for that reason. A `from` older than the oldest record the shard still holds
+ * (retention, or a stream created anew since) or naming a shard the stream lacks is refused with
+ * PositionUnavailableError. Sequence numbers have gaps, so this is conservative by one record (a
+ * `from` naming exactly the last record trimmed away lost nothing). A `from` naming no record of
+ * the shard is refused as unknown where Kinesis refuses the iterator for it.
  *
  * When the stream vanishes (an emulator restart, a deletion) the subscription waits for a stream of
  * that name to be back. If it is a new stream, its sequence numbers have nothing to do with the old
  * ones, so every shard is read from TRIM_HORIZON and onError is told; if it is the same stream, each
  * shard goes on after its last handled record.
  */
-import type { KinesisClient } from '@aws-sdk/client-kinesis';
-import { BusError, type Message, type MessageHandler, type Subscription } from './bus.ts';
-import type { RecordPosition } from './kinesis-record.ts';
+import { GetRecordsCommand, GetShardIteratorCommand, type KinesisClient } from '@aws-sdk/client-kinesis';
+import {
+  BusError,
+  compareDecimal,
+  type Message,
+  type MessageHandler,
+  PositionUnavailableError,
+  type Subscription,
+} from './bus.ts';
+import { encodePosition, type RecordPosition } from './kinesis-record.ts';
 import { pause, ShardReader, type StartPoint } from './kinesis-shard-reader.ts';
-import { asError, type KinesisStreams, type StreamInfo } from './kinesis-streams.ts';
+import { asError, errorName, type KinesisStreams, type StreamInfo } from './kinesis-streams.ts';
 
 export interface BroadcastSubscriptionOptions {
   client: KinesisClient;
@@ -43,8 +54,7 @@ export class KinesisBroadcastSubscription implements Subscription {
     stream: StreamInfo,
     from?: RecordPosition,
   ): Promise<KinesisBroadcastSubscription> {
-    if (from && !stream.shardIds.includes(from.shardId))
-      throw new BusError(`kinesis stream ${stream.name} has no shard ${from.shardId} to replay from`);
+    if (from) await assertRetained(options.client, stream, from);
     const subscription = new KinesisBroadcastSubscription(options, stream);
     const starts = new Map<string, StartPoint>(
       stream.shardIds.map((id) => [
@@ -58,6 +68,8 @@ export class KinesisBroadcastSubscription implements Subscription {
       await subscription.startReaders(starts);
     } catch (err) {
       await subscription.close();
+      if (from && isRefusedSequenceNumber(err))
+        throw new PositionUnavailableError(encodePosition(from), 'unknown', asError(err).message);
       throw new BusError(`kinesis subscribe to ${stream.name} failed: ${asError(err).message}`, {
         cause: err,
       });
@@ -125,4 +137,66 @@ export class KinesisBroadcastSubscription implements Subscription {
     this.stream = stream;
     return new Map(stream.shardIds.map((id) => [id, { type: 'TRIM_HORIZON' }]));
   }
+}
+
+/** Kinesis refused an iterator after a sequence number the shard does not hold. */
+function isRefusedSequenceNumber(err: unknown): boolean {
+  const name = errorName(err);
+  return (
+    name === 'InvalidArgumentException' ||
+    (name === 'ResourceNotFoundException' && /sequence ?number/i.test(asError(err).message))
+  );
+}
+
+/** Refuses a `from` whose shard is missing or whose successors may be gone (see the header). */
+async function assertRetained(
+  client: KinesisClient,
+  stream: StreamInfo,
+  from: RecordPosition,
+): Promise<void> {
+  const position = encodePosition(from);
+  if (!stream.shardIds.includes(from.shardId))
+    throw new PositionUnavailableError(
+      position,
+      'unknown',
+      `stream ${stream.name} has no shard ${from.shardId}`,
+    );
+  let oldest: string | undefined;
+  try {
+    oldest = await oldestSequenceNumber(client, stream.name, from.shardId);
+  } catch (err) {
+    throw new BusError(`kinesis stream ${stream.name}: ${asError(err).message}`, { cause: err });
+  }
+  if (oldest === undefined)
+    throw new PositionUnavailableError(position, 'expired', `shard ${from.shardId} holds no records`);
+  if (compareDecimal(from.sequenceNumber, oldest) < 0)
+    throw new PositionUnavailableError(
+      position,
+      'expired',
+      `the oldest record of ${from.shardId} is ${oldest}`,
+    );
+}
+
+/** The first record at TRIM_HORIZON; a few reads, as Kinesis may answer empty while it skips ahead. */
+async function oldestSequenceNumber(
+  client: KinesisClient,
+  streamName: string,
+  shardId: string,
+): Promise<string | undefined> {
+  const out = await client.send(
+    new GetShardIteratorCommand({
+      StreamName: streamName,
+      ShardId: shardId,
+      ShardIteratorType: 'TRIM_HORIZON',
+    }),
+  );
+  let iterator = out.ShardIterator;
+  for (let attempt = 0; iterator && attempt < 5; attempt++) {
+    const page = await client.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 1 }));
+    const first = page.Records?.[0]?.SequenceNumber;
+    if (first !== undefined) return first;
+    if (page.MillisBehindLatest === 0) return undefined;
+    iterator = page.NextShardIterator;
+  }
+  return undefined;
 }

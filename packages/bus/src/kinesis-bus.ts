@@ -37,7 +37,7 @@ import {
 } from './bus.ts';
 import { KinesisBroadcastSubscription } from './kinesis-broadcast-subscription.ts';
 import { KinesisGroupSubscription } from './kinesis-group-subscription.ts';
-import { decodePosition, encodePosition, partitionKeyFor } from './kinesis-record.ts';
+import { compareRecordPositions, decodePosition, encodePosition, partitionKeyFor } from './kinesis-record.ts';
 import { asError, isNotFound, KinesisStreams, type StreamInfo } from './kinesis-streams.ts';
 
 export interface KinesisBusOptions {
@@ -76,7 +76,7 @@ const PING_TIMEOUT_MS = 2_000;
 
 export class KinesisBus implements Bus {
   readonly kind = 'kinesis';
-  readonly capabilities = { replay: true, headers: false };
+  readonly capabilities = { replay: true, tail: false, headers: false };
   private readonly client: KinesisClient;
   private readonly streams: KinesisStreams;
   private readonly createStreams: boolean;
@@ -132,6 +132,8 @@ export class KinesisBus implements Bus {
     const { group } = options;
     if (group !== undefined && options.from !== undefined)
       throw new BusError('kinesis bus: `from` is for broadcast subscribers, not groups');
+    if (options.last !== undefined)
+      throw new BusError('kinesis bus: `last` is not supported (a shard cannot be read backwards)');
     if (group !== undefined && !this.leaseStore)
       throw new BusError(
         'kinesis bus: group subscriptions need the leaseStore option (Kinesis has no groups)',
@@ -165,6 +167,10 @@ export class KinesisBus implements Bus {
         await subscription.close();
       },
     };
+  }
+
+  comparePositions(a: Position, b: Position): number {
+    return compareRecordPositions(a, b);
   }
 
   async ping(): Promise<void> {

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { _Record } from '@aws-sdk/client-kinesis';
-import { BusError, type Message, type Position } from './bus.ts';
+import { compareDecimal, type Message, type Position, PositionUnavailableError } from './bus.ts';
 
 /**
  * Kinesis needs a partition key on every record; a message without a key gets a random one under
@@ -34,8 +34,17 @@ export function encodePosition({ shardId, sequenceNumber }: RecordPosition): Pos
 
 export function decodePosition(position: Position): RecordPosition {
   const match = /^([A-Za-z0-9_.-]+)~(\d+)$/.exec(position);
-  if (!match) throw new BusError(`invalid kinesis bus position '${position}'`);
+  if (!match)
+    throw new PositionUnavailableError(position, 'unknown', 'not a kinesis position (<shard>~<sequence>)');
   return { shardId: match[1]!, sequenceNumber: match[2]! };
+}
+
+/** Orders by shard id, then sequence number (a decimal of up to 56 digits). */
+export function compareRecordPositions(a: Position, b: Position): number {
+  const x = decodePosition(a);
+  const y = decodePosition(b);
+  if (x.shardId !== y.shardId) return x.shardId < y.shardId ? -1 : 1;
+  return compareDecimal(x.sequenceNumber, y.sequenceNumber);
 }
 
 export function messageFromRecord(topic: string, shardId: string, record: _Record): Message {

@@ -9,6 +9,7 @@ import {
   type MessageHandler,
   type OutgoingMessage,
   type Position,
+  PositionUnavailableError,
   type SubscribeOptions,
   type Subscription,
   toBuffer,
@@ -41,7 +42,7 @@ interface Topic {
 
 export class MemoryBus implements Bus {
   readonly kind = 'memory';
-  readonly capabilities = { replay: true, headers: true };
+  readonly capabilities = { replay: true, tail: true, headers: true };
   private readonly topics = new Map<string, Topic>();
   private readonly retention: number;
   private closed = false;
@@ -80,6 +81,8 @@ export class MemoryBus implements Bus {
     const topic = this.topic(topicName);
     const sub: Subscriber = { handler, onError: options.onError, queue: Promise.resolve() };
     if (options.group !== undefined) {
+      if (options.from !== undefined || options.last !== undefined)
+        throw new BusError('`from` and `last` are for broadcast subscribers only');
       let group = topic.groups.get(options.group);
       if (!group) {
         group = { members: [], nextSeq: topic.nextSeq };
@@ -98,17 +101,31 @@ export class MemoryBus implements Bus {
         },
       };
     }
-    if (options.from !== undefined) {
-      const after = parsePosition(options.from);
-      for (const m of topic.history) if (Number(m.position) > after) deliver(sub, m);
-    }
+    const newest = topic.nextSeq - 1;
+    let backlog: Message[] = [];
+    if (options.from !== undefined) backlog = replayAfter(topic, options.from);
+    else if (options.last !== undefined)
+      backlog = topic.history.slice(Math.max(0, topic.history.length - options.last));
+    for (const m of backlog) deliver(sub, m);
     topic.broadcast.add(sub);
     return {
+      liveAfter: newest > 0 ? String(newest) : undefined,
       close: async () => {
         topic.broadcast.delete(sub);
         await sub.queue;
       },
     };
+  }
+
+  /** Drops every message of the topic up to and including `through`, as retention would. */
+  trim(topicName: string, through: Position): void {
+    const after = parsePosition(through);
+    const { history } = this.topic(topicName);
+    while (history.length > 0 && Number(history[0]!.position) <= after) history.shift();
+  }
+
+  comparePositions(a: Position, b: Position): number {
+    return parsePosition(a) - parsePosition(b);
   }
 
   async ping(): Promise<void> {
@@ -149,7 +166,18 @@ function memberIndex(message: Message, members: number): number {
   return Math.abs(h) % members;
 }
 
+/** The retained messages after `from`; rejects a position older than the history or past its end. */
+function replayAfter(topic: Topic, from: Position): Message[] {
+  const after = parsePosition(from);
+  if (after >= topic.nextSeq)
+    throw new PositionUnavailableError(from, 'unknown', 'beyond the end of the topic');
+  const oldest = topic.history.length > 0 ? Number(topic.history[0]!.position) : topic.nextSeq;
+  if (after + 1 < oldest)
+    throw new PositionUnavailableError(from, 'expired', `the oldest message kept is ${oldest}`);
+  return topic.history.filter((m) => Number(m.position) > after);
+}
+
 function parsePosition(p: Position): number {
-  if (!/^\d+$/.test(p)) throw new BusError(`invalid memory bus position '${p}'`);
+  if (!/^\d{1,15}$/.test(p)) throw new PositionUnavailableError(p, 'unknown', 'not a memory bus position');
   return Number(p);
 }

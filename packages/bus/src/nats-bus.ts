@@ -1,9 +1,10 @@
 /**
  * NATS JetStream adapter. Every topic is a stream of its own (see nats-streams.ts) and a position is
  * the stream sequence number. A broadcast subscriber reads through an ordered consumer that starts
- * right after the stream's last message (or after `from`); a group is one durable pull consumer with
- * explicit acks that every member pulls from, so each message goes to exactly one member, and a
- * member joining later gets what the group has not consumed yet.
+ * right after the stream's last message (or after `from`, or `last` messages before the end; a
+ * `from` whose successor the stream no longer holds is refused as expired); a group is one durable
+ * pull consumer with explicit acks that every member pulls from, so each message goes to exactly
+ * one member, and a member joining later gets what the group has not consumed yet.
  *
  * Subjects outside JetStream (a foreign system publishing on plain core NATS) are read with
  * `subscribe(subject, handler, { core: true })`: a core subscription, a queue group for `group`, no
@@ -25,6 +26,7 @@ import {
   type MessageHandler,
   type OutgoingMessage,
   type Position,
+  PositionUnavailableError,
   type SubscribeOptions,
   type Subscription,
   toBuffer,
@@ -32,7 +34,7 @@ import {
 import { NatsConnectionState } from './nats-connection-state.ts';
 import { ConsumerLoop } from './nats-consumer-loop.ts';
 import { fromNatsMessage, toNatsHeaders } from './nats-message.ts';
-import { NatsStreams, type StreamLimits } from './nats-streams.ts';
+import { NatsStreams, type StreamExtent, type StreamLimits } from './nats-streams.ts';
 
 export interface NatsBusOptions {
   servers: string | string[];
@@ -68,7 +70,7 @@ const GROUP_PULL = { max_messages: 10, expires: 10_000 };
 
 export class NatsBus implements Bus {
   readonly kind = 'nats';
-  readonly capabilities = { replay: true, headers: true };
+  readonly capabilities = { replay: true, tail: true, headers: true };
   private readonly nc: NatsConnection;
   private readonly js: JetStreamClient;
   private readonly jsm: JetStreamManager;
@@ -139,6 +141,10 @@ export class NatsBus implements Bus {
     return this.track(sub);
   }
 
+  comparePositions(a: Position, b: Position): number {
+    return parsePosition(a) - parsePosition(b);
+  }
+
   async ping(): Promise<void> {
     this.assertOpen();
     if (!this.connection.isConnected) throw new BusError('nats server unreachable (reconnecting)');
@@ -170,13 +176,19 @@ export class NatsBus implements Bus {
     handler: MessageHandler,
     options: SubscribeOptions,
   ): Promise<Subscription> {
-    let next = options.from === undefined ? undefined : parsePosition(options.from) + 1;
+    const from = options.from === undefined ? undefined : parsePosition(options.from);
+    let next: number | undefined;
     let created: string | undefined;
-    return ConsumerLoop.start(
+    let liveAfter: Position | undefined;
+    const loop = await ConsumerLoop.start(
       {
         open: () =>
           this.opening(topic, async (stream) => {
             const extent = await this.streams.extent(stream);
+            if (created === undefined) {
+              next = firstSequence(options.from, from, options.last, extent);
+              liveAfter = extent.nextSequence > 1 ? String(extent.nextSequence - 1) : undefined;
+            }
             // A stream deleted and created again under the same name is all new to this subscriber.
             if (created !== undefined && extent.created !== created) next = extent.firstSequence;
             created = extent.created;
@@ -197,6 +209,7 @@ export class NatsBus implements Bus {
       },
       options.onError,
     );
+    return { liveAfter, close: () => loop.close() };
   }
 
   private async subscribeGroup(
@@ -205,7 +218,8 @@ export class NatsBus implements Bus {
     handler: MessageHandler,
     options: SubscribeOptions,
   ): Promise<Subscription> {
-    if (options.from !== undefined) throw new BusError('`from` is for broadcast subscribers only');
+    if (options.from !== undefined || options.last !== undefined)
+      throw new BusError('`from` and `last` are for broadcast subscribers only');
     return ConsumerLoop.start(
       {
         open: () =>
@@ -232,7 +246,8 @@ export class NatsBus implements Bus {
     handler: MessageHandler,
     options: SubscribeOptions,
   ): Promise<Subscription> {
-    if (options.from !== undefined) throw new BusError('core NATS subjects have no history to replay');
+    if (options.from !== undefined || options.last !== undefined)
+      throw new BusError('core NATS subjects have no history to replay');
     const sub = this.nc.subscribe(subject, options.group === undefined ? {} : { queue: options.group });
     await withTimeout(this.nc.flush(), this.requestTimeoutMs, 'nats subscribe');
     let received = 0;
@@ -262,6 +277,7 @@ export class NatsBus implements Bus {
   private track(sub: Subscription): Subscription {
     this.subscriptions.add(sub);
     return {
+      liveAfter: sub.liveAfter,
       close: async () => {
         this.subscriptions.delete(sub);
         await sub.close();
@@ -296,8 +312,39 @@ function isNoStreamListening(err: unknown): boolean {
 }
 
 function parsePosition(position: Position): number {
-  if (!/^\d+$/.test(position)) throw new BusError(`invalid nats position '${position}'`);
+  if (!/^\d{1,15}$/.test(position))
+    throw new PositionUnavailableError(position, 'unknown', 'not a nats stream sequence');
   return Number(position);
+}
+
+/**
+ * The first sequence a new broadcast subscriber reads: the stream's next one (live only), the one
+ * after `from`, or `last` before the end. A `from` whose successor the stream no longer holds
+ * (limits, a purge) or that lies beyond the end is refused.
+ */
+function firstSequence(
+  position: Position | undefined,
+  from: number | undefined,
+  last: number | undefined,
+  extent: StreamExtent,
+): number {
+  if (from !== undefined) {
+    if (from + 1 < extent.firstSequence)
+      throw new PositionUnavailableError(
+        position!,
+        'expired',
+        `the stream starts at ${extent.firstSequence}`,
+      );
+    if (from + 1 > extent.nextSequence)
+      throw new PositionUnavailableError(
+        position!,
+        'unknown',
+        `the stream ends at ${extent.nextSequence - 1}`,
+      );
+    return from + 1;
+  }
+  if (last !== undefined) return Math.max(extent.firstSequence, extent.nextSequence - last);
+  return extent.nextSequence;
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {

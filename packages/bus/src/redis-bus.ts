@@ -1,7 +1,8 @@
 /**
  * Redis Streams adapter. A topic is a stream key; publish is XADD with an approximate MAXLEN (the
  * retention), and a message's position is its stream id (`1718000000000-0`, URL-safe as it is).
- * A broadcast subscriber reads with XREAD from the last id it handled (redis-broadcast-reader.ts);
+ * A broadcast subscriber reads with XREAD from the last id it handled (redis-broadcast-reader.ts),
+ * starting where redis-broadcast-start.ts says (live, after `from`, or the `last` entries);
  * a group is a Redis consumer group created at the stream's end, whose members read with
  * XREADGROUP and take over what dead members left pending (redis-group-reader.ts). Every
  * subscription has a blocking connection of its own; publish and acknowledgements share one.
@@ -23,6 +24,7 @@ import {
   type Subscription,
 } from './bus.ts';
 import { BroadcastReader } from './redis-broadcast-reader.ts';
+import { broadcastStart, compareStreamIds } from './redis-broadcast-start.ts';
 import {
   closeConnection,
   openRedisConnection,
@@ -59,11 +61,9 @@ export interface RedisBusOptions extends RedisConnectionOptions {
   onError?: (err: Error) => void;
 }
 
-const streamIdPattern = /^\d+-\d+$/;
-
 export class RedisBus implements Bus {
   readonly kind = 'redis';
-  readonly capabilities = { replay: true, headers: true };
+  readonly capabilities = { replay: true, tail: true, headers: true };
   private readonly options: RedisBusOptions;
   private readonly client: Redis;
   private readonly consumerPrefix: string;
@@ -109,28 +109,31 @@ export class RedisBus implements Bus {
     options: SubscribeOptions = {},
   ): Promise<Subscription> {
     this.assertOpen();
-    if (options.group !== undefined && options.from !== undefined)
+    if (options.group !== undefined && (options.from !== undefined || options.last !== undefined))
       throw new BusError('a group subscription cannot start from a position');
-    if (options.from !== undefined && !streamIdPattern.test(options.from))
-      throw new BusError(`invalid redis stream position '${options.from}'`);
     try {
-      // Where to start is settled before subscribe resolves: nothing published afterwards is missed.
-      const startAfter = options.from ?? (options.group === undefined ? await this.lastId(topic) : undefined);
-      if (options.group !== undefined) await createGroup(this.client, topic, options.group, '$');
+      if (options.group !== undefined) {
+        await createGroup(this.client, topic, options.group, '$');
+        const setup = await this.readerSetup(topic, handler, options);
+        return this.track(
+          new GroupReader(setup, {
+            group: options.group,
+            consumer: `${this.consumerPrefix}-${++this.members}`,
+            claimIdleMs: this.options.claimIdleMs ?? 30_000,
+          }),
+        );
+      }
+      const start = await broadcastStart(this.client, topic, options);
       const setup = await this.readerSetup(topic, handler, options);
-      const reader =
-        options.group === undefined
-          ? new BroadcastReader(setup, startAfter!)
-          : new GroupReader(setup, {
-              group: options.group,
-              consumer: `${this.consumerPrefix}-${++this.members}`,
-              claimIdleMs: this.options.claimIdleMs ?? 30_000,
-            });
-      return this.track(reader);
+      return this.track(new BroadcastReader(setup, start.startAfter), start.liveAfter);
     } catch (err) {
       if (err instanceof BusError) throw err;
       throw new BusError(`redis subscribe to ${topic} failed: ${(err as Error).message}`, { cause: err });
     }
+  }
+
+  comparePositions(a: Position, b: Position): number {
+    return compareStreamIds(a, b);
   }
 
   async ping(): Promise<void> {
@@ -148,12 +151,6 @@ export class RedisBus implements Bus {
     this.closed = true;
     await Promise.all([...this.readers].map((r) => r.close()));
     await closeConnection(this.client);
-  }
-
-  /** The id of the stream's newest entry, `0-0` for an empty or missing stream. */
-  private async lastId(topic: string): Promise<string> {
-    const [newest] = await this.client.xrevrange(topic, '+', '-', 'COUNT', 1);
-    return newest?.[0] ?? '0-0';
   }
 
   private async readerSetup(
@@ -184,7 +181,7 @@ export class RedisBus implements Bus {
     };
   }
 
-  private track(reader: StreamReader): Subscription {
+  private track(reader: StreamReader, liveAfter?: Position): Subscription {
     if (this.closed) {
       void reader.close();
       throw new BusError('redis bus is closed');
@@ -192,6 +189,7 @@ export class RedisBus implements Bus {
     this.readers.add(reader);
     reader.start();
     return {
+      liveAfter,
       close: async () => {
         this.readers.delete(reader);
         await reader.close();

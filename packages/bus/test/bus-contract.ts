@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { eventually, sleep, uniqueName, waitFor } from '@gatehouse/testkit';
-import type { Bus, Message, Position } from '../src/index.ts';
+import { type Bus, type Message, type Position, PositionUnavailableError } from '../src/index.ts';
 
 export interface ContractTarget {
   name: string;
@@ -17,7 +17,22 @@ export interface ContractTarget {
   startServer?(): Promise<void>;
   /** How long a live subscriber may take to see a message (polling adapters need longer). */
   deliveryTimeoutMs?: number;
+  /**
+   * Makes the broker drop every message of the topic up to and including `position`, with its own
+   * retention mechanics (delete records, trim, purge); absent where a test cannot make that happen.
+   */
+  expireThrough?(topic: string, position: Position): Promise<void>;
+  /** A well-formed position far beyond `position` in the same stream; absent where none can be told. */
+  beyond?(position: Position): Position;
+  /** Subscriptions report `liveAfter` (not on Kinesis). */
+  reportsLiveAfter?: boolean;
 }
+
+const unavailable = (reason: PositionUnavailableError['reason']) => (err: unknown) => {
+  assert.ok(err instanceof PositionUnavailableError, `a PositionUnavailableError, got ${String(err)}`);
+  assert.equal(err.reason, reason);
+  return true;
+};
 
 export function busContract(target: ContractTarget): void {
   describe(`${target.name} bus contract`, () => {
@@ -163,6 +178,95 @@ export function busContract(target: ContractTarget): void {
         positions.slice(2),
       );
       await sub.close();
+    });
+
+    it('orders positions as the stream does and refuses malformed ones', async () => {
+      const topic = await target.newTopic();
+      const [a, b] = [await bus.publish(topic, { value: 'a' }), await bus.publish(topic, { value: 'b' })];
+      assert.ok(bus.comparePositions(a, b) < 0);
+      assert.ok(bus.comparePositions(b, a) > 0);
+      assert.equal(bus.comparePositions(b, b), 0);
+      assert.throws(() => bus.comparePositions('not a position!', a), unavailable('unknown'));
+      await assert.rejects(
+        bus.subscribe(topic, () => {}, { from: 'not a position!' }),
+        unavailable('unknown'),
+      );
+    });
+
+    it('refuses to replay from a position after which the broker dropped messages', async (t) => {
+      if (!bus.capabilities.replay || !target.expireThrough) return t.skip('cannot expire messages here');
+      const topic = await target.newTopic();
+      const positions: Position[] = [];
+      for (let i = 1; i <= 6; i++) positions.push(await bus.publish(topic, { value: `m${i}` }));
+      await target.expireThrough(topic, positions[2]!);
+      await assert.rejects(
+        bus.subscribe(topic, () => {}, { from: positions[0]! }),
+        unavailable('expired'),
+        'm2 and m3 are gone',
+      );
+      const got: Message[] = [];
+      const sub = await bus.subscribe(topic, (m) => void got.push(m), { from: positions[3]! });
+      await bus.publish(topic, { value: 'm7' });
+      await received(got, 3, 'messages after a position still held');
+      await sleep(200);
+      assert.deepEqual(
+        got.map((m) => m.value.toString()),
+        ['m5', 'm6', 'm7'],
+      );
+      await sub.close();
+    });
+
+    it('refuses to replay from a position beyond the end of the stream', async (t) => {
+      if (!bus.capabilities.replay || !target.beyond) return t.skip('no position beyond the end can be told');
+      const topic = await target.newTopic();
+      const last = await bus.publish(topic, { value: 'only' });
+      await assert.rejects(
+        bus.subscribe(topic, () => {}, { from: target.beyond(last) }),
+        unavailable('unknown'),
+      );
+      const sub = await bus.subscribe(topic, () => {}, { from: last });
+      await sub.close();
+    });
+
+    it('starts with the newest messages when asked for the last ones, then goes on live', async (t) => {
+      if (!bus.capabilities.tail) return t.skip('adapter has no tail');
+      const topic = await target.newTopic();
+      const positions: Position[] = [];
+      for (let i = 1; i <= 5; i++) positions.push(await bus.publish(topic, { value: `m${i}` }));
+      const got: Message[] = [];
+      const all: Message[] = [];
+      const sub = await bus.subscribe(topic, (m) => void got.push(m), { last: 2 });
+      const wide = await bus.subscribe(topic, (m) => void all.push(m), { last: 100 });
+      assert.equal(sub.liveAfter, positions[4]);
+      await bus.publish(topic, { value: 'm6' });
+      await received(got, 3, 'the last two, then the live one');
+      await received(all, 6, 'every message held, then the live one');
+      await sleep(200);
+      assert.deepEqual(
+        got.map((m) => m.value.toString()),
+        ['m4', 'm5', 'm6'],
+      );
+      assert.equal(all.length, 6);
+      await sub.close();
+      await wide.close();
+    });
+
+    it('tells where the live part of a broadcast subscription starts', async (t) => {
+      if (!target.reportsLiveAfter) return t.skip('adapter cannot tell');
+      const topic = await target.newTopic();
+      const empty = await bus.subscribe(topic, () => {});
+      assert.equal(empty.liveAfter, undefined, 'nothing stored yet');
+      await empty.close();
+      const first = await bus.publish(topic, { value: 'one' });
+      const second = await bus.publish(topic, { value: 'two' });
+      const sub = await bus.subscribe(topic, () => {});
+      assert.equal(sub.liveAfter, second);
+      await sub.close();
+      if (bus.capabilities.replay) {
+        const replaying = await bus.subscribe(topic, () => {}, { from: first });
+        assert.equal(replaying.liveAfter, second, 'the same with a replay');
+        await replaying.close();
+      }
     });
 
     it('rejects a publish it cannot deliver', async () => {

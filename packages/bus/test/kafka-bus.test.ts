@@ -8,7 +8,7 @@ import {
   uniqueName,
   waitFor,
 } from '@gatehouse/testkit';
-import { type PartitionMetadata, Partitioners } from 'kafkajs';
+import { Kafka, logLevel, type PartitionMetadata, Partitioners } from 'kafkajs';
 import { BusError, KafkaBus, type Message } from '../src/index.ts';
 import { busContract } from './bus-contract.ts';
 
@@ -31,12 +31,28 @@ async function newTopic(partitions?: number): Promise<string> {
 // kafkajs can leave a reconnect timer behind after the broker-restart cases (seen once in CI).
 after(() => exitAfterFileWhenHung());
 
+/** Moves the partition's log start offset past `position`, as retention deleting segments would. */
+async function deleteRecordsThrough(topic: string, position: string): Promise<void> {
+  const [partition, offset] = position.split('-').map(Number) as [number, number];
+  const admin = new Kafka({ brokers: dependencyAddress.kafkaBrokers, logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    await admin.fetchTopicMetadata({ topics: [topic] }); // deleteTopicRecords needs it loaded
+    await admin.deleteTopicRecords({ topic, partitions: [{ partition, offset: String(offset + 1) }] });
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 busContract({
   name: 'kafka',
   createBus,
   newTopic,
   stopServer: () => dependency('down', 'kafka'),
   startServer: () => dependency('up', 'kafka'),
+  expireThrough: deleteRecordsThrough,
+  beyond: (position) => `${position.split('-')[0]}-${Number(position.split('-')[1]) + 1000}`,
+  reportsLiveAfter: true,
 });
 
 describe('kafka bus specifics', () => {

@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { MemoryStore } from '@gatehouse/store';
 import { dependency, dependencyAddress, eventually, uniqueName, waitFor } from '@gatehouse/testkit';
-import { BusError, KinesisBus, type KinesisBusOptions, type Message } from '../src/index.ts';
+import {
+  BusError,
+  KinesisBus,
+  type KinesisBusOptions,
+  type Message,
+  PositionUnavailableError,
+} from '../src/index.ts';
 import { KinesisGroupState } from '../src/kinesis-group-state.ts';
 import { busContract } from './bus-contract.ts';
 
@@ -199,5 +205,36 @@ describe('kinesis bus specifics', () => {
     assert.deepEqual(got.broadcast, ['old', 'new 1', 'new 2']);
     assert.deepEqual(got.group, ['old', 'new 1', 'new 2']);
     for (const sub of subs) await sub.close();
+  });
+
+  it('refuses to replay from a position of a stream created anew since, or of a shard it lacks', async () => {
+    const topic = await newTopic();
+    const old = await bus.publish(topic, { value: 'old' });
+    const kept = await bus.publish(topic, { value: 'kept' });
+    const got: Message[] = [];
+    const sub = await bus.subscribe(topic, (m) => void got.push(m), { from: old });
+    await waitFor(() => got.length === 1, { what: 'the message after a position still held' });
+    assert.equal(got[0]!.position, kept);
+    await sub.close();
+    await assert.rejects(
+      bus.subscribe(topic, () => {}, { from: old.replace(/^[^~]+/, 'shardId-000000000099') }),
+      (err) => err instanceof PositionUnavailableError && err.reason === 'unknown',
+    );
+    // Deleting and creating the stream is how the emulator loses what a stream held (its shortest
+    // retention is a day): the old positions name records the new stream does not have.
+    await admin.deleteStream(topic);
+    await admin.ensureStream(topic, 1);
+    await assert.rejects(
+      bus.subscribe(topic, () => {}, { from: old }),
+      (err) => err instanceof PositionUnavailableError && err.reason === 'expired',
+      'an empty new stream',
+    );
+    await bus.publish(topic, { value: 'new' });
+    // Expired or unknown, depending on how the new stream's sequence numbers compare with the old.
+    await assert.rejects(
+      bus.subscribe(topic, () => {}, { from: kept }),
+      PositionUnavailableError,
+      'a new stream with records of its own',
+    );
   });
 });

@@ -15,12 +15,26 @@ const newTopic = (prefix = 'topic') => {
   return topic;
 };
 
+/** A purge up to (not including) the next sequence: what the stream's limits do to old messages. */
+async function purgeThrough(topic: string, position: string): Promise<void> {
+  const nc = await connect({ servers: dependencyAddress.natsUrl });
+  try {
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.purge(topic.replaceAll('.', '_'), { seq: Number(position) + 1 });
+  } finally {
+    await nc.close();
+  }
+}
+
 busContract({
   name: 'nats',
   createBus,
   newTopic: async () => newTopic(),
   stopServer: () => dependency('down', 'nats'),
   startServer: () => dependency('up', 'nats'),
+  expireThrough: purgeThrough,
+  beyond: (position) => String(Number(position) + 1000),
+  reportsLiveAfter: true,
 });
 
 after(async () => {

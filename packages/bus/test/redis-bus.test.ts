@@ -2,10 +2,21 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { dependency, dependencyAddress, sleep, uniqueName, waitFor } from '@gatehouse/testkit';
 import { Redis } from 'ioredis';
-import { type Message, RedisBus } from '../src/index.ts';
+import { type Message, PositionUnavailableError, RedisBus } from '../src/index.ts';
 import { busContract } from './bus-contract.ts';
 
 const url = dependencyAddress.redisUrl;
+
+/** XTRIM MINID keeps the entries at or after the id just past `position`. */
+async function trimThrough(topic: string, position: string): Promise<void> {
+  const redis = new Redis(url);
+  try {
+    const [ms, seq] = position.split('-');
+    await redis.xtrim(topic, 'MINID', `${ms}-${BigInt(seq!) + 1n}`);
+  } finally {
+    redis.disconnect();
+  }
+}
 
 busContract({
   name: 'redis',
@@ -13,6 +24,9 @@ busContract({
   newTopic: async () => uniqueName('bus-test'),
   stopServer: () => dependency('down', 'redis'),
   startServer: () => dependency('up', 'redis'),
+  expireThrough: trimThrough,
+  beyond: (position) => `${BigInt(position.split('-')[0]!) + 3_600_000n}-0`,
+  reportsLiveAfter: true,
 });
 
 describe('redis bus', () => {
@@ -112,7 +126,22 @@ describe('redis bus', () => {
   it('rejects a position that is not a stream id', async () => {
     await assert.rejects(
       bus.subscribe(uniqueName('from'), () => {}, { from: '42; DROP' }),
-      /invalid/,
+      PositionUnavailableError,
+    );
+  });
+
+  it('holds every position of a stream nothing was trimmed from, and refuses them once its entries are gone', async () => {
+    const topic = uniqueName('untrimmed');
+    const first = await bus.publish(topic, { value: 'one' });
+    await bus.publish(topic, { value: 'two' });
+    const got: Message[] = [];
+    const sub = await bus.subscribe(topic, (m) => void got.push(m), { from: '0-0' });
+    await waitFor(() => got.length === 2, { what: 'both entries from the beginning' });
+    await sub.close();
+    await redis.xtrim(topic, 'MAXLEN', 0);
+    await assert.rejects(
+      bus.subscribe(topic, () => {}, { from: first }),
+      /expired/,
     );
   });
 

@@ -83,6 +83,43 @@ export class MemoryStore implements Store {
     return JSON.parse(e.value);
   }
 
+  async list(key: string): Promise<string[]> {
+    this.assertOpen();
+    const e = this.live(key);
+    return e ? JSON.parse(e.value) : [];
+  }
+
+  async removeItems(key: string, items: string[]): Promise<number> {
+    this.assertOpen();
+    const e = this.live(key);
+    if (!e) return 0;
+    const list: string[] = JSON.parse(e.value);
+    let removed = 0;
+    for (const item of items) {
+      const i = list.indexOf(item);
+      if (i < 0) continue;
+      list.splice(i, 1);
+      removed++;
+    }
+    if (removed === 0) return 0;
+    if (list.length === 0) {
+      this.remove(key);
+      this.emit(key, 'delete');
+    } else {
+      e.value = JSON.stringify(list);
+      this.emit(key, 'set');
+    }
+    return removed;
+  }
+
+  async touch(key: string, ttlSeconds: number): Promise<boolean> {
+    this.assertOpen();
+    const e = this.live(key);
+    if (!e) return false;
+    this.put(key, e.value, ttlSeconds);
+    return true;
+  }
+
   async keys(prefix: string): Promise<string[]> {
     this.assertOpen();
     return [...this.entries.keys()].filter((k) => k.startsWith(prefix) && this.live(k));

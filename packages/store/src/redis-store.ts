@@ -77,6 +77,16 @@ if #items > 0 then
 end
 return items`;
 
+// KEYS[1] list; ARGV channel, announcement when it changed, announcement when it went, items...
+const removeItemsScript = `
+local removed = 0
+for i = 4, #ARGV do removed = removed + redis.call('LREM', KEYS[1], 1, ARGV[i]) end
+if removed > 0 then
+  if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('PUBLISH', ARGV[1], ARGV[2])
+  else redis.call('PUBLISH', ARGV[1], ARGV[3]) end
+end
+return removed`;
+
 /** The scripts above, as ioredis defines them on the connection (defineCommand). */
 interface StoreScripts {
   storeSet(
@@ -98,6 +108,13 @@ interface StoreScripts {
     note: string,
   ): Promise<number>;
   storeTakeAll(key: string, channel: string, note: string): Promise<string[]>;
+  storeRemoveItems(
+    key: string,
+    channel: string,
+    changed: string,
+    gone: string,
+    ...items: string[]
+  ): Promise<number>;
 }
 
 interface Watcher {
@@ -133,6 +150,7 @@ export class RedisStore implements Store {
     this.client.defineCommand('storeIncrement', { numberOfKeys: 1, lua: incrementScript });
     this.client.defineCommand('storeAppend', { numberOfKeys: 1, lua: appendScript });
     this.client.defineCommand('storeTakeAll', { numberOfKeys: 1, lua: takeAllScript });
+    this.client.defineCommand('storeRemoveItems', { numberOfKeys: 1, lua: removeItemsScript });
     const db = this.client.options.db ?? 0;
     this.changeChannel = `gatehouse:store:changes@${db}`;
     this.expiredChannel = `__keyevent@${db}__:expired`;
@@ -214,6 +232,26 @@ export class RedisStore implements Store {
     return this.run('LRANGE', () =>
       this.scripts.storeTakeAll(redisKey, this.changeChannel, announcement(redisKey, 'delete')),
     );
+  }
+
+  list(key: string): Promise<string[]> {
+    return this.run('LRANGE', () => this.client.lrange(this.redisKey(key), 0, -1));
+  }
+
+  removeItems(key: string, items: string[]): Promise<number> {
+    const redisKey = this.redisKey(key);
+    return this.run('LREM', async () => {
+      if (items.length === 0) return 0;
+      const changed = announcement(redisKey, 'set');
+      const gone = announcement(redisKey, 'delete');
+      return this.scripts.storeRemoveItems(redisKey, this.changeChannel, changed, gone, ...items);
+    });
+  }
+
+  touch(key: string, ttlSeconds: number): Promise<boolean> {
+    return this.run('PEXPIRE', async () => {
+      return (await this.client.pexpire(this.redisKey(key), Number(milliseconds(ttlSeconds)))) === 1;
+    });
   }
 
   keys(prefix: string): Promise<string[]> {

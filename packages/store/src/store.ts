@@ -42,6 +42,12 @@ export interface Store {
   append(key: string, value: string, options?: { ttlSeconds?: number; maxLength?: number }): Promise<number>;
   /** Returns and removes every item of the list at `key`, oldest first (atomically). */
   takeAll(key: string): Promise<string[]>;
+  /** Every item of the list at `key`, oldest first, without removing them. */
+  list(key: string): Promise<string[]>;
+  /** Removes the oldest occurrence of each of `items` from the list at `key`; returns how many went. */
+  removeItems(key: string, items: string[]): Promise<number>;
+  /** Gives an existing key a new expiry; false when the key does not exist. */
+  touch(key: string, ttlSeconds: number): Promise<boolean>;
   /** Keys starting with `prefix` (no order promised). */
   keys(prefix: string): Promise<string[]>;
   /**

@@ -169,6 +169,33 @@ export function storeContract(target: StoreContractTarget): void {
       assert.equal(await store.exists(k), false);
     });
 
+    it('lists a list without taking it, and removes given items once each', async () => {
+      const k = key('acknowledged');
+      assert.deepEqual(await store.list(k), [], 'a missing list is empty');
+      assert.equal(await store.removeItems(k, ['a']), 0);
+      for (const item of ['a', 'b', 'a', 'c ✓']) await store.append(k, item);
+      assert.deepEqual(await peer.list(k), ['a', 'b', 'a', 'c ✓']);
+      assert.deepEqual(await store.list(k), ['a', 'b', 'a', 'c ✓'], 'listing keeps them');
+      assert.equal(await peer.removeItems(k, ['a', 'c ✓', 'never there']), 2);
+      assert.deepEqual(await store.list(k), ['b', 'a'], 'the oldest a went, the newer one stayed');
+      assert.equal(await store.removeItems(k, ['b', 'a']), 2);
+      assert.equal(await store.exists(k), false, 'an emptied list is gone');
+    });
+
+    it('gives an existing key a new expiry with touch, and leaves a missing one missing', async () => {
+      const k = key('touched');
+      await store.set(k, 'v', { ttlSeconds: 1 });
+      assert.equal(await peer.touch(k, 30), true);
+      const left = await store.ttl(k);
+      assert.ok(left !== undefined && left > 29 && left <= 30, `renewed (ttl ${left})`);
+      assert.equal(await store.get(k), 'v');
+      await sleep(1200);
+      assert.equal(await store.get(k), 'v', 'outlived its first expiry');
+      const missing = key('never-set');
+      assert.equal(await store.touch(missing, 30), false);
+      assert.equal(await store.exists(missing), false);
+    });
+
     it('keeps only the newest maxLength items of a list', async () => {
       const k = key('bounded');
       for (let i = 1; i <= 5; i++)
@@ -272,17 +299,26 @@ export function storeContract(target: StoreContractTarget): void {
       await unwatch();
     });
 
-    it('notifies watchers of appends and takes', async () => {
+    it('notifies watchers of appends, takes and removals', async () => {
       const prefix = key('watch-list') + ':';
       const { changes, unwatch } = await changesOf(store, prefix);
       await peer.append(prefix + 'q', 'item');
       await peer.takeAll(prefix + 'q');
       await peer.takeAll(prefix + 'q');
+      await peer.append(prefix + 'r', 'one');
+      await peer.append(prefix + 'r', 'two');
+      await peer.removeItems(prefix + 'r', ['one']);
+      await peer.removeItems(prefix + 'r', ['not there']);
+      await peer.removeItems(prefix + 'r', ['two']);
       await peer.set(prefix + 'end', 'x');
       await sawChange(changes, { key: prefix + 'end', kind: 'set' }, 'closing set');
       assert.deepEqual(changes, [
         { key: prefix + 'q', kind: 'set' },
         { key: prefix + 'q', kind: 'delete' },
+        { key: prefix + 'r', kind: 'set' },
+        { key: prefix + 'r', kind: 'set' },
+        { key: prefix + 'r', kind: 'set' },
+        { key: prefix + 'r', kind: 'delete' },
         { key: prefix + 'end', kind: 'set' },
       ]);
       await unwatch();
@@ -331,6 +367,9 @@ export function storeContract(target: StoreContractTarget): void {
       await assert.rejects(closed.increment('n'));
       await assert.rejects(closed.append('l', 'v'));
       await assert.rejects(closed.takeAll('l'));
+      await assert.rejects(closed.list('l'));
+      await assert.rejects(closed.removeItems('l', ['v']));
+      await assert.rejects(closed.touch('k', 1));
       await assert.rejects(closed.keys(''));
       await assert.rejects(closed.watch('', () => {}));
       await assert.rejects(closed.ping());

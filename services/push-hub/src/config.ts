@@ -1,6 +1,6 @@
 /** The push hub's settings (environment variables; defaults documented in the README). */
 import { accessCheckField } from '@gatehouse/auth';
-import { duration, int, optionalStr, str } from '@gatehouse/service-kit';
+import { bool, duration, int, optionalStr, str } from '@gatehouse/service-kit';
 
 export const pushHubConfig = {
   CORS: str('Access-Control-Allow-Origin for the connection endpoints', '*'),
@@ -21,6 +21,15 @@ export const pushHubConfig = {
   EVENT_BUFFER_SIZE: int(
     'recent events kept per replica for Last-Event-ID resume and long-poll cursors',
     10_000,
+    { min: 1 },
+  ),
+  EVENT_BUFFER_WARMUP: bool(
+    'fill the event buffer from the fan-out stream at start (its newest EVENT_BUFFER_SIZE events), so resumes after a restart are served from memory',
+    true,
+  ),
+  RESUME_REPLAY_READERS: int(
+    'broker subscriptions a replica opens at most at once to replay the fan-out stream for resumes older than its buffer',
+    2,
     { min: 1 },
   ),
   LONGPOLL_TIMEOUT: duration('how long a long-poll request waits for events before answering empty', '5s'),

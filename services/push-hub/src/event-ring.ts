@@ -39,6 +39,20 @@ export class EventRing {
     return this.nextSeq === 0 ? undefined : this.slots[(this.nextSeq - 1) % this.capacity]!.position;
   }
 
+  /** Events held. */
+  get size(): number {
+    return Math.min(this.nextSeq, this.capacity);
+  }
+
+  /** Position of the oldest event still held, or undefined before the first one. */
+  get oldest(): string | undefined {
+    return this.nextSeq === 0 ? undefined : this.slots[this.firstSeq % this.capacity]!.position;
+  }
+
+  private get firstSeq(): number {
+    return Math.max(0, this.nextSeq - this.capacity);
+  }
+
   has(position: string): boolean {
     return this.index.has(position);
   }
@@ -47,6 +61,19 @@ export class EventRing {
   fromStart(): RingEvent[] | undefined {
     if (this.nextSeq > this.capacity) return undefined;
     return this.slots.slice(0, this.nextSeq) as RingEvent[];
+  }
+
+  /**
+   * Events whose position comes after `position` by the stream's order, oldest first, for a
+   * position the ring does not hold itself (one between two held events, or beyond the newest).
+   */
+  since(position: string, compare: (a: string, b: string) => number): RingEvent[] {
+    let seq = this.nextSeq;
+    while (seq > this.firstSeq && compare(this.slots[(seq - 1) % this.capacity]!.position, position) > 0)
+      seq--;
+    const out: RingEvent[] = [];
+    for (let s = seq; s < this.nextSeq; s++) out.push(this.slots[s % this.capacity]!);
+    return out;
   }
 
   /** Events after `position`, oldest first; undefined when the position is not held (too old or unknown). */

@@ -18,6 +18,10 @@ export class HubMetrics {
   private readonly dropped: Counter<'reason'>;
   private readonly rejected: Counter<'transport' | 'reason'>;
   private readonly kills: Counter;
+  private readonly resumes: Counter<'source'>;
+  private readonly replayReaders: Gauge;
+  private readonly replayReadersOpened: Counter;
+  private readonly replayedEvents: Counter;
   /** Event types come from publishers: a bounded set of them names a series. */
   private readonly typeLabel: (type: string) => string;
 
@@ -60,6 +64,36 @@ export class HubMetrics {
       name: 'gw_session_kills_total',
       help: 'Connections closed by a session kill',
     });
+    this.resumes = counter(registry, {
+      name: 'gw_resumes_total',
+      help: 'Resumed connections and polls by where their missed events came from (ring, broker) or resync when they could not be served',
+      labelNames: ['source'],
+    });
+    this.replayReaders = gauge(registry, {
+      name: 'gw_replay_readers',
+      help: 'Broker subscriptions open for replaying the fan-out stream to resuming clients',
+    });
+    this.replayReadersOpened = counter(registry, {
+      name: 'gw_replay_readers_opened_total',
+      help: 'Broker subscriptions opened for replaying the fan-out stream to resuming clients (shared by the resumes they serve)',
+    });
+    this.replayedEvents = counter(registry, {
+      name: 'gw_replayed_events_total',
+      help: 'Events read from a broker replay for resuming clients (before their subscription filter)',
+    });
+  }
+
+  resumed(source: 'ring' | 'broker' | 'resync'): void {
+    this.resumes.inc({ source });
+  }
+
+  readersChanged(open: number, opened: boolean): void {
+    this.replayReaders.set(open);
+    if (opened) this.replayReadersOpened.inc();
+  }
+
+  replayed(events: number): void {
+    this.replayedEvents.inc(events);
   }
 
   connectionOpened(transport: TransportKind, subscriptions: number): void {

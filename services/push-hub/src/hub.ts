@@ -2,9 +2,13 @@
  * The replica's delivery core: the connections it holds, their subscriptions, the recent events of
  * the fan-out stream, and sessions (for kills). Transports add and remove connections; the fan-out
  * consumer dispatches every stream event; each matching connection gets it exactly once.
+ *
+ * A connection resuming from a position older than the ring is served by a broker replay
+ * (stream-replay.ts). While it runs, live events are not sent to that connection: they are in the
+ * ring, and the hand-over sends the ring's events after the replay's position in the same step.
  */
 import type { Connection } from './connection.ts';
-import { EventRing } from './event-ring.ts';
+import type { EventRing, RingEvent } from './event-ring.ts';
 import type { ExtractorConfig } from './extractor-config.ts';
 import {
   connectionCreated,
@@ -14,27 +18,47 @@ import {
   subscriptionsSet,
 } from './gateway-events.ts';
 import type { HubMetrics } from './hub-metrics.ts';
+import { readStreamEvent } from './stream-event.ts';
+import type { ReplayTarget, StreamReplay } from './stream-replay.ts';
 import type { Subscription } from './subscription.ts';
 import { SubscriptionIndex } from './subscription-index.ts';
 
 export interface HubOptions {
   extractors: ExtractorConfig;
   /** Recent fan-out events kept for Last-Event-ID and long-poll cursors. */
-  ringCapacity: number;
+  ring: EventRing;
+  /** Resumes older than the ring; without it they get `gw.resync_required`. */
+  replay?: StreamReplay;
   metrics: HubMetrics;
+  /** How long a resume position ahead of this replica may wait for it before it counts as unknown. */
+  aheadGraceMs?: number;
+}
+
+/** A connection served by a broker replay, then until live events pass the replay's position. */
+interface Resuming {
+  /** What the connection has had up to; gateway events carry it as their position. */
+  at: string;
+  /** Undefined while replaying; then live events up to it are dropped (already replayed). */
+  floor: string | undefined;
+  target: ReplayTarget | undefined;
 }
 
 export class Hub {
   readonly ring: EventRing;
+  readonly replay: StreamReplay | undefined;
   readonly index: SubscriptionIndex<Connection>;
   private readonly connections = new Map<string, Connection>();
   private readonly sessions = new Map<string, Set<Connection>>();
+  private readonly resuming = new Map<Connection, Resuming>();
   private readonly metrics: HubMetrics;
+  private readonly aheadGraceMs: number;
 
   constructor(options: HubOptions) {
-    this.ring = new EventRing(options.ringCapacity);
+    this.ring = options.ring;
+    this.replay = options.replay;
     this.index = new SubscriptionIndex(options.extractors);
     this.metrics = options.metrics;
+    this.aheadGraceMs = options.aheadGraceMs ?? 5000;
   }
 
   get size(): number {
@@ -50,14 +74,22 @@ export class Hub {
     this.connections.set(conn.id, conn);
     this.joinSession(conn);
     this.metrics.connectionOpened(conn.transport, this.index.size);
+    // A resuming client's welcome carries its own position: it has nothing after it yet.
+    if (resumeFrom !== undefined)
+      this.resuming.set(conn, { at: resumeFrom, floor: undefined, target: undefined });
     this.sendOwn(conn, connectionCreated(conn.token));
     this.sendOwn(conn, subscriptionsSet(subs));
-    if (resumeFrom !== undefined) this.replay(conn, resumeFrom);
+    if (resumeFrom !== undefined) this.resume(conn, resumeFrom);
   }
 
   remove(conn: Connection): void {
     if (this.connections.get(conn.id) !== conn) return;
     this.connections.delete(conn.id);
+    const resuming = this.resuming.get(conn);
+    if (resuming) {
+      this.resuming.delete(conn);
+      if (resuming.target) this.replay?.cancel(resuming.target);
+    }
     this.index.remove(conn);
     if (conn.sessionId !== undefined) {
       const set = this.sessions.get(conn.sessionId);
@@ -97,29 +129,32 @@ export class Hub {
     return conns.length;
   }
 
-  /** One event from the fan-out stream: remember it, then deliver it to every matching connection. */
-  dispatch(position: string, json: string): void {
-    let event: Record<string, unknown>;
-    try {
-      event = JSON.parse(json);
-    } catch {
-      this.metrics.eventDropped('not_json');
-      return;
+  /**
+   * One event from the fan-out stream: remember it, then deliver it to every matching connection.
+   * Returns it as read, or undefined when it is not a CloudEvent the hub can read.
+   */
+  dispatch(position: string, json: string): RingEvent | undefined {
+    const e = readStreamEvent(position, json);
+    if (typeof e === 'string') {
+      this.metrics.eventDropped(e);
+      return undefined;
     }
-    const type = event['type'];
-    if (typeof type !== 'string') {
-      this.metrics.eventDropped('no_type');
-      return;
-    }
-    const single = json.includes('\n') ? JSON.stringify(event) : json;
-    this.ring.push({ position, type, event, json: single });
-    const out: OutgoingEvent = { type, json: single, position };
+    this.ring.push(e);
+    const out: OutgoingEvent = { type: e.type, json: e.json, position };
     let delivered = 0;
-    this.index.match(event as { type: string }, (conn) => {
+    this.index.match(e.event as { type: string }, (conn) => {
+      if (this.resuming.size !== 0 && !this.passesResume(conn, position)) return;
       conn.send(out);
       delivered++;
     });
-    this.metrics.eventDispatched(type, delivered);
+    this.metrics.eventDispatched(e.type, delivered);
+    return e;
+  }
+
+  /** An event from before this replica went live (ring warm-up): kept for resumes, sent to nobody. */
+  remember(position: string, json: string): void {
+    const e = readStreamEvent(position, json);
+    if (typeof e !== 'string') this.ring.push(e);
   }
 
   /** Closes every connection (shutdown); clients reconnect elsewhere and resume with their last id. */
@@ -130,22 +165,122 @@ export class Hub {
     }
   }
 
-  private replay(conn: Connection, from: string): void {
-    const missed = this.ring.after(from);
-    if (!missed) {
-      this.sendOwn(conn, resyncRequired(from));
-      return;
+  /**
+   * The ring's events after `from` when it holds all of them: `from` is held, or lies between the
+   * oldest and the newest event held. Undefined otherwise (older, newer, malformed).
+   */
+  eventsAfter(from: string): RingEvent[] | undefined {
+    return this.ring.after(from) ?? this.withinRing(from);
+  }
+
+  /** Serves a resume from the ring when it holds everything after `from`, else from the broker. */
+  private resume(conn: Connection, from: string): void {
+    const missed = this.eventsAfter(from);
+    if (missed) {
+      this.resuming.delete(conn);
+      this.metrics.resumed('ring');
+      this.sendMatching(conn, missed);
+    } else if (!this.replay || !this.wellFormed(from)) {
+      this.resyncOwn(conn, from);
+    } else {
+      const state = this.resuming.get(conn)!;
+      state.target = this.replayTarget(conn, from, state);
+      this.replay.request(state.target);
     }
-    for (const e of missed) {
+  }
+
+  /** The ring's events after a position it does not hold but whose successors it does. */
+  private withinRing(from: string): RingEvent[] | undefined {
+    const { oldest, head } = this.ring;
+    if (!this.replay || oldest === undefined || !this.wellFormed(from)) return undefined;
+    const { compare } = this.replay;
+    if (compare(oldest, from) > 0 || compare(from, head!) > 0) return undefined;
+    return this.ring.since(from, compare);
+  }
+
+  private wellFormed(position: string): boolean {
+    try {
+      this.replay?.compare(position, position);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private replayTarget(conn: Connection, from: string, state: Resuming): ReplayTarget {
+    const hub = this;
+    return {
+      from,
+      get wanted() {
+        return hub.connections.get(conn.id) === conn;
+      },
+      event: (e) => {
+        this.sendMatching(conn, [e]);
+        state.at = e.position;
+        return true;
+      },
+      caughtUp: (at, rest, beyondRing) => {
+        this.metrics.resumed('broker');
+        this.sendMatching(conn, rest);
+        state.at = rest.at(-1)?.position ?? at;
+        state.target = undefined;
+        if (!beyondRing) this.resuming.delete(conn);
+        else {
+          state.floor = at;
+          if (!this.replay!.reached(at)) this.expectAhead(conn, state);
+        }
+      },
+      unavailable: () => this.resyncOwn(conn, from),
+      failed: () => {
+        this.resuming.delete(conn);
+        conn.close('unavailable');
+        this.remove(conn);
+      },
+    };
+  }
+
+  /**
+   * A floor beyond every event this replica has seen: a client that was on a replica ahead of this
+   * one, or a position the stream never had. Once the grace has passed without the stream
+   * reaching it, it counts as unknown.
+   */
+  private expectAhead(conn: Connection, state: Resuming): void {
+    const timer = setTimeout(() => {
+      if (this.resuming.get(conn) === state && !this.replay!.reached(state.floor!))
+        this.resyncOwn(conn, state.floor!);
+    }, this.aheadGraceMs);
+    timer.unref();
+  }
+
+  private resyncOwn(conn: Connection, from: string): void {
+    this.resuming.delete(conn);
+    this.metrics.resumed('resync');
+    this.sendOwn(conn, resyncRequired(from));
+  }
+
+  /** Live delivery to a connection being resumed: none while replaying, then only after the floor. */
+  private passesResume(conn: Connection, position: string): boolean {
+    const state = this.resuming.get(conn);
+    if (!state) return true;
+    if (state.floor === undefined || this.replay!.compare(position, state.floor) <= 0) return false;
+    this.resuming.delete(conn);
+    return true;
+  }
+
+  private sendMatching(conn: Connection, events: RingEvent[]): void {
+    for (const e of events) {
       if (this.index.matches(conn, e.event as { type: string })) {
         conn.send({ type: e.type, json: e.json, position: e.position });
       }
     }
   }
 
-  /** Gateway-made events carry the stream head as position, so a resume continues from here. */
+  /**
+   * Gateway-made events carry the position the connection is at (the stream head once it is live),
+   * so a client that resumes from one continues where it was.
+   */
   private sendOwn(conn: Connection, e: OutgoingEvent): void {
-    conn.send({ ...e, position: this.ring.head });
+    conn.send({ ...e, position: this.resuming.get(conn)?.at ?? this.ring.head });
   }
 
   private joinSession(conn: Connection): void {

@@ -14,7 +14,10 @@ import { createConnectionGate } from './connection-gate.ts';
 import { createConnectionRateLimit } from './connection-rate-limit.ts';
 import { loadExtractorConfig } from './extractor-config.ts';
 import { subscriptionsSet } from './gateway-events.ts';
+import { EventRing } from './event-ring.ts';
+import { consumeFanout } from './fanout-consumer.ts';
 import { Hub } from './hub.ts';
+import { StreamReplay } from './stream-replay.ts';
 import { createDashboard } from './dashboard.ts';
 import { HubMetrics } from './hub-metrics.ts';
 
@@ -47,7 +50,20 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
   const auth = hubAuthFrom(deps.auth);
   const tokens = connectionTokensFrom(deps.auth, deps.replica);
   const extractors = loadExtractorConfig(config.EXTRACTORS);
-  const hub = new Hub({ extractors, ringCapacity: config.EVENT_BUFFER_SIZE, metrics });
+  const ring = new EventRing(config.EVENT_BUFFER_SIZE);
+  let fanout: BusSubscription | undefined;
+  const replay = deps.fanoutBus.capabilities.replay
+    ? new StreamReplay({
+        bus: deps.fanoutBus,
+        topic: config.FANOUT_TOPIC,
+        ring,
+        liveAfter: () => fanout?.liveAfter,
+        maxReaders: config.RESUME_REPLAY_READERS,
+        metrics,
+        onError: (err) => logger.warn({ err }, 'fan-out replay error'),
+      })
+    : undefined;
+  const hub = new Hub({ extractors, ring, replay, metrics });
   const check = createAccessCheck(config.SUBSCRIPTION_CHECK, {
     verify: (jwt) => deps.auth.verifyAndCheck(jwt),
     timeoutMs: config.SUBSCRIPTION_CHECK_TIMEOUT,
@@ -80,6 +96,8 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
   const longpoll = createLongPollTransport(ctx, {
     store: deps.store,
     auth,
+    extractors,
+    metrics,
     pollWindowMs: config.LONGPOLL_TIMEOUT,
     sessionTtlSeconds: Math.ceil(config.LONGPOLL_SESSION_TTL / 1000),
     maxQueued: config.LONGPOLL_QUEUE_SIZE,
@@ -115,8 +133,8 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
   });
 
   const dashboard = createDashboard(deps.registry);
-  let fanout: BusSubscription | undefined;
   let unwatch: (() => Promise<void>) | undefined;
+  let unwatchLongPoll: (() => Promise<void>) | undefined;
 
   return {
     name: 'push-hub',
@@ -135,17 +153,20 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       });
       unwatch = await deps.store.watch(blacklistPrefix, (change) => {
         if (change.kind !== 'set') return;
-        const killed = hub.killSession(change.key.slice(blacklistPrefix.length));
+        const sessionId = change.key.slice(blacklistPrefix.length);
+        longpoll.sessionKilled(sessionId);
+        const killed = hub.killSession(sessionId);
         if (killed) logger.info({ key: change.key, killed }, 'session killed');
       });
-      fanout = await deps.fanoutBus.subscribe(
-        config.FANOUT_TOPIC,
-        (m) => {
-          hub.dispatch(m.position, m.value.toString('utf8'));
-          longpoll.notify();
-        },
-        { onError: (err) => logger.warn({ err }, 'fan-out stream error') },
-      );
+      unwatchLongPoll = await longpoll.start();
+      fanout = await consumeFanout({
+        bus: deps.fanoutBus,
+        topic: config.FANOUT_TOPIC,
+        hub,
+        warmUp: config.EVENT_BUFFER_WARMUP,
+        dispatched: (e) => longpoll.eventArrived(e),
+        logger,
+      });
       deps.health.addCheck('fanout-bus', () => deps.fanoutBus.ping());
       logger.info(
         { replica: deps.replica, topic: config.FANOUT_TOPIC },
@@ -154,8 +175,10 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     },
     async stop() {
       await fanout?.close();
+      await replay?.close();
       hub.closeAll();
       await unwatch?.();
+      await unwatchLongPoll?.();
       await channel.close();
       sse.close();
       ws.close();

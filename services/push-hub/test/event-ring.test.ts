@@ -33,4 +33,26 @@ describe('event ring', () => {
     );
     assert.equal(ring.fromStart(), undefined);
   });
+
+  it('tells its oldest position and size, and the events after a position it does not hold', () => {
+    const ring = new EventRing(4);
+    assert.equal(ring.oldest, undefined);
+    assert.equal(ring.size, 0);
+    for (const p of ['10', '20', '30', '40', '50', '60']) ring.push(ev(p));
+    assert.equal(ring.oldest, '30');
+    assert.equal(ring.head, '60');
+    assert.equal(ring.size, 4);
+    const byNumber = (a: string, b: string) => Number(a) - Number(b);
+    assert.deepEqual(
+      ring.since('35', byNumber).map((e) => e.position),
+      ['40', '50', '60'],
+      'a position between two held ones',
+    );
+    assert.deepEqual(ring.since('99', byNumber), [], 'beyond the newest');
+    assert.deepEqual(
+      ring.since('5', byNumber).map((e) => e.position),
+      ['30', '40', '50', '60'],
+      'older than the oldest: everything held',
+    );
+  });
 });

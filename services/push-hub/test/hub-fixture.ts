@@ -45,6 +45,7 @@ export async function startHubFixture(
   const auth = createAuthFromConfig(config, store);
   await auth.start();
   const logger = createLogger({ name: 'hub-test', level: 'silent' });
+  const registry = createRegistry();
   const service = createPushHub(config, {
     fanoutBus: bus,
     controlBus: bus,
@@ -52,13 +53,13 @@ export async function startHubFixture(
     auth,
     replica: env.REPLICA_ID ?? 'replica-1',
     logger,
-    registry: createRegistry(),
+    registry,
     health: new Health(),
   });
   const host = await startHost({
     services: [service],
     logger,
-    registry: createRegistry(),
+    registry,
     health: new Health(),
     host: '127.0.0.1',
     publicPort: 0,
@@ -69,6 +70,7 @@ export async function startHubFixture(
   const url = `http://127.0.0.1:${host.publicPort}`;
   return {
     url,
+    apiUrl: `http://127.0.0.1:${host.apiPort}`,
     wsUrl: url.replace('http', 'ws'),
     bus,
     store,
@@ -87,6 +89,12 @@ export async function startHubFixture(
       }),
     jwt: (claims: Record<string, unknown>) => signJwt(claims, { alg: 'HS256', key: jwtSecret }),
     blacklist: (sessionId: string) => store.set(blacklistKey(sessionId), '1', { ttlSeconds: 60 }),
+    /** The value of a `gw_` counter or gauge with the given labels (0 when absent). */
+    metric: async (name: string, labels = '') => {
+      const text = await (await fetch(`http://127.0.0.1:${host.apiPort}/metrics`)).text();
+      const line = text.split('\n').find((l) => l.startsWith(labels ? `${name}{${labels}} ` : `${name} `));
+      return line ? Number(line.split(' ').at(-1)) : 0;
+    },
     stop: () => host.stop(),
   };
 }

@@ -1,7 +1,38 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { MemoryBus } from '@gatehouse/bus';
+import { MemoryStore } from '@gatehouse/store';
+import { LongPollClient, sleep, waitFor } from '@gatehouse/testkit';
 import { type HubFixture, startHubFixture, subs } from './hub-fixture.ts';
-import { LongPollClient } from '@gatehouse/testkit';
+
+/** Counts the store operations the hub makes (a Redis round trip each in production). */
+class CountingStore extends MemoryStore {
+  calls = 0;
+  override get(key: string) {
+    this.calls++;
+    return super.get(key);
+  }
+  override list(key: string) {
+    this.calls++;
+    return super.list(key);
+  }
+  override removeItems(key: string, items: string[]) {
+    this.calls++;
+    return super.removeItems(key, items);
+  }
+  override touch(key: string, ttlSeconds: number) {
+    this.calls++;
+    return super.touch(key, ttlSeconds);
+  }
+  override exists(key: string) {
+    this.calls++;
+    return super.exists(key);
+  }
+  override takeAll(key: string) {
+    this.calls++;
+    return super.takeAll(key);
+  }
+}
 
 describe('long-polling transport', () => {
   let f: HubFixture;
@@ -53,5 +84,70 @@ describe('long-polling transport', () => {
       ['gw.session_killed'],
     );
     assert.equal(c.cookies.has('connection_token'), false, 'the cookie is cleared');
+  });
+
+  it('keeps private events until the client acknowledges them: an answer that never arrived loses nothing', async () => {
+    const c = new LongPollClient(f.url);
+    await c.get(`?subscriptions=${subs([{ eventType: 'greeting' }])}`);
+    const beforeAnswer = new Map(c.cookies);
+    const first = await c.poll();
+    assert.deepEqual(
+      first.map((e) => e['type']),
+      ['gw.connection.create', 'gw.subscriptions_set'],
+    );
+    assert.equal(c.cookies.get('last_private_event_id'), first[1]!['id']);
+    // The answer is lost on its way: the client polls again with the cookies it had.
+    const acknowledged = new Map(c.cookies);
+    c.cookies = beforeAnswer;
+    const again = await c.poll();
+    assert.deepEqual(
+      again.map((e) => e['id']),
+      first.map((e) => e['id']),
+      'the same private events again',
+    );
+    c.cookies = acknowledged;
+    assert.deepEqual(await c.poll(), [], 'acknowledged, so gone');
+  });
+});
+
+describe('long-polling wake-ups', () => {
+  let f: HubFixture;
+  let store: CountingStore;
+  before(async () => {
+    store = new CountingStore();
+    f = await startHubFixture({ LONGPOLL_TIMEOUT: '3s' }, { bus: new MemoryBus(), store });
+  });
+  after(() => f.stop());
+
+  it('wakes only the polls an event matches, and costs the waiting ones no store command', async () => {
+    const clients = await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => {
+        const c = new LongPollClient(f.url);
+        await c.get(`?subscriptions=${subs([{ eventType: 'greeting', oneOf: [{ name: `c${i}` }] }])}`);
+        await c.poll();
+        return c;
+      }),
+    );
+    const answered = new Map<number, { at: number; events: Array<Record<string, unknown>> }>();
+    const polls = clients.map((c, i) =>
+      c.poll().then((events) => void answered.set(i, { at: performance.now(), events })),
+    );
+    await sleep(100);
+    store.calls = 0;
+    for (let n = 0; n < 200; n++) await f.publish('greeting', { name: 'nobody', n });
+    await sleep(100);
+    assert.equal(answered.size, 0, 'no poll answered for events it did not subscribe to');
+    assert.equal(store.calls, 0, 'and none of them asked the store anything');
+    const published = performance.now();
+    await f.publish('greeting', { name: 'c7' });
+    await waitFor(() => answered.has(7), { what: 'the poll waiting for c7' });
+    assert.ok(answered.get(7)!.at - published < 200, 'woken at once, not by a timer');
+    assert.deepEqual(
+      answered.get(7)!.events.map((e) => e['data']),
+      [{ name: 'c7' }],
+    );
+    assert.equal(answered.size, 1, 'the others sleep on');
+    assert.ok(store.calls <= 4, `the woken poll's answer took ${store.calls} store commands`);
+    await Promise.all(polls);
   });
 });

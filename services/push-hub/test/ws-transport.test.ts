@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { openWs as connect, waitFor } from '@gatehouse/testkit';
+import { withPosition } from '../src/transports/ws-transport.ts';
 import { type HubFixture, startHubFixture, subs } from './hub-fixture.ts';
 
 describe('WebSocket transport', () => {
@@ -58,5 +59,13 @@ describe('WebSocket transport', () => {
     assert.equal(code, 1000);
     assert.equal(reason, 'Session killed.');
     assert.equal(c.events.at(-1)!['type'], 'gw.session_killed');
+  });
+
+  it('adds the position to an event as the last member, so it wins over one the publisher sent', () => {
+    assert.deepEqual(JSON.parse(withPosition('{"type":"t","gwposition":"forged"}  ', '0-7')), {
+      type: 't',
+      gwposition: '0-7',
+    });
+    assert.deepEqual(JSON.parse(withPosition('{ }', '3')), { gwposition: '3' });
   });
 });

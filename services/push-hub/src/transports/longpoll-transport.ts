@@ -1,71 +1,74 @@
 /**
  * HTTP long-polling: `GET /_gw/v1/connection/longpolling`, for clients that can use neither SSE nor
  * WebSocket. Any hub replica answers any poll: the connection's subscriptions and its private
- * events (welcome events, subscription changes) live in the shared store, and the events of the
- * fan-out stream come from the replica's own ring, indexed by the same stream positions everywhere.
+ * events (welcome events, subscription changes) live in the shared store (longpoll-records.ts),
+ * and the events of the fan-out stream come from the replica's own ring, indexed by the same
+ * stream positions everywhere, or from a broker replay for a cursor older than the ring.
  *
  * - No `connection_token` cookie (or an unknown one): create the connection → 200 `"ok"` with the
  *   cookies `connection_token` and `last_event_id`.
  * - With the cookie: answer `{"last_event_id": …, "events": […]}` as soon as there is something,
- *   or empty after the poll window; the cookie moves the cursor along.
- * - A blacklisted session gets `gw.session_killed` on its next poll and the connection ends.
+ *   or empty after the poll window; the cookie moves the cursor along. An answer carrying private
+ *   events sets `last_private_event_id`; they are removed once the next poll brings it back.
+ * - A waiting poll sleeps until an event its subscriptions match arrives, its private events
+ *   change, its session is killed, or the window ends (longpoll-waiters.ts): no polling loop.
+ * - Stream events are filtered with the subscriptions read after they were taken from the ring,
+ *   so a subscription change that completed before an event was published always applies to it.
+ * - A blacklisted session gets `gw.session_killed` and the connection ends.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { requestPath, sendText } from '@gatehouse/service-kit';
 import type { Store } from '@gatehouse/store';
 import { readConnectRequest } from '../connect-request.ts';
-import {
-  connectionCreated,
-  type OutgoingEvent,
-  resyncRequired,
-  sessionKilled,
-  subscriptionsSet,
-} from '../gateway-events.ts';
+import type { RingEvent } from '../event-ring.ts';
+import type { ExtractorConfig } from '../extractor-config.ts';
+import { connectionCreated, resyncRequired, sessionKilled, subscriptionsSet } from '../gateway-events.ts';
 import type { HubAuth } from '../hub-auth.ts';
-import type { Subscription } from '../subscription.ts';
+import type { HubMetrics } from '../hub-metrics.ts';
 import { SubscriptionRequestError } from '../subscription-request.ts';
 import { preflight } from './cors.ts';
+import { type LongPollRecord, LongPollRecords, type PrivateEvent, queuePrefix } from './longpoll-records.ts';
+import { LongPollWaiters } from './longpoll-waiters.ts';
 import type { TransportContext } from './transport-context.ts';
 
-export const LONGPOLL_PATH = '/_gw/v1/connection/longpolling';
+export type { LongPollRecord } from './longpoll-records.ts';
 
-export interface LongPollRecord {
-  subscriptions: Subscription[];
-  sessionId: string | undefined;
-  /** Stream position the connection started at (used when the cookie lacks one). */
-  cursor: string;
-}
+export const LONGPOLL_PATH = '/_gw/v1/connection/longpolling';
+const ACK_COOKIE = 'last_private_event_id';
 
 export interface LongPollOptions {
   store: Store;
   auth: HubAuth;
+  extractors: ExtractorConfig;
+  metrics: HubMetrics;
   /** How long a poll waits for events before answering empty. */
   pollWindowMs: number;
   /** A connection not polled for this long is forgotten. */
   sessionTtlSeconds: number;
-  /** Private events kept per connection between polls. */
+  /** Private events kept per connection until the client acknowledges them. */
   maxQueued: number;
+  /** Most stream events one answer reads from a broker replay (the client polls on for more). */
+  replayPageSize?: number;
 }
 
-export const recordKey = (id: string) => `lp:${id}`;
-export const queueKey = (id: string) => `lpq:${id}`;
+/** The stream events after a cursor, not yet filtered, and the cursor after them. */
+interface StreamSlice {
+  events: RingEvent[];
+  cursor: string;
+  resync?: boolean;
+  failed?: Error;
+}
 
 export function createLongPollTransport(ctx: TransportContext, opts: LongPollOptions) {
-  const { store } = opts;
-  const waiters = new Set<() => void>();
+  const records = new LongPollRecords(opts.store, {
+    ttlSeconds: opts.sessionTtlSeconds,
+    maxQueued: opts.maxQueued,
+  });
+  const waiters = new LongPollWaiters(opts.extractors);
   const cookiePath = '/_gw/v1/connection';
-
-  const records = {
-    async load(id: string): Promise<LongPollRecord | undefined> {
-      const text = await store.get(recordKey(id));
-      return text === undefined ? undefined : JSON.parse(text);
-    },
-    save: (id: string, r: LongPollRecord) =>
-      store.set(recordKey(id), JSON.stringify(r), { ttlSeconds: opts.sessionTtlSeconds }),
-    enqueue: (id: string, e: OutgoingEvent) =>
-      store.append(queueKey(id), e.json, { ttlSeconds: opts.sessionTtlSeconds, maxLength: opts.maxQueued }),
-  };
+  const pageSize = opts.replayPageSize ?? 5000;
+  const { ring } = ctx.hub;
 
   async function create(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const cors = corsHeaders(ctx.corsOrigin);
@@ -78,7 +81,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     }
     const id = randomUUID();
     const token = ctx.tokens.issue(id);
-    const cursor = ctx.hub.ring.head ?? '';
+    const cursor = ring.head ?? '';
     await records.save(id, { subscriptions: resolved.subscriptions, sessionId: resolved.sessionId, cursor });
     await records.enqueue(id, connectionCreated(token));
     await records.enqueue(id, subscriptionsSet(resolved.subscriptions));
@@ -87,10 +90,61 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       'content-type': 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(body),
       'cache-control': 'no-cache',
-      'set-cookie': cookies(token, cursor, cookiePath),
+      'set-cookie': cookies(token, cursor, undefined, cookiePath),
       ...cors,
     });
     res.end(body);
+  }
+
+  /** Stream events after the cursor: from the ring, or a page of a broker replay. */
+  function readStream(cursor: string, closed: AbortSignal): StreamSlice | Promise<StreamSlice> {
+    const head = ring.head;
+    if (cursor === '') {
+      const all = ring.fromStart();
+      return all ? { events: all, cursor: head ?? '' } : { events: [], cursor: head ?? '', resync: true };
+    }
+    const held = ctx.hub.eventsAfter(cursor);
+    if (held) return { events: held, cursor: held.at(-1)?.position ?? cursor };
+    if (!ctx.hub.replay) return { events: [], cursor: head ?? cursor, resync: true };
+    return replayPage(cursor, closed);
+  }
+
+  function replayPage(cursor: string, closed: AbortSignal): Promise<StreamSlice> {
+    const replay = ctx.hub.replay!;
+    return new Promise((resolve) => {
+      const events: RingEvent[] = [];
+      let settled = false;
+      const settle = (slice: StreamSlice) => {
+        if (settled) return;
+        settled = true;
+        closed.removeEventListener('abort', onClose);
+        resolve(slice);
+      };
+      const onClose = () => settle({ events: [], cursor, failed: new Error('client gone') });
+      closed.addEventListener('abort', onClose);
+      replay.request({
+        from: cursor,
+        get wanted() {
+          return !settled;
+        },
+        event: (e) => {
+          events.push(e);
+          if (events.length < pageSize) return true;
+          opts.metrics.resumed('broker');
+          settle({ events, cursor: e.position });
+          return false;
+        },
+        caughtUp: (at, rest) => {
+          opts.metrics.resumed('broker');
+          settle({ events: [...events, ...rest], cursor: rest.at(-1)?.position ?? at });
+        },
+        unavailable: () => {
+          opts.metrics.resumed('resync');
+          settle({ events: [], cursor: ring.head ?? cursor, resync: true });
+        },
+        failed: (err) => settle({ events: [], cursor, failed: err }),
+      });
+    });
   }
 
   async function poll(
@@ -98,46 +152,90 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     res: ServerResponse,
     id: string,
     token: string,
-    rec: LongPollRecord,
+    found: LongPollRecord,
   ) {
-    const cookie = parseCookies(req.headers.cookie)['last_event_id'];
-    let cursor = cookie ? decodeCookieValue(cookie) : rec.cursor;
-    const matcher = ctx.hub.index.matcherFor(rec.subscriptions);
-    let ended = false;
-
-    const collect = async (): Promise<string[]> => {
-      const out: string[] = [];
-      if (rec.sessionId !== undefined && (await opts.auth.isBlacklisted(rec.sessionId))) {
-        await store.delete(recordKey(id));
-        await store.delete(queueKey(id));
-        ended = true;
-        return [sessionKilled(rec.sessionId).json];
-      }
-      out.push(...(await store.takeAll(queueKey(id))));
-      const missed = cursor === '' ? ctx.hub.ring.fromStart() : ctx.hub.ring.after(cursor);
-      if (!missed) out.push(resyncRequired(cursor).json);
-      for (const e of missed ?? []) if (matcher(e.event as { type: string })) out.push(e.json);
-      cursor = ctx.hub.ring.head ?? cursor;
-      return out;
-    };
-
-    let events = await collect();
+    const sent = parseCookies(req.headers.cookie);
+    const cursorCookie = sent['last_event_id'] ? decodeCookieValue(sent['last_event_id']) : '';
+    let cursor = cursorCookie || found.cursor;
+    const acknowledged = sent[ACK_COOKIE] ? decodeCookieValue(sent[ACK_COOKIE]) || undefined : undefined;
+    const closed = new AbortController();
+    res.on('close', () => closed.abort());
     const deadline = Date.now() + opts.pollWindowMs;
-    while (events.length === 0 && !ended && Date.now() < deadline && !req.destroyed) {
-      await waitForEvent(waiters, Math.min(500, deadline - Date.now()));
-      events = await collect();
+    let rec = found;
+    if (await blacklisted(rec)) return answerKilled(res, id, rec.sessionId!);
+    let privateEvents = await records.pending(id, acknowledged);
+    for (;;) {
+      const slice = await readStream(cursor, closed.signal);
+      if (closed.signal.aborted) return;
+      if (slice.failed) return answerUnavailable(res);
+      // Subscriptions read after the events were taken: a change made before one of them was
+      // published applies to it (a poll waiting since before the change has the old ones).
+      if (slice.events.length > 0) rec = (await records.load(id)) ?? rec;
+      const matches = ctx.hub.index.matcherFor(rec.subscriptions);
+      const stream = slice.events.filter((e) => matches(e.event as { type: string })).map((e) => e.json);
+      if (slice.resync) stream.unshift(resyncRequired(cursor).json);
+      cursor = slice.cursor;
+      const waitMs = deadline - Date.now();
+      if (privateEvents.length > 0 || stream.length > 0 || waitMs <= 0)
+        return answer(res, id, token, cursor, privateEvents, stream);
+      const reason = await waiters.wait(
+        { id, sessionId: rec.sessionId, subscriptions: rec.subscriptions },
+        waitMs,
+        closed.signal,
+      );
+      if (reason === 'closed') return;
+      if (reason === 'killed' && (await blacklisted(rec))) return answerKilled(res, id, rec.sessionId!);
+      if (reason === 'private') {
+        rec = (await records.load(id)) ?? rec;
+        privateEvents = await records.pending(id, undefined);
+      }
     }
-    if (req.destroyed) return;
-    if (!ended) await records.save(id, { ...rec, cursor });
+  }
+
+  function blacklisted(rec: LongPollRecord): Promise<boolean> | false {
+    return rec.sessionId !== undefined && opts.auth.isBlacklisted(rec.sessionId);
+  }
+
+  async function answer(
+    res: ServerResponse,
+    id: string,
+    token: string,
+    cursor: string,
+    privateEvents: PrivateEvent[],
+    stream: string[],
+  ): Promise<void> {
+    const events = [...privateEvents.map((e) => e.json), ...stream];
     const body = `{"last_event_id":${JSON.stringify(cursor)},"events":[${events.join(',')}]}`;
     res.writeHead(200, {
       'content-type': 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(body),
       'cache-control': 'no-cache',
-      'set-cookie': ended ? expiredCookies(cookiePath) : cookies(token, cursor, cookiePath),
+      'set-cookie': cookies(token, cursor, privateEvents.at(-1)?.id, cookiePath),
       ...corsHeaders(ctx.corsOrigin),
     });
     res.end(body);
+    await records.touch(id);
+  }
+
+  async function answerKilled(res: ServerResponse, id: string, sessionId: string): Promise<void> {
+    await records.forget(id);
+    const body = `{"last_event_id":"","events":[${sessionKilled(sessionId).json}]}`;
+    res.writeHead(200, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      'cache-control': 'no-cache',
+      'set-cookie': expiredCookies(cookiePath),
+      ...corsHeaders(ctx.corsOrigin),
+    });
+    res.end(body);
+  }
+
+  /** The broker could not be read for a replay: nothing is taken, the client polls again. */
+  function answerUnavailable(res: ServerResponse): void {
+    sendText(res, 503, 'Events are unavailable for the moment; poll again.', {
+      'retry-after': '1',
+      ...corsHeaders(ctx.corsOrigin),
+    });
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -158,38 +256,38 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       }
       return handle(req, res).then(() => true);
     },
-    /** Wakes waiting polls; the service calls it after every fan-out event. */
-    notify(): void {
-      for (const wake of [...waiters]) wake();
+    /** Watches the store for private events and subscription changes made on any replica. */
+    async start(): Promise<() => Promise<void>> {
+      return opts.store.watch(queuePrefix, (change) => {
+        if (change.kind === 'set') waiters.privateEvent(change.key.slice(queuePrefix.length));
+      });
     },
+    /** A fan-out event: wakes the polls waiting for it. */
+    eventArrived(e: RingEvent): void {
+      waiters.streamEvent(e);
+    },
+    sessionKilled(sessionId: string): void {
+      waiters.sessionKilled(sessionId);
+    },
+    waiters,
     records,
   };
-}
-
-function waitForEvent(waiters: Set<() => void>, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      waiters.delete(done);
-      resolve();
-    };
-    const timer = setTimeout(done, Math.max(ms, 0));
-    waiters.add(done);
-  });
 }
 
 function corsHeaders(origin: string): Record<string, string> {
   return { 'access-control-allow-origin': origin, 'access-control-allow-credentials': 'true' };
 }
 
-function cookies(token: string, cursor: string, path: string): string[] {
+function cookies(token: string, cursor: string, acknowledge: string | undefined, path: string): string[] {
   const attrs = `; Path=${path}; HttpOnly; SameSite=Lax`;
-  return [`connection_token=${token}${attrs}`, `last_event_id=${encodeURIComponent(cursor)}${attrs}`];
+  const out = [`connection_token=${token}${attrs}`, `last_event_id=${encodeURIComponent(cursor)}${attrs}`];
+  if (acknowledge !== undefined) out.push(`${ACK_COOKIE}=${encodeURIComponent(acknowledge)}${attrs}`);
+  return out;
 }
 
 function expiredCookies(path: string): string[] {
   const attrs = `; Path=${path}; HttpOnly; Max-Age=0`;
-  return [`connection_token=${attrs}`, `last_event_id=${attrs}`];
+  return [`connection_token=${attrs}`, `last_event_id=${attrs}`, `${ACK_COOKIE}=${attrs}`];
 }
 
 export function parseCookies(header: string | undefined): Record<string, string> {

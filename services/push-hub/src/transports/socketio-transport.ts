@@ -5,6 +5,12 @@
  * the argument. A rejected connect fails with `connect_error` whose message is the reason and whose
  * `data.status` is the HTTP status the other transports would answer; a session kill emits
  * `gw.session_killed`, then disconnects.
+ *
+ * Resume: every event with a stream position is emitted with the position as a last, extra
+ * argument, and the connect answer carries a session id (`pid`). That is socket.io's own
+ * connection-state-recovery protocol, so the socket.io client keeps the last position it got and
+ * sends it back (`auth.offset`) when it reconnects, to whichever replica: the hub resumes from it
+ * as from `lastEventId`. Handlers that take one argument are unaffected.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -40,7 +46,8 @@ class SocketIoConnection implements Connection {
   }
 
   send(e: OutgoingEvent): void {
-    this.socket.emit(e.type, JSON.parse(e.json));
+    if (e.position === undefined) this.socket.emit(e.type, JSON.parse(e.json));
+    else this.socket.emit(e.type, JSON.parse(e.json), e.position);
   }
 
   close(_reason: CloseReason): void {
@@ -66,7 +73,8 @@ export function createSocketIoTransport(ctx: TransportContext) {
         {
           jwt: stringOrUndefined(param('jwt')),
           subscriptions: param('subscriptions'),
-          lastEventId: stringOrUndefined(param('lastEventId')),
+          // The offset the socket.io client sends back is newer than a lastEventId it was given once.
+          lastEventId: stringOrUndefined(auth?.['offset']) ?? stringOrUndefined(param('lastEventId')),
           authorization: headers.authorization,
         },
         ctx.bearerTokens,
@@ -77,6 +85,8 @@ export function createSocketIoTransport(ctx: TransportContext) {
     ctx.gate('socketio', request).then(
       (resolved) => {
         (socket.data as SocketData) = { request, resolved };
+        // The session id of the recovery protocol: kept across reconnects, never used to look up state.
+        (socket as unknown as { pid: string }).pid = stringOrUndefined(auth?.['pid']) ?? randomUUID();
         next();
       },
       (err) => next(connectError(err)),

@@ -4,6 +4,10 @@
  * The endpoint is one-way: a client frame closes the connection (1003). A rejected connect is
  * upgraded and then closed with code 4000 + the HTTP status (4400 bad request, 4403 denied,
  * 4429 rate limited) and the reason as payload; a session kill closes with 1000 `Session killed.`.
+ *
+ * Resume: with `?positions=true`, every event with a stream position carries it as the CloudEvents
+ * extension attribute `gwposition`; a client reconnecting with `?lastEventId=<gwposition>` (or a
+ * `Last-Event-ID` header) gets what it missed, from whichever replica it reaches.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -22,6 +26,7 @@ const closeFor: Record<CloseReason, [number, string]> = {
   session_killed: [1000, 'Session killed.'],
   shutdown: [1001, 'Server shutting down.'],
   slow_consumer: [1008, 'Client too slow.'],
+  unavailable: [1013, 'Try again later.'],
 };
 
 class WsConnection implements Connection {
@@ -33,16 +38,19 @@ class WsConnection implements Connection {
   private readonly ws: WebSocket;
   private readonly maxBuffered: number;
 
-  constructor(id: string, token: string, ws: WebSocket, maxBuffered: number) {
+  private readonly positions: boolean;
+
+  constructor(id: string, token: string, ws: WebSocket, maxBuffered: number, positions: boolean) {
     this.id = id;
     this.token = token;
     this.ws = ws;
     this.maxBuffered = maxBuffered;
+    this.positions = positions;
   }
 
   send(e: OutgoingEvent): void {
     if (this.ws.bufferedAmount > this.maxBuffered) this.close('slow_consumer');
-    else this.ws.send(payloadOf(e), asText);
+    else this.ws.send(this.positions ? positionedPayloadOf(e) : payloadOf(e), asText);
   }
 
   close(reason: CloseReason): void {
@@ -65,6 +73,24 @@ function payloadOf(e: OutgoingEvent): Buffer {
     lastPayload = Buffer.from(e.json);
   }
   return lastPayload;
+}
+
+let lastPositioned: OutgoingEvent | undefined;
+let lastPositionedPayload = Buffer.alloc(0);
+function positionedPayloadOf(e: OutgoingEvent): Buffer {
+  if (e.position === undefined) return payloadOf(e);
+  if (e !== lastPositioned) {
+    lastPositioned = e;
+    lastPositionedPayload = Buffer.from(withPosition(e.json, e.position));
+  }
+  return lastPositionedPayload;
+}
+
+/** Adds `"gwposition":…` as the last member of the event's JSON object (a later key wins on parse). */
+export function withPosition(json: string, position: string): string {
+  const end = json.lastIndexOf('}');
+  const empty = /^\{\s*$/.test(json.slice(0, end));
+  return `${json.slice(0, end)}${empty ? '' : ','}"gwposition":${JSON.stringify(position)}}`;
 }
 
 export function createWsTransport(ctx: TransportContext) {
@@ -117,7 +143,8 @@ export function createWsTransport(ctx: TransportContext) {
     }
     if (ws.readyState !== ws.OPEN) return;
     const id = randomUUID();
-    const conn = new WsConnection(id, ctx.tokens.issue(id), ws, ctx.maxBufferedBytes);
+    const positions = new URL(req.url ?? '/', 'http://local').searchParams.get('positions') === 'true';
+    const conn = new WsConnection(id, ctx.tokens.issue(id), ws, ctx.maxBufferedBytes, positions);
     conn.sessionId = resolved.sessionId;
     open.set(ws, conn);
     ws.on('pong', onPong);

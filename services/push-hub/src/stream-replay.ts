@@ -1,0 +1,255 @@
+/**
+ * Serves resumes from positions older than the ring by replaying the fan-out stream from the
+ * broker (`subscribe({ from })`), until the replay reaches events the ring holds or the live
+ * subscription will dispatch; then each target is handed the ring's events after its position and
+ * goes on live. Nothing is missed and nothing comes twice: the hand-over happens in one synchronous
+ * step, while no live event can be dispatched in between.
+ *
+ * Bounded work: resumes share replay readers instead of opening one broker subscription each. A
+ * reader ("round") starts at the oldest position waiting and serves every target whose position is
+ * at or after where the reader currently is; a target further back waits for the next round. At
+ * most `maxReaders` rounds run at once per replica, so a thousand clients coming back after a
+ * rolling deploy cost at most that many broker subscriptions, not a thousand.
+ */
+import {
+  type Bus,
+  type Message,
+  type Position,
+  PositionUnavailableError,
+  type Subscription,
+} from '@gatehouse/bus';
+import type { EventRing, RingEvent } from './event-ring.ts';
+import { readStreamEvent } from './stream-event.ts';
+
+export interface ReplayTarget {
+  /** The target has everything up to this position; it gets the events after it. */
+  readonly from: Position;
+  /** False once the target is gone (connection closed): it is dropped. */
+  readonly wanted: boolean;
+  /** One replayed event after `from`, in stream order, not filtered; false: send nothing more. */
+  event(e: RingEvent): boolean | undefined;
+  /**
+   * The replay has reached the ring: `rest` are the ring's events after `at` (the replay's
+   * position, or the target's own when that is later), and every later event is dispatched live.
+   * With `beyondRing`, `at` is past the ring's newest event: live events up to `at` are already
+   * delivered and must be dropped.
+   */
+  caughtUp(at: Position, rest: RingEvent[], beyondRing: boolean): void;
+  /** The broker cannot replay from `from`: expired or unknown. */
+  unavailable(err: PositionUnavailableError): void;
+  /** The broker could not be read (down, time-out): the target should try again later. */
+  failed(err: Error): void;
+}
+
+export interface ReplayMetrics {
+  /** `opened`: a reader was added (else one closed). */
+  readersChanged(open: number, opened: boolean): void;
+  replayed(events: number): void;
+}
+
+export interface StreamReplayOptions {
+  bus: Bus;
+  topic: string;
+  ring: EventRing;
+  /** Where the live fan-out subscription started (its `liveAfter`), once it runs. */
+  liveAfter(): Position | undefined;
+  maxReaders: number;
+  metrics: ReplayMetrics;
+  onError(err: Error): void;
+}
+
+export class StreamReplay {
+  private readonly options: StreamReplayOptions;
+  private readonly rounds = new Set<ReplayRound>();
+  private waiting: ReplayTarget[] = [];
+  private closed = false;
+
+  constructor(options: StreamReplayOptions) {
+    this.options = options;
+  }
+
+  /** Orders two positions of the fan-out stream; throws for a malformed one. */
+  readonly compare = (a: Position, b: Position): number => this.options.bus.comparePositions(a, b);
+
+  get readers(): number {
+    return this.rounds.size;
+  }
+
+  request(target: ReplayTarget): void {
+    if (this.closed) {
+      target.failed(new Error('the hub is stopping'));
+      return;
+    }
+    for (const round of this.rounds) if (round.join(target)) return;
+    this.waiting.push(target);
+    this.startRounds();
+  }
+
+  /** The target no longer wants events (its connection closed). */
+  cancel(target: ReplayTarget): void {
+    this.waiting = this.waiting.filter((t) => t !== target);
+    for (const round of this.rounds) round.leave(target);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.waiting = [];
+    await Promise.all([...this.rounds].map((r) => r.stop()));
+  }
+
+  /** Whether every event after `position` is in the ring or will be dispatched live. */
+  covered(position: Position): boolean {
+    const { ring } = this.options;
+    const oldest = ring.oldest;
+    if (oldest !== undefined) return this.compare(oldest, position) <= 0;
+    const live = this.options.liveAfter();
+    return live !== undefined && this.compare(position, live) >= 0;
+  }
+
+  /** Whether this replica has the stream up to `position` (in its ring, or before it went live). */
+  reached(position: Position): boolean {
+    const newest = this.options.ring.head ?? this.options.liveAfter();
+    return newest !== undefined && this.compare(newest, position) >= 0;
+  }
+
+  /** The ring's events after a covered position, and whether it lies beyond the ring's newest. */
+  ringAfter(position: Position): { rest: RingEvent[]; beyondRing: boolean } {
+    const { ring } = this.options;
+    const held = ring.after(position);
+    if (held) return { rest: held, beyondRing: false };
+    const head = ring.head;
+    if (head === undefined || this.compare(position, head) > 0) return { rest: [], beyondRing: true };
+    return { rest: ring.since(position, this.compare), beyondRing: false };
+  }
+
+  private startRounds(): void {
+    this.waiting = this.waiting.filter((t) => t.wanted);
+    if (this.closed || this.waiting.length === 0 || this.rounds.size >= this.options.maxReaders) return;
+    const round = new ReplayRound(this, this.options, this.waiting);
+    this.waiting = [];
+    this.rounds.add(round);
+    this.options.metrics.readersChanged(this.rounds.size, true);
+    void round.run().finally(() => {
+      this.rounds.delete(round);
+      this.options.metrics.readersChanged(this.rounds.size, false);
+      this.startRounds();
+    });
+  }
+}
+
+/** One broker subscription serving the targets at or after its position. */
+class ReplayRound {
+  private readonly replay: StreamReplay;
+  private readonly options: StreamReplayOptions;
+  private readonly targets: Set<ReplayTarget>;
+  /** The position of the last message read (the start before the first). */
+  private at: Position;
+  private done = false;
+  private readonly finished = Promise.withResolvers<void>();
+  private subscription: Subscription | undefined;
+
+  constructor(replay: StreamReplay, options: StreamReplayOptions, targets: ReplayTarget[]) {
+    this.replay = replay;
+    this.options = options;
+    this.targets = new Set(targets);
+    this.at = this.oldestFrom();
+  }
+
+  /** Takes a target whose position the reader has not passed yet. */
+  join(target: ReplayTarget): boolean {
+    if (this.done || this.replay.compare(target.from, this.at) < 0) return false;
+    this.targets.add(target);
+    return true;
+  }
+
+  leave(target: ReplayTarget): void {
+    if (this.targets.delete(target) && this.targets.size === 0) this.finish();
+  }
+
+  async stop(): Promise<void> {
+    this.finish();
+    await this.subscription?.close();
+  }
+
+  async run(): Promise<void> {
+    const subscription = await this.subscribe();
+    if (!subscription) return;
+    this.subscription = subscription;
+    // The start itself may be covered already (a replica behind the client, a ring warmed meanwhile).
+    if (!this.done) this.catchUp(this.at);
+    await this.finished.promise;
+    await subscription.close();
+  }
+
+  /** Subscribes from the oldest target; targets the broker cannot serve from are told so. */
+  private async subscribe(): Promise<Subscription | undefined> {
+    const { bus, topic, onError } = this.options;
+    while (!this.done && this.targets.size > 0) {
+      try {
+        return await bus.subscribe(topic, (m) => this.handle(m), { from: this.at, onError });
+      } catch (err) {
+        if (!(err instanceof PositionUnavailableError)) {
+          for (const t of this.takeTargets()) t.failed(err as Error);
+          break;
+        }
+        // Expired: so is every target at that position; the later ones may still be held.
+        for (const t of [...this.targets]) {
+          if (this.replay.compare(t.from, this.at) > 0) continue;
+          this.targets.delete(t);
+          t.unavailable(err);
+        }
+        if (this.targets.size > 0) this.at = this.oldestFrom();
+      }
+    }
+    this.finish();
+    return undefined;
+  }
+
+  private handle(message: Message): void {
+    if (this.done) return;
+    const { compare } = this.replay;
+    const e = readStreamEvent(message.position, message.value.toString('utf8'));
+    this.at = message.position;
+    let sent = 0;
+    for (const t of [...this.targets]) {
+      if (!t.wanted) this.targets.delete(t);
+      else if (typeof e !== 'string' && compare(message.position, t.from) > 0) {
+        sent++;
+        if (t.event(e) === false) this.targets.delete(t);
+      }
+    }
+    if (sent) this.options.metrics.replayed(sent);
+    this.catchUp(message.position);
+  }
+
+  /** Hands every target over to the ring and live delivery once `position` is covered. */
+  private catchUp(position: Position): void {
+    if (this.targets.size > 0 && this.replay.covered(position)) {
+      for (const t of this.takeTargets()) {
+        if (!t.wanted) continue;
+        const at = this.replay.compare(t.from, position) > 0 ? t.from : position;
+        const { rest, beyondRing } = this.replay.ringAfter(at);
+        t.caughtUp(at, rest, beyondRing);
+      }
+    }
+    if (this.targets.size === 0) this.finish();
+  }
+
+  private takeTargets(): ReplayTarget[] {
+    const all = [...this.targets];
+    this.targets.clear();
+    return all;
+  }
+
+  private oldestFrom(): Position {
+    let oldest: Position | undefined;
+    for (const t of this.targets)
+      if (oldest === undefined || this.replay.compare(t.from, oldest) < 0) oldest = t.from;
+    return oldest!;
+  }
+
+  private finish(): void {
+    this.done = true;
+    this.finished.resolve();
+  }
+}
