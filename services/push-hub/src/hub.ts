@@ -1,9 +1,12 @@
 /**
  * The replica's delivery core: the connections it holds, their subscriptions, the recent events of
  * the fan-out stream, and sessions (for kills). Transports add and remove connections; the fan-out
- * consumer dispatches every stream event; each matching connection gets it exactly once.
+ * consumer dispatches every stream event; each matching connection gets it exactly once. While
+ * tracing, each dispatched event is one delivery span (delivery-span.ts).
  */
+import { isTracingActive } from '@gatehouse/tracing';
 import type { Connection } from './connection.ts';
+import { type FanoutSource, traceDelivery } from './delivery-span.ts';
 import { EventRing } from './event-ring.ts';
 import type { ExtractorConfig } from './extractor-config.ts';
 import {
@@ -22,6 +25,8 @@ export interface HubOptions {
   /** Recent fan-out events kept for Last-Event-ID and long-poll cursors. */
   ringCapacity: number;
   metrics: HubMetrics;
+  /** Where dispatched events come from; with it, each delivery is a span while tracing. */
+  fanout?: FanoutSource;
 }
 
 export class Hub {
@@ -30,11 +35,13 @@ export class Hub {
   private readonly connections = new Map<string, Connection>();
   private readonly sessions = new Map<string, Set<Connection>>();
   private readonly metrics: HubMetrics;
+  private readonly fanout: FanoutSource | undefined;
 
   constructor(options: HubOptions) {
     this.ring = new EventRing(options.ringCapacity);
     this.index = new SubscriptionIndex(options.extractors);
     this.metrics = options.metrics;
+    this.fanout = options.fanout;
   }
 
   get size(): number {
@@ -114,11 +121,9 @@ export class Hub {
     const single = json.includes('\n') ? JSON.stringify(event) : json;
     this.ring.push({ position, type, event, json: single });
     const out: OutgoingEvent = { type, json: single, position };
-    let delivered = 0;
-    this.index.match(event as { type: string }, (conn) => {
-      conn.send(out);
-      delivered++;
-    });
+    const deliver = () => this.deliver(event as { type: string }, out);
+    const delivered =
+      this.fanout !== undefined && isTracingActive() ? traceDelivery(this.fanout, event, deliver) : deliver();
     this.metrics.eventDispatched(type, delivered);
   }
 
@@ -128,6 +133,16 @@ export class Hub {
       conn.close('shutdown');
       this.remove(conn);
     }
+  }
+
+  /** Sends the event to every matching connection; answers how many. */
+  private deliver(event: { type: string }, out: OutgoingEvent): number {
+    let delivered = 0;
+    this.index.match(event, (conn) => {
+      conn.send(out);
+      delivered++;
+    });
+    return delivered;
   }
 
   private replay(conn: Connection, from: string): void {

@@ -47,7 +47,12 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
   const auth = hubAuthFrom(deps.auth);
   const tokens = connectionTokensFrom(deps.auth, deps.replica);
   const extractors = loadExtractorConfig(config.EXTRACTORS);
-  const hub = new Hub({ extractors, ringCapacity: config.EVENT_BUFFER_SIZE, metrics });
+  const hub = new Hub({
+    extractors,
+    ringCapacity: config.EVENT_BUFFER_SIZE,
+    metrics,
+    fanout: { system: deps.fanoutBus.kind, topic: config.FANOUT_TOPIC },
+  });
   const check = createAccessCheck(config.SUBSCRIPTION_CHECK, {
     verify: (jwt) => deps.auth.verifyAndCheck(jwt),
     timeoutMs: config.SUBSCRIPTION_CHECK_TIMEOUT,
