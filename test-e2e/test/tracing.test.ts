@@ -80,7 +80,7 @@ describe('distributed tracing across processes', () => {
     return spans.filter((s) => s.service === 'push-hub' && s.kind === 'consumer');
   }
 
-  it('HTTP into the proxy → Kafka → publisher → fan-out → hubs → SSE is one trace', async () => {
+  it('HTTP into the proxy → Kafka → publisher → fan-out → hubs → SSE is one trace', async (test) => {
     const client = caller();
     const id = `order-${hex(4)}`;
     const res = await fetch(`${t.proxy.publicUrl}/traced/events`, {
@@ -95,6 +95,7 @@ describe('distributed tracing across processes', () => {
     assert.equal(res.status, 202, await res.text());
     const event = await delivered(id);
     const spans = await waitForTrace(client.traceId, (s) => deliverySpans(s).length === 2);
+    test.diagnostic(`trace ${client.traceId}:\n${describeTrace(spans)}`);
 
     const server = only(spans, { service: 'proxy', kind: 'server' });
     assert.equal(server.name, 'POST /traced/events');
@@ -142,7 +143,7 @@ describe('distributed tracing across processes', () => {
     assert.equal(event['tracestate'], 'e2e=client');
   });
 
-  it("HTTP into the publisher's /_gw/v1/events → fan-out → hubs is one trace", async () => {
+  it("HTTP into the publisher's /_gw/v1/events → fan-out → hubs is one trace", async (test) => {
     const client = caller();
     const id = `order-${hex(4)}`;
     const res = await fetch(`${t.publisher.publicUrl}/_gw/v1/events`, {
@@ -153,6 +154,7 @@ describe('distributed tracing across processes', () => {
     assert.equal(res.status, 202, await res.text());
     const event = await delivered(id);
     const spans = await waitForTrace(client.traceId, (s) => deliverySpans(s).length === 2);
+    test.diagnostic(`trace ${client.traceId}:\n${describeTrace(spans)}`);
 
     const server = only(spans, { service: 'publisher', kind: 'server' });
     assert.equal(server.name, 'POST /_gw/v1/events');
@@ -184,7 +186,7 @@ describe('distributed tracing across processes', () => {
     assertChild(only(spans, { service: 'publisher', kind: 'server' }), producer.spanId, spans);
   });
 
-  it('HTTP into the proxy → REST engine → functions is one trace', async () => {
+  it('HTTP into the proxy → REST engine → functions is one trace', async (test) => {
     const client = caller();
     const res = await fetch(`${t.proxy.publicUrl}/api/audit`, {
       method: 'POST',
@@ -192,9 +194,9 @@ describe('distributed tracing across processes', () => {
       body: JSON.stringify({ audit: 'traced' }),
     });
     assert.equal(res.status, 200, await res.text());
-    const spans = await waitForTrace(client.traceId, (s) =>
-      s.some((x) => x.service === 'rest-engine' && x.name === 'async.http.response'),
-    );
+    const engineSpans = (s: ExportedSpan[]) => s.filter((x) => x.service === 'rest-engine').length;
+    const spans = await waitForTrace(client.traceId, (s) => engineSpans(s) === 3);
+    test.diagnostic(`trace ${client.traceId}:\n${describeTrace(spans)}`);
 
     const server = only(spans, { service: 'proxy', kind: 'server' });
     assert.equal(server.name, 'POST /api/(.*)');

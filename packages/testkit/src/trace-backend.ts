@@ -85,7 +85,7 @@ export function describeTrace(spans: ExportedSpan[]): string {
   };
   const roots = spans.filter((s) => s.parentSpanId === undefined || !ids.has(s.parentSpanId));
   for (const root of roots.sort((a, b) => a.startTime - b.startTime)) {
-    if (root.parentSpanId !== undefined) lines.push(`(parent ${root.parentSpanId} not in the trace)`);
+    if (root.parentSpanId !== undefined) lines.push(`caller ${root.parentSpanId} (not in the trace)`);
     visit(root, root.parentSpanId === undefined ? 0 : 1);
   }
   return lines.join('\n');
