@@ -12,6 +12,8 @@ export interface ReceivedSpan {
   parentSpanId: string | undefined;
   name: string;
   kind: 'internal' | 'server' | 'client' | 'producer' | 'consumer' | 'unspecified';
+  /** The instrumentation scope (tracer name), e.g. `@gatehouse/proxy`. */
+  scope: string;
   attributes: Record<string, unknown>;
   resource: Record<string, unknown>;
   links: Array<{ traceId: string; spanId: string }>;
@@ -47,7 +49,7 @@ interface OtlpSpan {
 interface OtlpExport {
   resourceSpans: Array<{
     resource: { attributes?: OtlpAttribute[] };
-    scopeSpans: Array<{ spans: OtlpSpan[] }>;
+    scopeSpans: Array<{ scope?: { name?: string }; spans: OtlpSpan[] }>;
   }>;
 }
 
@@ -79,6 +81,7 @@ function received(body: OtlpExport): ReceivedSpan[] {
         parentSpanId: s.parentSpanId || undefined,
         name: s.name,
         kind: kinds[s.kind] ?? 'unspecified',
+        scope: scope.scope?.name ?? '',
         attributes: attributeRecord(s.attributes),
         resource,
         links: (s.links ?? []).map((l) => ({ traceId: l.traceId, spanId: l.spanId })),

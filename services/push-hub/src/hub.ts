@@ -121,9 +121,11 @@ export class Hub {
     const single = json.includes('\n') ? JSON.stringify(event) : json;
     this.ring.push({ position, type, event, json: single });
     const out: OutgoingEvent = { type, json: single, position };
-    const deliver = () => this.deliver(event as { type: string }, out);
+    const matchable = event as { type: string };
     const delivered =
-      this.fanout !== undefined && isTracingActive() ? traceDelivery(this.fanout, event, deliver) : deliver();
+      this.fanout !== undefined && isTracingActive()
+        ? traceDelivery(this.fanout, event, () => this.deliver(matchable, out))
+        : this.deliver(matchable, out);
     this.metrics.eventDispatched(type, delivered);
   }
 
