@@ -41,6 +41,12 @@ export function contextWithRemoteParent(
   return parent === undefined ? base : trace.setSpanContext(base, toSpanContext(parent));
 }
 
+/** The context of the span active here (a request's SERVER span …), if any. */
+export function activeTraceContext(): TraceContext | undefined {
+  const span = trace.getActiveSpan();
+  return span === undefined ? undefined : fromSpanContext(span.spanContext());
+}
+
 /**
  * The parent for work done for a message: the span active here when there is one (a request's or a
  * consumer's span), else the context the message carried (a new trace without one).

@@ -10,6 +10,7 @@ import {
 } from '@opentelemetry/sdk-trace';
 import {
   activeOrCarriedContext,
+  activeTraceContext,
   endHttpClientSpan,
   endHttpServerSpan,
   endSpan,
@@ -164,7 +165,9 @@ describe('gateway spans', () => {
         server,
         'the active span survives an await',
       );
+      assert.equal(activeTraceContext()?.traceparent.parentId, server.spanContext().spanId);
     });
+    assert.equal(activeTraceContext(), undefined);
     server.end();
   });
 });
