@@ -6,6 +6,7 @@
  * a project id, and logs every request, for the log-correlation checks.
  */
 import {
+  gatewayEnv,
   dependencyAddress,
   freePort,
   type ServiceProcess,
@@ -45,15 +46,7 @@ export async function startTracedTopology(): Promise<TracedTopology> {
   };
   const shared = {
     ...tracing,
-    FANOUT_BUS: 'kafka',
-    FANOUT_TOPIC: fanoutTopic,
-    CONTROL_BUS: 'redis',
-    STORE: 'redis',
-    STORE_KEY_PREFIX: `${run}:`,
-    REDIS_URL: dependencyAddress.redisUrl,
-    KAFKA_BROKERS: dependencyAddress.kafkaBrokers.join(','),
-    JWT_SECRET_KEY: 'traced-e2e-jwt-secret-that-is-long-enough',
-    TOKEN_SECRET: `${run}-token-secret`,
+    ...gatewayEnv({ run, jwtSecret: 'traced-e2e-jwt-secret-that-is-long-enough' }),
   };
   const restPort = await freePort();
   const restEngine = await spawnService({

@@ -7,3 +7,4 @@ export * from './ws-client.ts';
 export * from './otlp-receiver.ts';
 export * from './trace-backend.ts';
 export * from './self-signed-certificate.ts';
+export * from './gateway-env.ts';
