@@ -50,7 +50,8 @@ export async function serviceMain(
       drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT_MS,
       tls,
     });
-    onShutdownSignal(host.stop, logger);
+    // The drain window, then time for the closeables: a stuck drain still ends before the kubelet's kill.
+    onShutdownSignal(host.stop, logger, config.SHUTDOWN_DRAIN_TIMEOUT_MS + 10_000);
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(`${name}: ${err.message}`);
