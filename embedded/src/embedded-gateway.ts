@@ -84,6 +84,7 @@ export async function startEmbeddedGateway(env: NodeJS.ProcessEnv = process.env)
       logger,
       registry,
       health,
+      drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT_MS,
     }),
     createBlacklistService(config, { store, logger, registry }),
     // Last: the reverse proxy answers every public path no other service claimed.

@@ -31,6 +31,7 @@ await serviceMain('push-hub', async ({ config: common, logger, registry, health 
     logger,
     registry,
     health,
+    drainTimeoutMs: common.SHUTDOWN_DRAIN_TIMEOUT_MS,
   });
   return {
     services: [hub],

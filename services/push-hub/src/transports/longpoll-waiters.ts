@@ -2,7 +2,8 @@
  * The long polls this replica holds open, indexed the way connections are: by the subscriptions
  * they wait for (the same SubscriptionIndex), by connection id (private events) and by session
  * (kills). A fan-out event wakes only the polls whose subscriptions it matches; the others sleep
- * on, costing nothing per event.
+ * on, costing nothing per event. A kill is remembered for a while, so a poll of that session that
+ * was between two waits when it came (reading the store) is woken as soon as it waits again.
  */
 import type { ExtractorConfig } from '../extractor-config.ts';
 import type { RingEvent } from '../event-ring.ts';
@@ -15,6 +16,8 @@ export interface WaitingPoll {
   id: string;
   sessionId: string | undefined;
   subscriptions: Subscription[];
+  /** When the poll last looked its session up in the blacklist: a kill remembered from before is no news. */
+  blacklistCheckedAt?: number;
 }
 
 interface Waiter {
@@ -26,9 +29,13 @@ export class LongPollWaiters {
   private readonly index: SubscriptionIndex<Waiter>;
   private readonly byId = new Map<string, Set<Waiter>>();
   private readonly bySession = new Map<string, Set<Waiter>>();
+  /** Sessions killed lately, with when. */
+  private readonly killed = new Map<string, number>();
+  private readonly killMemoryMs: number;
 
-  constructor(extractors: ExtractorConfig) {
+  constructor(extractors: ExtractorConfig, options: { killMemoryMs?: number } = {}) {
     this.index = new SubscriptionIndex(extractors);
+    this.killMemoryMs = options.killMemoryMs ?? 60_000;
   }
 
   get size(): number {
@@ -40,6 +47,8 @@ export class LongPollWaiters {
   /** Resolves with why the poll should look again: an event for it, time out, or its client left. */
   wait(poll: WaitingPoll, ms: number, signal: AbortSignal): Promise<WakeReason> {
     if (signal.aborted) return Promise.resolve('closed');
+    if (poll.sessionId !== undefined && this.killedSince(poll.sessionId, poll.blacklistCheckedAt ?? 0))
+      return Promise.resolve('killed');
     return new Promise((resolve) => {
       const waiter: Waiter = {
         poll,
@@ -70,7 +79,25 @@ export class LongPollWaiters {
   }
 
   sessionKilled(sessionId: string): void {
+    const now = Date.now();
+    for (const [s, at] of this.killed) if (now - at > this.killMemoryMs) this.killed.delete(s);
+    this.killed.set(sessionId, now);
     for (const w of [...(this.bySession.get(sessionId) ?? [])]) w.wake('killed');
+  }
+
+  private killedSince(sessionId: string, since: number): boolean {
+    const at = this.killed.get(sessionId);
+    return at !== undefined && at >= since && Date.now() - at <= this.killMemoryMs;
+  }
+
+  /** Wakes every waiting poll (a missed notification, or the replica stopping). */
+  wakeAll(reason: WakeReason): void {
+    for (const set of [...this.byId.values()]) for (const w of [...set]) w.wake(reason);
+  }
+
+  /** The sessions of the polls waiting now. */
+  sessionIds(): string[] {
+    return [...this.bySession.keys()];
   }
 
   private remove(w: Waiter): void {
