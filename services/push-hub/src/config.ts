@@ -33,7 +33,7 @@ export const pushHubConfig = {
   ),
   DRAIN_RECONNECT_JITTER: duration(
     'SSE clients of a stopping hub are told to reconnect after a random delay up to this (retry:)',
-    '1s',
+    '500ms',
   ),
   HEARTBEAT_INTERVAL: duration('SSE heartbeat comment and WebSocket ping interval', '15s'),
   EVENT_BUFFER_SIZE: int(
