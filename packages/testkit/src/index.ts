@@ -5,3 +5,4 @@ export * from './spawn-service.ts';
 export * from './longpoll-client.ts';
 export * from './ws-client.ts';
 export * from './self-signed-certificate.ts';
+export * from './cuttable-proxy.ts';
