@@ -19,18 +19,10 @@ export function createConnectionGate(deps: {
   resolve(req: ConnectRequest): Promise<ResolvedSubscriptions>;
   rateLimit: ConnectionRateLimit;
   isReconnect(req: ConnectRequest): boolean;
-  /** True while the replica stops: a new stream would only be moved away again (long polls are fine). */
-  draining(): boolean;
   metrics: HubMetrics;
 }): ConnectionGate {
   return async (transport, req) => {
     try {
-      if (transport !== 'longpolling' && deps.draining())
-        throw new SubscriptionRequestError(
-          503,
-          'unavailable',
-          'This replica is shutting down; connect again.',
-        );
       const resolved = await deps.resolve(req);
       const admitted = await deps.rateLimit(deps.isReconnect(req) ? 'reconnect' : 'new');
       if (admitted === undefined) {

@@ -81,7 +81,6 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     validate: (subs) => hub.index.validate(subs),
     check,
   });
-  let draining = false;
   const gate = createConnectionGate({
     resolve,
     rateLimit: createConnectionRateLimit(deps.store, {
@@ -89,7 +88,6 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       maxReconnectsPerMinute: config.MAX_RECONNECTS_PER_MINUTE,
     }),
     isReconnect: createReconnectCheck({ tokens, couldHold: (p) => hub.couldHold(p) }),
-    draining: () => draining,
     metrics,
   });
   const ctx: TransportContext = {
@@ -202,8 +200,8 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       );
     },
     async stop() {
-      // Events keep flowing to the connections not moved yet; new streams are refused meanwhile.
-      draining = true;
+      // Events keep flowing to the connections not moved yet. A stream that still comes in (over a
+      // connection accepted before the listener closed) is moved away with the others.
       longpoll.drain();
       const spreadMs = ((deps.drainTimeoutMs ?? 10_000) * config.DRAIN_SPREAD_PERCENT) / 100;
       const moved = await drainConnections(hub, {
