@@ -192,7 +192,8 @@ describe('durable kills (processes, real Redis)', () => {
     const watched = await openSessions(sids);
     const rescansBefore = [rescanFound(hubA), rescanFound(hubB)];
     await dependency('down', 'redis');
-    await sleep(1500);
+    // Long enough for the hubs' reconnect delays to grow, so the write below often beats them.
+    await sleep(3000);
     await dependency('up', 'redis');
     // Written at once, while the hubs' watches wait out their reconnect delay.
     const store = await RedisStore.connect({ url: dependencyAddress.redisUrl, namespace: keyPrefix });

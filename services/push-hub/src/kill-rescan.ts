@@ -5,19 +5,22 @@
  * session it holds in the blacklist and kills those found. A kill written after the watch listens
  * again is announced to it; one written before is found by the look-up: none falls in between.
  *
- * A look-up that fails (the store went away again) is tried again every second, a bounded number of
- * times; a new resync starts over.
+ * A look-up that fails is tried again, 100 ms later at first (the watch's connection may be back a
+ * moment before the one the look-ups use), then backing off to 2 s, a bounded number of times; a new
+ * resync starts over.
  */
 export interface KillRescanDeps {
   /** The sessions this replica holds now (connections and waiting long polls). */
   sessions(): string[];
   isBlacklisted(sessionId: string): Promise<boolean>;
   kill(sessionId: string): void;
-  onError(err: unknown): void;
+  /** A rescan failed; `attempt` counts from 1 since the last resync. */
+  onError(err: unknown, attempt: number): void;
   /** Told once per completed rescan. */
   rescanned?(found: number): void;
   /** Look-ups in flight at once (default 200). */
   concurrency?: number;
+  /** Delay before the first retry (default 100 ms); it doubles up to 2 s. */
   retryDelayMs?: number;
   maxAttempts?: number;
 }
@@ -59,10 +62,11 @@ export class KillRescan {
     this.running = this.rescan().then(
       (found) => this.deps.rescanned?.(found),
       (err: unknown) => {
-        this.deps.onError(err);
+        this.deps.onError(err, attempt);
         const retry = !this.again && generation === this.generation;
         if (retry && attempt < (this.deps.maxAttempts ?? 30)) {
-          this.timer = setTimeout(() => this.start(attempt + 1), this.deps.retryDelayMs ?? 1000);
+          const delay = Math.min((this.deps.retryDelayMs ?? 100) * 2 ** (attempt - 1), 2000);
+          this.timer = setTimeout(() => this.start(attempt + 1), delay);
           this.timer.unref();
         }
       },

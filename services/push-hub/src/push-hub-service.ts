@@ -158,7 +158,11 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     sessions: () => [...new Set([...hub.sessionIds(), ...longpoll.sessionIds()])],
     isBlacklisted: (sessionId) => deps.store.exists(blacklistKey(sessionId)),
     kill: killSession,
-    onError: (err) => logger.warn({ err }, 'blacklist look-up after a store reconnect failed; trying again'),
+    onError: (err, attempt) => {
+      // The store's command connection often comes back a moment after the watch's: say so once.
+      if (attempt > 1)
+        logger.warn({ err, attempt }, 'blacklist look-up after a store reconnect failed; trying again');
+    },
     rescanned: (found) => {
       metrics.blacklistRescanned();
       logger.info({ found }, 'blacklist looked up again after the store watch reconnected');
