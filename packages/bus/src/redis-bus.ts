@@ -17,6 +17,7 @@ import type { Redis } from 'ioredis';
 import {
   type Bus,
   BusError,
+  BusUnavailableError,
   type MessageHandler,
   type OutgoingMessage,
   type Position,
@@ -27,6 +28,7 @@ import { BroadcastReader } from './redis-broadcast-reader.ts';
 import { broadcastStart, compareStreamIds } from './redis-broadcast-start.ts';
 import {
   closeConnection,
+  isRedisOutage,
   openRedisConnection,
   type RedisConnectionOptions,
   whenReady,
@@ -87,7 +89,7 @@ export class RedisBus implements Bus {
       await whenReady(bus.client, options.connectTimeoutMs ?? 10_000);
     } catch (err) {
       await bus.close();
-      throw new BusError(`cannot connect to redis: ${(err as Error).message}`, { cause: err });
+      throw new BusUnavailableError(`cannot connect to redis: ${(err as Error).message}`, { cause: err });
     }
     return bus;
   }
@@ -99,7 +101,8 @@ export class RedisBus implements Bus {
       const id = await this.client.xadd(topic, 'MAXLEN', '~', retention, '*', ...toStreamFields(message));
       return id!;
     } catch (err) {
-      throw new BusError(`redis publish to ${topic} failed: ${(err as Error).message}`, { cause: err });
+      const Failure = isRedisOutage(err) ? BusUnavailableError : BusError;
+      throw new Failure(`redis publish to ${topic} failed: ${(err as Error).message}`, { cause: err });
     }
   }
 
@@ -142,7 +145,7 @@ export class RedisBus implements Bus {
     try {
       await withTimeout(this.client.ping(), timeoutMs, 'PING');
     } catch (err) {
-      throw new BusError(`redis ping failed: ${(err as Error).message}`, { cause: err });
+      throw new BusUnavailableError(`redis ping failed: ${(err as Error).message}`, { cause: err });
     }
   }
 

@@ -21,7 +21,8 @@ import {
   withTimeout,
 } from './redis-connection.ts';
 import type { ChangeKind, ChangeListener, SetOptions, Store } from './store.ts';
-import { StoreError } from './store.ts';
+import { isRedisOutage } from './redis-outage.ts';
+import { StoreError, StoreUnavailableError } from './store.ts';
 
 export interface RedisStoreOptions extends RedisConnectionOptions {
   /** Prepended to every key, so several stores share one Redis; keys() and watch() see only theirs. */
@@ -163,7 +164,7 @@ export class RedisStore implements Store {
       await whenReady(store.client, options.connectTimeoutMs ?? 10_000);
     } catch (err) {
       await store.close();
-      throw new StoreError(`cannot connect to redis: ${(err as Error).message}`, { cause: err });
+      throw new StoreUnavailableError(`cannot connect to redis: ${(err as Error).message}`, { cause: err });
     }
     return store;
   }
@@ -305,14 +306,35 @@ export class RedisStore implements Store {
       await subscriber.subscribe(this.changeChannel, this.expiredChannel);
     } catch (err) {
       subscriber.disconnect();
-      throw new StoreError(`cannot watch redis: ${(err as Error).message}`, { cause: err });
+      throw new StoreUnavailableError(`cannot watch redis: ${(err as Error).message}`, { cause: err });
     }
     if (this.closed) {
       subscriber.disconnect();
       throw new StoreError('redis store is closed');
     }
     this.subscriber = subscriber;
+    subscriber.on('ready', () => void this.listeningAgain(subscriber));
     await this.enableExpiryEvents();
+  }
+
+  /**
+   * The subscriber reconnected: once it is subscribed again (our own SUBSCRIBE is answered after
+   * the one ioredis resends, on the same connection), every watcher hears `resync`. A change made
+   * after that is announced to us; one made before is there to be read: none falls in between.
+   */
+  private async listeningAgain(subscriber: Redis): Promise<void> {
+    try {
+      await subscriber.subscribe(this.changeChannel, this.expiredChannel);
+    } catch {
+      return; // Cut off again: the next 'ready' tries again.
+    }
+    for (const { prefix, listener } of this.watchers) {
+      try {
+        listener({ key: prefix, kind: 'resync' });
+      } catch (err) {
+        this.options.onError?.(err as Error);
+      }
+    }
   }
 
   /** Adds the flags expiry notifications need, keeping whatever else the server has configured. */
@@ -350,7 +372,8 @@ export class RedisStore implements Store {
       return await execute();
     } catch (err) {
       if (err instanceof StoreError) throw err;
-      throw new StoreError(`redis ${command} failed: ${(err as Error).message}`, { cause: err });
+      const Failure = isRedisOutage(err) ? StoreUnavailableError : StoreError;
+      throw new Failure(`redis ${command} failed: ${(err as Error).message}`, { cause: err });
     }
   }
 

@@ -50,6 +50,21 @@ describe('redis store', () => {
     }
   });
 
+  it('tells a command the server refused (not an outage) from an unreachable server', async () => {
+    const store = await RedisStore.connect({ url, namespace: `${uniqueName('refused')}:` });
+    try {
+      await store.set('text', 'not a list');
+      const refused = await store.append('text', 'x').then(
+        () => undefined,
+        (err: unknown) => err as Error & { unavailable?: boolean },
+      );
+      assert.equal(refused?.name, 'StoreError', 'WRONGTYPE is a refusal');
+      assert.equal(refused?.unavailable, undefined);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('rejects commands at once while the server is down, then recovers', async () => {
     const store = await RedisStore.connect({ url, namespace: `${uniqueName('outage')}:` });
     try {
@@ -57,9 +72,10 @@ describe('redis store', () => {
       await dependency('down', 'redis');
       try {
         const started = Date.now();
-        await assert.rejects(store.get('k'));
-        await assert.rejects(store.increment('n'));
-        await assert.rejects(store.ping());
+        const outage = { name: 'StoreUnavailableError', unavailable: true, dependency: 'store' };
+        await assert.rejects(store.get('k'), outage);
+        await assert.rejects(store.increment('n'), outage);
+        await assert.rejects(store.ping(), outage);
         assert.ok(Date.now() - started < 1500, `rejected promptly (took ${Date.now() - started} ms)`);
       } finally {
         await dependency('up', 'redis');
