@@ -107,8 +107,12 @@ export async function waitForHttp(url: string, timeoutMs = 60_000): Promise<void
   );
 }
 
-/** tools/containers.sh save writes every image as a docker-archive; the cluster imports them all. */
+/** tools/containers.sh builds and saves every image as a docker-archive; the cluster imports them all. */
 async function loadImages(): Promise<void> {
+  // The stand-ins of the public images and the Gatehouse image of this checkout (rebuilt when the
+  // sources changed), as the compose test has them.
+  await run(containersScript, ['bases'], { timeoutMs: 20 * 60_000, showProgress: true });
+  await run(containersScript, ['build'], { timeoutMs: 20 * 60_000, showProgress: true });
   await run(containersScript, ['save'], { timeoutMs: 20 * 60_000, showProgress: true });
   const dir = `${repoRoot}.cache/images/archives`;
   const archives = (await readdir(dir)).filter((f) => f.endsWith('.tar')).map((f) => `${dir}/${f}`);

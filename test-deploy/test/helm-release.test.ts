@@ -6,13 +6,22 @@
  * (Debian's Prometheus is built without Kubernetes service discovery, so no Prometheus scrapes the
  * pods here; docker-compose and the process-level e2e test scrape every service.) Everything is
  * checked from outside, on 127.0.0.1 NodePorts: what a user does (user-checks.ts, shared with the compose
- * test), `kubectl scale` of the hub without touching the other services, `helm upgrade` rolling
+ * test), `kubectl rollout restart` of the hub while clients receive events (the chart's probes,
+ * preStop and drain move them with nothing lost), `kubectl scale` of the hub without touching the
+ * other services, `helm upgrade` rolling
  * every pod, and `helm uninstall` leaving nothing of the release behind.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { uniqueName, waitFor } from '@gatehouse/testkit';
+import {
+  eventually,
+  ResumingSseClient,
+  ResumingWsClient,
+  sleep,
+  uniqueName,
+  waitFor,
+} from '@gatehouse/testkit';
 import { repoRoot, run } from '../src/compose-stack.ts';
 import { type Cluster, type PodState, startCluster, waitForHttp } from '../src/kubernetes.ts';
 import {
@@ -32,6 +41,12 @@ const instance = `app.kubernetes.io/instance=${release}`;
 const components = ['push-hub', 'publisher', 'proxy', 'blacklist', 'rest-engine'];
 const kafkaHostListener = ['127.0.0.1:31092'];
 const seconds = (since: number) => `${((performance.now() - since) / 1000).toFixed(1)}s`;
+const percentile = (values: number[], p: number) =>
+  values.length === 0
+    ? Number.NaN
+    : [...values].sort((a, b) => a - b)[
+        Math.min(values.length - 1, Math.ceil((p / 100) * values.length) - 1)
+      ];
 const say = (line: string) => process.stderr.write(`helm-release: ${line}\n`);
 
 describe('Helm release in a real Kubernetes cluster, checked from outside', () => {
@@ -161,6 +176,97 @@ describe('Helm release in a real Kubernetes cluster, checked from outside', () =
           .length === 2,
       { timeoutMs: 2 * minutes, intervalMs: 1000, what: 'the HPA to scale the publisher to minReplicas' },
     );
+  });
+
+  it('moves every client across kubectl rollout restart of push-hub: nothing lost or doubled, no reconnect refused', async () => {
+    const groups = 4;
+    const clientCount = 200;
+    let published = 0;
+    // Posted one after another through the edge, so stream order is n order.
+    const publish = async () => {
+      const n = published;
+      const event = { specversion: '1.0', id: `rollout-${n}`, source: 'helm-test', type: 'greeting' };
+      const body = JSON.stringify({ ...event, data: { name: `g${n % groups}`, n } });
+      await eventually(async () => {
+        const res = await fetch(`${urls.publicUrl}/_gw/v1/events`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/cloudevents+json' },
+          body,
+        });
+        if (res.status !== 202) throw new Error(`${res.status} ${await res.text()}`);
+      });
+      published++;
+    };
+    await publish(); // n = 0: the position every client starts after
+    const clients = Array.from({ length: clientCount }, (_, i) => {
+      const subs = encodeURIComponent(
+        JSON.stringify([{ eventType: 'greeting', oneOf: [{ name: `g${i % groups}` }] }]),
+      );
+      const pick = () => urls.publicUrl;
+      return i % 2 === 0
+        ? new ResumingSseClient(pick, `/_gw/v1/connection/sse?subscriptions=${subs}`)
+        : new ResumingWsClient(pick, `/_gw/v1/connection/ws?subscriptions=${subs}`);
+    });
+    const hubSelector = `${instance},app.kubernetes.io/component=push-hub`;
+    const hubsBefore = new Set((await cluster.pods(hubSelector)).map((p) => p.name));
+    let publishing = true;
+    try {
+      for (const c of clients) c.start();
+      await waitFor(() => clients.every((c) => c.record.start !== undefined), {
+        timeoutMs: 60_000,
+        intervalMs: 200,
+        what: 'every client connected',
+      });
+      const publisher = (async () => {
+        while (publishing) {
+          await publish();
+          await sleep(50);
+        }
+      })();
+      await sleep(2000);
+      const since = performance.now();
+      await cluster.kubectl(['rollout', 'restart', `deployment/${release}-gatehouse-push-hub`]);
+      await waitFor(
+        async () => {
+          const hubs = await cluster.pods(hubSelector);
+          return hubs.length === 2 && hubs.every((p) => p.ready && !p.deleting && !hubsBefore.has(p.name));
+        },
+        { timeoutMs: 3 * minutes, intervalMs: 500, what: 'the rollout to replace every hub pod' },
+      );
+      const rolledIn = seconds(since);
+      await sleep(3000);
+      publishing = false;
+      await publisher;
+      const last = published - 1;
+      const expectedOf = (i: number) => {
+        const out: number[] = [];
+        for (let n = 1; n <= last; n++) if (n % groups === i % groups) out.push(n);
+        return out;
+      };
+      const lostNow = () =>
+        clients.reduce((sum, c, i) => sum + expectedOf(i).filter((n) => !c.record.seen.has(n)).length, 0);
+      await waitFor(() => lostNow() === 0, { timeoutMs: 30_000, intervalMs: 500 }).catch(() => {});
+
+      let duplicated = 0;
+      for (const c of clients) for (const times of c.record.seen.values()) duplicated += times - 1;
+      const refusals = clients.flatMap((c) => c.record.refusals);
+      const back = clients.flatMap((c) => c.record.backAfter);
+      const moved = clients.filter((c) => c.record.backAfter.length > 0).length;
+      const lost = lostNow();
+      say(
+        `kubectl rollout restart push-hub (${clientCount} clients through the edge, ${last} events at ~20/s): ` +
+          `rolled in ${rolledIn}; lost ${lost}, duplicated ${duplicated}, refused ${refusals.length} ` +
+          `(${refusals.join(',') || 'none'}), resyncs ${clients.reduce((s, c) => s + c.record.resyncs, 0)}, ` +
+          `clients moved ${moved}, back to receiving p50 ${percentile(back, 50)} ms, p99 ${percentile(back, 99)} ms`,
+      );
+      assert.equal(lost, 0, 'events lost');
+      assert.equal(duplicated, 0, 'events duplicated');
+      assert.deepEqual(refusals, [], 'no reconnect refused (429 / 5xx)');
+      assert.equal(moved, clientCount, 'every client was moved off its draining pod');
+    } finally {
+      publishing = false;
+      for (const c of clients) c.stop();
+    }
   });
 
   it('scales push-hub to 3 with kubectl: the new replica serves new connections, the other pods stay untouched', async () => {

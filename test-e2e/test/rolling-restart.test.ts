@@ -16,9 +16,12 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { KafkaBus } from '@gatehouse/bus';
 import {
+  type ClientRecord,
   dependencyAddress,
   exitAfterFileWhenHung,
   freePort,
+  ResumingSseClient,
+  ResumingWsClient,
   type ServiceProcess,
   sleep,
   spawnService,
@@ -26,7 +29,6 @@ import {
   waitFor,
 } from '@gatehouse/testkit';
 import { ReplicaBalancer } from '../src/replica-balancer.ts';
-import { type ClientRecord, ResumingSseClient, ResumingWsClient } from '../src/resuming-clients.ts';
 
 after(() => exitAfterFileWhenHung());
 

@@ -9,3 +9,4 @@ export * from './trace-backend.ts';
 export * from './self-signed-certificate.ts';
 export * from './gateway-env.ts';
 export * from './cuttable-proxy.ts';
+export * from './resuming-clients.ts';
