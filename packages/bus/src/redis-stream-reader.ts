@@ -5,7 +5,7 @@
  * error, waits until the connection is back, and goes on from the last entry it handled.
  */
 import type { Redis } from 'ioredis';
-import { BusError, type Message, type MessageHandler, type Subscription } from './bus.ts';
+import { BusError, isNotHandled, type Message, type MessageHandler, type Subscription } from './bus.ts';
 import { closeConnection } from '@gatehouse/store';
 import { fromStreamEntry, type StreamEntry } from './redis-stream-entry.ts';
 
@@ -24,6 +24,13 @@ export interface ReaderSetup {
 }
 
 const maxRetryDelayMs = 2000;
+
+export interface HandledEntries {
+  /** Id of the last entry handled. */
+  last: string | undefined;
+  /** A group's entries from the first one its handler did not handle (NotHandledError) on. */
+  left: StreamEntry[];
+}
 
 export abstract class StreamReader implements Subscription {
   protected readonly setup: ReaderSetup;
@@ -63,28 +70,32 @@ export abstract class StreamReader implements Subscription {
 
   /**
    * Hands entries to the handler one after another; returns the id of the last one handled. After
-   * close it stops early unless `wholeBatch` (a group's batch is already this member's to handle).
+   * close it stops early unless `group` (a group's batch is already this member's to handle); a
+   * group also stops at an entry whose handler threw NotHandledError, and the entries from there on
+   * are returned as `left`.
    */
-  protected async handle(entries: StreamEntry[], wholeBatch = false): Promise<string | undefined> {
+  protected async handle(entries: StreamEntry[], group = false): Promise<HandledEntries> {
     let last: string | undefined;
-    for (const entry of entries) {
-      if (this.stopped && !wholeBatch) break;
-      last = entry[0].toString();
+    for (const [i, entry] of entries.entries()) {
+      if (this.stopped && !group) break;
       const message = fromStreamEntry(this.setup.topic, entry);
-      if (!message) continue;
-      try {
-        // Only wait for handlers that return a promise: a synchronous one costs no microtask.
-        const done = this.setup.handler(message);
-        if (done) await done;
-      } catch (err) {
+      if (message) {
         try {
-          this.setup.onError?.(err as Error, message);
-        } catch {
-          // As in report(): the message counts as handled either way.
+          // Only wait for handlers that return a promise: a synchronous one costs no microtask.
+          const done = this.setup.handler(message);
+          if (done) await done;
+        } catch (err) {
+          if (group && isNotHandled(err)) return { last, left: entries.slice(i) };
+          try {
+            this.setup.onError?.(err as Error, message);
+          } catch {
+            // As in report(): the message counts as handled either way.
+          }
         }
       }
+      last = entry[0].toString();
     }
-    return last;
+    return { last, left: [] };
   }
 
   protected report(err: unknown): void {
