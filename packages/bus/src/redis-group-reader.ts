@@ -7,7 +7,7 @@
  * claimable at once: the next claim round of any member (this one's within a second) takes them, so a
  * member closing in the middle of one hands it on without waiting for it to go idle.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@gatehouse/store';
 import type { StreamEntry } from './redis-stream-entry.ts';
 import { type ReaderSetup, StreamReader } from './redis-stream-reader.ts';
 
@@ -113,7 +113,7 @@ export class GroupReader extends StreamReader {
       // Redis has no "nack": claiming them for this member with an idle time already at the
       // take-over threshold lets the next claim round of any member (this one too) have them.
       const ids = left.map(([id]) => id.toString());
-      await commands.xclaim(topic, group, consumer, 0, ...ids, 'IDLE', claimIdleMs, 'JUSTID');
+      await commands.call('XCLAIM', topic, group, consumer, 0, ...ids, 'IDLE', claimIdleMs, 'JUSTID');
       // This member goes on too: its own next claim round comes soon, not after claimIdleMs / 2.
       this.nextClaimAt = Math.min(this.nextClaimAt, Date.now() + REDELIVERY_DELAY_MS);
     }
@@ -121,7 +121,7 @@ export class GroupReader extends StreamReader {
 }
 
 /** Creates the group (and the stream) unless it exists; a new group starts after `startAfter`. */
-export async function createGroup(commands: Redis, topic: string, group: string, startAfter: string) {
+export async function createGroup(commands: RedisClient, topic: string, group: string, startAfter: string) {
   try {
     await commands.xgroup('CREATE', topic, group, startAfter, 'MKSTREAM');
   } catch (err) {

@@ -4,17 +4,16 @@
  * survives a Redis restart: the blocked read fails when the connection drops, the loop reports the
  * error, waits until the connection is back, and goes on from the last entry it handled.
  */
-import type { Redis } from 'ioredis';
 import { BusError, isNotHandled, type Message, type MessageHandler, type Subscription } from './bus.ts';
-import { closeConnection } from '@gatehouse/store';
+import { closeConnection, nodeForKey, type RedisClient } from '@gatehouse/store';
 import { fromStreamEntry, type StreamEntry } from './redis-stream-entry.ts';
 
 export interface ReaderSetup {
   topic: string;
   /** The bus's shared connection, for commands that must not wait behind a blocked read. */
-  commands: Redis;
+  commands: RedisClient;
   /** This reader's own connection. */
-  connection: Redis;
+  connection: RedisClient;
   handler: MessageHandler;
   onError: ((err: Error, message?: Message) => void) | undefined;
   /** How long one blocking read waits for new entries. */
@@ -38,6 +37,8 @@ export abstract class StreamReader implements Subscription {
   private loop: Promise<void> = Promise.resolve();
   /** The connection's CLIENT ID while it is known, to interrupt a blocked read on close. */
   private clientId: number | undefined;
+  /** `host:port` of the node the connection's CLIENT ID belongs to. */
+  private node: string | undefined;
 
   constructor(setup: ReaderSetup) {
     this.setup = setup;
@@ -111,7 +112,7 @@ export abstract class StreamReader implements Subscription {
     let failures = 0;
     while (!this.stopped) {
       try {
-        this.clientId ??= (await this.setup.connection.client('ID')) as number;
+        this.clientId ??= await this.connectionId();
         await this.readOnce();
         failures = 0;
       } catch (err) {
@@ -121,6 +122,17 @@ export abstract class StreamReader implements Subscription {
         await this.pause(Math.min(100 * 2 ** failures++, maxRetryDelayMs));
       }
     }
+  }
+
+  /**
+   * CLIENT ID of the connection the blocking reads run on: on a cluster, the reader's connection to
+   * the node that holds the stream (ids are per node).
+   */
+  private async connectionId(): Promise<number> {
+    const node = nodeForKey(this.setup.connection, this.setup.topic);
+    if (!node) throw new BusError('the redis cluster has not told which node holds the stream yet');
+    this.node = `${node.options.host}:${node.options.port}`;
+    return (await node.client('ID')) as number;
   }
 
   /** Backs off, then waits for the connection to be up again (or for close). */
@@ -156,7 +168,10 @@ export abstract class StreamReader implements Subscription {
     let ended = false;
     void this.loop.then(() => (ended = true));
     while (!ended && Date.now() < deadline && commands.status === 'ready') {
-      if (this.clientId !== undefined) await commands.client('UNBLOCK', this.clientId).catch(() => {});
+      const node = nodeForKey(commands, this.setup.topic);
+      // On a cluster, only the node the read runs on knows its client id.
+      const same = node && `${node.options.host}:${node.options.port}` === this.node;
+      if (this.clientId !== undefined && same) await node.client('UNBLOCK', this.clientId).catch(() => {});
       await new Promise((r) => setTimeout(r, 50));
     }
   }
