@@ -52,7 +52,9 @@ export interface Store {
   keys(prefix: string): Promise<string[]>;
   /**
    * Calls `listener` for every change of a key starting with `prefix`, made through any Store
-   * instance on the same backend (so every replica hears it). Resolves once listening.
+   * instance on the same backend (so every replica hears it). Resolves once listening. The changes
+   * of one key come in the order they were made; those of different keys may come in another
+   * order (on a Redis Cluster each key's changes are announced by the node that holds it).
    */
   watch(prefix: string, listener: ChangeListener): Promise<() => Promise<void>>;
   ping(): Promise<void>;
