@@ -58,14 +58,14 @@ describe('the gateway on a Redis Cluster', () => {
         publicPort: true,
         env: { ...shared, REPLICA_ID: `${run}-${r}` },
       });
-    const started = await Promise.all([
-      hub('a'),
-      hub('b'),
-      spawnService({ entry: 'services/publisher/src/main.ts', publicPort: true, env: shared }),
-      spawnService({ entry: 'services/blacklist/src/main.ts', env: shared }),
-    ]);
-    processes.push(...started);
-    [hubs, publisher, blacklist] = [started.slice(0, 2), started[2]!, started[3]!];
+    // One after another: each takes free ports that a start running alongside could take too.
+    processes.push(await hub('a'));
+    processes.push(await hub('b'));
+    processes.push(
+      await spawnService({ entry: 'services/publisher/src/main.ts', publicPort: true, env: shared }),
+    );
+    processes.push(await spawnService({ entry: 'services/blacklist/src/main.ts', env: shared }));
+    [hubs, publisher, blacklist] = [processes.slice(0, 2), processes[2]!, processes[3]!];
   });
 
   after(async () => {

@@ -219,21 +219,23 @@ interface Topology {
   clients: Client[];
 }
 
-async function startTopology(run: string, kind: SourceKind, fanout: FanoutKind, topic: string) {
-  const env = topologyEnv(run, kind, fanout, topic);
-  const topology: Topology = { env, publishers: [], hubs: [], clients: [] };
-  topology.hubs = await Promise.all(
-    ['a', 'b'].map((r) => startHub(`hub-${r}`, { ...env.hub, REPLICA_ID: `${run}-hub-${r}` })),
-  );
-  topology.publishers = await Promise.all(
-    ['a', 'b'].map((r) => startPublisher(`publisher-${r}`, env.publisher)),
-  );
-  for (const [i, hub] of topology.hubs.entries()) {
+function topology(run: string, kind: SourceKind, fanout: FanoutKind, topic: string): Topology {
+  return { env: topologyEnv(run, kind, fanout, topic), publishers: [], hubs: [], clients: [] };
+}
+
+/**
+ * Starts the processes one after another (each takes free ports a start alongside could take too),
+ * keeping each in `t` as it comes up, so stopTopology stops them even when a later one fails.
+ */
+async function startTopology(t: Topology, run: string): Promise<void> {
+  for (const r of ['a', 'b'])
+    t.hubs.push(await startHub(`hub-${r}`, { ...t.env.hub, REPLICA_ID: `${run}-hub-${r}` }));
+  for (const r of ['a', 'b']) t.publishers.push(await startPublisher(`publisher-${r}`, t.env.publisher));
+  for (const [i, hub] of t.hubs.entries()) {
     const client = new Client(`sse on hub ${'ab'[i]}`, hub);
     await client.open();
-    topology.clients.push(client);
+    t.clients.push(client);
   }
-  return topology;
 }
 
 async function stopTopology(t: Topology): Promise<void> {
@@ -293,10 +295,11 @@ for (const kind of ['kafka', 'nats', 'kinesis'] as const) {
     it('loses nothing when a publisher is killed (kill -9) and Kafka restarts mid-stream', async () => {
       const run = uniqueName(`sources-${kind}`);
       const source = await sourceFor(kind, run);
-      const t = await startTopology(run, kind, 'kafka', source.topic);
+      const t = topology(run, kind, 'kafka', source.topic);
       const stats = { retries: 0 };
       const total = 600;
       try {
+        await startTopology(t, run);
         const stream = produce(source, run, 0, total, stats);
         await sleep(3000);
         // A publisher dies with messages in hand; a new process takes its place.
@@ -325,10 +328,11 @@ for (const kind of ['kafka', 'nats', 'kinesis'] as const) {
       // The fan-out stream on a broker the source does not use, so the source keeps going.
       const fanout: FanoutKind = kind === 'nats' ? 'kafka' : 'nats';
       const source = await sourceFor(kind, run);
-      const t = await startTopology(run, kind, fanout, source.topic);
+      const t = topology(run, kind, fanout, source.topic);
       const stats = { retries: 0 };
       const total = 150;
       try {
+        await startTopology(t, run);
         await produce(source, run, 0, 50, stats);
         await dependency('down', brokerOf[fanout]);
         let stopSeconds = Number.NaN;
