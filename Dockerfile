@@ -4,7 +4,7 @@
 #   docker run gatehouse services/push-hub/src/main.ts      (push-hub, publisher, proxy, blacklist,
 #   docker run gatehouse                                      rest-engine; no argument: everything
 #                                                             in one process, memory bus)
-# Settings are environment variables only (see each service's README and deploy/README.md).
+# Settings are environment variables only (see each service's README and docs/deploy.md).
 
 ARG NODE_IMAGE=node:24-bookworm-slim
 

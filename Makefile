@@ -1,6 +1,6 @@
 # Gatehouse: `make run` starts everything in one process; `make test` runs the whole suite against
-# real Kafka, Redis (a server and a 3-master cluster), NATS and a Kinesis emulator (started by
-# tools/deps.sh).
+# real Kafka, Redis (a server and a 3-master cluster), NATS, a Kinesis emulator and Jaeger (started
+# by tools/deps.sh).
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 ROOT := $(CURDIR)
@@ -11,14 +11,15 @@ TESTS ?= packages/*/test/*.test.ts services/*/test/*.test.ts embedded/test/*.tes
 TEST_FLAGS ?= --test-concurrency=1 --test-timeout=180000
 
 .PHONY: help install run test test-only typecheck lint format deps-up deps-down deps-status bench clean \
-	chart-test compose-check compose-test
+	chart-test compose-check compose-test helm-test skipped-compose skipped-cluster
 
 help:
 	@echo "make run        start the gateway (all services, memory bus, example config)"
 	@echo "make test       lint, typecheck and every test against real brokers"
-	@echo "make deps-up    start Kafka, Redis, a Redis Cluster, NATS and the Kinesis emulator (deps-down stops them)"
+	@echo "make deps-up    start Kafka, Redis, a Redis Cluster, NATS, the Kinesis emulator and Jaeger (deps-down stops them)"
 	@echo "make bench      side-by-side benchmarks (bench/README.md)"
 	@echo "make compose-test  docker-compose.yml for real on podman, checked from outside (test-deploy/)"
+	@echo "make helm-test  the chart installed into a local single-node Kubernetes, checked from outside"
 
 $(STAMP): pnpm-lock.yaml package.json $(wildcard packages/*/package.json services/*/package.json)
 	pnpm install --frozen-lockfile
@@ -38,6 +39,8 @@ test:
 	@tools/timed.sh "chart checks" $(MAKE) -s chart-test
 	@tools/timed.sh "compose check" $(MAKE) -s compose-check
 	@tools/timed.sh dependencies $(MAKE) -s deps-up
+	@tools/timed.sh "compose stack" $(MAKE) -s $(if $(SKIP_COMPOSE),skipped-compose,compose-test)
+	@tools/timed.sh "helm release in a local cluster" $(MAKE) -s $(if $(SKIP_CLUSTER),skipped-cluster,helm-test)
 	@tools/timed.sh "node tests" $(MAKE) -s test-only
 
 test-only:
@@ -85,3 +88,16 @@ compose-check:
 compose-test: install
 	tools/containers.sh up
 	node --test $(TEST_FLAGS) test-deploy/test/compose-stack.test.ts
+
+# A machine that cannot run podman or a local cluster skips those stages only when told to, and says so.
+skipped-compose:
+	@echo "SKIPPED: the docker-compose stack (SKIP_COMPOSE is set); the deployment is not tested"
+skipped-cluster:
+	@echo "SKIPPED: the Helm release in a local cluster (SKIP_CLUSTER is set); the chart is only checked statically"
+
+# The Helm chart installed into a real single-node Kubernetes (tools/k8s-local.sh), started for the
+# test and stopped after it, pass or fail.
+helm-test: install
+	tools/chart-tools.sh chart >/dev/null
+	tools/k8s-local.sh up
+	node --test $(TEST_FLAGS) test-deploy/test/helm-release.test.ts; status=$$?; tools/k8s-local.sh down; exit $$status

@@ -7,14 +7,17 @@
 # - kubeconform (go install), and the strict JSON schemas of one Kubernetes version from the PyPI
 #   package kubernetes-validate, in .cache/chart-tools/k8s-schemas/.
 # - Debian's docker-compose, for `docker-compose config -q` (validation needs no engine).
+# - The Prometheus operator's ServiceMonitor CRD (`servicemonitor-crd`, prints the file), from the
+#   operator's Go module, so the cluster test can create the chart's ServiceMonitors for real.
 # Binaries, the Go module cache and the Go build cache all live in .cache/, so a fresh machine builds
-# once and later runs only compare version stamps. Usage: tools/chart-tools.sh [all|chart|compose];
+# once and later runs only compare version stamps. Usage: tools/chart-tools.sh [all|chart|compose|servicemonitor-crd];
 # prints the bin directory.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache="$root/.cache/chart-tools"
 bin="$cache/bin"
 kubeconform_version=v0.7.0
+prometheus_operator_version=v0.80.1
 schemas_version=1.37.0
 # The Kubernetes minor version helm reports as its default capabilities (client-go in helm v3.21.4).
 k8s_major=1
@@ -104,10 +107,20 @@ install_chart_tools() {
     { timed kubernetes-validate install_schemas && echo "$schemas_stamp" >"$cache/k8s-schemas/.version"; }
 }
 
+# The CRD as the operator's release ships it: a file of its Go module (the proxy serves the module).
+servicemonitor_crd() {
+  local module=github.com/prometheus-operator/prometheus-operator
+  local dir; dir=$(go mod download -json "$module@$prometheus_operator_version" |
+    sed -n 's/.*"Dir": "\(.*\)",/\1/p')
+  [ -n "$dir" ] || { log "could not download $module@$prometheus_operator_version"; exit 1; }
+  echo "$dir/example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml"
+}
+
 case "${1:-all}" in
+  servicemonitor-crd) servicemonitor_crd; exit 0 ;;
   chart) install_chart_tools ;;
   compose) install_compose ;;
   all) install_chart_tools && install_compose ;;
-  *) log "usage: $0 [all|chart|compose]"; exit 2 ;;
+  *) log "usage: $0 [all|chart|compose|servicemonitor-crd]"; exit 2 ;;
 esac
 echo "$bin"

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Starts and stops the real servers the tests use, on 127.0.0.1 only:
 #   Apache Kafka (KRaft, jars from Maven Central), Redis, a Redis Cluster of three masters and NATS
-#   (Debian packages), and a Kinesis emulator (npm package kinesis-local).
+#   (Debian packages), a Kinesis emulator (npm package kinesis-local), and the trace backend
+#   `traces`: Jaeger v2 (OTLP/HTTP in, query API out), built once from the Go module proxy
+#   (tools/jaeger/go.mod).
 # Usage: tools/deps.sh up|down|status [name...]    tools/deps.sh restart name...    tools/deps.sh tools
 #        tools/deps.sh kafka-libs   (only fetch the Kafka jars; prints their directory)
-# Names: kafka redis redis-cluster nats kinesis (default: all). Idempotent: `up` skips what already
-# runs. State, logs and PID files live under .cache/deps/<name>/. Ports come from the environment:
+# Names: kafka redis redis-cluster nats kinesis traces (default: all). Idempotent: `up` skips what
+# already runs. State, logs and PID files live under .cache/deps/<name>/. Ports come from the
+# environment:
 #   KAFKA_PORT (9092) KAFKA_CONTROLLER_PORT (9093) REDIS_PORT (6379) NATS_PORT (4222)
-#   NATS_MONITOR_PORT (8222) KINESIS_PORT (4567)
+#   NATS_MONITOR_PORT (8222) KINESIS_PORT (4567) TRACES_OTLP_PORT (4318) TRACES_QUERY_PORT (16686)
+#   TRACES_QUERY_GRPC_PORT (16685)
 #   REDIS_CLUSTER_PORT (7000): the cluster's masters listen on it and the next two ports
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,7 +24,10 @@ NATS_MONITOR_PORT=${NATS_MONITOR_PORT:-8222}
 KINESIS_PORT=${KINESIS_PORT:-4567}
 REDIS_CLUSTER_PORT=${REDIS_CLUSTER_PORT:-7000}
 cluster_ports=("$REDIS_CLUSTER_PORT" $((REDIS_CLUSTER_PORT + 1)) $((REDIS_CLUSTER_PORT + 2)))
-all=(redis redis-cluster nats kinesis kafka)
+TRACES_OTLP_PORT=${TRACES_OTLP_PORT:-4318}
+TRACES_QUERY_PORT=${TRACES_QUERY_PORT:-16686}
+TRACES_QUERY_GRPC_PORT=${TRACES_QUERY_GRPC_PORT:-16685}
+all=(redis redis-cluster nats kinesis kafka traces)
 
 say() { echo "deps: $*" >&2; }
 die() { say "$*"; exit 1; }
@@ -161,6 +168,41 @@ kafka_up() {
     "$log4j" -Dkafka.logs.dir="$dir" -cp "$libs/*" kafka.Kafka "$dir/server.properties"
   # Ready = a metadata request answers (not just an open port).
   wait_ready kafka 120 kcat -b "127.0.0.1:$KAFKA_PORT" -L -m 2
+}
+
+# ---- Jaeger v2 (traces): built from tools/jaeger/go.mod into .cache/traces/, rebuilt when it changes;
+#      memory storage, so a restart starts empty ----
+traces_up() {
+  local bin="$root/.cache/traces/bin/jaeger" stamp
+  stamp=$(sha256sum "$root/tools/jaeger/go.mod" "$root/tools/jaeger/go.sum" | sha256sum | cut -c1-16)
+  if [ ! -x "$bin" ] || [ "$(cat "$bin.stamp" 2>/dev/null)" != "$stamp" ]; then
+    build_jaeger "$bin"
+    echo "$stamp" >"$bin.stamp"
+  fi
+  mkdir -p "$state/traces"
+  TRACES_OTLP_PORT=$TRACES_OTLP_PORT TRACES_QUERY_PORT=$TRACES_QUERY_PORT \
+    TRACES_QUERY_GRPC_PORT=$TRACES_QUERY_GRPC_PORT spawn traces "$bin" --config "$root/tools/jaeger/config.yaml"
+  wait_ready traces 60 traces-ping
+}
+# Ready = the OTLP receiver takes an (empty) export and the query API answers.
+traces-ping() {
+  curl -fsS -X POST -H 'content-type: application/json' -d '{}' "http://127.0.0.1:$TRACES_OTLP_PORT/v1/traces" &&
+    curl -fsS "http://127.0.0.1:$TRACES_QUERY_PORT/api/services"
+}
+build_jaeger() {
+  local out=$1 t=$SECONDS cache="$root/.cache/traces/go" version
+  command -v go >/dev/null || PATH="/usr/local/go/bin:$PATH"
+  command -v go >/dev/null || die "traces: Go is needed to build Jaeger (https://go.dev/dl/)"
+  say "building Jaeger from the Go module proxy (a few minutes, once)"
+  export GOMODCACHE="$cache/mod" GOCACHE="$cache/build" GOPATH="$cache/path" GOTOOLCHAIN=local CGO_ENABLED=0
+  export GOFLAGS="-mod=mod -buildvcs=false -modcacherw"
+  version=$(go -C "$root/tools/jaeger" list -m -f '{{.Version}}' github.com/jaegertracing/jaeger)
+  go -C "$root/tools/jaeger" build -trimpath -o "$out" \
+    -ldflags "-s -w -X github.com/jaegertracing/jaeger/internal/version.latestVersion=$version" \
+    github.com/jaegertracing/jaeger/cmd/jaeger
+  # The 3 GB of module and build caches only serve a rebuild, which a go.mod change needs anyway.
+  rm -rf "$cache"
+  say "Jaeger $version built in $((SECONDS - t))s"
 }
 
 up_one() {

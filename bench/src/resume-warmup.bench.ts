@@ -14,6 +14,7 @@
 import { readFileSync } from 'node:fs';
 import { type Bus, KafkaBus, NatsBus, RedisBus } from '@gatehouse/bus';
 import {
+  gatewayEnv,
   dependencyAddress,
   openSse,
   type ServiceProcess,
@@ -61,16 +62,7 @@ async function publish(bus: Bus, topic: string, count: number): Promise<void> {
 
 function env(kind: Kind, run: string, warmUp: boolean): Record<string, string> {
   return {
-    FANOUT_BUS: kind,
-    FANOUT_TOPIC: `${run}-gw-events`,
-    CONTROL_BUS: 'redis',
-    STORE: 'redis',
-    STORE_KEY_PREFIX: `${run}:`,
-    REDIS_URL: dependencyAddress.redisUrl,
-    KAFKA_BROKERS: dependencyAddress.kafkaBrokers.join(','),
-    NATS_SERVERS: dependencyAddress.natsUrl,
-    JWT_SECRET_KEY: 'bench-resume-secret-long-enough-for-hs256',
-    TOKEN_SECRET: `${run}-token`,
+    ...gatewayEnv({ run, fanout: kind, jwtSecret: 'bench-resume-secret-long-enough-for-hs256' }),
     MAX_CONNECTIONS_PER_MINUTE: '1000000',
     EVENT_BUFFER_SIZE: String(history),
     EVENT_BUFFER_WARMUP: String(warmUp),

@@ -2,16 +2,22 @@
  * The embedded default: every service in one process on the memory bus and memory store, behind
  * the public edge (INBOUND_PORT) and the internal API (API_PORT). Each service reads its own
  * settings from the same environment, exactly as it would standalone.
+ *
+ * Tracing: one OpenTelemetry SDK for the process (an SDK registers process-wide), started when an
+ * OTLP endpoint is set, as `service.name` `gatehouse` (OTEL_SERVICE_NAME renames it). The services
+ * inside keep apart by their instrumentation scope (`@gatehouse/proxy`, `@gatehouse/publisher` …),
+ * and a request's spans still nest across them. stop() sends the spans still buffered.
  */
 import { fileURLToPath } from 'node:url';
 import { authConfig, startAuth } from '@gatehouse/auth';
 import { blacklistConfig, createBlacklistService } from '@gatehouse/blacklist';
 import { MemoryBus } from '@gatehouse/bus';
-import { createProxy, loadProxyConfig, proxyConfig } from '@gatehouse/proxy';
+import { type ApiDefinition, createProxy, loadProxyConfig, proxyConfig } from '@gatehouse/proxy';
 import { createPublisher, publisherConfig } from '@gatehouse/publisher';
 import { createPushHub, pushHubConfig } from '@gatehouse/push-hub';
 import { createRestEngine } from '@gatehouse/rest-engine';
 import {
+  type ConfigOf,
   commonConfig,
   createLogger,
   createRegistry,
@@ -19,10 +25,12 @@ import {
   Health,
   loadConfig,
   type Logger,
+  packageVersion,
   port,
   type RunningHost,
   replicaId,
   startHost,
+  startServiceTracing,
   tlsSettingsFrom,
 } from '@gatehouse/service-kit';
 import { MemoryStore } from '@gatehouse/store';
@@ -50,7 +58,43 @@ export async function startEmbeddedGateway(env: NodeJS.ProcessEnv = process.env)
   const config = loadConfig(embeddedConfig, env);
   const initialApis = loadProxyConfig(config.PROXY_CONFIG_FILE ?? exampleApis, env);
   const replica = replicaId(config.REPLICA_ID);
-  const logger = createLogger({ name: 'gatehouse', format: config.LOG_FMT, level: config.LOG_LEVEL });
+  const logger = createLogger({
+    name: 'gatehouse',
+    format: config.LOG_FMT,
+    level: config.LOG_LEVEL,
+    projectId: config.GOOGLE_CLOUD_PROJECT,
+  });
+  const tracing = startServiceTracing(
+    {
+      serviceName: 'gatehouse',
+      serviceInstanceId: replica,
+      serviceVersion: packageVersion(fileURLToPath(import.meta.url)),
+      env,
+    },
+    logger,
+  );
+  try {
+    const gateway = await startServices(config, env, initialApis, replica, logger);
+    return {
+      ...gateway,
+      async stop() {
+        await gateway.stop();
+        await tracing.shutdown();
+      },
+    };
+  } catch (err) {
+    await tracing.shutdown();
+    throw err;
+  }
+}
+
+async function startServices(
+  config: ConfigOf<typeof embeddedConfig>,
+  env: NodeJS.ProcessEnv,
+  initialApis: ApiDefinition[],
+  replica: string,
+  logger: Logger,
+): Promise<EmbeddedGateway> {
   const registry = createRegistry();
   const health = new Health();
   const bus = new MemoryBus();

@@ -4,7 +4,13 @@
  * channel and the store, Kafka and NATS source topics.
  */
 import { signJwt } from '@gatehouse/auth';
-import { dependencyAddress, type ServiceProcess, spawnService, uniqueName } from '@gatehouse/testkit';
+import {
+  dependencyAddress,
+  gatewayEnv,
+  type ServiceProcess,
+  spawnService,
+  uniqueName,
+} from '@gatehouse/testkit';
 
 export const jwtSecret = 'e2e-jwt-secret-that-is-long-enough-for-hs256';
 
@@ -26,15 +32,7 @@ export async function startEventTopology(hubEnv: Record<string, string> = {}): P
   const kinesisSourceStream = `${run}-kinesis-source`;
   const fanoutTopic = `${run}-gw-events`;
   const shared = {
-    FANOUT_BUS: 'kafka',
-    FANOUT_TOPIC: fanoutTopic,
-    CONTROL_BUS: 'redis',
-    STORE: 'redis',
-    STORE_KEY_PREFIX: `${run}:`,
-    REDIS_URL: dependencyAddress.redisUrl,
-    KAFKA_BROKERS: dependencyAddress.kafkaBrokers.join(','),
-    JWT_SECRET_KEY: jwtSecret,
-    TOKEN_SECRET: `${run}-token-secret`,
+    ...gatewayEnv({ run, jwtSecret }),
     EXTRACTORS: JSON.stringify({
       greeting: {
         name: {

@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { signJwt } from '@gatehouse/auth';
 import {
   dependencyAddress,
+  gatewayEnv,
   LongPollClient,
   openSse,
   type ServiceProcess,
@@ -39,16 +40,11 @@ describe('the gateway on a Redis Cluster', () => {
 
   before(async () => {
     const shared = {
-      STORE: 'redis',
+      ...gatewayEnv({ run, jwtSecret, fanout: 'redis' }),
       REDIS_URL: dependencyAddress.redisClusterUrl,
       REDIS_CLUSTER: 'true',
-      STORE_KEY_PREFIX: `${run}:`,
-      FANOUT_BUS: 'redis',
-      CONTROL_BUS: 'redis',
-      FANOUT_TOPIC: `${run}-gw-events`,
-      JWT_SECRET_KEY: jwtSecret,
-      TOKEN_SECRET: `${run}-token-secret`,
       KAFKA_SOURCE_TOPICS: '',
+      NATS_SOURCE_TOPICS: '',
       LONGPOLL_TIMEOUT: '2s',
     };
     const hub = (r: string) =>

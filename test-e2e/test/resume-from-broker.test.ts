@@ -15,6 +15,7 @@ import { type Bus, KafkaBus, NatsBus, RedisBus } from '@gatehouse/bus';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect as natsConnect } from '@nats-io/transport-node';
 import {
+  gatewayEnv,
   dependencyAddress,
   exitAfterFileWhenHung,
   LongPollClient,
@@ -84,16 +85,7 @@ async function fanoutFor(kind: FanoutKind): Promise<Fanout> {
 
 function hubEnv(kind: FanoutKind, run: string): Record<string, string> {
   return {
-    FANOUT_BUS: kind,
-    FANOUT_TOPIC: `${run}-gw-events`,
-    CONTROL_BUS: 'redis',
-    STORE: 'redis',
-    STORE_KEY_PREFIX: `${run}:`,
-    REDIS_URL: dependencyAddress.redisUrl,
-    KAFKA_BROKERS: dependencyAddress.kafkaBrokers.join(','),
-    NATS_SERVERS: dependencyAddress.natsUrl,
-    JWT_SECRET_KEY: 'e2e-resume-secret-long-enough-for-hs256',
-    TOKEN_SECRET: `${run}-token-secret`,
+    ...gatewayEnv({ run, fanout: kind, jwtSecret: 'e2e-resume-secret-long-enough-for-hs256' }),
     EVENT_BUFFER_SIZE: String(BUFFER),
     LONGPOLL_TIMEOUT: '1s',
     EXTRACTORS: JSON.stringify({

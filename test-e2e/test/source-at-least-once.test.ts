@@ -25,6 +25,7 @@ import {
   dependency,
   dependencyAddress,
   exitAfterFileWhenHung,
+  gatewayEnv,
   openSse,
   type ServiceProcess,
   type SseConnection,
@@ -130,16 +131,7 @@ async function produce(source: Source, run: string, from: number, to: number, st
 
 function topologyEnv(run: string, source: SourceKind, fanout: FanoutKind, topic: string) {
   const shared = {
-    FANOUT_BUS: fanout,
-    FANOUT_TOPIC: `${run}-gw-events`,
-    CONTROL_BUS: 'redis',
-    STORE: 'redis',
-    STORE_KEY_PREFIX: `${run}:`,
-    REDIS_URL: dependencyAddress.redisUrl,
-    KAFKA_BROKERS: dependencyAddress.kafkaBrokers.join(','),
-    NATS_SERVERS: dependencyAddress.natsUrl,
-    JWT_SECRET_KEY: 'e2e-sources-secret-long-enough-for-hs256',
-    TOKEN_SECRET: `${run}-token-secret`,
+    ...gatewayEnv({ run, jwtSecret: 'e2e-sources-secret-long-enough-for-hs256', fanout }),
     EXTRACTORS: JSON.stringify({
       greeting: { name: { stable_field_index: 0, event: { json_pointer: '/data/name' } } },
     }),

@@ -91,6 +91,8 @@ references follow unless env names them too; the EnvVar lists (extraEnv) come la
 {{- $v := $root.Values -}}
 {{- $derived := dict "HOST" "0.0.0.0" "API_PORT" $c.ports.api "LOG_LEVEL" $v.log.level "LOG_FMT" $v.log.format "SHUTDOWN_DRAIN_TIMEOUT_MS" (mul $c.drainTimeoutSeconds 1000) -}}
 {{- with $c.ports.public }}{{ $_ := set $derived "INBOUND_PORT" . }}{{ end -}}
+{{- with $v.tracing.otlpEndpoint }}{{ $_ := set $derived "OTEL_EXPORTER_OTLP_ENDPOINT" . }}{{ end -}}
+{{- with $v.tracing.resourceAttributes }}{{ $_ := set $derived "OTEL_RESOURCE_ATTRIBUTES" . }}{{ end -}}
 {{- with $c.ports.http }}{{ $_ := set $derived "REST_SERVER_PORT" . }}{{ end -}}
 {{- if $c.brokers -}}
 {{- $_ := set $derived "REDIS_URL" $v.redis.url -}}

@@ -24,6 +24,9 @@ export const commonConfig = {
   HTTPS_KEYFILE: optionalStr('PEM private key file of HTTPS_CERTFILE'),
   HTTPS_KEYFILE_PASS: optionalStr('passphrase of an encrypted HTTPS_KEYFILE'),
   INBOUND_HTTPS_PORT: port('public HTTPS / HTTP/2 port (only with HTTPS_CERTFILE and HTTPS_KEYFILE)', 4001),
+  GOOGLE_CLOUD_PROJECT: optionalStr(
+    'Google Cloud project id: LOG_FMT=GCL lines name their trace as projects/<id>/traces/<trace id>',
+  ),
   SHUTDOWN_DRAIN_TIMEOUT_MS: int('how long shutdown waits for open connections to finish', 10_000, {
     min: 0,
   }),

@@ -1,8 +1,11 @@
 /**
  * Structured logs with pino. `LOG_FMT=JSON` (default) writes pino's JSON lines; `GCL` writes the
  * Google Cloud Logging shape (`severity`, `message`, `timestamp`) so the platform parses levels.
+ * A line written inside a traced request or event carries its trace and span ids
+ * (log-trace-fields.ts).
  */
 import { pino, type Logger } from 'pino';
+import { traceLogFields } from './log-trace-fields.ts';
 
 export type { Logger } from 'pino';
 export type LogFormat = 'JSON' | 'GCL';
@@ -21,11 +24,17 @@ export interface LoggerOptions {
   name: string;
   format?: LogFormat;
   level?: LogLevel;
+  /** GOOGLE_CLOUD_PROJECT: the project of `logging.googleapis.com/trace` in GCL lines. */
+  projectId?: string | undefined;
   destination?: pino.DestinationStream;
 }
 
 export function createLogger(opts: LoggerOptions): Logger {
-  const base: pino.LoggerOptions = { name: opts.name, level: opts.level ?? 'info' };
+  const base: pino.LoggerOptions = {
+    name: opts.name,
+    level: opts.level ?? 'info',
+    mixin: traceLogFields(opts.format ?? 'JSON', opts.projectId),
+  };
   const options: pino.LoggerOptions =
     opts.format === 'GCL'
       ? {

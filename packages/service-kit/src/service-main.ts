@@ -1,20 +1,26 @@
 /**
  * The shared shape of every service's main.ts: read the common settings, make the logger, registry
- * and health, let the service wire itself, then serve until SIGTERM/SIGINT. An invalid configuration
- * exits with status 2 and one message naming every bad variable.
+ * and health, start tracing (when an OTLP endpoint is configured), let the service wire itself,
+ * then serve until SIGTERM/SIGINT. Shutdown drains, closes, then sends the spans still buffered.
+ * An invalid configuration exits with status 2 and one message naming every bad variable.
  */
-import { commonConfig } from './common-config.ts';
+import type { TracingHandle } from '@gatehouse/tracing';
+import { commonConfig, replicaId } from './common-config.ts';
 import { ConfigError, type ConfigOf, loadConfig } from './env-config.ts';
 import type { GatewayService } from './gateway-service.ts';
 import { Health } from './health.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { createRegistry, type Registry } from './metrics.ts';
+import { packageVersion } from './package-version.ts';
 import { startHost } from './service-host.ts';
+import { startServiceTracing } from './service-tracing.ts';
 import { onShutdownSignal } from './shutdown.ts';
 import { tlsSettingsFrom } from './tls-settings.ts';
 
 export interface MainContext {
   config: ConfigOf<typeof commonConfig>;
+  /** This process's replica id (REPLICA_ID or a generated one): tokens and spans use this one. */
+  replica: string;
   logger: Logger;
   registry: Registry;
   health: Health;
@@ -32,13 +38,24 @@ export async function serviceMain(
   wire: (ctx: MainContext) => Promise<MainWiring>,
 ): Promise<void> {
   let logger: Logger | undefined;
+  let tracing: TracingHandle | undefined;
   try {
     const config = loadConfig(commonConfig);
-    logger = createLogger({ name, format: config.LOG_FMT, level: config.LOG_LEVEL });
+    logger = createLogger({
+      name,
+      format: config.LOG_FMT,
+      level: config.LOG_LEVEL,
+      projectId: config.GOOGLE_CLOUD_PROJECT,
+    });
+    const replica = replicaId(config.REPLICA_ID);
+    tracing = startServiceTracing(
+      { serviceName: name, serviceInstanceId: replica, serviceVersion: packageVersion(process.argv[1]) },
+      logger,
+    );
     const registry = createRegistry({ service: name });
     const health = new Health();
     const tls = tlsSettingsFrom(config);
-    const wiring = await wire({ config, logger, registry, health });
+    const wiring = await wire({ config, replica, logger, registry, health });
     const host = await startHost({
       ...wiring,
       logger,
@@ -50,7 +67,11 @@ export async function serviceMain(
       drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT_MS,
       tls,
     });
-    onShutdownSignal(host.stop, logger);
+    const spans = tracing;
+    onShutdownSignal(async () => {
+      await host.stop();
+      await spans.shutdown();
+    }, logger);
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(`${name}: ${err.message}`);
@@ -58,6 +79,7 @@ export async function serviceMain(
     }
     if (logger) logger.fatal({ err }, 'start-up failed');
     else console.error(err);
+    await tracing?.shutdown().catch(() => {});
     process.exit(1);
   }
 }

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 const depsScript = fileURLToPath(new URL('../../../tools/deps.sh', import.meta.url));
 
-export type Dependency = 'kafka' | 'redis' | 'redis-cluster' | 'nats' | 'kinesis';
+export type Dependency = 'kafka' | 'redis' | 'redis-cluster' | 'nats' | 'kinesis' | 'traces';
 
 const clusterPort = Number(process.env.REDIS_CLUSTER_PORT ?? 7000);
 
@@ -22,6 +22,10 @@ export const dependencyAddress = {
     `redis://${[0, 1, 2].map((i) => `127.0.0.1:${clusterPort + i}`).join(',')}`,
   natsUrl: process.env.NATS_URL ?? `nats://127.0.0.1:${process.env.NATS_PORT ?? 4222}`,
   kinesisEndpoint: process.env.KINESIS_ENDPOINT ?? `http://127.0.0.1:${process.env.KINESIS_PORT ?? 4567}`,
+  /** The trace backend's OTLP/HTTP receiver: a service's OTEL_EXPORTER_OTLP_ENDPOINT. */
+  tracesOtlpUrl: `http://127.0.0.1:${process.env.TRACES_OTLP_PORT ?? 4318}`,
+  /** The trace backend's query API (Jaeger's /api/traces/<id>). */
+  tracesQueryUrl: `http://127.0.0.1:${process.env.TRACES_QUERY_PORT ?? 16686}`,
 };
 
 /** The Redis deployments tests run against: a single server and a Redis Cluster of three masters. */

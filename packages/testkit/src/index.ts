@@ -4,4 +4,7 @@ export * from './sse-client.ts';
 export * from './spawn-service.ts';
 export * from './longpoll-client.ts';
 export * from './ws-client.ts';
+export * from './otlp-receiver.ts';
+export * from './trace-backend.ts';
 export * from './self-signed-certificate.ts';
+export * from './gateway-env.ts';

@@ -1,3 +1,4 @@
+export * from './gateway-spans.ts';
 export * from './otel-bootstrap.ts';
 export * from './propagation.ts';
 export * from './span-context.ts';

@@ -1,7 +1,8 @@
 /**
  * Starting the OpenTelemetry Node SDK for a service, only when an OTLP endpoint is configured.
- * Without one tracing stays off and costs nothing: the OpenTelemetry API stays a no-op and the
- * returned handle's shutdown does nothing.
+ * Without one tracing stays off and costs nothing: the OpenTelemetry API stays a no-op,
+ * isTracingActive() stays false (services skip their span work on it) and the returned handle's
+ * shutdown does nothing.
  *
  * Where spans go, first match wins:
  * 1. `endpoint` option (a base URL; `/v1/traces` is appended),
@@ -10,15 +11,34 @@
  * `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none` keep tracing off whatever is configured,
  * so an operator can always switch it off. `OTEL_SERVICE_NAME` overrides the service name given in
  * code. Spans go out as OTLP/HTTP JSON in batches; metrics and logs are not exported from here.
+ *
+ * The resource: `service.name`, `service.instance.id` (the replica id the service also puts in its
+ * tokens, so a span leads to the replica that holds a connection) and `service.version`, over what
+ * OTEL_RESOURCE_ATTRIBUTES, the host and the process say. The SDK's own detector would draw a random
+ * instance id, so the detectors are chosen here. Sampling (OTEL_TRACES_SAMPLER, default: follow the
+ * parent, sample new traces) and batching (OTEL_BSP_*) are the SDK's, read from the environment.
  */
 import { context, logs, propagation, trace } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  defaultResource,
+  detectResources,
+  envDetector,
+  hostDetector,
+  processDetector,
+  resourceFromAttributes,
+} from '@opentelemetry/resources';
 import { NodeSDK } from '@opentelemetry/sdk-node';
-import { ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+import {
+  ATTR_SERVICE_INSTANCE_ID,
+  ATTR_SERVICE_NAME,
+  ATTR_SERVICE_VERSION,
+} from '@opentelemetry/semantic-conventions';
 
 export interface TracingOptions {
   serviceName: string;
+  /** `service.instance.id`: the replica id (REPLICA_ID or host name + random suffix). */
+  serviceInstanceId?: string;
   serviceVersion?: string;
   /** Base URL of an OTLP/HTTP receiver, e.g. `http://otel-collector:4318`. */
   endpoint?: string;
@@ -36,32 +56,58 @@ export interface TracingHandle {
 
 const disabledHandle: TracingHandle = { enabled: false, tracesUrl: undefined, shutdown: async () => {} };
 
+let active = false;
+
+/**
+ * True while an SDK started here records spans. Code on a hot path checks it before any span work
+ * (parsing a carried context, starting a span, setting attributes), so tracing that is off costs a
+ * boolean test per request or event.
+ */
+export function isTracingActive(): boolean {
+  return active;
+}
+
 export function startTracing(options: TracingOptions): TracingHandle {
   const env = options.env ?? process.env;
   const url = tracesUrl(options, env);
   if (url === undefined) return disabledHandle;
   const sdk = new NodeSDK({
-    serviceName: env['OTEL_SERVICE_NAME']?.trim() || options.serviceName,
-    resource: defaultResource().merge(
-      resourceFromAttributes(
-        options.serviceVersion ? { [ATTR_SERVICE_VERSION]: options.serviceVersion } : {},
-      ),
-    ),
+    resource: serviceResource(options, env),
+    autoDetectResources: false,
     traceExporter: new OTLPTraceExporter({ url }),
     metricReaders: [],
     logRecordProcessors: [],
     instrumentations: [],
   });
   sdk.start();
+  active = true;
   let stopping: Promise<void> | undefined;
   return {
     enabled: true,
     tracesUrl: url,
     shutdown: () => {
-      stopping ??= sdk.shutdown().finally(resetGlobalApi);
+      stopping ??= (async () => {
+        active = false;
+        try {
+          await sdk.shutdown();
+        } finally {
+          resetGlobalApi();
+        }
+      })();
       return stopping;
     },
   };
+}
+
+/** Ours last: OTEL_SERVICE_NAME is the one way to rename a service, the replica id always wins. */
+function serviceResource(options: TracingOptions, env: NodeJS.ProcessEnv) {
+  const detected = detectResources({ detectors: [hostDetector, processDetector, envDetector] });
+  const own: Record<string, string> = {
+    [ATTR_SERVICE_NAME]: env['OTEL_SERVICE_NAME']?.trim() || options.serviceName,
+  };
+  if (options.serviceInstanceId) own[ATTR_SERVICE_INSTANCE_ID] = options.serviceInstanceId;
+  if (options.serviceVersion) own[ATTR_SERVICE_VERSION] = options.serviceVersion;
+  return defaultResource().merge(detected).merge(resourceFromAttributes(own));
 }
 
 /** The URL spans would be posted to under these options, or undefined when tracing stays off. */

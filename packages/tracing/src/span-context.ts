@@ -8,6 +8,7 @@ import {
   context,
   createTraceState,
   isSpanContextValid,
+  ROOT_CONTEXT,
   type Span,
   type SpanContext,
   trace,
@@ -38,6 +39,21 @@ export function contextWithRemoteParent(
   base: Context = context.active(),
 ): Context {
   return parent === undefined ? base : trace.setSpanContext(base, toSpanContext(parent));
+}
+
+/** The context of the span active here (a request's SERVER span …), if any. */
+export function activeTraceContext(): TraceContext | undefined {
+  const span = trace.getActiveSpan();
+  return span === undefined ? undefined : fromSpanContext(span.spanContext());
+}
+
+/**
+ * The parent for work done for a message: the span active here when there is one (a request's or a
+ * consumer's span), else the context the message carried (a new trace without one).
+ */
+export function activeOrCarriedContext(carried: TraceContext | undefined): Context {
+  const active = context.active();
+  return trace.getSpan(active) !== undefined ? active : contextWithRemoteParent(carried, ROOT_CONTEXT);
 }
 
 /**

@@ -6,6 +6,7 @@ import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import {
   contextWithRemoteParent,
   hopTraceContext,
+  isTracingActive,
   startTracing,
   type TraceContext,
   tracesUrl,
@@ -105,6 +106,7 @@ describe('startTracing', () => {
   it('stays off without configuration: no-op API, nothing sent', async () => {
     const handle = startTracing({ serviceName: 'off', env: {} });
     assert.equal(handle.enabled, false);
+    assert.equal(isTracingActive(), false);
     assert.equal(handle.tracesUrl, undefined);
     const span = trace.getTracer('test').startSpan('nothing');
     assert.equal(span.isRecording(), false);
@@ -116,10 +118,12 @@ describe('startTracing', () => {
   it('exports spans over OTLP/HTTP to the configured endpoint, under the incoming trace', async () => {
     const handle = startTracing({
       serviceName: 'code-name',
+      serviceInstanceId: 'hub-7f3a',
       serviceVersion: '1.2.3',
       env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'gatehouse-test' },
     });
     assert.equal(handle.enabled, true);
+    assert.equal(isTracingActive(), true);
     assert.equal(handle.tracesUrl, `${receiver.url}/v1/traces`);
     const incoming: TraceContext = {
       traceparent: {
@@ -166,6 +170,9 @@ describe('startTracing', () => {
     const attribute = (key: string) => resource.find((a) => a.key === key)?.value.stringValue;
     assert.equal(attribute('service.name'), 'gatehouse-test', 'OTEL_SERVICE_NAME wins over the code');
     assert.equal(attribute('service.version'), '1.2.3');
+    assert.equal(attribute('service.instance.id'), 'hub-7f3a', 'the replica id, not a random one');
+    assert.ok(attribute('host.name'), 'the host is described too');
+    assert.equal(isTracingActive(), false, 'off again after shutdown');
 
     const afterShutdown = trace.getTracer('gatehouse').startSpan('late');
     assert.equal(afterShutdown.isRecording(), false, 'the API is back to no-op after shutdown');

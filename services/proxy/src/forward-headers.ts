@@ -8,12 +8,18 @@
  * - a `Forwarded` element (RFC 7239) naming the client, this proxy, the original host and scheme is
  *   appended to any the client sent (RIG replaced the client's; appending is what the RFC asks, and
  *   a backend trusts only the elements its own proxies added);
- * - `traceparent`/`tracestate` carry a new span of the caller's trace (a new trace if none);
+ * - `traceparent`/`tracestate` carry a new span of the caller's trace (a new trace if none), the
+ *   proxy's client span when tracing;
  * - response header names arrive lower-cased from undici, so duplicates differing in case cannot
  *   reach the client.
  */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { readTraceContextFromHeaders, startHop, traceContextAttributes } from '@gatehouse/tracing';
+import {
+  readTraceContextFromHeaders,
+  startHop,
+  type TraceContext,
+  traceContextAttributes,
+} from '@gatehouse/tracing';
 
 export type HeaderMap = Record<string, string | string[]>;
 
@@ -35,6 +41,8 @@ export interface UpstreamHeaderOptions {
   host: string;
   /** Merged over the request's headers (transform_request_headers); may override `host`. */
   addHeaders?: Record<string, string> | undefined;
+  /** The context to send (the client span's when tracing); default: a new span of the caller's trace. */
+  traceContext?: TraceContext | undefined;
 }
 
 export function upstreamHeaders(req: IncomingMessage, options: UpstreamHeaderOptions): HeaderMap {
@@ -49,7 +57,8 @@ export function upstreamHeaders(req: IncomingMessage, options: UpstreamHeaderOpt
   }
   out['host'] = options.host;
   out['forwarded'] = forwardedValue(req);
-  Object.assign(out, traceContextAttributes(startHop(readTraceContextFromHeaders(source))));
+  const trace = options.traceContext ?? startHop(readTraceContextFromHeaders(source));
+  Object.assign(out, traceContextAttributes(trace));
   if (options.addHeaders !== undefined) Object.assign(out, options.addHeaders);
   return out;
 }

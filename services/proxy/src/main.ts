@@ -4,7 +4,7 @@
  */
 import { authConfig, startAuth } from '@gatehouse/auth';
 import { type Bus, busConfig, connectBus } from '@gatehouse/bus';
-import { ConfigError, loadConfig, port, replicaId, serviceMain } from '@gatehouse/service-kit';
+import { ConfigError, loadConfig, port, serviceMain } from '@gatehouse/service-kit';
 import { connectStore, storeConfig } from '@gatehouse/store';
 import { proxyConfig } from './config.ts';
 import { loadProxyConfig } from './config-source.ts';
@@ -19,7 +19,7 @@ const settings = {
   INBOUND_PORT: port('public port of the reverse proxy', 4000),
 };
 
-await serviceMain('proxy', async ({ config: common, logger, registry, health }) => {
+await serviceMain('proxy', async ({ config: common, replica, logger, registry, health }) => {
   const config = loadConfig(settings);
   const initialApis = loadProxyConfig(config.PROXY_CONFIG_FILE);
   if (config.PROXY_KINESIS_RESPONSE_STREAMS.length > 0 && !config.PROXY_KINESIS_ENABLED)
@@ -48,7 +48,7 @@ await serviceMain('proxy', async ({ config: common, logger, registry, health }) 
     kinesis,
     nats,
     initialApis,
-    replica: replicaId(common.REPLICA_ID),
+    replica,
     logger,
     registry,
     health,

@@ -11,6 +11,24 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidCloudEventError, UnsupportedCloudEventError } from '@gatehouse/cloudevents';
 import { type Logger, readBody, requestPath, sendJson, sendText } from '@gatehouse/service-kit';
+import {
+  ATTR_CLOUDEVENTS_EVENT_ID,
+  ATTR_CLOUDEVENTS_EVENT_TYPE,
+  endHttpClientSpan,
+  endHttpServerSpan,
+  endSpan,
+  gatewayTracer,
+  hopTraceContext,
+  isTracingActive,
+  linkOtherTrace,
+  readTraceContextFromHeaders,
+  type Span,
+  startHttpClientSpan,
+  startHttpServerSpan,
+  startProducerSpan,
+  type TraceContext,
+  withActiveSpan,
+} from '@gatehouse/tracing';
 import { type ResponseFrom, waitsForCorrelation } from './api-definition.ts';
 import type { Cors } from './cors.ts';
 import type { EventPublisher } from './event-publishers.ts';
@@ -49,6 +67,7 @@ export interface ProxyHandlerDeps {
 
 const notFoundLabels = { path_regex: 'N/A', target: 'N/A', response_from: 'N/A' };
 const timedOut = 'Timed out while waiting for the response.';
+const tracer = gatewayTracer('proxy');
 
 export function createProxyHandler(deps: ProxyHandlerDeps) {
   // Per route and method; a route is replaced on every definition change, so old ones are dropped.
@@ -79,26 +98,51 @@ export function createProxyHandler(deps: ProxyHandlerDeps) {
     }
     const metrics = metricsOf(hit.route, method);
     const done = (status: RequestStatus) => metrics.done(status, startedAt);
-    deps.requestLog?.(req, hit.route, path);
-    const { api, endpoint } = hit.route;
-    if (endpoint.secured && api.auth_type === 'jwt') {
-      const verdict = await deps.guard.check(req, api.auth);
-      if (verdict !== 'allowed') {
-        if (verdict === 'unavailable') sendText(res, 503, 'Authentication unavailable.');
-        else
-          sendText(res, 401, 'Authentication failed.', { ...deps.cors.simple, 'www-authenticate': 'Bearer' });
-        req.resume();
-        done(verdict === 'unavailable' ? 'unavailable' : 'unauthorized');
-        return true;
-      }
+    if (!isTracingActive()) {
+      done(await handleMatched(req, res, hit, path, deps));
+      return true;
     }
-    done(
-      endpoint.target === 'http'
-        ? await forwardHttp(req, res, hit, path, deps)
-        : await publish(req, res, hit, deps),
+    const span = startHttpServerSpan(
+      tracer,
+      { method, path, route: hit.route.endpoint.path_regex, scheme: schemeOf(req) },
+      readTraceContextFromHeaders(req.headers),
     );
+    span.setAttribute('gw.api.id', hit.route.api.id);
+    span.setAttribute('gw.endpoint.id', hit.route.endpoint.id);
+    try {
+      done(await withActiveSpan(span, () => handleMatched(req, res, hit, path, deps)));
+    } finally {
+      endHttpServerSpan(span, res.statusCode);
+    }
     return true;
   };
+}
+
+/** A matched request: logged, its token checked when the endpoint is secured, then served. */
+async function handleMatched(
+  req: IncomingMessage,
+  res: ServerResponse,
+  hit: RouteMatch,
+  path: string,
+  deps: ProxyHandlerDeps,
+): Promise<RequestStatus> {
+  deps.requestLog?.(req, hit.route, path);
+  const { api, endpoint } = hit.route;
+  if (endpoint.secured && api.auth_type === 'jwt') {
+    const verdict = await deps.guard.check(req, api.auth);
+    if (verdict !== 'allowed') {
+      if (verdict === 'unavailable') sendText(res, 503, 'Authentication unavailable.');
+      else
+        sendText(res, 401, 'Authentication failed.', { ...deps.cors.simple, 'www-authenticate': 'Bearer' });
+      req.resume();
+      return verdict === 'unavailable' ? 'unavailable' : 'unauthorized';
+    }
+  }
+  return endpoint.target === 'http' ? forwardHttp(req, res, hit, path, deps) : publish(req, res, hit, deps);
+}
+
+function schemeOf(req: IncomingMessage): 'http' | 'https' {
+  return (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
 }
 
 function answerUnmatched(
@@ -137,15 +181,27 @@ async function forwardHttp(
   const waiting = waitsForCorrelation(endpoint.response_from) ? openWait(res, endpoint, deps) : undefined;
   if (waiting !== undefined)
     target += `${target.includes('?') ? '&' : '?'}correlation=${encodeURIComponent(waiting.correlation)}`;
+  const client = isTracingActive()
+    ? startHttpClientSpan(tracer, req.method ?? 'GET', new URL(target, origin.origin))
+    : undefined;
   const outcome = await deps.forwarder.forward({
     req,
     res,
     origin: origin.origin,
     path: target,
-    headers: upstreamHeaders(req, { host: origin.host, addHeaders: route.addHeaders }),
+    headers: upstreamHeaders(req, {
+      host: origin.host,
+      addHeaders: route.addHeaders,
+      traceContext: client && hopTraceContext(client, undefined),
+    }),
     headersTimeoutMs: endpoint.response_timeout ?? deps.timeouts.recvMs,
     ...(waiting !== undefined && { hold: (status: number) => status === 202 }),
   });
+  if (client !== undefined)
+    endHttpClientSpan(
+      client,
+      outcome.kind === 'responded' || outcome.kind === 'held' ? outcome.status : outcome.kind,
+    );
   if (outcome.kind !== 'held') waiting?.cancel();
   switch (outcome.kind) {
     case 'responded':
@@ -187,11 +243,14 @@ async function publish(
   }
   const body = await readBody(req, deps.maxEventBytes);
   const waiting = waitsForCorrelation(endpoint.response_from) ? openWait(res, endpoint, deps) : undefined;
+  const topic = endpoint.topic!;
+  const producer = isTracingActive() ? new ProducerSpan(target, topic) : undefined;
   let event: ReturnType<typeof requestEvent>;
   try {
     event = requestEvent(req, body, {
       wrappedType: deps.wrappedEventType,
       correlation: waiting?.correlation,
+      nextHop: producer?.nextHop,
     });
   } catch (err) {
     waiting?.cancel();
@@ -199,13 +258,21 @@ async function publish(
     sendText(res, err instanceof UnsupportedCloudEventError ? 415 : 400, `Bad request: ${err.message}`);
     return 'bad_request';
   }
-  const topic = endpoint.topic!;
-  if (endpoint.response_from === 'nats')
-    return requestOverNats(res, topic, event, endpoint.response_timeout, deps);
+  producer?.span?.setAttributes({
+    [ATTR_CLOUDEVENTS_EVENT_ID]: event.id,
+    [ATTR_CLOUDEVENTS_EVENT_TYPE]: event.type,
+  });
+  if (endpoint.response_from === 'nats') {
+    const status = await requestOverNats(res, topic, event, endpoint.response_timeout, deps);
+    producer?.end(status === 'unreachable' ? new Error('NATS request failed') : undefined);
+    return status;
+  }
   try {
     await publisher.publish(topic, event);
     deps.metrics.eventProduced(target, topic, true);
+    producer?.end();
   } catch (err) {
+    producer?.end(err);
     waiting?.cancel();
     deps.metrics.eventProduced(target, topic, false);
     deps.logger.warn({ err, target, topic }, 'publishing a request event failed');
@@ -249,6 +316,32 @@ async function requestOverNats(
   });
   res.end(reply.body);
   return 'ok';
+}
+
+/**
+ * The PRODUCER span of a request event, started once the event is parsed (a refused body sends
+ * nothing): the event then carries this span's context, and a context of another trace that the
+ * event brought in its body becomes a link.
+ */
+class ProducerSpan {
+  span: Span | undefined;
+  private readonly system: string;
+  private readonly topic: string;
+
+  constructor(system: string, topic: string) {
+    this.system = system;
+    this.topic = topic;
+  }
+
+  nextHop = (carried: TraceContext | undefined): TraceContext => {
+    this.span = startProducerSpan(tracer, { system: this.system, destination: this.topic });
+    linkOtherTrace(this.span, carried);
+    return hopTraceContext(this.span, undefined);
+  };
+
+  end(error?: unknown): void {
+    if (this.span !== undefined) endSpan(this.span, error);
+  }
 }
 
 /** Registers the wait; a client that leaves stops it. */

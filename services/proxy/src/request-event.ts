@@ -30,6 +30,7 @@ import {
   readTraceContextFromEvent,
   readTraceContextFromHeaders,
   startHop,
+  type TraceContext,
   withTraceContext,
 } from '@gatehouse/tracing';
 
@@ -37,6 +38,11 @@ export interface RequestEventOptions {
   /** Type of the event a non-CloudEvent body is wrapped into. */
   wrappedType: string;
   correlation?: string | undefined;
+  /**
+   * The context the event goes on with, from the one it carried (its own attributes, else the
+   * request's headers): the producer span's when tracing; by default a new span id in that trace.
+   */
+  nextHop?: ((carried: TraceContext | undefined) => TraceContext) | undefined;
 }
 
 /** Throws InvalidCloudEventError (answer 400) or UnsupportedCloudEventError (answer 415). */
@@ -44,8 +50,8 @@ export function requestEvent(req: IncomingMessage, body: Buffer, options: Reques
   let event = bodyEvent(req, body, options.wrappedType);
   event = withConnectionData(event, connectionDataFromRequest(req));
   if (options.correlation !== undefined) event = withCorrelation(event, options.correlation);
-  const parent = readTraceContextFromEvent(event) ?? readTraceContextFromHeaders(req.headers);
-  return withTraceContext(event, startHop(parent));
+  const carried = readTraceContextFromEvent(event) ?? readTraceContextFromHeaders(req.headers);
+  return withTraceContext(event, (options.nextHop ?? startHop)(carried));
 }
 
 function bodyEvent(req: IncomingMessage, body: Buffer, wrappedType: string): CloudEvent {

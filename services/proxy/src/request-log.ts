@@ -8,7 +8,12 @@ import type { IncomingMessage } from 'node:http';
 import type { Bus } from '@gatehouse/bus';
 import { createEvent, toStructuredKafka } from '@gatehouse/cloudevents';
 import { ConfigError, type Logger } from '@gatehouse/service-kit';
-import { readTraceContextFromHeaders, startHop, traceContextAttributes } from '@gatehouse/tracing';
+import {
+  activeTraceContext,
+  readTraceContextFromHeaders,
+  startHop,
+  traceContextAttributes,
+} from '@gatehouse/tracing';
 import type { RequestLogSink } from './config.ts';
 import type { Route } from './route-table.ts';
 
@@ -43,7 +48,10 @@ export function createRequestLog(options: RequestLogOptions): RequestLog | undef
       source: '/gw',
       contentType: 'application/json',
       data: record,
-      extensions: traceContextAttributes(startHop(readTraceContextFromHeaders(req.headers))),
+      // While tracing, the record names the request's SERVER span; else a new hop of the caller's.
+      extensions: traceContextAttributes(
+        activeTraceContext() ?? startHop(readTraceContextFromHeaders(req.headers)),
+      ),
     });
     kafka
       .publish(topic, toStructuredKafka(event))

@@ -4,11 +4,14 @@
  * broker, on the memory bus). CloudEvents 0.2 and 1.0, structured or binary mode. 202 with the event
  * as accepted; 400 with usage text for a body that is not a valid CloudEvent; 403 when the check
  * denies; 413 beyond MAX_EVENT_BYTES; 415 for batch mode or another event format; 503 when the
- * fan-out stream cannot take the event.
+ * fan-out stream cannot take the event. While tracing, each submission is a SERVER span
+ * (event-request-span.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidCloudEventError, parseHttpEvent, UnsupportedCloudEventError } from '@gatehouse/cloudevents';
 import { HttpError, type Logger, readBody, requestPath, sendText } from '@gatehouse/service-kit';
+import { isTracingActive } from '@gatehouse/tracing';
+import { EventRequestSpan } from './event-request-span.ts';
 import type { FanoutProducer } from './fanout-producer.ts';
 import type { PublisherMetrics } from './publisher-metrics.ts';
 
@@ -42,22 +45,41 @@ export function createEventsEndpoint(deps: EventsEndpointDeps) {
     checked: boolean,
     extra: Record<string, string>,
   ) {
+    if (!isTracingActive()) return acceptEvent(req, res, checked, extra, undefined);
+    const span = new EventRequestSpan(req, checked ? EVENTS_PATH : requestPath(req));
+    try {
+      await acceptEvent(req, res, checked, extra, span);
+    } finally {
+      span.end(res.statusCode);
+    }
+  }
+
+  async function acceptEvent(
+    req: IncomingMessage,
+    res: ServerResponse,
+    checked: boolean,
+    extra: Record<string, string>,
+    span: EventRequestSpan | undefined,
+  ) {
     const receivedAt = process.hrtime.bigint();
     const source = checked ? 'http' : 'http_internal';
     try {
       const body = await readBody(req, deps.maxEventBytes);
       const event = parseHttpEvent({ headers: req.headers, body });
-      if (checked && !(await deps.check(req, JSON.stringify(event)))) {
-        deps.metrics.consumedFailed(source, 'http', 'denied');
-        return sendText(res, 403, 'Submission denied.', extra);
-      }
-      const json = await deps.producer.publish(event, { source, topic: 'http', receivedAt });
-      res.writeHead(202, {
-        'content-type': 'application/json; charset=utf-8',
-        'content-length': Buffer.byteLength(json),
-        ...extra,
-      });
-      res.end(json);
+      const admit = async () => {
+        if (checked && !(await deps.check(req, JSON.stringify(event)))) {
+          deps.metrics.consumedFailed(source, 'http', 'denied');
+          return sendText(res, 403, 'Submission denied.', extra);
+        }
+        const json = await deps.producer.publish(event, { source, topic: 'http', receivedAt });
+        res.writeHead(202, {
+          'content-type': 'application/json; charset=utf-8',
+          'content-length': Buffer.byteLength(json),
+          ...extra,
+        });
+        res.end(json);
+      };
+      await (span ? span.run(event, admit) : admit());
     } catch (err) {
       if (err instanceof InvalidCloudEventError) {
         deps.metrics.consumedFailed(source, 'http', 'invalid');

@@ -1,10 +1,13 @@
 /**
  * Puts accepted CloudEvents on the fan-out stream as structured JSON (one line), the form every hub
  * replica reads. A publish the bus cannot deliver rejects, so the caller can answer 503 rather than
- * acknowledge an event that went nowhere.
+ * acknowledge an event that went nowhere. While tracing, each publish is a PRODUCER span and the
+ * event carries its context (fanout-span.ts); otherwise the event's own traceparent is kept as is.
  */
 import type { Bus } from '@gatehouse/bus';
 import { type CloudEvent, serializeJsonEvent } from '@gatehouse/cloudevents';
+import { endSpan, isTracingActive } from '@gatehouse/tracing';
+import { startFanoutSpan } from './fanout-span.ts';
 import type { PublisherMetrics } from './publisher-metrics.ts';
 
 export interface FanoutProducer {
@@ -14,9 +17,11 @@ export interface FanoutProducer {
 export function createFanoutProducer(bus: Bus, topic: string, metrics: PublisherMetrics): FanoutProducer {
   return {
     async publish(event, origin) {
-      const json = serializeJsonEvent(event);
+      const traced = isTracingActive() ? startFanoutSpan(bus.kind, topic, event) : undefined;
+      const json = serializeJsonEvent(traced?.sent ?? event);
       try {
         await bus.publish(topic, { value: json });
+        if (traced) endSpan(traced.span);
         metrics.producedOk(bus.kind, topic);
         metrics.consumedOk(
           origin.source,
@@ -25,6 +30,7 @@ export function createFanoutProducer(bus: Bus, topic: string, metrics: Publisher
         );
         return json;
       } catch (err) {
+        if (traced) endSpan(traced.span, err);
         metrics.producedFailed(bus.kind, topic);
         metrics.consumedFailed(origin.source, origin.topic, 'fanout_unavailable');
         throw err;

@@ -2,7 +2,8 @@
  * Consumers of the source topics (Kafka, NATS, Kinesis): every replica joins the same consumer group
  * per source, so the partitions / messages are shared among replicas and each source message is
  * taken in once. Each message becomes a CloudEvent on the fan-out stream; a malformed one is counted
- * and logged, never fatal to the consumer.
+ * and logged, never fatal to the consumer. While tracing, handling a message is a CONSUMER span
+ * under the context the event carries (the CloudEvents distributed-tracing extension).
  *
  * At least once: a source message counts as handled (offset committed, acknowledged, checkpointed)
  * only once the fan-out stream has accepted its event. While the stream is unavailable the consumer
@@ -15,9 +16,19 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { type Bus, NotHandledError, type Subscription } from '@gatehouse/bus';
 import type { Logger } from '@gatehouse/service-kit';
+import {
+  endSpan,
+  gatewayTracer,
+  isTracingActive,
+  readTraceContextFromEvent,
+  startConsumerSpan,
+  withActiveSpan,
+} from '@gatehouse/tracing';
 import type { FanoutProducer } from './fanout-producer.ts';
 import type { PublisherMetrics } from './publisher-metrics.ts';
 import { sourceMessageToEvent } from './source-message.ts';
+
+const tracer = gatewayTracer('publisher');
 
 export interface SourceSpec {
   bus: Bus;
@@ -62,11 +73,25 @@ export async function startSourceConsumers(
             );
             return;
           }
-          await publishUntilAccepted(
-            () => deps.producer.publish(event, { source: bus.kind, topic, receivedAt }),
-            deps.logger,
-            stopping.signal,
+          const forward = () =>
+            publishUntilAccepted(
+              () => deps.producer.publish(event, { source: bus.kind, topic, receivedAt }),
+              deps.logger,
+              stopping.signal,
+            );
+          if (!isTracingActive()) return forward();
+          const span = startConsumerSpan(
+            tracer,
+            { system: bus.kind, destination: topic, operation: 'process', consumerGroup: group, event },
+            readTraceContextFromEvent(event),
           );
+          try {
+            await withActiveSpan(span, forward);
+            endSpan(span);
+          } catch (err) {
+            endSpan(span, err);
+            throw err;
+          }
         },
         {
           group,

@@ -6,8 +6,11 @@
  * A connection resuming from a position older than the ring is served by a broker replay
  * (stream-replay.ts). While it runs, live events are not sent to that connection: they are in the
  * ring, and the hand-over sends the ring's events after the replay's position in the same step.
+ * While tracing, each dispatched event is one delivery span (delivery-span.ts).
  */
+import { isTracingActive } from '@gatehouse/tracing';
 import type { Connection } from './connection.ts';
+import { type FanoutSource, traceDelivery } from './delivery-span.ts';
 import type { EventRing, RingEvent } from './event-ring.ts';
 import type { ExtractorConfig } from './extractor-config.ts';
 import {
@@ -30,6 +33,8 @@ export interface HubOptions {
   /** Resumes older than the ring; without it they get `gw.resync_required`. */
   replay?: StreamReplay;
   metrics: HubMetrics;
+  /** Where dispatched events come from; with it, each delivery is a span while tracing. */
+  fanout?: FanoutSource;
   /** How long a resume position ahead of this replica may wait for it before it counts as unknown. */
   aheadGraceMs?: number;
 }
@@ -52,6 +57,7 @@ export class Hub {
   private readonly resuming = new Map<Connection, Resuming>();
   private readonly metrics: HubMetrics;
   private readonly aheadGraceMs: number;
+  private readonly fanout: FanoutSource | undefined;
 
   constructor(options: HubOptions) {
     this.ring = options.ring;
@@ -59,6 +65,7 @@ export class Hub {
     this.index = new SubscriptionIndex(options.extractors);
     this.metrics = options.metrics;
     this.aheadGraceMs = options.aheadGraceMs ?? 5000;
+    this.fanout = options.fanout;
   }
 
   get size(): number {
@@ -142,12 +149,10 @@ export class Hub {
     }
     this.ring.push(e);
     const out: OutgoingEvent = { type: e.type, json: e.json, position };
-    let delivered = 0;
-    this.index.match(e.event as { type: string }, (conn) => {
-      if (this.resuming.size !== 0 && !this.passesResume(conn, position)) return;
-      conn.send(out);
-      delivered++;
-    });
+    const delivered =
+      this.fanout !== undefined && isTracingActive()
+        ? traceDelivery(this.fanout, e.event, () => this.deliver(e.event as { type: string }, out, position))
+        : this.deliver(e.event as { type: string }, out, position);
     this.metrics.eventDispatched(e.type, delivered);
     return e;
   }
@@ -164,6 +169,17 @@ export class Hub {
       conn.close('shutdown');
       this.remove(conn);
     }
+  }
+
+  /** Sends the event to every matching connection (not to one still catching up); answers how many. */
+  private deliver(event: { type: string }, out: OutgoingEvent, position: string): number {
+    let delivered = 0;
+    this.index.match(event, (conn) => {
+      if (this.resuming.size !== 0 && !this.passesResume(conn, position)) return;
+      conn.send(out);
+      delivered++;
+    });
+    return delivered;
   }
 
   /**

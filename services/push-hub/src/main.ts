@@ -1,7 +1,7 @@
 /** The push hub as its own process: connections on INBOUND_PORT, internal API on API_PORT. */
 import { authConfig, startAuth } from '@gatehouse/auth';
 import { busConfig, connectBus } from '@gatehouse/bus';
-import { loadConfig, port, replicaId, serviceMain } from '@gatehouse/service-kit';
+import { loadConfig, port, serviceMain } from '@gatehouse/service-kit';
 import { connectStore, storeConfig } from '@gatehouse/store';
 import { pushHubConfig } from './config.ts';
 import { createPushHub } from './push-hub-service.ts';
@@ -14,7 +14,7 @@ const settings = {
   INBOUND_PORT: port('public port of the connection endpoints', 4000),
 };
 
-await serviceMain('push-hub', async ({ config: common, logger, registry, health }) => {
+await serviceMain('push-hub', async ({ replica, logger, registry, health }) => {
   const config = loadConfig(settings);
   const store = await connectStore(config);
   const fanoutBus = await connectBus(config.FANOUT_BUS, config);
@@ -27,7 +27,7 @@ await serviceMain('push-hub', async ({ config: common, logger, registry, health 
     controlBus,
     store,
     auth,
-    replica: replicaId(common.REPLICA_ID),
+    replica,
     logger,
     registry,
     health,

@@ -63,7 +63,13 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
         onError: (err) => logger.warn({ err }, 'fan-out replay error'),
       })
     : undefined;
-  const hub = new Hub({ extractors, ring, replay, metrics });
+  const hub = new Hub({
+    extractors,
+    ring,
+    replay,
+    metrics,
+    fanout: { system: deps.fanoutBus.kind, topic: config.FANOUT_TOPIC },
+  });
   const check = createAccessCheck(config.SUBSCRIPTION_CHECK, {
     verify: (jwt) => deps.auth.verifyAndCheck(jwt),
     timeoutMs: config.SUBSCRIPTION_CHECK_TIMEOUT,

@@ -242,8 +242,9 @@ export class RequestPipeline {
     parent: TraceStep | undefined,
   ): void {
     const endpoint = x.endpoint;
-    for (const secondary of endpoint.secondaries) this.fireAndForget(x, secondary, from, parent, request);
+    // The primary's step first: without an authentication step it is the request's SERVER span.
     const step = x.trace?.begin(endpoint.primary, from, parent);
+    for (const secondary of endpoint.secondaries) this.fireAndForget(x, secondary, from, parent, request);
     let result: unknown;
     try {
       result = endpoint.relay

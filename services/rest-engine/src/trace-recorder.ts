@@ -2,7 +2,9 @@
  * Trace records of traced endpoints: one per function that handled the request (authentication,
  * target, secondaries, and the response writer `async.http.response`), sharing one trace id.
  * Each record is written to the log (`{trace: {...}}`) and as an OpenTelemetry span under the
- * caller's W3C context, so the same chain shows up in a tracing backend.
+ * caller's W3C context, so the same chain shows up in a tracing backend: the first step (the
+ * authentication, else the primary) is the request's SERVER span, every other step is INTERNAL;
+ * secondaries run beside the primary, under the same parent.
  */
 import {
   context as otelContext,
@@ -56,6 +58,8 @@ export class RequestTrace {
   private readonly logger: Logger;
   /** Records written so far; once the response is out, late records are written as they end. */
   private flushed = 0;
+  /** Whether the request's SERVER span (its first step without a parent step) has started. */
+  private serverSpanStarted = false;
   private responded = false;
 
   constructor(
@@ -143,10 +147,13 @@ export class RequestTrace {
         isRemote: true,
       });
     }
+    // One SERVER span per request; a secondary fired beside the primary is INTERNAL, like the rest.
+    const isServer = parent === undefined && !this.serverSpanStarted;
+    this.serverSpanStarted = true;
     const span = this.tracer.startSpan(
       service,
       {
-        kind: parent ? SpanKind.INTERNAL : SpanKind.SERVER,
+        kind: isServer ? SpanKind.SERVER : SpanKind.INTERNAL,
         attributes: {
           'gw.trace.id': this.id,
           'gw.trace.path': this.path,

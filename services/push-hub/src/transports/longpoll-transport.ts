@@ -162,32 +162,39 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     res.on('close', () => closed.abort());
     const deadline = Date.now() + opts.pollWindowMs;
     let rec = found;
-    if (await blacklisted(rec)) return answerKilled(res, id, rec.sessionId!);
-    let privateEvents = await records.pending(id, acknowledged);
+    let privateEvents: PrivateEvent[] | undefined;
     for (;;) {
-      const slice = await readStream(cursor, closed.signal);
-      if (closed.signal.aborted) return;
-      if (slice.failed) return answerUnavailable(res);
-      // Subscriptions read after the events were taken: a change made before one of them was
-      // published applies to it (a poll waiting since before the change has the old ones).
-      if (slice.events.length > 0) rec = (await records.load(id)) ?? rec;
-      const matches = ctx.hub.index.matcherFor(rec.subscriptions);
-      const stream = slice.events.filter((e) => matches(e.event as { type: string })).map((e) => e.json);
-      if (slice.resync) stream.unshift(resyncRequired(cursor).json);
-      cursor = slice.cursor;
-      const waitMs = deadline - Date.now();
-      if (privateEvents.length > 0 || stream.length > 0 || waitMs <= 0)
-        return answer(res, id, token, cursor, privateEvents, stream);
-      const reason = await waiters.wait(
-        { id, sessionId: rec.sessionId, subscriptions: rec.subscriptions },
-        waitMs,
-        closed.signal,
-      );
-      if (reason === 'closed') return;
-      if (reason === 'killed' && (await blacklisted(rec))) return answerKilled(res, id, rec.sessionId!);
-      if (reason === 'private') {
-        rec = (await records.load(id)) ?? rec;
-        privateEvents = await records.pending(id, undefined);
+      // Armed before looking, so a kill, private event or stream event that comes while this
+      // poll reads the blacklist, its queue and the stream wakes it instead of being missed.
+      const armed = waiters.arm({ id, sessionId: rec.sessionId, subscriptions: rec.subscriptions });
+      try {
+        if (privateEvents === undefined) {
+          if (await blacklisted(rec)) return answerKilled(res, id, rec.sessionId!);
+          privateEvents = await records.pending(id, acknowledged);
+        }
+        const pending = privateEvents;
+        const slice = await readStream(cursor, closed.signal);
+        if (closed.signal.aborted) return;
+        if (slice.failed) return answerUnavailable(res);
+        // Subscriptions read after the events were taken: a change made before one of them was
+        // published applies to it (a poll waiting since before the change has the old ones).
+        if (slice.events.length > 0) rec = (await records.load(id)) ?? rec;
+        const matches = ctx.hub.index.matcherFor(rec.subscriptions);
+        const stream = slice.events.filter((e) => matches(e.event as { type: string })).map((e) => e.json);
+        if (slice.resync) stream.unshift(resyncRequired(cursor).json);
+        cursor = slice.cursor;
+        const waitMs = deadline - Date.now();
+        if (pending.length > 0 || stream.length > 0 || waitMs <= 0)
+          return answer(res, id, token, cursor, pending, stream);
+        const reason = await armed.wait(waitMs, closed.signal);
+        if (reason === 'closed') return;
+        if (reason === 'killed' && (await blacklisted(rec))) return answerKilled(res, id, rec.sessionId!);
+        if (reason === 'private') {
+          rec = (await records.load(id)) ?? rec;
+          privateEvents = await records.pending(id, undefined);
+        }
+      } finally {
+        armed.disarm();
       }
     }
   }

@@ -22,6 +22,19 @@ interface Waiter {
   wake(reason: WakeReason): void;
 }
 
+/**
+ * A poll registered before it looks at the stream, the store and the blacklist: whatever happens
+ * while it looks (an event, a kill, a private event) is kept, and `wait` then returns at once
+ * instead of sleeping through the window. Registering only when about to sleep would lose the
+ * wake-ups that came in between.
+ */
+export interface ArmedPoll {
+  /** Resolves with the first wake-up since arming, or after `ms`, or when `signal` aborts. */
+  wait(ms: number, signal: AbortSignal): Promise<WakeReason>;
+  /** Unregisters it (idempotent); a poll that answered without waiting must disarm. */
+  disarm(): void;
+}
+
 export class LongPollWaiters {
   private readonly index: SubscriptionIndex<Waiter>;
   private readonly byId = new Map<string, Set<Waiter>>();
@@ -37,26 +50,43 @@ export class LongPollWaiters {
     return n;
   }
 
-  /** Resolves with why the poll should look again: an event for it, time out, or its client left. */
+  /** Registers the poll now; its wake-ups from here on are kept until it waits. */
+  arm(poll: WaitingPoll): ArmedPoll {
+    let woken: WakeReason | undefined;
+    let resolveWait: ((reason: WakeReason) => void) | undefined;
+    const waiter: Waiter = {
+      poll,
+      wake: (reason) => {
+        this.remove(waiter);
+        woken ??= reason;
+        resolveWait?.(woken);
+      },
+    };
+    this.index.set(waiter, poll.subscriptions);
+    addTo(this.byId, poll.id, waiter);
+    if (poll.sessionId !== undefined) addTo(this.bySession, poll.sessionId, waiter);
+    return {
+      wait: (ms, signal) => {
+        if (woken !== undefined) return Promise.resolve(woken);
+        if (signal.aborted) return Promise.resolve('closed');
+        return new Promise((resolve) => {
+          const onAbort = () => waiter.wake('closed');
+          const timer = setTimeout(() => waiter.wake('timeout'), Math.max(ms, 0));
+          signal.addEventListener('abort', onAbort);
+          resolveWait = (reason) => {
+            clearTimeout(timer);
+            signal.removeEventListener('abort', onAbort);
+            resolve(reason);
+          };
+        });
+      },
+      disarm: () => this.remove(waiter),
+    };
+  }
+
+  /** Arms and waits at once (a poll with nothing to look at first). */
   wait(poll: WaitingPoll, ms: number, signal: AbortSignal): Promise<WakeReason> {
-    if (signal.aborted) return Promise.resolve('closed');
-    return new Promise((resolve) => {
-      const waiter: Waiter = {
-        poll,
-        wake: (reason) => {
-          clearTimeout(timer);
-          signal.removeEventListener('abort', onAbort);
-          this.remove(waiter);
-          resolve(reason);
-        },
-      };
-      const onAbort = () => waiter.wake('closed');
-      const timer = setTimeout(() => waiter.wake('timeout'), Math.max(ms, 0));
-      signal.addEventListener('abort', onAbort);
-      this.index.set(waiter, poll.subscriptions);
-      addTo(this.byId, poll.id, waiter);
-      if (poll.sessionId !== undefined) addTo(this.bySession, poll.sessionId, waiter);
-    });
+    return this.arm(poll).wait(ms, signal);
   }
 
   /** A fan-out event: wakes the polls it matches. */

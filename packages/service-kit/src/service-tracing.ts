@@ -1,0 +1,20 @@
+/**
+ * Starting tracing for a service process (startTracing from @gatehouse/tracing), with an unusable
+ * OTEL_EXPORTER_OTLP_* endpoint reported as a configuration error like any other (exit status 2),
+ * and a log line saying where spans go when tracing is on.
+ */
+import { startTracing, type TracingHandle, type TracingOptions } from '@gatehouse/tracing';
+import { ConfigError } from './env-config.ts';
+import type { Logger } from './logger.ts';
+
+export function startServiceTracing(options: TracingOptions, logger: Logger): TracingHandle {
+  let tracing: TracingHandle;
+  try {
+    tracing = startTracing(options);
+  } catch (err) {
+    throw new ConfigError([(err as Error).message]);
+  }
+  if (tracing.enabled)
+    logger.info({ url: tracing.tracesUrl, instance: options.serviceInstanceId }, 'exporting traces');
+  return tracing;
+}

@@ -1,0 +1,27 @@
+/**
+ * The PRODUCER span of an event put on the fan-out stream: under the active span (the request's
+ * SERVER span or the source message's CONSUMER span), else under the context the event carries.
+ * The event leaves with this span's context as its `traceparent`, so a hub's delivery is its child.
+ */
+import type { CloudEvent } from '@gatehouse/cloudevents';
+import {
+  activeOrCarriedContext,
+  gatewayTracer,
+  hopTraceContext,
+  readTraceContextFromEvent,
+  type Span,
+  startProducerSpan,
+  withTraceContext,
+} from '@gatehouse/tracing';
+
+const tracer = gatewayTracer('publisher');
+
+export function startFanoutSpan(
+  system: string,
+  topic: string,
+  event: CloudEvent,
+): { span: Span; sent: CloudEvent } {
+  const parent = activeOrCarriedContext(readTraceContextFromEvent(event));
+  const span = startProducerSpan(tracer, { system, destination: topic, event }, parent);
+  return { span, sent: withTraceContext(event, hopTraceContext(span, undefined)) };
+}

@@ -1,0 +1,42 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { LongPollWaiters } from '../src/transports/longpoll-waiters.ts';
+
+const poll = { id: 'c1', sessionId: 's1', subscriptions: [{ eventType: 'greeting', oneOf: [] }] };
+const event = (type: string) => ({ position: '1', type, event: { type }, json: '{}' });
+
+describe('long-poll waiters', () => {
+  it('keeps a kill that comes between arming and waiting: the wait returns at once', async () => {
+    const waiters = new LongPollWaiters(new Map());
+    const armed = waiters.arm(poll);
+    waiters.sessionKilled('s1'); // while the poll still reads the blacklist, its queue, the stream
+    const started = performance.now();
+    assert.equal(await armed.wait(10_000, new AbortController().signal), 'killed');
+    assert.ok(performance.now() - started < 100);
+    assert.equal(waiters.size, 0, 'a woken poll is no longer registered');
+  });
+
+  it('keeps a matching stream event or a private event that comes before the wait', async () => {
+    const waiters = new LongPollWaiters(new Map());
+    const a = waiters.arm(poll);
+    waiters.streamEvent(event('greeting'));
+    assert.equal(await a.wait(10_000, new AbortController().signal), 'stream');
+    const b = waiters.arm(poll);
+    waiters.privateEvent('c1');
+    assert.equal(await b.wait(10_000, new AbortController().signal), 'private');
+  });
+
+  it('sleeps through events it does not match, until its window ends', async () => {
+    const waiters = new LongPollWaiters(new Map());
+    const armed = waiters.arm(poll);
+    waiters.streamEvent(event('other'));
+    waiters.sessionKilled('someone-else');
+    assert.equal(await armed.wait(50, new AbortController().signal), 'timeout');
+  });
+
+  it('forgets a poll that disarms without waiting', () => {
+    const waiters = new LongPollWaiters(new Map());
+    waiters.arm(poll).disarm();
+    assert.equal(waiters.size, 0);
+  });
+});

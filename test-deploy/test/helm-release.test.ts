@@ -1,0 +1,242 @@
+/**
+ * charts/gatehouse installed with helm into a real single-node Kubernetes (tools/k8s-local.sh) as an
+ * operator installs it: the image built from the Dockerfile, Kafka, Redis and NATS as pods of the
+ * test's own manifests (test-deploy/k8s), the project's nginx edge standing in for an Ingress
+ * controller, and the Prometheus operator's ServiceMonitor CRD, so the chart's ServiceMonitors exist.
+ * (Debian's Prometheus is built without Kubernetes service discovery, so no Prometheus scrapes the
+ * pods here; docker-compose and the process-level e2e test scrape every service.) Everything is
+ * checked from outside, on 127.0.0.1 NodePorts: what a user does (user-checks.ts, shared with the compose
+ * test), `kubectl scale` of the hub without touching the other services, `helm upgrade` rolling
+ * every pod, and `helm uninstall` leaving nothing of the release behind.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { uniqueName, waitFor } from '@gatehouse/testkit';
+import { repoRoot, run } from '../src/compose-stack.ts';
+import { type Cluster, type PodState, startCluster, waitForHttp } from '../src/kubernetes.ts';
+import {
+  checkEventDelivery,
+  checkKafkaRoundTrip,
+  checkProxiedHttp,
+  checkRestEngine,
+  checkSessionKill,
+  type GatehouseUrls,
+  openSseOnSomeReplica,
+  publishEvent,
+} from '../src/user-checks.ts';
+
+const minutes = 60_000;
+const release = 'gw';
+const instance = `app.kubernetes.io/instance=${release}`;
+const components = ['push-hub', 'publisher', 'proxy', 'blacklist', 'rest-engine'];
+const kafkaHostListener = ['127.0.0.1:31092'];
+const seconds = (since: number) => `${((performance.now() - since) / 1000).toFixed(1)}s`;
+const say = (line: string) => process.stderr.write(`helm-release: ${line}\n`);
+
+describe('Helm release in a real Kubernetes cluster, checked from outside', () => {
+  let cluster: Cluster;
+  let urls: GatehouseUrls;
+  const jwtSecretKey = randomBytes(32).toString('hex');
+  const tokenSecret = randomBytes(32).toString('hex');
+  const helmInstall = (command: 'install' | 'upgrade', extra: string[] = []) =>
+    cluster.helm([
+      command,
+      release,
+      `${repoRoot}charts/gatehouse`,
+      '-f',
+      `${repoRoot}test-deploy/k8s/values.yaml`,
+      '--set',
+      `auth.jwtSecretKey=${jwtSecretKey}`,
+      '--set',
+      `auth.tokenSecret=${tokenSecret}`,
+      ...extra,
+      '--wait',
+      '--timeout',
+      '5m',
+    ]);
+
+  before(
+    async () => {
+      let since = performance.now();
+      cluster = await startCluster(uniqueName('gatehouse'));
+      say(`cluster up and images loaded in ${seconds(since)}`);
+      const crd = (await run(`${repoRoot}tools/chart-tools.sh`, ['servicemonitor-crd'])).trim();
+      await cluster.kubectl(['apply', '--server-side', '-f', crd]);
+      await cluster.kubectl([
+        'create',
+        'configmap',
+        'gatehouse-edge',
+        `--from-file=gatehouse.conf.template=${repoRoot}deploy/nginx/gatehouse.conf.template`,
+      ]);
+      await cluster.apply('brokers.yaml');
+      since = performance.now();
+      await cluster.waitDeployments('app in (kafka,redis,nats)');
+      say(`Kafka, Redis and NATS ready in ${seconds(since)}`);
+
+      since = performance.now();
+      await helmInstall('install');
+      say(`helm install --wait: every Deployment ready in ${seconds(since)}`);
+      await cluster.apply('edge.yaml');
+      await cluster.waitDeployments('app=edge');
+      const [publicPort, internalPort, restPort] = await Promise.all([
+        cluster.nodePort('edge', 'public'),
+        cluster.nodePort('edge', 'internal'),
+        cluster.nodePort(`${release}-gatehouse-rest-engine`, 'http'),
+      ]);
+      urls = {
+        publicUrl: `http://127.0.0.1:${publicPort}`,
+        internalUrl: `http://127.0.0.1:${internalPort}`,
+        restUrl: `http://127.0.0.1:${restPort}`,
+      };
+      await Promise.all([
+        waitForHttp(`${urls.publicUrl}/_gw/health`),
+        waitForHttp(`${urls.internalUrl}/health`),
+        waitForHttp(`${urls.restUrl}/api/hello/world`),
+      ]);
+    },
+    { timeout: 45 * minutes },
+  );
+
+  after(async () => {
+    if (!cluster) return;
+    await cluster.kubectl(['delete', 'namespace', cluster.namespace, '--wait=false']).catch(() => {});
+  });
+
+  it('runs every component from the image as a non-root user, each pod Ready through its probes', async () => {
+    const pods = await cluster.pods(instance);
+    for (const component of components) {
+      const mine = pods.filter((p) => p.component === component);
+      // The publisher's replicas are the HPA's to set (the next test); the others start with 2.
+      assert.ok(mine.length >= (component === 'publisher' ? 1 : 2), `${component}: ${mine.length} pods`);
+      const restarted = mine.filter((p) => p.restarts > 0);
+      const logs = await Promise.all(
+        restarted.map((p) => cluster.kubectl(['logs', p.name, '--previous', '--tail=40']).catch(String)),
+      );
+      assert.ok(
+        mine.every((p) => p.ready && p.restarts === 0),
+        `${component}: ${JSON.stringify(mine)}\n${logs.join('\n')}`,
+      );
+    }
+    const uid = await cluster.kubectl([
+      'exec',
+      pods[0]!.name,
+      '--',
+      'node',
+      '-e',
+      'process.stdout.write(process.getuid() + ":" + process.getgid())',
+    ]);
+    assert.equal(uid, '10001:10001');
+    const probes = JSON.parse(
+      await cluster.kubectl(['get', 'deployment', `${release}-gatehouse-push-hub`, '-o', 'json']),
+    ) as {
+      spec: { template: { spec: { containers: Array<Record<string, { httpGet: { path: string } }>> } } };
+    };
+    const container = probes.spec.template.spec.containers[0]!;
+    assert.equal(container['readinessProbe']!.httpGet.path, '/ready');
+    assert.equal(container['livenessProbe']!.httpGet.path, '/health');
+  });
+
+  it('delivers events over SSE and WebSocket, proxies HTTP and Kafka round trips, serves the REST engine, kills sessions', async () => {
+    await checkEventDelivery(urls);
+    await checkProxiedHttp(urls, { host: `${release}-gatehouse-rest-engine`, port: 8085 });
+    await checkKafkaRoundTrip(urls, kafkaHostListener);
+    await checkRestEngine(urls);
+    await checkSessionKill(urls, jwtSecretKey);
+  });
+
+  it('creates the PDBs, HPA, Ingress rules and ServiceMonitors; the HPA holds its minimum without a metrics API', async () => {
+    const objects = await cluster.objects(
+      'poddisruptionbudgets.policy,horizontalpodautoscalers.autoscaling,ingresses.networking.k8s.io,servicemonitors.monitoring.coreos.com',
+      instance,
+    );
+    const count = (kind: string) => objects.filter((o) => o.startsWith(`${kind}/`)).length;
+    assert.equal(count('poddisruptionbudget.policy'), components.length, objects.join(' '));
+    assert.equal(count('servicemonitor.monitoring.coreos.com'), components.length, objects.join(' '));
+    assert.equal(count('horizontalpodautoscaler.autoscaling'), 1, objects.join(' '));
+    assert.ok(count('ingress.networking.k8s.io') >= 2, objects.join(' '));
+    await waitFor(
+      async () =>
+        (await cluster.pods(`${instance},app.kubernetes.io/component=publisher`)).filter((p) => p.ready)
+          .length === 2,
+      { timeoutMs: 2 * minutes, intervalMs: 1000, what: 'the HPA to scale the publisher to minReplicas' },
+    );
+  });
+
+  it('scales push-hub to 3 with kubectl: the new replica serves new connections, the other pods stay untouched', async () => {
+    const others = async () =>
+      (await cluster.pods(instance))
+        .filter((p) => p.component !== 'push-hub')
+        .map(identity)
+        .sort();
+    const before = await others();
+    const hubsBefore = new Set(
+      (await cluster.pods(`${instance},app.kubernetes.io/component=push-hub`)).map((p) => p.name),
+    );
+    const since = performance.now();
+    await cluster.kubectl(['scale', `deployment/${release}-gatehouse-push-hub`, '--replicas=3']);
+    await cluster.waitDeployments(`${instance},app.kubernetes.io/component=push-hub`);
+    say(`kubectl scale push-hub to 3: ready in ${seconds(since)}`);
+    const hubs = await cluster.pods(`${instance},app.kubernetes.io/component=push-hub`);
+    const added = hubs.filter((p) => !hubsBefore.has(p.name));
+    assert.equal(added.length, 1, JSON.stringify(hubs));
+
+    // kube-proxy spreads new connections over every ready endpoint: one soon lands on the new pod.
+    const type = uniqueName('scaled');
+    const opened = [];
+    let onNew: Awaited<ReturnType<typeof openSseOnSomeReplica>> | undefined;
+    try {
+      for (let i = 0; i < 30 && !onNew; i++) {
+        const conn = await openSseOnSomeReplica(urls, tokenSecret, type);
+        opened.push(conn);
+        if (conn.replica === added[0]!.name) onNew = conn;
+      }
+      assert.ok(onNew, `no connection of 30 reached ${added[0]!.name}: ${opened.map((c) => c.replica)}`);
+      const id = await publishEvent(urls, type, { scaled: true });
+      await waitFor(() => onNew!.connection.events(type).some((e) => e['id'] === id), {
+        timeoutMs: 20_000,
+        what: 'the event on the new replica',
+      });
+    } finally {
+      for (const c of opened) c.connection.close();
+    }
+    assert.deepEqual(await others(), before, 'the other services keep their pods, with no restarts');
+  });
+
+  it('rolls every pod on helm upgrade with a changed setting, and serves again', async () => {
+    const before = new Set((await cluster.pods(instance)).map((p) => p.name));
+    const since = performance.now();
+    await helmInstall('upgrade', ['--set', 'log.level=debug']);
+    await cluster.waitDeployments(instance);
+    say(`helm upgrade --wait (log.level changed): every pod replaced in ${seconds(since)}`);
+    const after = (await cluster.pods(instance)).filter((p) => !p.deleting);
+    assert.ok(after.length >= 10, JSON.stringify(after));
+    assert.deepEqual(
+      after.filter((p) => before.has(p.name)).map((p) => p.name),
+      [],
+      'no pod of the old revision is left',
+    );
+    const env = await cluster.kubectl(['exec', after[0]!.name, '--', 'printenv', 'LOG_LEVEL']);
+    assert.equal(env.trim(), 'debug');
+    await checkEventDelivery(urls);
+  });
+
+  it('leaves nothing of the release behind after helm uninstall', async () => {
+    await cluster.helm(['uninstall', release, '--wait', '--timeout', '3m']);
+    await waitFor(async () => (await cluster.pods(instance)).length === 0, {
+      timeoutMs: 3 * minutes,
+      intervalMs: 500,
+      what: 'the release pods to terminate',
+    });
+    const left = await cluster.objects(
+      'all,configmaps,secrets,serviceaccounts,poddisruptionbudgets.policy,ingresses.networking.k8s.io,servicemonitors.monitoring.coreos.com,endpointslices.discovery.k8s.io',
+      instance,
+    );
+    assert.deepEqual(left, []);
+    assert.equal((await cluster.helm(['list', '-q'])).trim(), '');
+  });
+});
+
+function identity(p: PodState): string {
+  return `${p.name} restarts=${p.restarts}`;
+}
