@@ -128,6 +128,7 @@ async function startServices(
       logger,
       registry,
       health,
+      drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT_MS,
     }),
     createBlacklistService(config, { store, logger, registry }),
     // Last: the reverse proxy answers every public path no other service claimed.

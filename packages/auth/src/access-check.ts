@@ -1,11 +1,12 @@
 /**
  * SUBSCRIPTION_CHECK and SUBMISSION_CHECK: who may subscribe to or submit events. `no_check` allows
- * everything; `jwt_validation` requires at least one valid, non-blacklisted JWT; a URL delegates to
+ * everything; `jwt_validation` requires at least one valid, non-blacklisted JWT (and rejects with the
+ * store's error when none is valid and the blacklist could not be read); a URL delegates to
  * an external service that receives `POST <url>` with the request's JSON body and Authorization
  * header and allows on 2xx. Any other answer, a time-out or a transport error denies (and is
  * reported through `onProblem`, since it usually means the check service is broken).
  */
-import type { Field } from '@gatehouse/service-kit';
+import { type Field, unavailabilityOf } from '@gatehouse/service-kit';
 
 export type AccessCheckMode = 'no_check' | 'jwt_validation' | URL;
 
@@ -65,13 +66,21 @@ export function createAccessCheck(mode: AccessCheckMode, options: AccessCheckOpt
   };
 }
 
+/**
+ * Whether one of the tokens is valid. When none is and one could not be checked because the store
+ * was unreachable (the blacklist), that failure is thrown: the caller answers 503, not 403.
+ */
 async function anyValid(jwts: string[], verify: (jwt: string) => Promise<unknown>): Promise<boolean> {
+  let outage: unknown;
   for (const jwt of jwts) {
     try {
       await verify(jwt);
       return true;
-    } catch {}
+    } catch (err) {
+      if (unavailabilityOf(err)) outage ??= err;
+    }
   }
+  if (outage !== undefined) throw outage;
   return false;
 }
 

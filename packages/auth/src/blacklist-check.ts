@@ -9,8 +9,8 @@
  *   refused here at once, and any cached "not blacklisted" answer for it is dropped.
  * - Negative answers are cached only when `negativeCacheMs` > 0 (default 0: ask the store each
  *   time). Caching them saves a store round trip per request for the common case (nobody is
- *   blacklisted), at the price that an addition whose notification is lost (a pub/sub reconnect)
- *   is seen up to `negativeCacheMs` late. Kill notifications to open connections do not depend on
+ *   blacklisted). When the watch was cut off (a pub/sub reconnect, told by a `resync` change),
+ *   every cached answer is dropped. Kill notifications to open connections do not depend on
  *   this cache.
  * Concurrent checks of the same session share one store lookup.
  */
@@ -88,6 +88,13 @@ export class BlacklistCheck {
   }
 
   private onChange(change: Change): void {
+    if (change.kind === 'resync') {
+      // The watch was cut off: any change made meanwhile was not heard; ask the store again.
+      this.changes++;
+      this.answers.clear();
+      this.pending.clear();
+      return;
+    }
     if (!change.key.startsWith(blacklistPrefix)) return;
     const sessionId = change.key.slice(blacklistPrefix.length);
     this.changes++;

@@ -1,13 +1,19 @@
 /**
  * Opaque, URL-safe, authenticated tokens naming a replica and an id local to it: the connection
  * token a client uses to change its subscriptions, and the correlation id of a proxied request.
- * Any replica can read the owner out of a token and route to it; a forged or altered token decodes
- * to undefined. They replace RIG's AES-GCM-encrypted Erlang PIDs: the content is not secret, only
- * its integrity matters, so an HMAC is enough.
+ * Any replica can read the owner out of a token and route to it; a forged, altered or expired token
+ * decodes to undefined. They replace RIG's AES-GCM-encrypted Erlang PIDs: the content is not
+ * secret, only its integrity matters, so an HMAC is enough.
  *
- * Layout before base64url: version (1 byte) ‖ replica length (1 byte) ‖ replica ‖ id ‖ MAC (16 bytes),
- * the MAC being HMAC-SHA256 over everything before it, truncated to 128 bits. The MAC key is derived
- * from the secret and a purpose string, so a connection token is never accepted as a correlation id.
+ * Layout (version 2) before base64url: version (1 byte) ‖ expiry (4 bytes, big-endian seconds since
+ * the Unix epoch, 0: none) ‖ replica length (1 byte) ‖ replica ‖ id ‖ MAC (16 bytes), the MAC being
+ * HMAC-SHA256 over everything before it, truncated to 128 bits. The MAC key is derived from the
+ * secret, the version and a purpose string, so a connection token is never accepted as a
+ * correlation id, and a token of another version never verifies. Version 1 (no expiry) is refused.
+ *
+ * Ids must not repeat across restarts of a replica that keeps its name (a pod name): callers put a
+ * per-boot random part in them (random connection ids; correlation ids carry a boot epoch), so a
+ * token issued before a crash never names something of the new process.
  */
 import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from 'node:crypto';
 
@@ -16,20 +22,26 @@ export interface SignedTokenPayload {
   replica: string;
   /** Its id within that replica. */
   id: string;
+  /** When the token stops being accepted (ms since the Unix epoch, kept to the second); absent: never. */
+  expiresAt?: number;
 }
 
-const version = 1;
+const version = 2;
 const macLength = 16;
+const headerLength = 6;
 const maxReplicaBytes = 255;
+const maxExpirySeconds = 0xffff_ffff;
 
 export class SignedTokenCodec {
   readonly purpose: string;
   private readonly key: KeyObject;
+  private readonly now: () => number;
 
-  constructor(secret: string | Uint8Array, purpose: string) {
+  constructor(secret: string | Uint8Array, purpose: string, options: { now?: () => number } = {}) {
     if (secret.length === 0) throw new Error('token secret is empty');
     if (purpose === '') throw new Error('token purpose is empty');
     this.purpose = purpose;
+    this.now = options.now ?? Date.now;
     const derived = createHmac('sha256', secret)
       .update(`gatehouse signed token v${version}: ${purpose}`)
       .digest();
@@ -39,32 +51,42 @@ export class SignedTokenCodec {
   encode(payload: SignedTokenPayload): string {
     const replica = Buffer.from(payload.replica, 'utf8');
     if (replica.length > maxReplicaBytes) throw new Error(`replica id longer than ${maxReplicaBytes} bytes`);
-    const body = Buffer.concat([
-      Buffer.from([version, replica.length]),
-      replica,
-      Buffer.from(payload.id, 'utf8'),
-    ]);
+    const header = Buffer.alloc(headerLength);
+    header[0] = version;
+    header.writeUInt32BE(expirySeconds(payload.expiresAt), 1);
+    header[5] = replica.length;
+    const body = Buffer.concat([header, replica, Buffer.from(payload.id, 'utf8')]);
     return Buffer.concat([body, this.mac(body)]).toString('base64url');
   }
 
-  /** The payload, or undefined for anything that is not an unaltered token of this codec's purpose. */
+  /** The payload, or undefined for anything that is not an unaltered, unexpired token of this purpose. */
   decode(token: string): SignedTokenPayload | undefined {
     if (!/^[A-Za-z0-9_-]+$/.test(token)) return undefined;
     const bytes = Buffer.from(token, 'base64url');
     // Unused low bits of the last character would let several spellings carry the same token.
     if (bytes.toString('base64url') !== token) return undefined;
-    if (bytes.length < 2 + macLength || bytes[0] !== version) return undefined;
+    if (bytes.length < headerLength + macLength || bytes[0] !== version) return undefined;
     const body = bytes.subarray(0, bytes.length - macLength);
     if (!timingSafeEqual(this.mac(body), bytes.subarray(body.length))) return undefined;
-    const replicaEnd = 2 + bytes[1]!;
+    const expiry = body.readUInt32BE(1);
+    if (expiry !== 0 && expiry * 1000 <= this.now()) return undefined;
+    const replicaEnd = headerLength + body[5]!;
     if (replicaEnd > body.length) return undefined;
     return {
-      replica: body.subarray(2, replicaEnd).toString('utf8'),
+      replica: body.subarray(headerLength, replicaEnd).toString('utf8'),
       id: body.subarray(replicaEnd).toString('utf8'),
+      ...(expiry !== 0 && { expiresAt: expiry * 1000 }),
     };
   }
 
   private mac(body: Buffer): Buffer {
     return createHmac('sha256', this.key).update(body).digest().subarray(0, macLength);
   }
+}
+
+/** Whole seconds, rounded up: a token lives at most a second longer than asked, never shorter. */
+function expirySeconds(expiresAt: number | undefined): number {
+  if (expiresAt === undefined) return 0;
+  if (!Number.isFinite(expiresAt) || expiresAt <= 0) throw new Error(`invalid token expiry ${expiresAt}`);
+  return Math.min(Math.ceil(expiresAt / 1000), maxExpirySeconds);
 }

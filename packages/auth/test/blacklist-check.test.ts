@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { MemoryStore, StoreError } from '@gatehouse/store';
+import { type ChangeListener, MemoryStore, StoreError } from '@gatehouse/store';
 import { waitFor } from '@gatehouse/testkit';
 import { BlacklistCheck, type BlacklistCheckOptions, blacklistKey } from '../src/index.ts';
 import { FakeClock } from './fixtures.ts';
@@ -10,6 +10,22 @@ class CountingStore extends MemoryStore {
   ttlCalls = 0;
   hold: Promise<void> | undefined;
   down = false;
+
+  /** While true, notifications are lost, as while a watch reconnects. */
+  muted = false;
+  private readonly watchers: Array<{ prefix: string; listener: ChangeListener }> = [];
+
+  override watch(prefix: string, listener: ChangeListener) {
+    this.watchers.push({ prefix, listener });
+    return super.watch(prefix, (change) => {
+      if (!this.muted) listener(change);
+    });
+  }
+
+  /** The watch listens again after it was cut off. */
+  resync(): void {
+    for (const { prefix, listener } of this.watchers) listener({ key: prefix, kind: 'resync' });
+  }
 
   override async ttl(key: string): Promise<number | undefined> {
     this.ttlCalls++;
@@ -109,6 +125,17 @@ describe('blacklist check', () => {
     await blacklist('s1');
     assert.equal(await replicaA.isBlacklisted('s1'), true);
     assert.equal(await replicaB.isBlacklisted('s1'), true);
+  });
+
+  it('drops every cached answer when its watch was cut off, so a blacklisting it missed counts', async () => {
+    const bl = await check({ negativeCacheMs: 60_000 });
+    assert.equal(await bl.isBlacklisted('s1'), false);
+    store.muted = true;
+    await blacklist('s1');
+    store.muted = false;
+    assert.equal(await bl.isBlacklisted('s1'), false, 'the missed notification left the cached "no"');
+    store.resync();
+    assert.equal(await bl.isBlacklisted('s1'), true);
   });
 
   it('forgets a positive answer when the entry is deleted', async () => {

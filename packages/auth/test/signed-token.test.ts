@@ -72,18 +72,61 @@ describe('signed token', () => {
 
   it('follows the documented layout, and refuses a replica length pointing past the end', () => {
     // Rebuild the MAC as src/signed-token.ts documents it, to reach the checks behind the MAC.
-    const key = createHmac('sha256', secret).update('gatehouse signed token v1: connection').digest();
-    const seal = (body: Buffer) =>
-      Buffer.concat([body, createHmac('sha256', key).update(body).digest().subarray(0, 16)]).toString(
+    const seal = (body: Buffer, version = 2) => {
+      const key = createHmac('sha256', secret)
+        .update(`gatehouse signed token v${version}: connection`)
+        .digest();
+      return Buffer.concat([body, createHmac('sha256', key).update(body).digest().subarray(0, 16)]).toString(
         'base64url',
       );
-    const body = Buffer.concat([Buffer.from([1, 2]), Buffer.from('ab'), Buffer.from('id')]);
+    };
+    const header = (expiry: number, replicaLength: number) => {
+      const h = Buffer.alloc(6);
+      h[0] = 2;
+      h.writeUInt32BE(expiry, 1);
+      h[5] = replicaLength;
+      return h;
+    };
+    const body = Buffer.concat([header(0, 2), Buffer.from('ab'), Buffer.from('id')]);
     assert.equal(seal(body), codec.encode({ replica: 'ab', id: 'id' }));
-    body[1] = 200;
+    const expiring = Buffer.concat([header(4_000_000_000, 2), Buffer.from('ab'), Buffer.from('id')]);
+    assert.equal(seal(expiring), codec.encode({ replica: 'ab', id: 'id', expiresAt: 4_000_000_000_000 }));
+    body[5] = 200;
     assert.equal(codec.decode(seal(body)), undefined);
-    body[0] = 2;
-    body[1] = 2;
+    body[5] = 2;
+    body[0] = 3;
     assert.equal(codec.decode(seal(body)), undefined, 'unknown version');
+  });
+
+  it('refuses tokens of version 1 (no expiry), even with a valid MAC', () => {
+    const key = createHmac('sha256', secret).update('gatehouse signed token v1: connection').digest();
+    const body = Buffer.concat([Buffer.from([1, 2]), Buffer.from('ab'), Buffer.from('id')]);
+    const v1 = Buffer.concat([body, createHmac('sha256', key).update(body).digest().subarray(0, 16)]);
+    assert.equal(codec.decode(v1.toString('base64url')), undefined);
+  });
+
+  it('carries an expiry to the second and refuses the token from then on', () => {
+    let now = 1_700_000_000_000;
+    const clocked = new SignedTokenCodec(secret, 'connection', { now: () => now });
+    const token = clocked.encode({ replica: 'hub-1', id: 'c1', expiresAt: now + 60_500 });
+    assert.deepEqual(clocked.decode(token), { replica: 'hub-1', id: 'c1', expiresAt: now + 61_000 });
+    now += 60_999;
+    assert.ok(clocked.decode(token), 'valid until its expiry');
+    now += 1;
+    assert.equal(clocked.decode(token), undefined, 'refused at its expiry');
+    assert.throws(
+      () => clocked.encode({ replica: 'r', id: 'i', expiresAt: Number.NaN }),
+      /invalid token expiry/,
+    );
+  });
+
+  it('stays compact: a pod name and a 16-character id make a token of at most 100 characters', () => {
+    const token = codec.encode({
+      replica: 'gatehouse-push-hub-7d9f8b6c5d-x2k4j',
+      id: 'AbCdEfGhIjKlMnOp',
+      expiresAt: Date.now() + 86_400_000,
+    });
+    assert.ok(token.length <= 100, `${token.length} characters`);
   });
 
   it('refuses empty secrets, empty purposes and over-long replica ids', () => {

@@ -126,6 +126,17 @@ export function isNotHandled(err: unknown): boolean {
 }
 
 /**
+ * The broker could not be reached or could not take the message now (down, reconnecting, timed
+ * out). The services answer 503 with Retry-After for it (service-kit's dependency-unavailable.ts);
+ * other BusErrors are misuse or a refusal by a broker that did answer.
+ */
+export class BusUnavailableError extends BusError {
+  override readonly name: string = 'BusUnavailableError';
+  readonly unavailable = true as const;
+  readonly dependency = 'bus';
+}
+
+/**
  * Why a position cannot be replayed from: `expired` when the broker no longer holds every message
  * after it (retention, a trim); `unknown` when it is malformed or names a place the stream does not
  * have (beyond its end, another partition or shard, a stream created anew since).

@@ -41,6 +41,7 @@ import {
 import {
   type Bus,
   BusError,
+  BusUnavailableError,
   type MessageHandler,
   type OutgoingMessage,
   type Position,
@@ -165,7 +166,8 @@ export class KafkaBus implements Bus {
       });
       return formatKafkaPosition(partition, offset);
     } catch (err) {
-      throw new BusError(`publish to ${topic} failed: ${errorMessage(err)}`, { cause: err });
+      const Failure = refusedByKafka(err) ? BusError : BusUnavailableError;
+      throw new Failure(`publish to ${topic} failed: ${errorMessage(err)}`, { cause: err });
     }
   }
 
@@ -245,8 +247,8 @@ export class KafkaBus implements Bus {
     try {
       await withTimeout(answer, this.pingTimeoutMs, 'kafka did not answer a metadata request');
     } catch (err) {
-      if (err instanceof BusError) throw err;
-      throw new BusError(`kafka ping failed: ${errorMessage(err)}`, { cause: err });
+      if (err instanceof BusUnavailableError) throw err;
+      throw new BusUnavailableError(`kafka ping failed: ${errorMessage(err)}`, { cause: err });
     }
   }
 
@@ -334,9 +336,18 @@ function levelName(level: logLevel): KafkaLogLevel {
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new BusError(`${what} within ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new BusUnavailableError(`${what} within ${ms} ms`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The broker answered and refused for good (too large, unknown topic, not allowed): no outage. */
+function refusedByKafka(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) {
+    const k = e as Error & { retriable?: boolean };
+    if (k.name === 'KafkaJSProtocolError' && k.retriable === false) return true;
+  }
+  return false;
 }
 
 function errorMessage(err: unknown): string {

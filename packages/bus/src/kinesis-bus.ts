@@ -28,6 +28,7 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
 import {
   type Bus,
   BusError,
+  BusUnavailableError,
   type MessageHandler,
   type OutgoingMessage,
   type Position,
@@ -180,7 +181,7 @@ export class KinesisBus implements Bus {
         abortSignal: AbortSignal.timeout(PING_TIMEOUT_MS),
       });
     } catch (err) {
-      throw new BusError(`kinesis ping failed: ${asError(err).message}`, { cause: err });
+      throw new BusUnavailableError(`kinesis ping failed: ${asError(err).message}`, { cause: err });
     }
   }
 
@@ -250,5 +251,7 @@ function requestHandler(
 }
 
 function publishError(topic: string, err: unknown): BusError {
-  return new BusError(`kinesis publish to ${topic} failed: ${asError(err).message}`, { cause: err });
+  return new BusUnavailableError(`kinesis publish to ${topic} failed: ${asError(err).message}`, {
+    cause: err,
+  });
 }

@@ -98,6 +98,8 @@ export class KinesisGroupSubscription implements Subscription {
   }
 
   private onChange(change: Change): void {
+    // Changes made while the watch was cut off were not heard: balance again on what is there now.
+    if (change.kind === 'resync') return void this.requestBalance();
     const meaning = this.state.classify(change.key, change.kind);
     if (!meaning) return;
     if (meaning.kind === 'member') {

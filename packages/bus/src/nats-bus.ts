@@ -23,6 +23,7 @@ import {
   type Bus,
   BusError,
   isNotHandled,
+  BusUnavailableError,
   type Message,
   type MessageHandler,
   type OutgoingMessage,
@@ -124,7 +125,9 @@ export class NatsBus implements Bus {
         this.streams.forget(topic);
         // A stream deleted behind our back stored nothing: create it again and retry once.
         if (attempt === 1 && isNoStreamListening(err)) continue;
-        throw new BusError(`nats publish to '${topic}' failed: ${(err as Error).message}`, { cause: err });
+        throw new BusUnavailableError(`nats publish to '${topic}' failed: ${(err as Error).message}`, {
+          cause: err,
+        });
       }
     }
   }
@@ -150,7 +153,7 @@ export class NatsBus implements Bus {
 
   async ping(): Promise<void> {
     this.assertOpen();
-    if (!this.connection.isConnected) throw new BusError('nats server unreachable (reconnecting)');
+    if (!this.connection.isConnected) throw new BusUnavailableError('nats server unreachable (reconnecting)');
     await withTimeout(this.jsm.getAccountInfo(), this.pingTimeoutMs, 'nats ping');
   }
 
@@ -360,7 +363,7 @@ function firstSequence(
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new BusError(`${what} timed out after ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new BusUnavailableError(`${what} timed out after ${ms} ms`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

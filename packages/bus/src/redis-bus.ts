@@ -20,6 +20,7 @@ import { randomBytes } from 'node:crypto';
 import {
   type Bus,
   BusError,
+  BusUnavailableError,
   type MessageHandler,
   type OutgoingMessage,
   type Position,
@@ -31,6 +32,7 @@ import { broadcastStart, compareStreamIds } from './redis-broadcast-start.ts';
 import {
   closeConnection,
   duplicateConnection,
+  isRedisOutage,
   openRedisConnection,
   type RedisClient,
   type RedisConnectionOptions,
@@ -92,7 +94,7 @@ export class RedisBus implements Bus {
       await whenReady(bus.client, options.connectTimeoutMs ?? 10_000);
     } catch (err) {
       await bus.close();
-      throw new BusError(`cannot connect to redis: ${(err as Error).message}`, { cause: err });
+      throw new BusUnavailableError(`cannot connect to redis: ${(err as Error).message}`, { cause: err });
     }
     return bus;
   }
@@ -104,7 +106,8 @@ export class RedisBus implements Bus {
       const id = await this.client.xadd(topic, 'MAXLEN', '~', retention, '*', ...toStreamFields(message));
       return id!;
     } catch (err) {
-      throw new BusError(`redis publish to ${topic} failed: ${(err as Error).message}`, { cause: err });
+      const Failure = isRedisOutage(err) ? BusUnavailableError : BusError;
+      throw new Failure(`redis publish to ${topic} failed: ${(err as Error).message}`, { cause: err });
     }
   }
 
@@ -147,7 +150,7 @@ export class RedisBus implements Bus {
     try {
       await withTimeout(this.client.ping(), timeoutMs, 'PING');
     } catch (err) {
-      throw new BusError(`redis ping failed: ${(err as Error).message}`, { cause: err });
+      throw new BusUnavailableError(`redis ping failed: ${(err as Error).message}`, { cause: err });
     }
   }
 

@@ -4,7 +4,7 @@
  * the answer comes back on the asker's topic. An unanswered request resolves undefined after the time-out (replica gone).
  */
 import { randomUUID } from 'node:crypto';
-import type { Bus, Subscription } from './bus.ts';
+import { type Bus, BusUnavailableError, type Subscription } from './bus.ts';
 import type { Logger } from '@gatehouse/service-kit';
 
 interface Envelope {
@@ -48,24 +48,36 @@ export class ReplicaChannel {
     );
   }
 
+  /**
+   * Resolves with the reply, or undefined when none came in time (the replica is gone). Rejects
+   * when the bus could not take the request: at once on a failed publish, and at the time-out while
+   * the publish is still unanswered (a broker that hangs is as unreachable as one that refuses).
+   */
   async request(replica: string, body: unknown, timeoutMs: number): Promise<unknown> {
     const id = randomUUID();
     const env: Envelope = { kind: 'request', id, from: this.replica, body };
+    let published = false;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        resolve(undefined);
+        if (published) resolve(undefined);
+        else reject(new BusUnavailableError(`the control bus did not take a request within ${timeoutMs} ms`));
       }, timeoutMs);
       this.pending.set(id, (reply) => {
         clearTimeout(timer);
         this.pending.delete(id);
         resolve(reply);
       });
-      this.bus.publish(this.prefix + replica, { value: JSON.stringify(env) }).catch((err) => {
-        clearTimeout(timer);
-        this.pending.delete(id);
-        reject(err);
-      });
+      this.bus.publish(this.prefix + replica, { value: JSON.stringify(env) }).then(
+        () => {
+          published = true;
+        },
+        (err) => {
+          clearTimeout(timer);
+          this.pending.delete(id);
+          reject(err);
+        },
+      );
     });
   }
 

@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { eventually, sleep, uniqueName, waitFor } from '@gatehouse/testkit';
 import {
   type Bus,
+  BusUnavailableError,
   type Message,
   NotHandledError,
   type Position,
@@ -343,7 +344,16 @@ export function busContract(target: ContractTarget): void {
       await bus.publish(topic, { value: 'warm-up' });
       await target.stopServer();
       try {
-        await assert.rejects(bus.publish(topic, { value: 'lost?' }), 'publish while the server is down');
+        await assert.rejects(
+          bus.publish(topic, { value: 'lost?' }),
+          (err: unknown) => {
+            // An outage the services answer 503 for, not a refusal.
+            assert.ok(err instanceof BusUnavailableError, `a BusUnavailableError, got ${String(err)}`);
+            assert.equal(err.dependency, 'bus');
+            return true;
+          },
+          'publish while the server is down',
+        );
       } finally {
         await target.startServer!();
       }

@@ -16,7 +16,7 @@ export const commonConfig = {
     min: 1024,
   }),
   REPLICA_ID: optionalStr(
-    "this process's id in connection tokens and correlation ids (default: host name + random suffix)",
+    "this process's id in connection tokens and correlation ids (default: host name + random suffix); may stay the same across restarts (a pod name): ids carry a per-boot random part",
   ),
   HTTPS_CERTFILE: optionalStr(
     'PEM certificate (chain) file: with HTTPS_KEYFILE, the public edge also serves HTTPS and HTTP/2',
@@ -27,9 +27,11 @@ export const commonConfig = {
   GOOGLE_CLOUD_PROJECT: optionalStr(
     'Google Cloud project id: LOG_FMT=GCL lines name their trace as projects/<id>/traces/<trace id>',
   ),
-  SHUTDOWN_DRAIN_TIMEOUT_MS: int('how long shutdown waits for open connections to finish', 10_000, {
-    min: 0,
-  }),
+  SHUTDOWN_DRAIN_TIMEOUT_MS: int(
+    'how long shutdown waits for open connections to finish, counted from SIGTERM (the process exits at the latest 10 s after it)',
+    10_000,
+    { min: 0 },
+  ),
 };
 
 /** A replica id unique per process: tokens issued by an earlier process must not reach this one. */

@@ -2,7 +2,15 @@
  * Runs one or more GatewayServices behind the two HTTP surfaces: the public edge and the internal
  * API. The internal API always answers `/health`, `/ready`, `/metrics` and `/swagger.json` (the
  * OpenAPI document of the whole internal API); the public edge answers `/_gw/health`. Requests go
- * to each service in order until one claims the path.
+ * to each service in order until one claims the path. A request that fails because the store or a
+ * bus is unreachable is answered 503 with Retry-After (dependency-unavailable.ts), anything else
+ * unexpected 500.
+ *
+ * Shutdown, in this order: `/ready` turns false; the public edge stops accepting connections (the
+ * internal API stays up, so probes and metrics still answer while draining); every service stops
+ * (the push hub moves its clients away over part of the drain window); open requests get what is
+ * left of the drain window (`drainTimeoutMs`, counted from the start of shutdown), then are cut;
+ * the internal API closes; the closeables (buses, store) close last.
  *
  * With `tls`, the public edge also listens with TLS, offering HTTP/2 (ALPN `h2`) and HTTP/1.1.
  * Services then get node's HTTP/2 compatibility objects (Http2ServerRequest/Response) for h2
@@ -17,6 +25,7 @@ import type { Registry } from 'prom-client';
 import type { GatewayService, RequestHandler } from './gateway-service.ts';
 import type { Health } from './health.ts';
 import { type HttpLimits, nodeMaxHeaderSize, oversizedHeader } from './http-limits.ts';
+import { unavailabilityOf, sendUnavailable } from './dependency-unavailable.ts';
 import { HttpError, sendJson, sendText } from './http-response.ts';
 import { internalApiDocumentPath, readInternalApiDocument } from './internal-api-document.ts';
 import type { Logger } from './logger.ts';
@@ -34,7 +43,7 @@ export interface HostOptions {
   limits?: HttpLimits;
   /** Closed after every service has stopped: bus, store, tracing … */
   closeables?: Array<{ close(): Promise<void> | void }>;
-  /** How long stop() waits for open connections before cutting them. */
+  /** How long stop() waits for open connections before cutting them, counted from its start. */
   drainTimeoutMs?: number;
   /** HTTPS + HTTP/2 on the public edge as well (needs publicPort). */
   tls?: TlsSettings | undefined;
@@ -97,9 +106,11 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
+      const deadline = Date.now() + (opts.drainTimeoutMs ?? 10_000);
       health.startDraining();
-      for (const server of servers) server.close();
-      for (const server of servers) server.closeIdleConnections();
+      const edges = servers.filter((s) => s !== api);
+      for (const server of edges) server.close();
+      for (const server of edges) server.closeIdleConnections();
       secure?.startClosing();
       for (const s of [...services].reverse()) {
         try {
@@ -108,10 +119,11 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
           logger.error({ err, service: s.name }, 'service did not stop cleanly');
         }
       }
-      await Promise.all([
-        drain(servers, opts.drainTimeoutMs ?? 10_000),
-        secure?.drain(opts.drainTimeoutMs ?? 10_000),
-      ]);
+      const left = () => Math.max(0, deadline - Date.now());
+      await Promise.all([drain(edges, left()), secure?.drain(left())]);
+      api.close();
+      api.closeIdleConnections();
+      await drain([api], Math.min(left(), 1000));
       for (const c of opts.closeables ?? []) await c.close();
       logger.info('stopped');
     })();
@@ -189,6 +201,9 @@ function dispatcher(handlers: RequestHandler[], limits: HttpLimits, logger: Logg
         res.destroy();
       } else if (err instanceof HttpError) {
         sendJson(res, err.status, { error: err.message });
+      } else if (unavailabilityOf(err)) {
+        logger.warn({ err, url: req.url }, 'dependency unavailable');
+        sendUnavailable(res, unavailabilityOf(err)!.dependency);
       } else {
         logger.error({ err, url: req.url }, 'request failed');
         sendJson(res, 500, { error: 'internal error' });

@@ -68,10 +68,16 @@ export async function serviceMain(
       tls,
     });
     const spans = tracing;
-    onShutdownSignal(async () => {
-      await host.stop();
-      await spans.shutdown();
-    }, logger);
+    // The drain window, then time for the closeables and the last spans: a stuck drain still ends
+    // before the kubelet's kill.
+    onShutdownSignal(
+      async () => {
+        await host.stop();
+        await spans.shutdown();
+      },
+      logger,
+      config.SHUTDOWN_DRAIN_TIMEOUT_MS + 10_000,
+    );
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(`${name}: ${err.message}`);

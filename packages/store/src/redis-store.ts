@@ -29,7 +29,8 @@ import {
   withTimeout,
 } from './redis-connection.ts';
 import type { ChangeKind, ChangeListener, SetOptions, Store } from './store.ts';
-import { StoreError } from './store.ts';
+import { isRedisOutage } from './redis-outage.ts';
+import { StoreError, StoreUnavailableError } from './store.ts';
 
 export interface RedisStoreOptions extends RedisConnectionOptions {
   /** Prepended to every key, so several stores share one Redis; keys() and watch() see only theirs. */
@@ -170,7 +171,7 @@ export class RedisStore implements Store {
       await whenReady(store.client, options.connectTimeoutMs ?? 10_000);
     } catch (err) {
       await store.close();
-      throw new StoreError(`cannot connect to redis: ${(err as Error).message}`, { cause: err });
+      throw new StoreUnavailableError(`cannot connect to redis: ${(err as Error).message}`, { cause: err });
     }
     return store;
   }
@@ -314,6 +315,7 @@ export class RedisStore implements Store {
       expiredChannel: this.expiredChannel,
       connectTimeoutMs: this.options.connectTimeoutMs ?? 10_000,
       hear: (channel, message) => this.hear(channel, message),
+      resync: () => this.resync(),
       onError: (err) => this.options.onError?.(err),
     });
     await feed.start();
@@ -322,6 +324,21 @@ export class RedisStore implements Store {
       throw new StoreError('redis store is closed');
     }
     this.feed = feed;
+  }
+
+  /**
+   * The feed listens again after it was cut off (a reconnect, a node of a cluster replaced): every
+   * watcher hears `resync`. A change made after that is announced to us; one made before is there to
+   * be read: none falls in between (redis-change-feed.ts).
+   */
+  private resync(): void {
+    for (const { prefix, listener } of this.watchers) {
+      try {
+        listener({ key: prefix, kind: 'resync' });
+      } catch (err) {
+        this.options.onError?.(err as Error);
+      }
+    }
   }
 
   private hear(channel: string, message: string): void {
@@ -345,7 +362,8 @@ export class RedisStore implements Store {
       return await execute();
     } catch (err) {
       if (err instanceof StoreError) throw err;
-      throw new StoreError(`redis ${command} failed: ${(err as Error).message}`, { cause: err });
+      const Failure = isRedisOutage(err) ? StoreUnavailableError : StoreError;
+      throw new Failure(`redis ${command} failed: ${(err as Error).message}`, { cause: err });
     }
   }
 

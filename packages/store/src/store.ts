@@ -11,7 +11,12 @@ export interface SetOptions {
   ifAbsent?: boolean;
 }
 
-export type ChangeKind = 'set' | 'delete' | 'expire';
+/**
+ * `resync`: the watch was cut off from the backend (a reconnect) and listens again; changes made
+ * meanwhile were not heard, so a listener that must not miss one re-reads what it relies on. Its
+ * `key` is the watched prefix.
+ */
+export type ChangeKind = 'set' | 'delete' | 'expire' | 'resync';
 
 export interface Change {
   key: string;
@@ -52,9 +57,10 @@ export interface Store {
   keys(prefix: string): Promise<string[]>;
   /**
    * Calls `listener` for every change of a key starting with `prefix`, made through any Store
-   * instance on the same backend (so every replica hears it). Resolves once listening. The changes
-   * of one key come in the order they were made; those of different keys may come in another
-   * order (on a Redis Cluster each key's changes are announced by the node that holds it).
+   * instance on the same backend (so every replica hears it), and with a `resync` change each time
+   * the watch listens again after it was cut off. Resolves once listening. The changes of one key
+   * come in the order they were made; those of different keys may come in another order (on a
+   * Redis Cluster each key's changes are announced by the node that holds it).
    */
   watch(prefix: string, listener: ChangeListener): Promise<() => Promise<void>>;
   ping(): Promise<void>;
@@ -62,5 +68,16 @@ export interface Store {
 }
 
 export class StoreError extends Error {
-  override readonly name = 'StoreError';
+  override readonly name: string = 'StoreError';
+}
+
+/**
+ * The store could not be reached (connection down, timed out, server loading or failing over). The
+ * services answer 503 with Retry-After for it (service-kit's dependency-unavailable.ts), never 400 or
+ * 500; other StoreErrors are refusals of a command the store did reach.
+ */
+export class StoreUnavailableError extends StoreError {
+  override readonly name: string = 'StoreUnavailableError';
+  readonly unavailable = true as const;
+  readonly dependency = 'store';
 }

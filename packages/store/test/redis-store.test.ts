@@ -58,6 +58,21 @@ for (const { name, url, cluster, dependency: server } of redisDeployments) {
       }
     });
 
+    it('tells a command the server refused (not an outage) from an unreachable server', async () => {
+      const store = await RedisStore.connect({ url, cluster, namespace: `${uniqueName('refused')}:` });
+      try {
+        await store.set('text', 'not a list');
+        const refused = await store.append('text', 'x').then(
+          () => undefined,
+          (err: unknown) => err as Error & { unavailable?: boolean },
+        );
+        assert.equal(refused?.name, 'StoreError', 'WRONGTYPE is a refusal');
+        assert.equal(refused?.unavailable, undefined);
+      } finally {
+        await store.close();
+      }
+    });
+
     it('rejects commands at once while the server is down, then recovers', async () => {
       const store = await RedisStore.connect({ url, cluster, namespace: `${uniqueName('outage')}:` });
       try {
@@ -65,9 +80,10 @@ for (const { name, url, cluster, dependency: server } of redisDeployments) {
         await dependency('down', server);
         try {
           const started = Date.now();
-          await assert.rejects(store.get('k'));
-          await assert.rejects(store.increment('n'));
-          await assert.rejects(store.ping());
+          const outage = { name: 'StoreUnavailableError', unavailable: true, dependency: 'store' };
+          await assert.rejects(store.get('k'), outage);
+          await assert.rejects(store.increment('n'), outage);
+          await assert.rejects(store.ping(), outage);
           assert.ok(Date.now() - started < 1500, `rejected promptly (took ${Date.now() - started} ms)`);
         } finally {
           await dependency('up', server);

@@ -431,6 +431,10 @@ export function storeContract(target: StoreContractTarget): void {
       );
       await peer.set(prefix + 'short', 'v', { ttlSeconds: 1 });
       await sawChange(changes, { key: prefix + 'short', kind: 'expire' }, 'an expiry after restart');
+      assert.ok(
+        changes.some((c) => c.key === prefix && c.kind === 'resync'),
+        'the watcher was told it had been cut off (resync, with the watched prefix as key)',
+      );
       await unwatch();
     });
   });

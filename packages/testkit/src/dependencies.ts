@@ -1,8 +1,9 @@
 /**
- * Where the real servers started by tools/deps.sh listen, and how a test stops, starts or restarts
- * one of them (for the "survives a broker restart" cases).
+ * Where the real servers started by tools/deps.sh listen, and how a test stops, starts, restarts
+ * or pauses one of them (for the "survives a broker restart" cases).
  */
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
@@ -46,4 +47,13 @@ export const redisDeployments: ReadonlyArray<{
 
 export async function dependency(action: 'up' | 'down' | 'restart', name: Dependency): Promise<void> {
   await run(depsScript, [action, name], { timeout: 180_000 });
+}
+
+/**
+ * Freezes (SIGSTOP) or thaws (SIGCONT) a server started by tools/deps.sh: its connections stay open
+ * but nothing is answered meanwhile, as with a server stuck in a long pause.
+ */
+export function pauseDependency(name: Dependency, paused: boolean): void {
+  const pidFile = fileURLToPath(new URL(`../../../.cache/deps/${name}/pid`, import.meta.url));
+  process.kill(Number(readFileSync(pidFile, 'utf8').trim()), paused ? 'SIGSTOP' : 'SIGCONT');
 }

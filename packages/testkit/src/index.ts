@@ -8,3 +8,4 @@ export * from './otlp-receiver.ts';
 export * from './trace-backend.ts';
 export * from './self-signed-certificate.ts';
 export * from './gateway-env.ts';
+export * from './cuttable-proxy.ts';

@@ -6,9 +6,18 @@
  * overran its expiry does not delete a lock someone else took meanwhile (the compare and the
  * delete are two commands: that overrun case is narrowed, not closed, which is fine for what the
  * lock guards here, a few milliseconds of work).
+ *
+ * A take whose answer never came (the store paused or cut off: the command timed out on our side)
+ * may still land when the store goes on, leaving a lock nobody holds for its whole expiry. This
+ * process remembers the tokens of such takes, and adopts a lock that turns out to hold one of them:
+ * the work that take was for never ran, so nothing else holds it.
  */
 import { randomUUID } from 'node:crypto';
+import { isUnavailable } from '@gatehouse/service-kit';
 import type { Store } from '@gatehouse/store';
+
+/** Tokens of takes whose outcome is unknown, by lock key, with when they stop mattering. */
+const unanswered = new Map<string, Map<string, number>>();
 
 export interface StoreLockOptions {
   /** Expiry of the lock key: the longest a crashed holder can block others. */
@@ -29,9 +38,14 @@ export async function withStoreLock<T>(
   options: StoreLockOptions,
   work: () => Promise<T>,
 ): Promise<T> {
-  const token = randomUUID();
+  let token: string = randomUUID();
   const deadline = Date.now() + options.waitMs;
-  while (!(await store.set(key, token, { ifAbsent: true, ttlSeconds: options.ttlSeconds }))) {
+  while (!(await take(store, key, token, options.ttlSeconds))) {
+    const holder = await store.get(key);
+    if (holder !== undefined && adopt(key, holder)) {
+      token = holder;
+      break;
+    }
     if (Date.now() >= deadline)
       throw new LockTimeoutError(`lock ${key} still busy after ${options.waitMs} ms`);
     // Jitter, so waiting replicas do not retry in lockstep.
@@ -42,6 +56,34 @@ export async function withStoreLock<T>(
   } finally {
     await release(store, key, token);
   }
+}
+
+async function take(store: Store, key: string, token: string, ttlSeconds: number): Promise<boolean> {
+  try {
+    return await store.set(key, token, { ifAbsent: true, ttlSeconds });
+  } catch (err) {
+    if (isUnavailable(err)) remember(key, token, ttlSeconds);
+    throw err;
+  }
+}
+
+function remember(key: string, token: string, ttlSeconds: number): void {
+  const now = Date.now();
+  for (const [k, tokens] of unanswered) {
+    for (const [t, until] of tokens) if (until <= now) tokens.delete(t);
+    if (tokens.size === 0) unanswered.delete(k);
+  }
+  const tokens = unanswered.get(key) ?? new Map<string, number>();
+  tokens.set(token, now + ttlSeconds * 1000);
+  unanswered.set(key, tokens);
+}
+
+/** Whether the lock is held by one of our own unanswered takes; it is ours then. */
+function adopt(key: string, holder: string): boolean {
+  const tokens = unanswered.get(key);
+  if (!tokens?.delete(holder)) return false;
+  if (tokens.size === 0) unanswered.delete(key);
+  return true;
 }
 
 async function release(store: Store, key: string, token: string): Promise<void> {

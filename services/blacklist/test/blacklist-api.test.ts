@@ -8,7 +8,7 @@ import {
   type RunningHost,
   startHost,
 } from '@gatehouse/service-kit';
-import { MemoryStore } from '@gatehouse/store';
+import { MemoryStore, StoreUnavailableError } from '@gatehouse/store';
 import { waitFor } from '@gatehouse/testkit';
 import { blacklistConfig, createBlacklistService } from '../src/index.ts';
 
@@ -20,8 +20,33 @@ interface Answer {
 }
 
 /** The blacklist service alone on a host, over the memory store (the embedded default). */
+/** A memory store that can be "unreachable", failing every command as the Redis store then does. */
+class FlakyStore extends MemoryStore {
+  down = false;
+  override get(key: string) {
+    return this.down
+      ? Promise.reject(new StoreUnavailableError('redis GET failed: unreachable'))
+      : super.get(key);
+  }
+  override set(key: string, value: string, options?: Parameters<MemoryStore['set']>[2]) {
+    return this.down
+      ? Promise.reject(new StoreUnavailableError('redis SET failed: unreachable'))
+      : super.set(key, value, options);
+  }
+  override ttl(key: string) {
+    return this.down
+      ? Promise.reject(new StoreUnavailableError('redis PTTL failed: unreachable'))
+      : super.ttl(key);
+  }
+  override keys(prefix: string) {
+    return this.down
+      ? Promise.reject(new StoreUnavailableError('redis SCAN failed: unreachable'))
+      : super.keys(prefix);
+  }
+}
+
 async function startApi(env: Record<string, string> = {}) {
-  const store = new MemoryStore();
+  const store = new FlakyStore();
   const logger = createLogger({ name: 'blacklist-test', level: 'silent' });
   const registry = createRegistry();
   const config = loadConfig(blacklistConfig, { BLACKLIST_MAX_VALIDITY: '86400', ...env });
@@ -229,12 +254,12 @@ describe('session blacklist API', () => {
 
   it('answers 503 with Retry-After while the store is unavailable', async () => {
     const down = await startApi();
-    await down.store.close();
+    down.store.down = true;
     try {
       const add = await down.call('POST', '/v3/session-blacklist', { sessionId: 'x', validityInSeconds: 5 });
       assert.equal(add.status, 503);
       assert.equal(add.headers.get('retry-after'), '1');
-      assert.equal(add.text, 'The blacklist store is unavailable; retry later.');
+      assert.equal(add.text, "The gateway's store is unavailable for the moment; retry later.");
       assert.equal((await down.call('GET', '/v2/session-blacklist/x')).status, 503);
       const metrics = await down.call('GET', '/metrics');
       assert.equal(metrics.status, 200, 'a failed count does not break /metrics');

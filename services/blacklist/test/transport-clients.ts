@@ -29,7 +29,13 @@ export interface WatchedConnection {
 
 const welcomeEvents = 2;
 
-export async function connect(transport: Transport, hubUrl: string, jwt: string): Promise<WatchedConnection> {
+/** `retryUnavailable`: a long poll answered 503 (the hub's store is down) polls again after Retry-After. */
+export async function connect(
+  transport: Transport,
+  hubUrl: string,
+  jwt: string,
+  options: { retryUnavailable?: boolean } = {},
+): Promise<WatchedConnection> {
   switch (transport) {
     case 'sse':
       return sse(hubUrl, jwt);
@@ -40,7 +46,7 @@ export async function connect(transport: Transport, hubUrl: string, jwt: string)
     case 'socketio-polling':
       return socketIo(hubUrl, jwt, 'polling');
     case 'longpolling':
-      return longPolling(hubUrl, jwt);
+      return longPolling(hubUrl, jwt, options.retryUnavailable ?? false);
   }
 }
 
@@ -136,7 +142,11 @@ async function socketIo(
 }
 
 /** A long-polling client as a browser runs it: cookies kept, one poll after the other. */
-async function longPolling(hubUrl: string, jwt: string): Promise<WatchedConnection> {
+async function longPolling(
+  hubUrl: string,
+  jwt: string,
+  retryUnavailable: boolean,
+): Promise<WatchedConnection> {
   const cookies = new Map<string, string>();
   const abort = new AbortController();
   const get = async (query = '') => {
@@ -160,6 +170,10 @@ async function longPolling(hubUrl: string, jwt: string): Promise<WatchedConnecti
   const ended = (async (): Promise<ConnectionEnd> => {
     for (;;) {
       const r = await get();
+      if (r.status === 503 && retryUnavailable) {
+        await new Promise((wait) => setTimeout(wait, 1000));
+        continue;
+      }
       if (r.status !== 200) throw new Error(`poll answered ${r.status} ${r.text}`);
       const { events } = JSON.parse(r.text) as { events: Array<{ type: string }> };
       if (!cookies.has('connection_token'))

@@ -3,9 +3,12 @@
  * published as JSON to the endpoint's subject, and with `response_from: nats` it is sent as a NATS
  * request whose first reply is the client's response. JetStream (the bus adapter) is not used
  * here: a stream capturing the subject would answer a request with its own publish ack.
- * A publish is flushed (one round trip), so a 202 means the server took the message.
+ * A publish is flushed (one round trip), so a 202 means the server took the message. A server that
+ * cannot be reached (closed, or no flush within the time-out while reconnecting) is a
+ * DependencyUnavailableError: the proxy answers 503 with Retry-After.
  */
 import { type CloudEvent, serializeJsonEvent } from '@gatehouse/cloudevents';
+import { DependencyUnavailableError } from '@gatehouse/service-kit';
 import { connect, type NatsConnection, RequestError, TimeoutError } from '@nats-io/transport-node';
 import type { EventPublisher } from './event-publishers.ts';
 
@@ -16,19 +19,31 @@ export type NatsReply =
 
 export class NatsTarget implements EventPublisher {
   private readonly nc: NatsConnection;
+  private readonly flushTimeoutMs: number;
 
-  private constructor(nc: NatsConnection) {
+  private constructor(nc: NatsConnection, flushTimeoutMs: number) {
     this.nc = nc;
+    this.flushTimeoutMs = flushTimeoutMs;
   }
 
-  static async connect(servers: string[], name: string): Promise<NatsTarget> {
+  static async connect(servers: string[], name: string, flushTimeoutMs = 5000): Promise<NatsTarget> {
     const nc = await connect({ servers, name, maxReconnectAttempts: -1, reconnectTimeWait: 1000 });
-    return new NatsTarget(nc);
+    return new NatsTarget(nc, flushTimeoutMs);
   }
 
   async publish(subject: string, event: CloudEvent): Promise<void> {
-    this.nc.publish(subject, serializeJsonEvent(event));
-    await this.nc.flush();
+    try {
+      this.nc.publish(subject, serializeJsonEvent(event));
+      await this.flushed();
+    } catch (err) {
+      throw new DependencyUnavailableError(
+        'nats',
+        `nats publish to ${subject} failed: ${(err as Error).message}`,
+        {
+          cause: err,
+        },
+      );
+    }
   }
 
   async request(subject: string, event: CloudEvent, timeoutMs: number): Promise<NatsReply> {
@@ -43,12 +58,34 @@ export class NatsTarget implements EventPublisher {
       if (err instanceof RequestError && err.isNoResponders()) return { kind: 'no_responders' };
       if (err instanceof TimeoutError || (err as Error).cause instanceof TimeoutError)
         return { kind: 'timeout' };
-      throw err;
+      throw new DependencyUnavailableError(
+        'nats',
+        `nats request to ${subject} failed: ${(err as Error).message}`,
+        {
+          cause: err,
+        },
+      );
     }
   }
 
   async ping(): Promise<void> {
-    await this.nc.flush();
+    await this.flushed();
+  }
+
+  /** A round trip to the server, bounded: while it reconnects, flush() would wait for it. */
+  private async flushed(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`no answer within ${this.flushTimeoutMs} ms`)),
+        this.flushTimeoutMs,
+      );
+    });
+    try {
+      await Promise.race([this.nc.flush(), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async close(): Promise<void> {

@@ -3,8 +3,13 @@
  * kinesis). Each gets a correlation id: an authenticated token naming this replica and a local id
  * (auth's SignedTokenCodec), so any replica can tell where a response must go and a forged or
  * altered id is refused. A request not answered in time resolves undefined (the caller answers 504).
+ *
+ * The local id is a random epoch drawn at each start of the process, then a counter: a replica that
+ * restarts under the same name (a pod name) never hands out an id of its previous life, so a late
+ * response for a request of before the crash finds nobody instead of a stranger's request.
  */
-import type { SignedTokenCodec } from '@gatehouse/auth';
+import { randomBytes } from 'node:crypto';
+import type { SignedTokenCodec, SignedTokenPayload } from '@gatehouse/auth';
 
 export interface CorrelatedResponse {
   status: number;
@@ -28,6 +33,7 @@ export class PendingResponses {
   private readonly codec: SignedTokenCodec;
   private readonly replica: string;
   private readonly waiters = new Map<string, Waiter>();
+  private readonly epoch = randomBytes(6).toString('base64url');
   private next = 0;
 
   constructor(codec: SignedTokenCodec, replica: string) {
@@ -40,7 +46,7 @@ export class PendingResponses {
   }
 
   open(timeoutMs: number): PendingRequest {
-    const id = (++this.next).toString(36);
+    const id = `${this.epoch}.${(++this.next).toString(36)}`;
     let resolve!: (response: CorrelatedResponse | undefined) => void;
     const response = new Promise<CorrelatedResponse | undefined>((r) => {
       resolve = r;
@@ -54,7 +60,12 @@ export class PendingResponses {
     };
     this.waiters.set(id, { resolve: finish, timer: setTimeout(() => finish(undefined), timeoutMs) });
     return {
-      correlation: this.codec.encode({ replica: this.replica, id }),
+      // The token outlives the wait by a little: a late response is told "not waiting", not "forged".
+      correlation: this.codec.encode({
+        replica: this.replica,
+        id,
+        expiresAt: Date.now() + timeoutMs + 60_000,
+      }),
       response,
       cancel: () => finish(undefined),
     };
@@ -68,8 +79,8 @@ export class PendingResponses {
     return true;
   }
 
-  /** The owner and local id of a correlation id, or undefined when it is not authentic. */
-  decode(correlation: string): { replica: string; id: string } | undefined {
+  /** The owner and local id of a correlation id, or undefined when it is not authentic or expired. */
+  decode(correlation: string): SignedTokenPayload | undefined {
     return this.codec.decode(correlation);
   }
 

@@ -10,7 +10,16 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidCloudEventError, UnsupportedCloudEventError } from '@gatehouse/cloudevents';
-import { type Logger, readBody, requestPath, sendJson, sendText } from '@gatehouse/service-kit';
+import {
+  type Logger,
+  readBody,
+  requestPath,
+  sendJson,
+  sendText,
+  sendUnavailable,
+  unavailabilityOf,
+  unavailableHeaders,
+} from '@gatehouse/service-kit';
 import {
   ATTR_CLOUDEVENTS_EVENT_ID,
   ATTR_CLOUDEVENTS_EVENT_TYPE,
@@ -131,7 +140,7 @@ async function handleMatched(
   if (endpoint.secured && api.auth_type === 'jwt') {
     const verdict = await deps.guard.check(req, api.auth);
     if (verdict !== 'allowed') {
-      if (verdict === 'unavailable') sendText(res, 503, 'Authentication unavailable.');
+      if (verdict === 'unavailable') sendText(res, 503, 'Authentication unavailable.', unavailableHeaders());
       else
         sendText(res, 401, 'Authentication failed.', { ...deps.cors.simple, 'www-authenticate': 'Bearer' });
       req.resume();
@@ -276,6 +285,11 @@ async function publish(
     waiting?.cancel();
     deps.metrics.eventProduced(target, topic, false);
     deps.logger.warn({ err, target, topic }, 'publishing a request event failed');
+    const outage = unavailabilityOf(err);
+    if (outage) {
+      sendUnavailable(res, outage.dependency);
+      return 'unavailable';
+    }
     sendText(res, 502, 'Bad gateway.');
     return 'unreachable';
   }
@@ -297,6 +311,11 @@ async function requestOverNats(
   } catch (err) {
     deps.metrics.eventProduced('nats', subject, false);
     deps.logger.warn({ err, subject }, 'NATS request failed');
+    const outage = unavailabilityOf(err);
+    if (outage) {
+      sendUnavailable(res, outage.dependency);
+      return 'unavailable';
+    }
     sendText(res, 502, 'Bad gateway.');
     return 'unreachable';
   }

@@ -34,6 +34,23 @@ describe('PendingResponses', () => {
     assert.equal(pending.decode(otherPurpose.encode({ replica: 'replica-a', id: '1' })), undefined);
     pending.cancelAll();
   });
+  it('never reuses an id after a restart under the same replica name (a per-boot epoch)', async () => {
+    const before = new PendingResponses(codec, 'proxy-0');
+    const old = before.open(5000);
+    before.cancelAll();
+    const after = new PendingResponses(codec, 'proxy-0');
+    const fresh = after.open(5000);
+    const oldOwner = after.decode(old.correlation)!;
+    const freshOwner = after.decode(fresh.correlation)!;
+    assert.equal(oldOwner.replica, freshOwner.replica);
+    assert.notEqual(oldOwner.id, freshOwner.id, 'the first id of each life differs');
+    const response = { status: 200, headers: {}, body: Buffer.from('late') };
+    assert.equal(after.deliver(oldOwner.id, response), false, 'a response of the old life finds nobody');
+    assert.equal(after.size, 1);
+    assert.ok(freshOwner.expiresAt! > Date.now() + 5000, 'the token outlives the wait');
+    after.cancelAll();
+    assert.equal(await fresh.response, undefined);
+  });
 });
 
 describe('response messages', () => {

@@ -9,7 +9,15 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidCloudEventError, parseHttpEvent, UnsupportedCloudEventError } from '@gatehouse/cloudevents';
-import { HttpError, type Logger, readBody, requestPath, sendText } from '@gatehouse/service-kit';
+import {
+  HttpError,
+  type Logger,
+  readBody,
+  requestPath,
+  sendText,
+  sendUnavailable,
+  unavailabilityOf,
+} from '@gatehouse/service-kit';
 import { isTracingActive } from '@gatehouse/tracing';
 import { EventRequestSpan } from './event-request-span.ts';
 import type { FanoutProducer } from './fanout-producer.ts';
@@ -90,6 +98,11 @@ export function createEventsEndpoint(deps: EventsEndpointDeps) {
         return sendText(res, 415, `${err.message}\n\n${usage}\n`, extra);
       }
       if (err instanceof HttpError) return sendText(res, err.status, err.message, extra);
+      const outage = unavailabilityOf(err);
+      if (outage) {
+        deps.logger.warn({ err }, 'event refused: a dependency is unavailable');
+        return sendUnavailable(res, outage.dependency, extra);
+      }
       deps.logger.error({ err }, 'event could not be put on the fan-out stream');
       return sendText(res, 503, 'The event could not be accepted now; retry later.', {
         ...extra,

@@ -39,6 +39,10 @@ await serviceMain('publisher', async ({ logger, registry, health }) => {
     buses.push(bus);
     sources.push({ bus, topics: [config.KINESIS_STREAM], group: config.KINESIS_APP_NAME });
   }
+  // The store answers the blacklist (SUBMISSION_CHECK=jwt_validation) and keeps Kinesis leases:
+  // while it is down those cannot work, so the replica is not ready then.
+  if (config.SUBMISSION_CHECK === 'jwt_validation' || config.KINESIS_ENABLED)
+    health.addCheck('store', () => store.ping());
   const auth = await startAuth(config, store, logger);
   const publisher = createPublisher(config, {
     fanoutBus,

@@ -18,10 +18,16 @@ export const bearerTokens: BearerTokens = (header) => {
   return credentials.bearerTokens;
 };
 
-export function connectionTokensFrom(auth: Auth, replica: string): ConnectionTokens {
+/** Tokens of this replica's connections: they live `ttlMs`, or less when asked (a session's JWT expiry). */
+export function connectionTokensFrom(auth: Auth, replica: string, ttlMs: number): ConnectionTokens {
   return {
     replica,
-    issue: (id) => auth.connectionTokens.encode({ replica, id }),
+    issue: (id, notAfter) =>
+      auth.connectionTokens.encode({
+        replica,
+        id,
+        expiresAt: Math.min(notAfter ?? Infinity, Date.now() + ttlMs),
+      }),
     read: (token) => auth.connectionTokens.decode(token),
   };
 }

@@ -17,6 +17,24 @@ export const pushHubConfig = {
     5000,
     { min: 1 },
   ),
+  MAX_RECONNECTS_PER_MINUTE: int(
+    'reconnects (a valid connection token or a resume position the stream could hold) per minute, all replicas together, counted apart from new connections',
+    50_000,
+    { min: 1 },
+  ),
+  CONNECTION_TOKEN_TTL: duration(
+    'how long a connection token is accepted (a long-poll cookie also ends with its session JWT)',
+    '24h',
+  ),
+  DRAIN_SPREAD_PERCENT: int(
+    'share of SHUTDOWN_DRAIN_TIMEOUT_MS over which a stopping hub closes its connections in batches (0: all at once)',
+    50,
+    { min: 0, max: 90 },
+  ),
+  DRAIN_RECONNECT_JITTER: duration(
+    'SSE clients of a stopping hub are told to reconnect after a random delay up to this (retry:)',
+    '500ms',
+  ),
   HEARTBEAT_INTERVAL: duration('SSE heartbeat comment and WebSocket ping interval', '15s'),
   EVENT_BUFFER_SIZE: int(
     'recent events kept per replica for Last-Event-ID resume and long-poll cursors',

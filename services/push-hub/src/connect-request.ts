@@ -1,6 +1,8 @@
 /**
  * What every transport reads from a connect request: `jwt` and `subscriptions` query parameters,
- * Bearer tokens from the Authorization header, and the position to resume from.
+ * Bearer tokens from the Authorization header, the position to resume from, and the connection
+ * token of the client's previous connection (`connectionToken`), which marks a reconnect for the
+ * connection rate limit.
  */
 import type { IncomingMessage } from 'node:http';
 import type { BearerTokens } from './hub-auth.ts';
@@ -9,6 +11,8 @@ import { badRequest, type SubscriptionRequest } from './subscription-request.ts'
 export interface ConnectRequest extends SubscriptionRequest {
   /** SSE `Last-Event-ID` header (or `lastEventId` query parameter for clients that cannot set headers). */
   resumeFrom: string | undefined;
+  /** The token of the client's previous connection, when it sends one back. */
+  connectionToken: string | undefined;
 }
 
 export function readConnectRequest(req: IncomingMessage, bearerTokens: BearerTokens): ConnectRequest {
@@ -18,6 +22,7 @@ export function readConnectRequest(req: IncomingMessage, bearerTokens: BearerTok
       jwt: query.get('jwt') ?? undefined,
       subscriptions: query.get('subscriptions') ?? undefined,
       lastEventId: headerValue(req.headers['last-event-id']) ?? query.get('lastEventId') ?? undefined,
+      connectionToken: query.get('connectionToken') ?? undefined,
       authorization: req.headers.authorization,
     },
     bearerTokens,
@@ -28,6 +33,7 @@ export interface ConnectParams {
   jwt: string | undefined;
   subscriptions: unknown;
   lastEventId: string | undefined;
+  connectionToken?: string | undefined;
   authorization: string | string[] | undefined;
 }
 
@@ -45,6 +51,7 @@ export function fromParams(p: ConnectParams, bearerTokens: BearerTokens): Connec
     manual: p.subscriptions,
     authorization: p.jwt ? `Bearer ${p.jwt}` : headerValue(p.authorization),
     resumeFrom: p.lastEventId || undefined,
+    connectionToken: p.connectionToken || undefined,
   };
 }
 

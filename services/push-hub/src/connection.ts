@@ -4,7 +4,10 @@ import type { OutgoingEvent } from './gateway-events.ts';
 export type TransportKind = 'sse' | 'ws' | 'socketio' | 'longpolling';
 export const TRANSPORTS: readonly TransportKind[] = ['sse', 'ws', 'socketio', 'longpolling'];
 
-/** `unavailable`: a resume could not be served now (broker unreachable); the client should retry. */
+/**
+ * `shutdown`: this replica is stopping; the client should reconnect (elsewhere) and resume.
+ * `unavailable`: a resume could not be served now (broker unreachable); the client should retry.
+ */
 export type CloseReason = 'session_killed' | 'shutdown' | 'slow_consumer' | 'unavailable';
 
 export interface Connection {

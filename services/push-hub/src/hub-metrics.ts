@@ -8,6 +8,7 @@ import {
   type Registry,
 } from '@gatehouse/service-kit';
 import type { TransportKind } from './connection.ts';
+import type { ConnectKind } from './connection-rate-limit.ts';
 
 export class HubMetrics {
   private readonly connections: Gauge<'transport'>;
@@ -22,6 +23,9 @@ export class HubMetrics {
   private readonly replayReaders: Gauge;
   private readonly replayReadersOpened: Counter;
   private readonly replayedEvents: Counter;
+  private readonly admitted: Counter<'kind'>;
+  private readonly drained: Counter;
+  private readonly rescans: Counter;
   /** Event types come from publishers: a bounded set of them names a series. */
   private readonly typeLabel: (type: string) => string;
 
@@ -57,7 +61,7 @@ export class HubMetrics {
     });
     this.rejected = counter(registry, {
       name: 'gw_connections_rejected_total',
-      help: 'Connection attempts refused (bad_request, denied, rate_limited)',
+      help: 'Connection attempts refused (bad_request, denied, rate_limited, unavailable)',
       labelNames: ['transport', 'reason'],
     });
     this.kills = counter(registry, {
@@ -81,6 +85,31 @@ export class HubMetrics {
       name: 'gw_replayed_events_total',
       help: 'Events read from a broker replay for resuming clients (before their subscription filter)',
     });
+    this.admitted = counter(registry, {
+      name: 'gw_connects_admitted_total',
+      help: 'Connects the rate limit admitted, as new connections or as reconnects (a connection token or a resume position, counted against MAX_RECONNECTS_PER_MINUTE)',
+      labelNames: ['kind'],
+    });
+    this.drained = counter(registry, {
+      name: 'gw_connections_drained_total',
+      help: 'Connections a stopping replica closed so that their clients reconnect elsewhere',
+    });
+    this.rescans = counter(registry, {
+      name: 'gw_blacklist_rescans_total',
+      help: 'Look-ups of the blacklist for every session held, after the blacklist watch had been cut off from the store',
+    });
+  }
+
+  connectAdmitted(kind: ConnectKind): void {
+    this.admitted.inc({ kind });
+  }
+
+  connectionsDrained(n: number): void {
+    this.drained.inc(n);
+  }
+
+  blacklistRescanned(): void {
+    this.rescans.inc();
   }
 
   resumed(source: 'ring' | 'broker' | 'resync'): void {

@@ -9,7 +9,7 @@
  * While tracing, each dispatched event is one delivery span (delivery-span.ts).
  */
 import { isTracingActive } from '@gatehouse/tracing';
-import type { Connection } from './connection.ts';
+import type { CloseReason, Connection } from './connection.ts';
 import { type FanoutSource, traceDelivery } from './delivery-span.ts';
 import type { EventRing, RingEvent } from './event-ring.ts';
 import type { ExtractorConfig } from './extractor-config.ts';
@@ -110,6 +110,33 @@ export class Hub {
     return this.connections.get(id);
   }
 
+  /** The connections held now (a copy). */
+  held(): Connection[] {
+    return [...this.connections.values()];
+  }
+
+  /** The sessions of the connections held now. */
+  sessionIds(): string[] {
+    return [...this.sessions.keys()];
+  }
+
+  /** Closes a connection this replica still holds; false when it is already gone. */
+  close(conn: Connection, reason: CloseReason): boolean {
+    if (this.connections.get(conn.id) !== conn) return false;
+    conn.close(reason);
+    this.remove(conn);
+    return true;
+  }
+
+  /**
+   * Whether the fan-out stream could hold this position: the ring holds it, or it is well-formed
+   * for the broker and not beyond the newest position this replica has reached (reconnect-evidence.ts).
+   */
+  couldHold(position: string): boolean {
+    if (this.ring.has(position)) return true;
+    return this.replay !== undefined && this.wellFormed(position) && this.replay.reached(position);
+  }
+
   /** Replaces a held connection's subscriptions; false when this replica does not hold it. */
   setSubscriptions(id: string, subs: Subscription[], sessionId?: string): boolean {
     const conn = this.connections.get(id);
@@ -165,10 +192,7 @@ export class Hub {
 
   /** Closes every connection (shutdown); clients reconnect elsewhere and resume with their last id. */
   closeAll(): void {
-    for (const conn of [...this.connections.values()]) {
-      conn.close('shutdown');
-      this.remove(conn);
-    }
+    for (const conn of this.held()) this.close(conn, 'shutdown');
   }
 
   /** Sends the event to every matching connection (not to one still catching up); answers how many. */

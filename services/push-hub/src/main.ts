@@ -14,7 +14,7 @@ const settings = {
   INBOUND_PORT: port('public port of the connection endpoints', 4000),
 };
 
-await serviceMain('push-hub', async ({ replica, logger, registry, health }) => {
+await serviceMain('push-hub', async ({ config: common, replica, logger, registry, health }) => {
   const config = loadConfig(settings);
   const store = await connectStore(config);
   const fanoutBus = await connectBus(config.FANOUT_BUS, config);
@@ -31,6 +31,7 @@ await serviceMain('push-hub', async ({ replica, logger, registry, health }) => {
     logger,
     registry,
     health,
+    drainTimeoutMs: common.SHUTDOWN_DRAIN_TIMEOUT_MS,
   });
   return {
     services: [hub],

@@ -2,16 +2,20 @@
  * The push-hub service: frontend connections over SSE, WebSocket, socket.io and long-polling on
  * the public edge; delivery of every event of the fan-out stream to the matching connections this
  * replica holds; subscription changes routed to the replica holding the connection; session kills
- * from the blacklist store.
+ * from the blacklist store (looked up again after the store watch was cut off, kill-rescan.ts). On
+ * shutdown it moves its clients away in batches over part of the drain window (connection-drain.ts).
  */
-import { type Auth, blacklistPrefix, createAccessCheck } from '@gatehouse/auth';
+import { type Auth, blacklistKey, blacklistPrefix, createAccessCheck } from '@gatehouse/auth';
 import { type Bus, type Subscription as BusSubscription, ReplicaChannel } from '@gatehouse/bus';
 import type { ConfigOf, GatewayService, Health, Logger, Registry } from '@gatehouse/service-kit';
 import type { Store } from '@gatehouse/store';
 import { bearerTokens, connectionTokensFrom, hubAuthFrom } from './auth-adapter.ts';
 import type { pushHubConfig } from './config.ts';
+import { drainConnections } from './connection-drain.ts';
 import { createConnectionGate } from './connection-gate.ts';
 import { createConnectionRateLimit } from './connection-rate-limit.ts';
+import { KillRescan } from './kill-rescan.ts';
+import { createReconnectCheck } from './reconnect-evidence.ts';
 import { loadExtractorConfig } from './extractor-config.ts';
 import { subscriptionsSet } from './gateway-events.ts';
 import { EventRing } from './event-ring.ts';
@@ -40,6 +44,8 @@ export interface PushHubDeps {
   logger: Logger;
   registry: Registry;
   health: Health;
+  /** SHUTDOWN_DRAIN_TIMEOUT_MS: DRAIN_SPREAD_PERCENT of it is spent moving clients away (default 10 s). */
+  drainTimeoutMs?: number;
 }
 
 export type PushHub = GatewayService & { readonly hub: Hub };
@@ -48,7 +54,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
   const logger = deps.logger.child({ service: 'push-hub' });
   const metrics = new HubMetrics(deps.registry, config.METRICS_MAX_EVENT_TYPES);
   const auth = hubAuthFrom(deps.auth);
-  const tokens = connectionTokensFrom(deps.auth, deps.replica);
+  const tokens = connectionTokensFrom(deps.auth, deps.replica, config.CONNECTION_TOKEN_TTL);
   const extractors = loadExtractorConfig(config.EXTRACTORS);
   const ring = new EventRing(config.EVENT_BUFFER_SIZE);
   let fanout: BusSubscription | undefined;
@@ -83,7 +89,11 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
   });
   const gate = createConnectionGate({
     resolve,
-    withinRateLimit: createConnectionRateLimit(deps.store, config.MAX_CONNECTIONS_PER_MINUTE),
+    rateLimit: createConnectionRateLimit(deps.store, {
+      maxPerMinute: config.MAX_CONNECTIONS_PER_MINUTE,
+      maxReconnectsPerMinute: config.MAX_RECONNECTS_PER_MINUTE,
+    }),
+    isReconnect: createReconnectCheck({ tokens, couldHold: (p) => hub.couldHold(p) }),
     metrics,
   });
   const ctx: TransportContext = {
@@ -95,6 +105,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     corsOrigin: config.CORS,
     heartbeatMs: config.HEARTBEAT_INTERVAL,
     maxBufferedBytes: config.MAX_BUFFERED_BYTES,
+    reconnectDelayMs: () => Math.round(Math.random() * config.DRAIN_RECONNECT_JITTER),
   };
   const sse = createSseTransport(ctx);
   const ws = createWsTransport(ctx);
@@ -119,6 +130,8 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
         subscriptions: change.subscriptions,
         sessionId: lp.sessionId ?? change.sessionId,
       };
+      const expiresAt = lp.sessionId === undefined ? change.sessionExpiresAt : lp.expiresAt;
+      if (expiresAt !== undefined) next.expiresAt = expiresAt;
       await longpoll.records.save(change.id, next);
       await longpoll.records.enqueue(change.id, subscriptionsSet(change.subscriptions));
       return true;
@@ -142,6 +155,26 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
   let unwatch: (() => Promise<void>) | undefined;
   let unwatchLongPoll: (() => Promise<void>) | undefined;
 
+  const killSession = (sessionId: string) => {
+    longpoll.sessionKilled(sessionId);
+    const killed = hub.killSession(sessionId);
+    if (killed) logger.info({ sessionId, killed }, 'session killed');
+  };
+  const rescan = new KillRescan({
+    sessions: () => [...new Set([...hub.sessionIds(), ...longpoll.sessionIds()])],
+    isBlacklisted: (sessionId) => deps.store.exists(blacklistKey(sessionId)),
+    kill: killSession,
+    onError: (err, attempt) => {
+      // The store's command connection often comes back a moment after the watch's: say so once.
+      if (attempt > 1)
+        logger.warn({ err, attempt }, 'blacklist look-up after a store reconnect failed; trying again');
+    },
+    rescanned: (found) => {
+      metrics.blacklistRescanned();
+      logger.info({ found }, 'blacklist looked up again after the store watch reconnected');
+    },
+  });
+
   return {
     name: 'push-hub',
     hub,
@@ -158,11 +191,8 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
         return hub.setSubscriptions(change.id, change.subscriptions, change.sessionId);
       });
       unwatch = await deps.store.watch(blacklistPrefix, (change) => {
-        if (change.kind !== 'set') return;
-        const sessionId = change.key.slice(blacklistPrefix.length);
-        longpoll.sessionKilled(sessionId);
-        const killed = hub.killSession(sessionId);
-        if (killed) logger.info({ key: change.key, killed }, 'session killed');
+        if (change.kind === 'set') killSession(change.key.slice(blacklistPrefix.length));
+        else if (change.kind === 'resync') rescan.request();
       });
       unwatchLongPoll = await longpoll.start();
       fanout = await consumeFanout({
@@ -180,6 +210,16 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       );
     },
     async stop() {
+      // Events keep flowing to the connections not moved yet. A stream that still comes in (over a
+      // connection accepted before the listener closed) is moved away with the others.
+      longpoll.drain();
+      const spreadMs = ((deps.drainTimeoutMs ?? 10_000) * config.DRAIN_SPREAD_PERCENT) / 100;
+      const moved = await drainConnections(hub, {
+        spreadMs,
+        onBatch: (closed) => metrics.connectionsDrained(closed),
+      });
+      logger.info({ moved, spreadMs }, 'connections moved away');
+      rescan.stop();
       await fanout?.close();
       await replay?.close();
       hub.closeAll();

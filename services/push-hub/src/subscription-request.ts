@@ -4,6 +4,7 @@
  * authorised by SUBSCRIPTION_CHECK. Shared by every transport's connect and by the PUT endpoint.
  */
 import type { AccessCheck } from '@gatehouse/auth';
+import { unavailabilityOf, unavailableHeaders } from '@gatehouse/service-kit';
 import type { ExtractorConfig } from './extractor-config.ts';
 import type { HubAuth } from './hub-auth.ts';
 import { subscriptionsFromClaims } from './jwt-subscriptions.ts';
@@ -14,20 +15,41 @@ import {
   uniqueSubscriptions,
 } from './subscription.ts';
 
-export type RejectReason = 'bad_request' | 'denied' | 'rate_limited' | 'gone';
+export type RejectReason = 'bad_request' | 'denied' | 'rate_limited' | 'gone' | 'unavailable';
 
 export class SubscriptionRequestError extends Error {
   override readonly name = 'SubscriptionRequestError';
   readonly status: number;
   readonly reason: RejectReason;
-  constructor(status: number, reason: RejectReason, message: string) {
-    super(message);
+  constructor(status: number, reason: RejectReason, message: string, options?: ErrorOptions) {
+    super(message, options);
     this.status = status;
     this.reason = reason;
+  }
+
+  /** Headers of the answer: Retry-After for a 503. */
+  get headers(): Record<string, string> {
+    return this.status === 503 ? unavailableHeaders() : {};
   }
 }
 
 export const badRequest = (message: string) => new SubscriptionRequestError(400, 'bad_request', message);
+
+/**
+ * How a failed connect or subscription change is answered: its own refusal, or 503 when the store
+ * or a bus could not be reached (our outage, never the client's 400). Undefined for anything else.
+ */
+export function refusalOf(err: unknown): SubscriptionRequestError | undefined {
+  if (err instanceof SubscriptionRequestError) return err;
+  const outage = unavailabilityOf(err);
+  if (!outage) return undefined;
+  return new SubscriptionRequestError(
+    503,
+    'unavailable',
+    `The gateway's ${outage.dependency} is unavailable for the moment; retry later.`,
+    { cause: err },
+  );
+}
 
 export interface SubscriptionRequest {
   jwts: string[];
@@ -41,6 +63,8 @@ export interface ResolvedSubscriptions {
   subscriptions: Subscription[];
   /** Session of the first valid JWT, for blacklist kills. */
   sessionId: string | undefined;
+  /** When that JWT expires (ms since the Unix epoch); undefined without one or without `exp`. */
+  sessionExpiresAt?: number | undefined;
 }
 
 export interface SubscriptionResolverDeps {
@@ -55,14 +79,21 @@ export function createSubscriptionResolver(deps: SubscriptionResolverDeps) {
   return async (req: SubscriptionRequest): Promise<ResolvedSubscriptions> => {
     const fromJwt: Subscription[] = [];
     let sessionId: string | undefined;
+    let sessionExpiresAt: number | undefined;
     for (const jwt of req.jwts) {
       let claims: Record<string, unknown>;
       try {
         claims = await deps.auth.verify(jwt);
       } catch (err) {
+        // The blacklist could not be read: our outage, not an invalid token.
+        if (unavailabilityOf(err)) throw err;
         throw badRequest(`invalid JWT: ${(err as Error).message}`);
       }
-      sessionId ??= deps.auth.sessionIdOf(claims);
+      if (sessionId === undefined) {
+        sessionId = deps.auth.sessionIdOf(claims);
+        if (sessionId !== undefined && typeof claims['exp'] === 'number')
+          sessionExpiresAt = claims['exp'] * 1000;
+      }
       fromJwt.push(...subscriptionsFromClaims(claims, deps.extractors));
     }
     let manual: Subscription[] = [];
@@ -76,7 +107,7 @@ export function createSubscriptionResolver(deps: SubscriptionResolverDeps) {
         body: JSON.stringify({ subscriptions }),
       });
       if (!allowed) throw new SubscriptionRequestError(403, 'denied', 'Subscription denied.');
-      return { subscriptions, sessionId };
+      return { subscriptions, sessionId, sessionExpiresAt };
     } catch (err) {
       if (err instanceof InvalidSubscriptionError) throw badRequest(`invalid subscriptions: ${err.message}`);
       throw err;

@@ -3,8 +3,9 @@
  * connection's subscriptions with JWT-inferred (from the Authorization header) ∪ the body's list,
  * whichever replica holds it: long-poll connections live in the store; the others are asked of the
  * replica the token names. 204 on success (the connection then gets `gw.subscriptions_set`);
- * 400 for a bad body, token, JWT or subscription; 403 when SUBSCRIPTION_CHECK denies; 410 when the
- * connection is gone.
+ * 400 for a bad body, token (forged, altered or expired), JWT or subscription; 403 when
+ * SUBSCRIPTION_CHECK denies; 410 when the connection is gone; 503 with Retry-After when the store
+ * or the control bus cannot be reached.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HttpError, readBody, requestPath, sendText } from '@gatehouse/service-kit';
@@ -15,8 +16,8 @@ import type { Subscription } from './subscription.ts';
 import {
   badRequest,
   type ResolvedSubscriptions,
+  refusalOf,
   type SubscriptionRequest,
-  SubscriptionRequestError,
 } from './subscription-request.ts';
 import { preflight } from './transports/cors.ts';
 
@@ -26,6 +27,7 @@ export interface SubscriptionChange {
   id: string;
   subscriptions: Subscription[];
   sessionId: string | undefined;
+  sessionExpiresAt?: number | undefined;
 }
 
 export interface SubscriptionsEndpointDeps {
@@ -62,9 +64,9 @@ export function createSubscriptionsEndpoint(deps: SubscriptionsEndpointDeps) {
       res.writeHead(204, cors);
       res.end();
     } catch (err) {
-      if (err instanceof SubscriptionRequestError || err instanceof HttpError) {
-        return sendText(res, err.status, err.message, cors);
-      }
+      if (err instanceof HttpError) return sendText(res, err.status, err.message, cors);
+      const refusal = refusalOf(err);
+      if (refusal) return sendText(res, refusal.status, refusal.message, { ...cors, ...refusal.headers });
       throw err;
     }
   }

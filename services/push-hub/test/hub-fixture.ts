@@ -39,6 +39,7 @@ export async function startHubFixture(
       JWT_SECRET_KEY: jwtSecret,
       EXTRACTORS: JSON.stringify(extractors),
       TOKEN_SECRET: 'a-token-secret-for-tests',
+      SHUTDOWN_DRAIN_TIMEOUT_MS: '500',
       ...env,
     },
   );
@@ -46,6 +47,7 @@ export async function startHubFixture(
   await auth.start();
   const logger = createLogger({ name: 'hub-test', level: 'silent' });
   const registry = createRegistry();
+  const health = new Health();
   const service = createPushHub(config, {
     fanoutBus: bus,
     controlBus: bus,
@@ -54,17 +56,18 @@ export async function startHubFixture(
     replica: env.REPLICA_ID ?? 'replica-1',
     logger,
     registry,
-    health: new Health(),
+    health,
+    drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT_MS,
   });
   const host = await startHost({
     services: [service],
     logger,
     registry,
-    health: new Health(),
+    health,
     host: '127.0.0.1',
     publicPort: 0,
     apiPort: 0,
-    drainTimeoutMs: 500,
+    drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT_MS,
     closeables: shared ? [auth] : [auth, bus, store],
   });
   const url = `http://127.0.0.1:${host.publicPort}`;

@@ -13,7 +13,9 @@ describe('long-poll waiters', () => {
     const started = performance.now();
     assert.equal(await armed.wait(10_000, new AbortController().signal), 'killed');
     assert.ok(performance.now() - started < 100);
-    assert.equal(waiters.size, 0, 'a woken poll is no longer registered');
+    assert.equal(waiters.size, 1, 'a poll stays registered until it answers');
+    armed.disarm();
+    assert.equal(waiters.size, 0);
   });
 
   it('keeps a matching stream event or a private event that comes before the wait', async () => {
@@ -32,6 +34,34 @@ describe('long-poll waiters', () => {
     waiters.streamEvent(event('other'));
     waiters.sessionKilled('someone-else');
     assert.equal(await armed.wait(50, new AbortController().signal), 'timeout');
+  });
+
+  it('hands out a kill before other kept wake-ups, and every kept one in turn', async () => {
+    const waiters = new LongPollWaiters(new Map());
+    const armed = waiters.arm(poll);
+    const signal = new AbortController().signal;
+    waiters.streamEvent(event('greeting'));
+    waiters.privateEvent('c1');
+    waiters.sessionKilled('s1');
+    assert.deepEqual(
+      [await armed.wait(1000, signal), await armed.wait(1000, signal), await armed.wait(1000, signal)],
+      ['killed', 'private', 'stream'],
+    );
+    assert.equal(await armed.wait(20, signal), 'timeout');
+  });
+
+  it('follows a change of subscriptions', async () => {
+    const waiters = new LongPollWaiters(new Map());
+    const armed = waiters.arm(poll);
+    armed.update({ ...poll, subscriptions: [{ eventType: 'other', oneOf: [] }] });
+    waiters.streamEvent(event('greeting'));
+    waiters.streamEvent(event('other'));
+    assert.equal(await armed.wait(1000, new AbortController().signal), 'stream');
+    assert.equal(
+      await armed.wait(20, new AbortController().signal),
+      'timeout',
+      'greeting no longer wakes it',
+    );
   });
 
   it('forgets a poll that disarms without waiting', () => {

@@ -14,6 +14,8 @@ export interface LongPollRecord {
   sessionId: string | undefined;
   /** Stream position the connection started at (used when the cookie lacks one). */
   cursor: string;
+  /** When the session's JWT expires (ms since the Unix epoch): the connection ends then. */
+  expiresAt?: number;
 }
 
 /** A queued private event: its CloudEvent JSON and id. */

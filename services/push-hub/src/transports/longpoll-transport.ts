@@ -14,19 +14,24 @@
  *   change, its session is killed, or the window ends (longpoll-waiters.ts): no polling loop.
  * - Stream events are filtered with the subscriptions read after they were taken from the ring,
  *   so a subscription change that completed before an event was published always applies to it.
- * - A blacklisted session gets `gw.session_killed` and the connection ends.
+ * - A blacklisted session gets `gw.session_killed` and the connection ends. The connection token
+ *   (cookie) expires with the session's JWT (or after CONNECTION_TOKEN_TTL without one): an expired
+ *   or unknown token is a new connection, made from the request's own `jwt` and `subscriptions`,
+ *   which resumes from the client's `last_event_id` cookie.
+ * - An unreachable store is answered 503 with Retry-After; a stopping replica answers its waiting
+ *   polls at once, with `connection: close`, so the next poll goes to another replica.
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { requestPath, sendText } from '@gatehouse/service-kit';
+import { requestPath, sendText, sendUnavailable, unavailabilityOf } from '@gatehouse/service-kit';
 import type { Store } from '@gatehouse/store';
-import { readConnectRequest } from '../connect-request.ts';
+import { type ConnectRequest, readConnectRequest } from '../connect-request.ts';
+import { newConnectionId } from '../connection-tokens.ts';
 import type { RingEvent } from '../event-ring.ts';
 import type { ExtractorConfig } from '../extractor-config.ts';
 import { connectionCreated, resyncRequired, sessionKilled, subscriptionsSet } from '../gateway-events.ts';
 import type { HubAuth } from '../hub-auth.ts';
 import type { HubMetrics } from '../hub-metrics.ts';
-import { SubscriptionRequestError } from '../subscription-request.ts';
+import { refusalOf } from '../subscription-request.ts';
 import { preflight } from './cors.ts';
 import { type LongPollRecord, LongPollRecords, type PrivateEvent, queuePrefix } from './longpoll-records.ts';
 import { LongPollWaiters } from './longpoll-waiters.ts';
@@ -69,20 +74,41 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
   const cookiePath = '/_gw/v1/connection';
   const pageSize = opts.replayPageSize ?? 5000;
   const { ring } = ctx.hub;
+  let draining = false;
 
-  async function create(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /**
+   * A new connection. A client whose connection is gone (token expired, record forgotten) still has
+   * its cookies: it resumes from its cursor, and both count as reconnect evidence for the rate limit.
+   */
+  async function create(
+    req: IncomingMessage,
+    res: ServerResponse,
+    sent: Record<string, string>,
+  ): Promise<void> {
     const cors = corsHeaders(ctx.corsOrigin);
+    let request: ConnectRequest;
     let resolved: Awaited<ReturnType<TransportContext['gate']>>;
     try {
-      resolved = await ctx.gate('longpolling', readConnectRequest(req, ctx.bearerTokens));
+      request = readConnectRequest(req, ctx.bearerTokens);
+      const cursorCookie = sent['last_event_id'] ? decodeCookieValue(sent['last_event_id']) : '';
+      request.resumeFrom ??= cursorCookie || undefined;
+      request.connectionToken ??= sent['connection_token'] || undefined;
+      resolved = await ctx.gate('longpolling', request);
     } catch (err) {
-      if (err instanceof SubscriptionRequestError) return sendText(res, err.status, err.message, cors);
+      const refusal = refusalOf(err);
+      if (refusal) return sendText(res, refusal.status, refusal.message, { ...cors, ...refusal.headers });
       throw err;
     }
-    const id = randomUUID();
-    const token = ctx.tokens.issue(id);
-    const cursor = ring.head ?? '';
-    await records.save(id, { subscriptions: resolved.subscriptions, sessionId: resolved.sessionId, cursor });
+    const id = newConnectionId();
+    // The cookie stops working when the session's JWT expires.
+    const token = ctx.tokens.issue(id, resolved.sessionExpiresAt);
+    const cursor = request.resumeFrom ?? ring.head ?? '';
+    await records.save(id, {
+      subscriptions: resolved.subscriptions,
+      sessionId: resolved.sessionId,
+      cursor,
+      ...(resolved.sessionExpiresAt !== undefined && { expiresAt: resolved.sessionExpiresAt }),
+    });
     await records.enqueue(id, connectionCreated(token));
     await records.enqueue(id, subscriptionsSet(resolved.subscriptions));
     const body = JSON.stringify('ok');
@@ -162,40 +188,41 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     res.on('close', () => closed.abort());
     const deadline = Date.now() + opts.pollWindowMs;
     let rec = found;
-    let privateEvents: PrivateEvent[] | undefined;
-    for (;;) {
-      // Armed before looking, so a kill, private event or stream event that comes while this
-      // poll reads the blacklist, its queue and the stream wakes it instead of being missed.
-      const armed = waiters.arm({ id, sessionId: rec.sessionId, subscriptions: rec.subscriptions });
-      try {
-        if (privateEvents === undefined) {
-          if (await blacklisted(rec)) return answerKilled(res, id, rec.sessionId!);
-          privateEvents = await records.pending(id, acknowledged);
-        }
-        const pending = privateEvents;
+    // Registered for the whole poll, before it first looks: a kill, private event or stream event
+    // that comes while it reads the blacklist, its queue and the stream is kept for it, and a kill
+    // rescan finds its session.
+    const armed = waiters.arm({ id, sessionId: rec.sessionId, subscriptions: rec.subscriptions });
+    const reload = async () => {
+      rec = (await records.load(id)) ?? rec;
+      armed.update({ id, sessionId: rec.sessionId, subscriptions: rec.subscriptions });
+    };
+    try {
+      if (await blacklisted(rec)) return answerKilled(res, id, rec.sessionId!);
+      let privateEvents = await records.pending(id, acknowledged);
+      for (;;) {
         const slice = await readStream(cursor, closed.signal);
         if (closed.signal.aborted) return;
         if (slice.failed) return answerUnavailable(res);
         // Subscriptions read after the events were taken: a change made before one of them was
         // published applies to it (a poll waiting since before the change has the old ones).
-        if (slice.events.length > 0) rec = (await records.load(id)) ?? rec;
+        if (slice.events.length > 0) await reload();
         const matches = ctx.hub.index.matcherFor(rec.subscriptions);
         const stream = slice.events.filter((e) => matches(e.event as { type: string })).map((e) => e.json);
         if (slice.resync) stream.unshift(resyncRequired(cursor).json);
         cursor = slice.cursor;
         const waitMs = deadline - Date.now();
-        if (pending.length > 0 || stream.length > 0 || waitMs <= 0)
-          return answer(res, id, token, cursor, pending, stream);
+        if (privateEvents.length > 0 || stream.length > 0 || waitMs <= 0 || draining)
+          return answer(res, id, token, cursor, privateEvents, stream);
         const reason = await armed.wait(waitMs, closed.signal);
         if (reason === 'closed') return;
         if (reason === 'killed' && (await blacklisted(rec))) return answerKilled(res, id, rec.sessionId!);
         if (reason === 'private') {
-          rec = (await records.load(id)) ?? rec;
+          await reload();
           privateEvents = await records.pending(id, undefined);
         }
-      } finally {
-        armed.disarm();
       }
+    } finally {
+      armed.disarm();
     }
   }
 
@@ -213,6 +240,8 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
   ): Promise<void> {
     const events = [...privateEvents.map((e) => e.json), ...stream];
     const body = `{"last_event_id":${JSON.stringify(cursor)},"events":[${events.join(',')}]}`;
+    // A stopping replica: the next poll opens a new connection, which reaches another replica.
+    if (draining) res.shouldKeepAlive = false;
     res.writeHead(200, {
       'content-type': 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(body),
@@ -221,7 +250,8 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       ...corsHeaders(ctx.corsOrigin),
     });
     res.end(body);
-    await records.touch(id);
+    // The answer is out: a store that cannot be reached now only shortens the record's life.
+    await records.touch(id).catch((err: unknown) => ctx.logger.debug({ err }, 'long-poll touch failed'));
   }
 
   async function answerKilled(res: ServerResponse, id: string, sessionId: string): Promise<void> {
@@ -246,11 +276,25 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const token = parseCookies(req.headers.cookie)['connection_token'];
+    const sent = parseCookies(req.headers.cookie);
+    const token = sent['connection_token'];
     const address = token ? ctx.tokens.read(token) : undefined;
     const rec = address ? await records.load(address.id) : undefined;
-    if (address && rec && token) return poll(req, res, address.id, token, rec);
-    return create(req, res);
+    if (address && rec && token && !(rec.expiresAt !== undefined && rec.expiresAt <= Date.now()))
+      return poll(req, res, address.id, token, rec);
+    return create(req, res, sent);
+  }
+
+  /** Every failure of the store (or the broker) is answered 503 with Retry-After, in this one place. */
+  async function handleOrUnavailable(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    try {
+      await handle(req, res);
+    } catch (err) {
+      const outage = unavailabilityOf(err);
+      if (!outage || res.headersSent) throw err;
+      ctx.logger.warn({ err }, 'long poll: dependency unavailable');
+      sendUnavailable(res, outage.dependency, corsHeaders(ctx.corsOrigin));
+    }
   }
 
   return {
@@ -261,13 +305,20 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
         sendText(res, 405, 'Method not allowed.', { allow: 'GET, OPTIONS' });
         return true;
       }
-      return handle(req, res).then(() => true);
+      return handleOrUnavailable(req, res).then(() => true);
     },
     /** Watches the store for private events and subscription changes made on any replica. */
     async start(): Promise<() => Promise<void>> {
       return opts.store.watch(queuePrefix, (change) => {
         if (change.kind === 'set') waiters.privateEvent(change.key.slice(queuePrefix.length));
+        // Changes made while the watch was cut off were not heard: every waiting poll looks again.
+        else if (change.kind === 'resync') waiters.wakeAll('private');
       });
+    },
+    /** The replica stops: waiting polls answer now, and no answer keeps its connection open. */
+    drain(): void {
+      draining = true;
+      waiters.wakeAll('timeout');
     },
     /** A fan-out event: wakes the polls waiting for it. */
     eventArrived(e: RingEvent): void {
@@ -276,6 +327,8 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     sessionKilled(sessionId: string): void {
       waiters.sessionKilled(sessionId);
     },
+    /** The sessions of the polls waiting on this replica now. */
+    sessionIds: () => waiters.sessionIds(),
     waiters,
     records,
   };

@@ -23,70 +23,79 @@ interface Waiter {
 }
 
 /**
- * A poll registered before it looks at the stream, the store and the blacklist: whatever happens
- * while it looks (an event, a kill, a private event) is kept, and `wait` then returns at once
- * instead of sleeping through the window. Registering only when about to sleep would lose the
- * wake-ups that came in between.
+ * A poll registered for its whole life, from before it first looks at the blacklist, its queue and
+ * the stream until it answers: whatever happens meanwhile (an event, a kill, a private event) is
+ * kept, and `wait` returns it at once instead of sleeping through the window. A poll registered only
+ * while it sleeps would miss what came while it was reading, and a kill rescan would not see its
+ * session then.
  */
 export interface ArmedPoll {
-  /** Resolves with the first wake-up since arming, or after `ms`, or when `signal` aborts. */
+  /** The next kept wake-up (a kill first, then private events, then stream events), else the first that comes, or `timeout` after `ms`, or `closed` when `signal` aborts. */
   wait(ms: number, signal: AbortSignal): Promise<WakeReason>;
-  /** Unregisters it (idempotent); a poll that answered without waiting must disarm. */
+  /** Its subscriptions or session changed: index it by the new ones. */
+  update(poll: WaitingPoll): void;
+  /** Unregisters it (idempotent); every poll disarms when it answers. */
   disarm(): void;
 }
+
+/** The order in which kept wake-ups are handed out: a kill wins over everything else. */
+const priority: WakeReason[] = ['killed', 'closed', 'private', 'stream', 'timeout'];
 
 export class LongPollWaiters {
   private readonly index: SubscriptionIndex<Waiter>;
   private readonly byId = new Map<string, Set<Waiter>>();
   private readonly bySession = new Map<string, Set<Waiter>>();
-
   constructor(extractors: ExtractorConfig) {
     this.index = new SubscriptionIndex(extractors);
   }
 
+  /** Polls in flight on this replica. */
   get size(): number {
     let n = 0;
     for (const set of this.byId.values()) n += set.size;
     return n;
   }
 
-  /** Registers the poll now; its wake-ups from here on are kept until it waits. */
+  /** Registers the poll now; its wake-ups from here on are kept until it waits for them. */
   arm(poll: WaitingPoll): ArmedPoll {
-    let woken: WakeReason | undefined;
-    let resolveWait: ((reason: WakeReason) => void) | undefined;
+    const kept = new Set<WakeReason>();
+    let sleeping: ((reason: WakeReason) => void) | undefined;
+    const take = (): WakeReason => {
+      const reason = priority.find((r) => kept.has(r))!;
+      kept.delete(reason);
+      return reason;
+    };
     const waiter: Waiter = {
       poll,
       wake: (reason) => {
-        this.remove(waiter);
-        woken ??= reason;
-        resolveWait?.(woken);
+        kept.add(reason);
+        sleeping?.(take());
       },
     };
-    this.index.set(waiter, poll.subscriptions);
-    addTo(this.byId, poll.id, waiter);
-    if (poll.sessionId !== undefined) addTo(this.bySession, poll.sessionId, waiter);
+    this.add(waiter);
     return {
       wait: (ms, signal) => {
-        if (woken !== undefined) return Promise.resolve(woken);
+        if (kept.size > 0) return Promise.resolve(take());
         if (signal.aborted) return Promise.resolve('closed');
         return new Promise((resolve) => {
           const onAbort = () => waiter.wake('closed');
           const timer = setTimeout(() => waiter.wake('timeout'), Math.max(ms, 0));
           signal.addEventListener('abort', onAbort);
-          resolveWait = (reason) => {
+          sleeping = (reason) => {
+            sleeping = undefined;
             clearTimeout(timer);
             signal.removeEventListener('abort', onAbort);
             resolve(reason);
           };
         });
       },
+      update: (next) => {
+        this.remove(waiter);
+        waiter.poll = next;
+        this.add(waiter);
+      },
       disarm: () => this.remove(waiter),
     };
-  }
-
-  /** Arms and waits at once (a poll with nothing to look at first). */
-  wait(poll: WaitingPoll, ms: number, signal: AbortSignal): Promise<WakeReason> {
-    return this.arm(poll).wait(ms, signal);
   }
 
   /** A fan-out event: wakes the polls it matches. */
@@ -101,6 +110,22 @@ export class LongPollWaiters {
 
   sessionKilled(sessionId: string): void {
     for (const w of [...(this.bySession.get(sessionId) ?? [])]) w.wake('killed');
+  }
+
+  /** Wakes every waiting poll (a missed notification, or the replica stopping). */
+  wakeAll(reason: WakeReason): void {
+    for (const set of [...this.byId.values()]) for (const w of [...set]) w.wake(reason);
+  }
+
+  /** The sessions of the polls in flight now. */
+  sessionIds(): string[] {
+    return [...this.bySession.keys()];
+  }
+
+  private add(w: Waiter): void {
+    this.index.set(w, w.poll.subscriptions);
+    addTo(this.byId, w.poll.id, w);
+    if (w.poll.sessionId !== undefined) addTo(this.bySession, w.poll.sessionId, w);
   }
 
   private remove(w: Waiter): void {

@@ -4,7 +4,8 @@
  * Authorization header. Each CloudEvent is emitted with its type as the event name and the event as
  * the argument. A rejected connect fails with `connect_error` whose message is the reason and whose
  * `data.status` is the HTTP status the other transports would answer; a session kill emits
- * `gw.session_killed`, then disconnects.
+ * `gw.session_killed`, then disconnects. A replica that stops (or cannot serve a resume now) closes
+ * the connection's transport instead: the socket.io client reconnects by itself, with its offset.
  *
  * Resume: every event with a stream position is emitted with the position as a last, extra
  * argument, and the connect answer carries a session id (`pid`). That is socket.io's own
@@ -19,10 +20,10 @@ import { requestPath } from '@gatehouse/service-kit';
 import { Server as EngineServer } from 'engine.io';
 import { Server, type Socket } from 'socket.io';
 import type { CloseReason, Connection } from '../connection.ts';
+import { newConnectionId } from '../connection-tokens.ts';
 import { type ConnectRequest, fromParams } from '../connect-request.ts';
 import type { OutgoingEvent } from '../gateway-events.ts';
-import type { ResolvedSubscriptions } from '../subscription-request.ts';
-import { SubscriptionRequestError } from '../subscription-request.ts';
+import { refusalOf, type ResolvedSubscriptions } from '../subscription-request.ts';
 import type { TransportContext } from './transport-context.ts';
 
 export const SOCKETIO_PATH = '/_gw/v1/socket.io/';
@@ -50,8 +51,11 @@ class SocketIoConnection implements Connection {
     else this.socket.emit(e.type, JSON.parse(e.json), e.position);
   }
 
-  close(_reason: CloseReason): void {
-    this.socket.disconnect(true);
+  close(reason: CloseReason): void {
+    // A server disconnect is final for the socket.io client; a transport close makes it reconnect
+    // (with its recovery offset), which is what a stopping replica wants of it.
+    if (reason === 'shutdown' || reason === 'unavailable') this.socket.conn.close();
+    else this.socket.disconnect(true);
   }
 }
 
@@ -75,6 +79,7 @@ export function createSocketIoTransport(ctx: TransportContext) {
           subscriptions: param('subscriptions'),
           // The offset the socket.io client sends back is newer than a lastEventId it was given once.
           lastEventId: stringOrUndefined(auth?.['offset']) ?? stringOrUndefined(param('lastEventId')),
+          connectionToken: stringOrUndefined(param('connectionToken')),
           authorization: headers.authorization,
         },
         ctx.bearerTokens,
@@ -95,7 +100,7 @@ export function createSocketIoTransport(ctx: TransportContext) {
 
   io.on('connection', (socket) => {
     const { request, resolved } = socket.data as SocketData;
-    const id = randomUUID();
+    const id = newConnectionId();
     const conn = new SocketIoConnection(id, ctx.tokens.issue(id), socket);
     conn.sessionId = resolved.sessionId;
     socket.onAny(() => socket.disconnect(true));
@@ -123,8 +128,11 @@ export function createSocketIoTransport(ctx: TransportContext) {
 }
 
 function connectError(err: unknown): Error {
-  if (err instanceof SubscriptionRequestError) {
-    return Object.assign(new Error(err.message), { data: { status: err.status, reason: err.reason } });
+  const refusal = refusalOf(err);
+  if (refusal) {
+    return Object.assign(new Error(refusal.message), {
+      data: { status: refusal.status, reason: refusal.reason },
+    });
   }
   return Object.assign(new Error('Internal error.'), { data: { status: 500 } });
 }

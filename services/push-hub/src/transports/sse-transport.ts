@@ -2,12 +2,13 @@
  * Server-sent events: `GET /_gw/v1/connection/sse`. Each event is an `id:` (its stream position),
  * an `event:` (the CloudEvent type) and a `data:` line with the CloudEvent JSON; a `: heartbeat`
  * comment keeps proxies from closing idle streams; there is no idle time-out. A reconnecting client
- * sends `Last-Event-ID` and gets what it missed.
+ * sends `Last-Event-ID` and gets what it missed. A stream this replica ends so that the client
+ * comes back (shutdown, a resume that cannot be served now) ends with a `retry:` hint with jitter.
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { requestPath, sendText } from '@gatehouse/service-kit';
 import type { CloseReason, Connection } from '../connection.ts';
+import { newConnectionId } from '../connection-tokens.ts';
 import { readConnectRequest } from '../connect-request.ts';
 import type { OutgoingEvent } from '../gateway-events.ts';
 import { SubscriptionRequestError } from '../subscription-request.ts';
@@ -24,19 +25,20 @@ class SseConnection implements Connection {
   private readonly res: ServerResponse;
   private readonly maxBuffered: number;
   private readonly onClose: (c: SseConnection) => void;
+  private readonly retryMs: () => number;
 
   constructor(
     id: string,
     token: string,
     res: ServerResponse,
-    maxBuffered: number,
-    onClose: (c: SseConnection) => void,
+    options: { maxBuffered: number; onClose: (c: SseConnection) => void; retryMs: () => number },
   ) {
     this.id = id;
     this.token = token;
     this.res = res;
-    this.maxBuffered = maxBuffered;
-    this.onClose = onClose;
+    this.maxBuffered = options.maxBuffered;
+    this.onClose = options.onClose;
+    this.retryMs = options.retryMs;
   }
 
   send(e: OutgoingEvent): void {
@@ -50,8 +52,12 @@ class SseConnection implements Connection {
     if (!this.res.destroyed) this.res.write(': heartbeat\n\n');
   }
 
-  close(_reason: CloseReason): void {
-    if (!this.res.writableEnded) this.res.end();
+  close(reason: CloseReason): void {
+    if (!this.res.writableEnded) {
+      const comeBack = reason === 'shutdown' || reason === 'unavailable';
+      if (comeBack && !this.res.destroyed) this.res.end(`retry: ${this.retryMs()}\n\n`);
+      else this.res.end();
+    }
     this.onClose(this);
   }
 }
@@ -93,7 +99,8 @@ export function createSseTransport(ctx: TransportContext) {
       connectReq = readConnectRequest(req, ctx.bearerTokens);
       resolved = await ctx.gate('sse', connectReq);
     } catch (err) {
-      if (err instanceof SubscriptionRequestError) return sendText(res, err.status, err.message, cors);
+      if (err instanceof SubscriptionRequestError)
+        return sendText(res, err.status, err.message, { ...cors, ...err.headers });
       throw err;
     }
     if (req.destroyed) return;
@@ -109,8 +116,12 @@ export function createSseTransport(ctx: TransportContext) {
     // per connection).
     res.flushHeaders();
     req.socket.setNoDelay(true);
-    const id = randomUUID();
-    const conn = new SseConnection(id, ctx.tokens.issue(id), res, ctx.maxBufferedBytes, forget);
+    const id = newConnectionId();
+    const conn = new SseConnection(id, ctx.tokens.issue(id), res, {
+      maxBuffered: ctx.maxBufferedBytes,
+      onClose: forget,
+      retryMs: ctx.reconnectDelayMs,
+    });
     conn.sessionId = resolved.sessionId;
     open.add(conn);
     res.on('close', () => forget(conn));

@@ -16,4 +16,6 @@ export interface TransportContext {
   heartbeatMs: number;
   /** A connection whose unsent output grows beyond this is closed as a slow consumer. */
   maxBufferedBytes: number;
+  /** The SSE `retry:` hint (ms) sent to a client told to reconnect: jittered, so they come back apart. */
+  reconnectDelayMs(): number;
 }

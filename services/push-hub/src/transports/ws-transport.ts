@@ -3,28 +3,30 @@
  * JSON; server pings keep the connection alive and detect dead peers (no idle time-out otherwise).
  * The endpoint is one-way: a client frame closes the connection (1003). A rejected connect is
  * upgraded and then closed with code 4000 + the HTTP status (4400 bad request, 4403 denied,
- * 4429 rate limited) and the reason as payload; a session kill closes with 1000 `Session killed.`.
+ * 4429 rate limited, 4503 store unavailable) and the reason as payload; a session kill closes with
+ * 1000 `Session killed.`; a replica that stops closes with 1012 (Service Restart): reconnect and
+ * resume elsewhere.
  *
  * Resume: with `?positions=true`, every event with a stream position carries it as the CloudEvents
  * extension attribute `gwposition`; a client reconnecting with `?lastEventId=<gwposition>` (or a
  * `Last-Event-ID` header) gets what it missed, from whichever replica it reaches.
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { requestPath } from '@gatehouse/service-kit';
 import { type WebSocket, WebSocketServer } from 'ws';
 import type { CloseReason, Connection } from '../connection.ts';
+import { newConnectionId } from '../connection-tokens.ts';
 import { readConnectRequest } from '../connect-request.ts';
 import type { OutgoingEvent } from '../gateway-events.ts';
-import { SubscriptionRequestError } from '../subscription-request.ts';
+import { refusalOf } from '../subscription-request.ts';
 import type { TransportContext } from './transport-context.ts';
 
 export const WS_PATH = '/_gw/v1/connection/ws';
 
 const closeFor: Record<CloseReason, [number, string]> = {
   session_killed: [1000, 'Session killed.'],
-  shutdown: [1001, 'Server shutting down.'],
+  shutdown: [1012, 'Service restart.'],
   slow_consumer: [1008, 'Client too slow.'],
   unavailable: [1013, 'Try again later.'],
 };
@@ -135,14 +137,13 @@ export function createWsTransport(ctx: TransportContext) {
       connectReq = readConnectRequest(req, ctx.bearerTokens);
       resolved = await ctx.gate('ws', connectReq);
     } catch (err) {
-      if (!(err instanceof SubscriptionRequestError)) ctx.logger.error({ err }, 'websocket connect failed');
-      const status = err instanceof SubscriptionRequestError ? err.status : 500;
-      const message = err instanceof SubscriptionRequestError ? err.message : 'Internal error.';
-      ws.close(4000 + status, truncateReason(message));
+      const refusal = refusalOf(err);
+      if (!refusal) ctx.logger.error({ err }, 'websocket connect failed');
+      ws.close(4000 + (refusal?.status ?? 500), truncateReason(refusal?.message ?? 'Internal error.'));
       return;
     }
     if (ws.readyState !== ws.OPEN) return;
-    const id = randomUUID();
+    const id = newConnectionId();
     const positions = new URL(req.url ?? '/', 'http://local').searchParams.get('positions') === 'true';
     const conn = new WsConnection(id, ctx.tokens.issue(id), ws, ctx.maxBufferedBytes, positions);
     conn.sessionId = resolved.sessionId;

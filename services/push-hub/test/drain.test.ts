@@ -1,0 +1,102 @@
+/**
+ * Drain: a stopping hub turns /ready false, keeps delivering to the connections it has not moved
+ * yet, and closes them in batches spread over DRAIN_SPREAD_PERCENT of the drain window: SSE streams
+ * end with a jittered `retry:` hint, WebSocket connections with 1012, socket.io connections with a
+ * transport close the client reconnects from by itself.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { openWs, sleep, waitFor } from '@gatehouse/testkit';
+import { io } from 'socket.io-client';
+import { startHubFixture, subs } from './hub-fixture.ts';
+
+const wanted = subs([{ eventType: 'greeting' }]);
+
+/** A raw SSE stream: everything it received, and when it ended. */
+async function rawSse(url: string) {
+  const res = await fetch(`${url}/_gw/v1/connection/sse?subscriptions=${wanted}`);
+  assert.equal(res.status, 200);
+  const client = { text: '', endedAt: 0 };
+  const decoder = new TextDecoder();
+  const ended = (async () => {
+    for await (const chunk of res.body!) client.text += decoder.decode(chunk, { stream: true });
+    client.endedAt = Date.now();
+  })().catch(() => {
+    client.endedAt = Date.now();
+  });
+  return { client, ended };
+}
+
+describe('drain', () => {
+  it('moves its clients away in batches over part of the drain window, still delivering to the rest', async () => {
+    const hub = await startHubFixture({
+      SHUTDOWN_DRAIN_TIMEOUT_MS: '2000',
+      DRAIN_SPREAD_PERCENT: '50',
+      DRAIN_RECONNECT_JITTER: '300ms',
+    });
+    const sse = await Promise.all(Array.from({ length: 20 }, () => rawSse(hub.url)));
+    const ws = Array.from({ length: 20 }, () => {
+      const c = openWs(`${hub.wsUrl}/_gw/v1/connection/ws?subscriptions=${wanted}`);
+      const closedAt = c.closed.then((close) => ({ ...close, at: Date.now() }));
+      return { ...c, closedAt };
+    });
+    const sio = io(hub.url, {
+      path: '/_gw/v1/socket.io/',
+      auth: { subscriptions: [{ eventType: 'greeting' }] },
+    });
+    const sioReasons: string[] = [];
+    sio.on('disconnect', (reason) => sioReasons.push(reason));
+    await waitFor(() => hub.hub.size === 41, { what: 'every connection' });
+    await hub.publish('greeting', { n: 1 });
+    await waitFor(() => sse.every((s) => s.client.text.includes('"n":1')), { what: 'the first event' });
+
+    const started = Date.now();
+    const stopped = hub.stop();
+    const ready = await fetch(`${hub.apiUrl}/ready`);
+    assert.equal(ready.status, 503, '/ready turns false as the drain starts, and still answers');
+    assert.equal(((await ready.json()) as { checks: Record<string, string> }).checks['shutdown'], 'draining');
+    await sleep(450);
+    const stillOpen = hub.hub.size;
+    assert.ok(stillOpen > 5 && stillOpen < 36, `some moved, some not yet (${stillOpen} open at +450 ms)`);
+    await hub.publish('greeting', { n: 2 });
+    await stopped;
+
+    const ends = [
+      ...sse.map((s) => s.client.endedAt),
+      ...(await Promise.all(ws.map((w) => w.closedAt))).map((c) => c.at),
+    ];
+    const spread = Math.max(...ends) - Math.min(...ends);
+    assert.ok(spread >= 700 && spread < 1500, `the closes spread over ${spread} ms (1000 ms asked)`);
+    const buckets = new Set(ends.map((t) => Math.floor((t - started) / 100)));
+    assert.ok(buckets.size >= 6, `closed in batches (${buckets.size} distinct 100 ms slots)`);
+
+    for (const { client } of sse) {
+      const retry = /retry: (\d+)\n\n$/.exec(client.text);
+      assert.ok(retry, `an SSE stream ends with a retry hint: ${JSON.stringify(client.text.slice(-80))}`);
+      assert.ok(Number(retry[1]) <= 300);
+      // A stream still open when the second event came got it; none was cut short of it.
+      if (client.endedAt - started > 600) assert.ok(client.text.includes('"n":2'), 'delivered until moved');
+    }
+    const hints = new Set(sse.map((s) => /retry: (\d+)/.exec(s.client.text)![1]));
+    assert.ok(hints.size > 5, `the hints are jittered (${hints.size} distinct values)`);
+    for (const w of ws) assert.equal((await w.closed).code, 1012, 'WebSocket: Service Restart');
+    await waitFor(() => sioReasons.length > 0, { what: 'the socket.io disconnect' });
+    assert.equal(
+      sioReasons[0],
+      'transport close',
+      'a transport close: the socket.io client reconnects by itself',
+    );
+    sio.close();
+  });
+
+  it('with DRAIN_SPREAD_PERCENT=0 closes every connection at once', async () => {
+    const hub = await startHubFixture({ SHUTDOWN_DRAIN_TIMEOUT_MS: '2000', DRAIN_SPREAD_PERCENT: '0' });
+    const sse = await Promise.all(Array.from({ length: 10 }, () => rawSse(hub.url)));
+    await waitFor(() => hub.hub.size === 10, { what: 'every connection' });
+    const started = Date.now();
+    await hub.stop();
+    await Promise.all(sse.map((s) => s.ended));
+    const last = Math.max(...sse.map((s) => s.client.endedAt));
+    assert.ok(last - started < 300, `all closed within ${last - started} ms`);
+  });
+});

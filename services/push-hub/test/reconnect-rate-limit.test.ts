@@ -1,0 +1,56 @@
+/**
+ * The connection rate limit and reconnects: a connect that carries a valid connection token or a
+ * resume position the stream could hold counts against MAX_RECONNECTS_PER_MINUTE, not as a new
+ * connection; a forged token, a malformed position or one beyond the stream's newest counts as new.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { openSse, openWs, waitFor } from '@gatehouse/testkit';
+import { startHubFixture, subs } from './hub-fixture.ts';
+
+const wanted = subs([{ eventType: 'greeting' }]);
+
+describe('rate limit for reconnects', () => {
+  it('admits reconnects beyond MAX_CONNECTIONS_PER_MINUTE, and only real ones', async () => {
+    const f = await startHubFixture({ MAX_CONNECTIONS_PER_MINUTE: '2', MAX_RECONNECTS_PER_MINUTE: '4' });
+    try {
+      const sse = `${f.url}/_gw/v1/connection/sse?subscriptions=${wanted}`;
+      const position = await f.publish('greeting', { n: 1 });
+      await f.publish('greeting', { n: 2 });
+      const first = await openSse(sse);
+      const second = await openSse(sse);
+      assert.deepEqual([first.status, second.status], [200, 200]);
+      await waitFor(() => first.events('gw.connection.create').length === 1, { what: 'the welcome' });
+      const token = (first.events('gw.connection.create')[0]!['data'] as { connection_token: string })
+        .connection_token;
+      const fresh = await openSse(sse);
+      assert.equal(fresh.status, 429, 'the new-connection budget is spent');
+
+      for (const bogus of ['not-a-position', '999999', '-1']) {
+        const forged = await openSse(sse, { 'last-event-id': bogus });
+        assert.equal(forged.status, 429, `a position the stream could not hold (${bogus}) counts as new`);
+      }
+      const alteredToken = `${token.slice(0, -2)}${token.endsWith('AA') ? 'BB' : 'AA'}`;
+      assert.equal((await openSse(`${sse}&connectionToken=${alteredToken}`)).status, 429, 'a forged token');
+
+      const resumed = await openSse(sse, { 'last-event-id': position });
+      assert.equal(resumed.status, 200, 'a resume position the stream holds');
+      assert.equal(
+        (await openSse(`${sse}&connectionToken=${token}`)).status,
+        200,
+        'a valid connection token',
+      );
+      const ws = openWs(`${f.wsUrl}/_gw/v1/connection/ws?subscriptions=${wanted}&lastEventId=${position}`);
+      await waitFor(() => ws.events.length >= 2, { what: 'the WebSocket reconnect' });
+      assert.equal((await openSse(sse, { 'last-event-id': position })).status, 200, 'a fourth reconnect');
+      const beyond = await openSse(sse, { 'last-event-id': position });
+      assert.equal(beyond.status, 429, 'beyond both budgets');
+      assert.equal(await f.metric('gw_connects_admitted_total', 'kind="reconnect"'), 4);
+      assert.equal(await f.metric('gw_connects_admitted_total', 'kind="new"'), 2);
+      ws.ws.close();
+      for (const c of [first, second, resumed]) c.close();
+    } finally {
+      await f.stop();
+    }
+  });
+});
