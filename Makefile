@@ -1,5 +1,6 @@
 # Gatehouse: `make run` starts everything in one process; `make test` runs the whole suite against
-# real Kafka, Redis, NATS, a Kinesis emulator and Jaeger (started by tools/deps.sh).
+# real Kafka, Redis (a server and a 3-master cluster), NATS, a Kinesis emulator and Jaeger (started
+# by tools/deps.sh).
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 ROOT := $(CURDIR)
@@ -15,7 +16,7 @@ TEST_FLAGS ?= --test-concurrency=1 --test-timeout=180000
 help:
 	@echo "make run        start the gateway (all services, memory bus, example config)"
 	@echo "make test       lint, typecheck and every test against real brokers"
-	@echo "make deps-up    start Kafka, Redis, NATS, the Kinesis emulator and Jaeger (deps-down stops them)"
+	@echo "make deps-up    start Kafka, Redis, a Redis Cluster, NATS, the Kinesis emulator and Jaeger (deps-down stops them)"
 	@echo "make bench      side-by-side benchmarks (bench/README.md)"
 	@echo "make compose-test  docker-compose.yml for real on podman, checked from outside (test-deploy/)"
 	@echo "make helm-test  the chart installed into a local single-node Kubernetes, checked from outside"

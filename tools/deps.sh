@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Starts and stops the real servers the tests use, on 127.0.0.1 only:
-#   Apache Kafka (KRaft, jars from Maven Central), Redis and NATS (Debian packages),
-#   a Kinesis emulator (npm package kinesis-local), and the trace backend `traces`: Jaeger v2
-#   (OTLP/HTTP in, query API out), built once from the Go module proxy (tools/jaeger/go.mod).
+#   Apache Kafka (KRaft, jars from Maven Central), Redis, a Redis Cluster of three masters and NATS
+#   (Debian packages), a Kinesis emulator (npm package kinesis-local), and the trace backend
+#   `traces`: Jaeger v2 (OTLP/HTTP in, query API out), built once from the Go module proxy
+#   (tools/jaeger/go.mod).
 # Usage: tools/deps.sh up|down|status [name...]    tools/deps.sh restart name...    tools/deps.sh tools
 #        tools/deps.sh kafka-libs   (only fetch the Kafka jars; prints their directory)
-# Names: kafka redis nats kinesis traces (default: all). Idempotent: `up` skips what already runs.
-# State, logs and PID files live under .cache/deps/<name>/. Ports come from the environment:
+# Names: kafka redis redis-cluster nats kinesis traces (default: all). Idempotent: `up` skips what
+# already runs. State, logs and PID files live under .cache/deps/<name>/. Ports come from the
+# environment:
 #   KAFKA_PORT (9092) KAFKA_CONTROLLER_PORT (9093) REDIS_PORT (6379) NATS_PORT (4222)
 #   NATS_MONITOR_PORT (8222) KINESIS_PORT (4567) TRACES_OTLP_PORT (4318) TRACES_QUERY_PORT (16686)
 #   TRACES_QUERY_GRPC_PORT (16685)
+#   REDIS_CLUSTER_PORT (7000): the cluster's masters listen on it and the next two ports
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 state="$root/.cache/deps"
@@ -19,16 +22,27 @@ REDIS_PORT=${REDIS_PORT:-6379}
 NATS_PORT=${NATS_PORT:-4222}
 NATS_MONITOR_PORT=${NATS_MONITOR_PORT:-8222}
 KINESIS_PORT=${KINESIS_PORT:-4567}
+REDIS_CLUSTER_PORT=${REDIS_CLUSTER_PORT:-7000}
+cluster_ports=("$REDIS_CLUSTER_PORT" $((REDIS_CLUSTER_PORT + 1)) $((REDIS_CLUSTER_PORT + 2)))
 TRACES_OTLP_PORT=${TRACES_OTLP_PORT:-4318}
 TRACES_QUERY_PORT=${TRACES_QUERY_PORT:-16686}
 TRACES_QUERY_GRPC_PORT=${TRACES_QUERY_GRPC_PORT:-16685}
-all=(redis nats kinesis kafka traces)
+all=(redis redis-cluster nats kinesis kafka traces)
 
 say() { echo "deps: $*" >&2; }
 die() { say "$*"; exit 1; }
 
 pid_of() { cat "$state/$1/pid" 2>/dev/null || true; }
 running() { local pid; pid=$(pid_of "$1"); [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; }
+# A dependency of several processes (redis-cluster) runs while every one of them does.
+running_all() {
+  local n; for n in $(members_of "$1"); do running "$n" || return 1; done
+}
+members_of() {
+  if [ "$1" = redis-cluster ]; then
+    local port; for port in "${cluster_ports[@]}"; do echo "redis-cluster/$port"; done
+  else echo "$1"; fi
+}
 
 # Polls `check` until it succeeds or `seconds` pass; fails if the process died meanwhile.
 wait_ready() {
@@ -70,6 +84,33 @@ redis_up() {
   wait_ready redis 20 redis-ping
 }
 redis-ping() { [ "$(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping)" = PONG ]; }
+
+# ---- Redis Cluster: three masters (no replicas), each with AOF, cluster state in nodes.conf ----
+# The first start creates the cluster (slots split over the three); later starts find it in
+# nodes.conf and the AOF, as a restarted cluster does.
+redis-cluster_up() {
+  apt_install redis-server:redis-server redis-cli:redis-tools
+  local port dir
+  for port in "${cluster_ports[@]}"; do
+    dir="$state/redis-cluster/$port"
+    mkdir -p "$dir/data"
+    spawn "redis-cluster/$port" redis-server --bind 127.0.0.1 --port "$port" --dir "$dir/data" \
+      --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 2000 \
+      --appendonly yes --appendfsync always --save '' --protected-mode yes --daemonize no \
+      --notify-keyspace-events Ex
+  done
+  for port in "${cluster_ports[@]}"; do wait_ready "redis-cluster/$port" 20 cluster-node-ping "$port"; done
+  if [ "$(cluster-info "$REDIS_CLUSTER_PORT" cluster_slots_assigned)" = 0 ]; then
+    redis-cli --cluster create "${cluster_ports[@]/#/127.0.0.1:}" --cluster-replicas 0 --cluster-yes \
+      >>"$state/redis-cluster/log" 2>&1
+  fi
+  for port in "${cluster_ports[@]}"; do wait_ready "redis-cluster/$port" 30 cluster-ok "$port"; done
+  # The shared PID file says the dependency runs (status); each node has its own below it.
+  pid_of "redis-cluster/$REDIS_CLUSTER_PORT" >"$state/redis-cluster/pid"
+}
+cluster-node-ping() { [ "$(redis-cli -h 127.0.0.1 -p "$1" ping)" = PONG ]; }
+cluster-info() { redis-cli -h 127.0.0.1 -p "$1" cluster info | tr -d '\r' | sed -n "s/^$2://p"; }
+cluster-ok() { [ "$(cluster-info "$1" cluster_state)" = ok ] && [ "$(cluster-info "$1" cluster_known_nodes)" = 3 ]; }
 
 # ---- NATS with JetStream, file storage so a restart keeps streams ----
 nats_up() {
@@ -165,13 +206,21 @@ build_jaeger() {
 }
 
 up_one() {
-  if running "$1"; then say "$1 already running (pid $(pid_of "$1"))"; return; fi
+  if running_all "$1"; then say "$1 already running (pid $(pid_of "$1"))"; return; fi
+  # Some of its processes run (one of a cluster died): stop the rest, then start it whole.
+  [ "$(members_of "$1")" = "$1" ] || down_one "$1"
   local t=$SECONDS
   "${1}_up"
   say "$1 ready in $((SECONDS - t))s (pid $(pid_of "$1"))"
 }
 
 down_one() {
+  local n
+  for n in $(members_of "$1"); do stop_process "$n"; done
+  rm -f "$state/$1/pid"
+}
+
+stop_process() {
   local pid; pid=$(pid_of "$1")
   if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
     kill -TERM "$pid"
@@ -195,7 +244,7 @@ case "$cmd" in
   tools) apt_install chromium:chromium curl:curl nginx:nginx prometheus:prometheus promtool:prometheus ;;
   kafka-libs) kafka_libs; echo "$root/.cache/kafka/libs" ;;
   status) for n in "${names[@]}"; do
-      if running "$n"; then echo "$n: running (pid $(pid_of "$n"))"; else echo "$n: stopped"; fi
+      if running_all "$n"; then echo "$n: running (pid $(pid_of "$n"))"; else echo "$n: stopped"; fi
     done ;;
   *) die "usage: $0 up|down|restart|status [${all[*]}] | tools | kafka-libs" ;;
 esac

@@ -96,6 +96,7 @@ references follow unless env names them too; the EnvVar lists (extraEnv) come la
 {{- with $c.ports.http }}{{ $_ := set $derived "REST_SERVER_PORT" . }}{{ end -}}
 {{- if $c.brokers -}}
 {{- $_ := set $derived "REDIS_URL" $v.redis.url -}}
+{{- $_ := set $derived "REDIS_CLUSTER" $v.redis.cluster -}}
 {{- $_ := set $derived "STORE" "redis" -}}
 {{- $_ := set $derived "STORE_KEY_PREFIX" $v.redis.keyPrefix -}}
 {{- $_ := set $derived "FANOUT_BUS" $v.fanoutBus -}}

@@ -20,6 +20,10 @@ export const busConfig = {
   KAFKA_SSL_ENABLED: bool('connect to Kafka over TLS', false),
   KAFKA_SASL: optionalStr('SASL/PLAIN credentials as plain:<user>:<password>'),
   REDIS_URL: str('Redis URL for streams, pub/sub and the store', 'redis://127.0.0.1:6379'),
+  REDIS_CLUSTER: bool(
+    'Redis is a Redis Cluster: REDIS_URL names one or more of its nodes, redis://[user:password@]host:port[,host:port…]',
+    false,
+  ),
   NATS_SERVERS: list('NATS servers nats://host:port,… (empty: NATS is off)'),
   KINESIS_ENDPOINT: optionalStr('Kinesis endpoint (an emulator); unset: AWS itself'),
   KINESIS_AWS_REGION: str('Kinesis region', 'eu-west-1'),
@@ -39,7 +43,7 @@ export async function connectBus(
     case 'memory':
       return new MemoryBus();
     case 'redis':
-      return RedisBus.connect({ url: config.REDIS_URL });
+      return RedisBus.connect({ url: config.REDIS_URL, cluster: config.REDIS_CLUSTER });
     case 'nats':
       if (config.NATS_SERVERS.length === 0) throw new Error('NATS_SERVERS must be set to use NATS');
       return NatsBus.connect({ servers: config.NATS_SERVERS, name: config.KAFKA_CLIENT_ID });

@@ -8,6 +8,9 @@
  *   rejects when it cannot be delivered (broker down, stream missing …): never a silent drop.
  * - A broadcast subscriber (no `group`) sees every message published after `subscribe` resolved.
  * - Members of the same `group` split the messages between them: each message reaches one member.
+ *   A message counts as handled (offset committed, acknowledged, checkpointed) once the handler has
+ *   returned or thrown, except when it throws NotHandledError: then the group delivers it again,
+ *   to this member or another (at least once; see NotHandledError).
  * - Messages with the same key reach a subscriber in publish order.
  * - `from` (broadcast only, adapters with `capabilities.replay`) first delivers every message after
  *   that position, then goes on live, with no gap and no duplicate between the two. When the broker
@@ -55,6 +58,7 @@ export interface SubscribeOptions {
   /**
    * Called when the handler throws or the subscription hits a broker error it will retry.
    * The message is then considered handled; handlers that need retries must do them themselves.
+   * A NotHandledError from a group member's handler is not reported here: the message comes again.
    */
   onError?: (err: Error, message?: Message) => void;
 }
@@ -99,6 +103,26 @@ export interface Bus {
 
 export class BusError extends Error {
   override readonly name: string = 'BusError';
+}
+
+/**
+ * Thrown by a group member's handler that could not handle a message and must not let it count as
+ * handled, typically because the member is shutting down while the message's work is unfinished.
+ * The message is not committed, acknowledged or checkpointed, and nothing after it in its partition
+ * (shard) is either: the group delivers it again, to this member after a pause or to another one
+ * (Kafka: the member's consumer restarts from the committed offset; NATS: a nak; Kinesis: the shard
+ * is read again from its checkpoint; Redis: the entry stays pending and is made claimable at once;
+ * memory: the group hands it on). A member that goes on reading gets it again, so a handler that
+ * throws this for a message it will never handle stalls its partition. Broadcast subscribers treat
+ * it as any other error.
+ */
+export class NotHandledError extends BusError {
+  override readonly name: string = 'NotHandledError';
+}
+
+/** Whether `err` asks for the message to be delivered again (see NotHandledError). */
+export function isNotHandled(err: unknown): boolean {
+  return err instanceof NotHandledError;
 }
 
 /**

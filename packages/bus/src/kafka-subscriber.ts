@@ -5,7 +5,7 @@
  * see kafka-start-policies.ts).
  */
 import type { Consumer, ConsumerConfig, EachMessagePayload, IHeaders, Kafka, KafkaMessage } from 'kafkajs';
-import { BusError, type Message, type MessageHandler, type Subscription } from './bus.ts';
+import { BusError, isNotHandled, type Message, type MessageHandler, type Subscription } from './bus.ts';
 import { formatKafkaPosition } from './kafka-position.ts';
 
 export interface StartPolicy {
@@ -168,6 +168,9 @@ export class KafkaSubscriber implements Subscription {
     try {
       await handler(message);
     } catch (err) {
+      // Thrown on to kafkajs, the offset is not resolved: kafkajs commits what came before and
+      // reads the partition again from this message (after a restart, or by whoever takes it over).
+      if (policy.autoCommit && isNotHandled(err)) throw err;
       onError?.(asError(err), message);
     }
     policy.handled(partition, raw.offset);

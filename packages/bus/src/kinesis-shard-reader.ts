@@ -14,7 +14,7 @@ import {
   type KinesisClient,
   type _Record,
 } from '@aws-sdk/client-kinesis';
-import { BusError, type Message, type MessageHandler } from './bus.ts';
+import { BusError, isNotHandled, type Message, type MessageHandler } from './bus.ts';
 import { messageFromRecord } from './kinesis-record.ts';
 import {
   asError,
@@ -40,13 +40,18 @@ export interface ShardReaderOptions {
   pollIntervalMs: number;
   handler: MessageHandler;
   onError: (err: Error, message?: Message) => void;
-  /** Runs after each handled record, before the next one (group checkpoints). */
+  /**
+   * Runs after each handled record, before the next one (group checkpoints). A group reader (one
+   * with onHandled) reads a record again when its handler throws NotHandledError.
+   */
   onHandled?: (sequenceNumber: string) => Promise<void>;
   /** The stream is gone or is another stream now; the reader has stopped. */
   onLost: (err: Error) => void;
 }
 
 const MAX_BACKOFF_MS = 2_000;
+/** Pause before a record a group member could not handle is read again. */
+const REDELIVERY_PAUSE_MS = 500;
 const RECORDS_PER_CALL = 1_000;
 
 export class ShardReader {
@@ -105,9 +110,17 @@ export class ShardReader {
         failures = 0;
         iterator = out.NextShardIterator;
         const records = out.Records ?? [];
+        let redo = false;
         for (const record of records) {
           if (signal.aborted) return;
-          await this.deliver(record);
+          redo = !(await this.deliver(record));
+          if (redo) break;
+        }
+        if (redo) {
+          // Not handled: read again from after the last handled record (a fresh iterator).
+          iterator = undefined;
+          await pause(REDELIVERY_PAUSE_MS, signal);
+          continue;
         }
         if (iterator === undefined) return this.shardClosed();
         if (records.length === 0 || out.MillisBehindLatest === 0)
@@ -129,11 +142,13 @@ export class ShardReader {
     }
   }
 
-  private async deliver(record: _Record): Promise<void> {
+  /** False when a group member's handler threw NotHandledError: no checkpoint, the record comes again. */
+  private async deliver(record: _Record): Promise<boolean> {
     const message = messageFromRecord(this.options.stream.name, this.shardId, record);
     try {
       await this.options.handler(message);
     } catch (err) {
+      if (this.options.onHandled && isNotHandled(err)) return false;
       this.options.onError(asError(err), message);
     }
     this.lastSequenceNumber = record.SequenceNumber!;
@@ -142,6 +157,7 @@ export class ShardReader {
     } catch (err) {
       this.options.onError(asError(err), message);
     }
+    return true;
   }
 
   private async streamUnchanged(): Promise<boolean> {

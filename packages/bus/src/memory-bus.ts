@@ -5,6 +5,7 @@
 import {
   type Bus,
   BusError,
+  isNotHandled,
   type Message,
   type MessageHandler,
   type OutgoingMessage,
@@ -31,7 +32,12 @@ interface Subscriber {
 interface Group {
   members: Subscriber[];
   nextSeq: number;
+  /** Messages a member did not handle (NotHandledError) while no other member was there. */
+  returned: Message[];
 }
+
+/** Pause before a message a member did not handle goes to the group again. */
+const REDELIVERY_DELAY_MS = 50;
 
 interface Topic {
   history: Message[];
@@ -66,7 +72,7 @@ export class MemoryBus implements Bus {
     for (const sub of topic.broadcast) deliver(sub, message);
     for (const group of topic.groups.values()) {
       if (group.members.length === 0) continue;
-      deliver(group.members[memberIndex(message, group.members.length)]!, message);
+      this.deliverToGroup(group, message);
       group.nextSeq = topic.nextSeq;
     }
     return message.position;
@@ -85,12 +91,14 @@ export class MemoryBus implements Bus {
         throw new BusError('`from` and `last` are for broadcast subscribers only');
       let group = topic.groups.get(options.group);
       if (!group) {
-        group = { members: [], nextSeq: topic.nextSeq };
+        group = { members: [], nextSeq: topic.nextSeq, returned: [] };
         topic.groups.set(options.group, group);
       }
       const { members } = group;
       if (members.length === 0) {
-        for (const m of topic.history) if (Number(m.position) >= group.nextSeq) deliver(sub, m);
+        for (const m of group.returned.splice(0)) this.deliverToMember(group, sub, m);
+        for (const m of topic.history)
+          if (Number(m.position) >= group.nextSeq) this.deliverToMember(group, sub, m);
         group.nextSeq = topic.nextSeq;
       }
       members.push(sub);
@@ -137,6 +145,22 @@ export class MemoryBus implements Bus {
     this.topics.clear();
   }
 
+  /** Same key → same member, like a partition; keyless messages spread by sequence. */
+  private deliverToGroup(group: Group, message: Message): void {
+    const { members } = group;
+    if (members.length === 0) group.returned.push(message);
+    else this.deliverToMember(group, members[memberIndex(message, members.length)]!, message);
+  }
+
+  /** A message the member did not handle goes to the group again, after a pause. */
+  private deliverToMember(group: Group, sub: Subscriber, message: Message): void {
+    deliver(sub, message, () => {
+      setTimeout(() => {
+        if (!this.closed) this.deliverToGroup(group, message);
+      }, REDELIVERY_DELAY_MS).unref();
+    });
+  }
+
   private topic(name: string): Topic {
     let t = this.topics.get(name);
     if (!t) {
@@ -147,17 +171,18 @@ export class MemoryBus implements Bus {
   }
 }
 
-function deliver(sub: Subscriber, message: Message): void {
+/** With `notHandled` (group members), a NotHandledError goes there instead of to onError. */
+function deliver(sub: Subscriber, message: Message, notHandled?: () => void): void {
   sub.queue = sub.queue.then(async () => {
     try {
       await sub.handler(message);
     } catch (err) {
-      sub.onError?.(err as Error, message);
+      if (notHandled && isNotHandled(err)) notHandled();
+      else sub.onError?.(err as Error, message);
     }
   });
 }
 
-/** Same key → same member, like a partition; keyless messages spread by sequence. */
 function memberIndex(message: Message, members: number): number {
   if (members === 0) return -1;
   const basis = message.key ?? message.position;

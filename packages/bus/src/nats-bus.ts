@@ -22,6 +22,7 @@ import { connect, type NatsConnection, RequestError } from '@nats-io/transport-n
 import {
   type Bus,
   BusError,
+  isNotHandled,
   BusUnavailableError,
   type Message,
   type MessageHandler,
@@ -66,6 +67,8 @@ const DEFAULT_LIMITS: StreamLimits = { maxAgeMs: 24 * 3600_000, maxMessages: 1_0
  * checks of a consumer it could not find after a reconnect, so this bounds the pause in recovery.
  */
 const BROADCAST_PULL = { max_messages: 100, expires: 10_000 };
+/** A message a member could not handle comes again after this pause (no tight loop on one member). */
+const NAK_DELAY_MS = 500;
 /** Small batches for groups, so a member does not sit on messages another member could handle. */
 const GROUP_PULL = { max_messages: 10, expires: 10_000 };
 
@@ -232,8 +235,11 @@ export class NatsBus implements Bus {
             return consumer.consume(GROUP_PULL);
           }),
         handle: async (msg) => {
-          await deliver(handler, options.onError, fromNatsMessage(topic, msg, String(msg.seq)));
-          msg.ack();
+          const message = fromNatsMessage(topic, msg, String(msg.seq));
+          const handled = await deliver(handler, options.onError, message, true);
+          // A nak hands the message straight back to the group (another member, or this one).
+          if (handled) msg.ack();
+          else msg.nak(NAK_DELAY_MS);
         },
         release: (msg) => msg.nak(),
         // The client keeps pulling from a durable that is gone but never creates it again.
@@ -293,20 +299,24 @@ export class NatsBus implements Bus {
   }
 }
 
+/** False when a group member's handler threw NotHandledError (the message must come again). */
 async function deliver(
   handler: MessageHandler,
   onError: SubscribeOptions['onError'],
   message: Message,
-): Promise<void> {
+  group = false,
+): Promise<boolean> {
   try {
     await handler(message);
   } catch (err) {
+    if (group && isNotHandled(err)) return false;
     try {
       onError?.(err as Error, message);
     } catch {
       // The subscription goes on whatever the error callback does.
     }
   }
+  return true;
 }
 
 /** No stream took the subject: the server stored nothing. */

@@ -26,6 +26,6 @@ export class BroadcastReader extends StreamReader {
       this.lastId,
     );
     const entries = (reply?.[0]?.[1] ?? []) as StreamEntry[];
-    this.lastId = (await this.handle(entries)) ?? this.lastId;
+    this.lastId = (await this.handle(entries)).last ?? this.lastId;
   }
 }

@@ -9,7 +9,7 @@
  * expired. This is conservative by one entry: a `from` naming exactly the last entry trimmed away lost nothing, but Redis does not
  * tell that entry's id. A `from` after the last generated id is unknown to the stream.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@gatehouse/store';
 import { type Position, PositionUnavailableError } from './bus.ts';
 
 const streamIdPattern = /^(\d{1,20})-(\d{1,20})$/;
@@ -29,7 +29,7 @@ interface StreamExtent {
 }
 
 export async function broadcastStart(
-  client: Redis,
+  client: RedisClient,
   topic: string,
   options: { from?: Position; last?: number },
 ): Promise<BroadcastStartPoint> {
@@ -73,7 +73,7 @@ function assertRetained(from: string, extent: StreamExtent): void {
 }
 
 /** XINFO STREAM's last generated id and first entry; a missing stream is an empty one. */
-async function streamExtent(client: Redis, topic: string): Promise<StreamExtent> {
+async function streamExtent(client: RedisClient, topic: string): Promise<StreamExtent> {
   let info: unknown[];
   try {
     info = (await client.xinfo('STREAM', topic)) as unknown[];

@@ -10,10 +10,13 @@
  * While Redis is down, publish rejects at once (no offline queue) and subscriptions wait, then go on
  * where they were once it is back: streams and groups survive a restart when Redis persists them
  * (AOF or snapshots).
+ *
+ * On a Redis Cluster (`cluster: true`) a stream lives on the node of its key's slot; every command
+ * names one stream, so no key needs a hash tag, and each reader's Cluster connection follows its
+ * stream to whichever master holds it.
  */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import {
   type Bus,
   BusError,
@@ -28,8 +31,10 @@ import { BroadcastReader } from './redis-broadcast-reader.ts';
 import { broadcastStart, compareStreamIds } from './redis-broadcast-start.ts';
 import {
   closeConnection,
+  duplicateConnection,
   isRedisOutage,
   openRedisConnection,
+  type RedisClient,
   type RedisConnectionOptions,
   whenReady,
   withTimeout,
@@ -67,7 +72,7 @@ export class RedisBus implements Bus {
   readonly kind = 'redis';
   readonly capabilities = { replay: true, tail: true, headers: true };
   private readonly options: RedisBusOptions;
-  private readonly client: Redis;
+  private readonly client: RedisClient;
   private readonly consumerPrefix: string;
   private readonly readers = new Set<StreamReader>();
   private members = 0;
@@ -162,7 +167,7 @@ export class RedisBus implements Bus {
     options: SubscribeOptions,
   ): Promise<ReaderSetup> {
     // No command timeout: a blocking read legitimately waits for blockMs.
-    const connection = this.client.duplicate({
+    const connection = duplicateConnection(this.client, {
       connectionName: 'gatehouse-bus-reader',
       commandTimeout: undefined,
     });

@@ -3,11 +3,16 @@
  * with XREADGROUP (`>`: entries no member has been given yet) and acknowledges with XACK once the
  * handler is done. Entries given to a member that died before acknowledging stay pending; every
  * member takes over those idle longer than `claimIdleMs` (XAUTOCLAIM), so a replica that dies
- * loses nothing.
+ * loses nothing. Entries whose handler threw NotHandledError are not acknowledged but made
+ * claimable at once: the next claim round of any member (this one's within a second) takes them, so a
+ * member closing in the middle of one hands it on without waiting for it to go idle.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@gatehouse/store';
 import type { StreamEntry } from './redis-stream-entry.ts';
 import { type ReaderSetup, StreamReader } from './redis-stream-reader.ts';
+
+/** Pause before a member claims back entries it did not handle (no tight loop on one entry). */
+const REDELIVERY_DELAY_MS = 500;
 
 export interface GroupMembership {
   group: string;
@@ -95,16 +100,28 @@ export class GroupReader extends StreamReader {
 
   private async handleAndAck(entries: StreamEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    await this.handle(entries, true);
+    const { left } = await this.handle(entries, true);
+    const handled = entries.slice(0, entries.length - left.length);
     const { commands, topic } = this.setup;
-    // An ack that fails leaves the entries pending: they are claimed again later (at least once).
-    await commands.xack(topic, this.membership.group, ...entries.map(([id]) => id));
-    this.lastHandled = entries.at(-1)![0].toString();
+    const { group, consumer, claimIdleMs } = this.membership;
+    if (handled.length > 0) {
+      // An ack that fails leaves the entries pending: they are claimed again later (at least once).
+      await commands.xack(topic, group, ...handled.map(([id]) => id));
+      this.lastHandled = handled.at(-1)![0].toString();
+    }
+    if (left.length > 0) {
+      // Redis has no "nack": claiming them for this member with an idle time already at the
+      // take-over threshold lets the next claim round of any member (this one too) have them.
+      const ids = left.map(([id]) => id.toString());
+      await commands.call('XCLAIM', topic, group, consumer, 0, ...ids, 'IDLE', claimIdleMs, 'JUSTID');
+      // This member goes on too: its own next claim round comes soon, not after claimIdleMs / 2.
+      this.nextClaimAt = Math.min(this.nextClaimAt, Date.now() + REDELIVERY_DELAY_MS);
+    }
   }
 }
 
 /** Creates the group (and the stream) unless it exists; a new group starts after `startAfter`. */
-export async function createGroup(commands: Redis, topic: string, group: string, startAfter: string) {
+export async function createGroup(commands: RedisClient, topic: string, group: string, startAfter: string) {
   try {
     await commands.xgroup('CREATE', topic, group, startAfter, 'MKSTREAM');
   } catch (err) {

@@ -4,17 +4,16 @@
  * survives a Redis restart: the blocked read fails when the connection drops, the loop reports the
  * error, waits until the connection is back, and goes on from the last entry it handled.
  */
-import type { Redis } from 'ioredis';
-import { BusError, type Message, type MessageHandler, type Subscription } from './bus.ts';
-import { closeConnection } from '@gatehouse/store';
+import { BusError, isNotHandled, type Message, type MessageHandler, type Subscription } from './bus.ts';
+import { closeConnection, nodeForKey, type RedisClient } from '@gatehouse/store';
 import { fromStreamEntry, type StreamEntry } from './redis-stream-entry.ts';
 
 export interface ReaderSetup {
   topic: string;
   /** The bus's shared connection, for commands that must not wait behind a blocked read. */
-  commands: Redis;
+  commands: RedisClient;
   /** This reader's own connection. */
-  connection: Redis;
+  connection: RedisClient;
   handler: MessageHandler;
   onError: ((err: Error, message?: Message) => void) | undefined;
   /** How long one blocking read waits for new entries. */
@@ -25,12 +24,21 @@ export interface ReaderSetup {
 
 const maxRetryDelayMs = 2000;
 
+export interface HandledEntries {
+  /** Id of the last entry handled. */
+  last: string | undefined;
+  /** A group's entries from the first one its handler did not handle (NotHandledError) on. */
+  left: StreamEntry[];
+}
+
 export abstract class StreamReader implements Subscription {
   protected readonly setup: ReaderSetup;
   private readonly stop = new AbortController();
   private loop: Promise<void> = Promise.resolve();
   /** The connection's CLIENT ID while it is known, to interrupt a blocked read on close. */
   private clientId: number | undefined;
+  /** `host:port` of the node the connection's CLIENT ID belongs to. */
+  private node: string | undefined;
 
   constructor(setup: ReaderSetup) {
     this.setup = setup;
@@ -63,28 +71,32 @@ export abstract class StreamReader implements Subscription {
 
   /**
    * Hands entries to the handler one after another; returns the id of the last one handled. After
-   * close it stops early unless `wholeBatch` (a group's batch is already this member's to handle).
+   * close it stops early unless `group` (a group's batch is already this member's to handle); a
+   * group also stops at an entry whose handler threw NotHandledError, and the entries from there on
+   * are returned as `left`.
    */
-  protected async handle(entries: StreamEntry[], wholeBatch = false): Promise<string | undefined> {
+  protected async handle(entries: StreamEntry[], group = false): Promise<HandledEntries> {
     let last: string | undefined;
-    for (const entry of entries) {
-      if (this.stopped && !wholeBatch) break;
-      last = entry[0].toString();
+    for (const [i, entry] of entries.entries()) {
+      if (this.stopped && !group) break;
       const message = fromStreamEntry(this.setup.topic, entry);
-      if (!message) continue;
-      try {
-        // Only wait for handlers that return a promise: a synchronous one costs no microtask.
-        const done = this.setup.handler(message);
-        if (done) await done;
-      } catch (err) {
+      if (message) {
         try {
-          this.setup.onError?.(err as Error, message);
-        } catch {
-          // As in report(): the message counts as handled either way.
+          // Only wait for handlers that return a promise: a synchronous one costs no microtask.
+          const done = this.setup.handler(message);
+          if (done) await done;
+        } catch (err) {
+          if (group && isNotHandled(err)) return { last, left: entries.slice(i) };
+          try {
+            this.setup.onError?.(err as Error, message);
+          } catch {
+            // As in report(): the message counts as handled either way.
+          }
         }
       }
+      last = entry[0].toString();
     }
-    return last;
+    return { last, left: [] };
   }
 
   protected report(err: unknown): void {
@@ -100,7 +112,7 @@ export abstract class StreamReader implements Subscription {
     let failures = 0;
     while (!this.stopped) {
       try {
-        this.clientId ??= (await this.setup.connection.client('ID')) as number;
+        this.clientId ??= await this.connectionId();
         await this.readOnce();
         failures = 0;
       } catch (err) {
@@ -110,6 +122,17 @@ export abstract class StreamReader implements Subscription {
         await this.pause(Math.min(100 * 2 ** failures++, maxRetryDelayMs));
       }
     }
+  }
+
+  /**
+   * CLIENT ID of the connection the blocking reads run on: on a cluster, the reader's connection to
+   * the node that holds the stream (ids are per node).
+   */
+  private async connectionId(): Promise<number> {
+    const node = nodeForKey(this.setup.connection, this.setup.topic);
+    if (!node) throw new BusError('the redis cluster has not told which node holds the stream yet');
+    this.node = `${node.options.host}:${node.options.port}`;
+    return (await node.client('ID')) as number;
   }
 
   /** Backs off, then waits for the connection to be up again (or for close). */
@@ -145,7 +168,10 @@ export abstract class StreamReader implements Subscription {
     let ended = false;
     void this.loop.then(() => (ended = true));
     while (!ended && Date.now() < deadline && commands.status === 'ready') {
-      if (this.clientId !== undefined) await commands.client('UNBLOCK', this.clientId).catch(() => {});
+      const node = nodeForKey(commands, this.setup.topic);
+      // On a cluster, only the node the read runs on knows its client id.
+      const same = node && `${node.options.host}:${node.options.port}` === this.node;
+      if (this.clientId !== undefined && same) await node.client('UNBLOCK', this.clientId).catch(() => {});
       await new Promise((r) => setTimeout(r, 50));
     }
   }

@@ -9,6 +9,7 @@ import {
   type Bus,
   BusUnavailableError,
   type Message,
+  NotHandledError,
   type Position,
   PositionUnavailableError,
 } from '../src/index.ts';
@@ -162,6 +163,63 @@ export function busContract(target: ContractTarget): void {
         ['two'],
       );
       await sub2.close();
+    });
+
+    it('gives a message a closing group member could not handle to the group again', async () => {
+      const topic = await target.newTopic();
+      const group = uniqueName('group');
+      const errors: Error[] = [];
+      const onError = (err: Error) => void errors.push(err);
+      const inHand = Promise.withResolvers<void>();
+      const release = Promise.withResolvers<void>();
+      const first: Message[] = [];
+      const subA = await bus.subscribe(
+        topic,
+        async (m) => {
+          first.push(m);
+          inHand.resolve();
+          await release.promise;
+          throw new NotHandledError('closing with the message unfinished');
+        },
+        { group, onError },
+      );
+      await bus.publish(topic, { value: 'unfinished' });
+      await received(first, 1, 'message on the first member');
+      await inHand.promise;
+      const closing = subA.close();
+      release.resolve();
+      await closing;
+      const again: Message[] = [];
+      const subB = await bus.subscribe(topic, (m) => void again.push(m), { group, onError });
+      await bus.publish(topic, { value: 'next' });
+      await received(again, 2, 'messages on the member that took over');
+      await sleep(300);
+      assert.deepEqual(again.map((m) => m.value.toString()).sort(), ['next', 'unfinished']);
+      assert.equal(again.find((m) => m.value.toString() === 'unfinished')!.position, first[0]!.position);
+      assert.equal(first.length, 1);
+      assert.ok(!errors.some((e) => e instanceof NotHandledError), 'NotHandledError is not an error report');
+      await subB.close();
+    });
+
+    it('delivers a message again to a group member that goes on after not handling it', async () => {
+      const topic = await target.newTopic();
+      const got: string[] = [];
+      let refused = 0;
+      const sub = await bus.subscribe(
+        topic,
+        (m) => {
+          const value = m.value.toString();
+          if (value === 'second' && refused++ === 0) throw new NotHandledError('not now');
+          got.push(value);
+        },
+        { group: uniqueName('group'), onError: () => {} },
+      );
+      for (const value of ['first', 'second', 'third']) await bus.publish(topic, { key: 'k', value });
+      await waitFor(() => got.length >= 3, { timeoutMs: 30_000, what: `3 messages (have ${got})` });
+      await sleep(300);
+      assert.equal(refused, 2, 'the refused message came once more');
+      assert.deepEqual([...got].sort(), ['first', 'second', 'third']);
+      await sub.close();
     });
 
     it('replays exactly the messages after a position, then goes on live', async (t) => {

@@ -1,160 +1,169 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { dependency, dependencyAddress, sleep, uniqueName, waitFor } from '@gatehouse/testkit';
-import { Redis } from 'ioredis';
+import { closeConnection, openRedisConnection, type RedisClient, whenReady } from '@gatehouse/store';
+import { dependency, redisDeployments, sleep, uniqueName, waitFor } from '@gatehouse/testkit';
 import { type Message, PositionUnavailableError, RedisBus } from '../src/index.ts';
 import { busContract } from './bus-contract.ts';
 
-const url = dependencyAddress.redisUrl;
+for (const { name, url, cluster, dependency: server } of redisDeployments) {
+  /** A plain client on the same deployment, for what the test does behind the bus's back. */
+  const rawClient = async (): Promise<RedisClient> => {
+    const client = openRedisConnection({ url, cluster }, 'bus-test');
+    await whenReady(client, 10_000);
+    return client;
+  };
 
-/** XTRIM MINID keeps the entries at or after the id just past `position`. */
-async function trimThrough(topic: string, position: string): Promise<void> {
-  const redis = new Redis(url);
-  try {
-    const [ms, seq] = position.split('-');
-    await redis.xtrim(topic, 'MINID', `${ms}-${BigInt(seq!) + 1n}`);
-  } finally {
-    redis.disconnect();
-  }
-}
-
-busContract({
-  name: 'redis',
-  createBus: () => RedisBus.connect({ url }),
-  newTopic: async () => uniqueName('bus-test'),
-  stopServer: () => dependency('down', 'redis'),
-  startServer: () => dependency('up', 'redis'),
-  expireThrough: trimThrough,
-  beyond: (position) => `${BigInt(position.split('-')[0]!) + 3_600_000n}-0`,
-  reportsLiveAfter: true,
-});
-
-describe('redis bus', () => {
-  let bus: RedisBus;
-  let redis: Redis;
-
-  before(async () => {
-    bus = await RedisBus.connect({ url, claimIdleMs: 400, retention: 50 });
-    redis = new Redis(url);
-  });
-  after(async () => {
-    await bus.close();
-    redis.disconnect();
-  });
-
-  it('carries binary values unchanged', async () => {
-    const topic = uniqueName('binary');
-    const got: Message[] = [];
-    const sub = await bus.subscribe(topic, (m) => void got.push(m));
-    const bytes = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
-    await bus.publish(topic, { value: bytes, headers: { 'content-type': 'application/octet-stream' } });
-    await waitFor(() => got.length === 1, { what: 'the binary message' });
-    assert.deepEqual(got[0]!.value, bytes);
-    assert.equal(got[0]!.key, undefined);
-    assert.deepEqual(got[0]!.headers, { 'content-type': 'application/octet-stream' });
-    await sub.close();
-  });
-
-  it('takes over what a dead group member left pending', async () => {
-    const topic = uniqueName('claim');
-    const group = uniqueName('group');
-    const probe = await bus.subscribe(topic, () => {}, { group });
-    await probe.close();
-    for (let i = 0; i < 5; i++) await bus.publish(topic, { value: `m${i}` });
-    // A replica reads three entries and dies before acknowledging them.
-    await redis.xreadgroup('GROUP', group, 'dead-replica', 'COUNT', 3, 'STREAMS', topic, '>');
-    const got: Message[] = [];
-    const sub = await bus.subscribe(topic, (m) => void got.push(m), { group });
-    await waitFor(() => got.length === 5, { what: `5 messages (have ${got.length})` });
-    await sleep(1000);
-    assert.deepEqual(got.map((m) => m.value.toString()).sort(), ['m0', 'm1', 'm2', 'm3', 'm4']);
-    const [info] = (await redis.xinfo('GROUPS', topic)) as unknown[][];
-    assert.equal(info![info!.indexOf('pending') + 1], 0, 'everything acknowledged');
-    await sub.close();
-  });
-
-  it('sets a group up again when its stream was deleted', async () => {
-    const topic = uniqueName('deleted');
-    const got: Message[] = [];
-    const errors: Error[] = [];
-    const sub = await bus.subscribe(topic, (m) => void got.push(m), {
-      group: uniqueName('group'),
-      onError: (err) => void errors.push(err),
-    });
-    await bus.publish(topic, { value: 'before' });
-    await waitFor(() => got.length === 1, { what: 'the first message' });
-    await redis.del(topic);
-    await sleep(500);
-    await bus.publish(topic, { value: 'after' });
-    await waitFor(() => got.length === 2, {
-      what: `the message after the delete (errors: ${errors.join('; ')})`,
-    });
-    assert.equal(got[1]!.value.toString(), 'after');
-    await sub.close();
-  });
-
-  it('forgets a group member that closes with nothing pending', async () => {
-    const topic = uniqueName('consumers');
-    const group = uniqueName('group');
-    const sub = await bus.subscribe(topic, () => {}, { group });
-    await bus.publish(topic, { value: 'x' });
-    const consumers = async () => (await redis.xinfo('CONSUMERS', topic, group)) as unknown[];
-    await waitFor(async () => (await consumers()).length === 1, {
-      what: 'the member to be listed',
-    });
-    await sub.close();
-    assert.deepEqual(await consumers(), []);
-  });
-
-  it('closes a subscription without waiting for its blocking read', async () => {
-    const topic = uniqueName('close');
-    const broadcast = await bus.subscribe(topic, () => {});
-    const grouped = await bus.subscribe(topic, () => {}, { group: uniqueName('group') });
-    await sleep(100);
-    const started = Date.now();
-    await Promise.all([broadcast.close(), grouped.close()]);
-    assert.ok(Date.now() - started < 1000, `closed in ${Date.now() - started} ms`);
-  });
-
-  it('trims a stream to about its retention', async () => {
-    const topic = uniqueName('retention');
-    for (let i = 0; i < 1000; i++) await bus.publish(topic, { value: String(i) });
-    const length = await redis.xlen(topic);
-    assert.ok(length >= 50 && length < 300, `about 50 entries kept, have ${length}`);
-  });
-
-  it('rejects a position that is not a stream id', async () => {
-    await assert.rejects(
-      bus.subscribe(uniqueName('from'), () => {}, { from: '42; DROP' }),
-      PositionUnavailableError,
-    );
-  });
-
-  it('holds every position of a stream nothing was trimmed from, and refuses them once its entries are gone', async () => {
-    const topic = uniqueName('untrimmed');
-    const first = await bus.publish(topic, { value: 'one' });
-    await bus.publish(topic, { value: 'two' });
-    const got: Message[] = [];
-    const sub = await bus.subscribe(topic, (m) => void got.push(m), { from: '0-0' });
-    await waitFor(() => got.length === 2, { what: 'both entries from the beginning' });
-    await sub.close();
-    await redis.xtrim(topic, 'MAXLEN', 0);
-    await assert.rejects(
-      bus.subscribe(topic, () => {}, { from: first }),
-      /expired/,
-    );
-  });
-
-  it('rejects publish at once while redis is unreachable', async () => {
-    const offline = new RedisBus({ url: 'redis://127.0.0.1:1' });
+  /** XTRIM MINID keeps the entries at or after the id just past `position`. */
+  const trimThrough = async (topic: string, position: string): Promise<void> => {
+    const redis = await rawClient();
     try {
-      const started = Date.now();
-      await assert.rejects(offline.publish('t', { value: 'x' }));
-      await assert.rejects(offline.ping());
-      assert.ok(Date.now() - started < 500, `rejected in ${Date.now() - started} ms`);
-      await assert.rejects(RedisBus.connect({ url: 'redis://127.0.0.1:1', connectTimeoutMs: 300 }));
+      const [ms, seq] = position.split('-');
+      await redis.xtrim(topic, 'MINID', `${ms}-${BigInt(seq!) + 1n}`);
     } finally {
-      await offline.close();
+      await closeConnection(redis);
     }
+  };
+
+  busContract({
+    name,
+    createBus: () => RedisBus.connect({ url, cluster }),
+    newTopic: async () => uniqueName('bus-test'),
+    stopServer: () => dependency('down', server),
+    startServer: () => dependency('up', server),
+    expireThrough: trimThrough,
+    beyond: (position) => `${BigInt(position.split('-')[0]!) + 3_600_000n}-0`,
+    reportsLiveAfter: true,
   });
-});
+
+  describe(`${name} bus`, () => {
+    let bus: RedisBus;
+    let redis: RedisClient;
+
+    before(async () => {
+      bus = await RedisBus.connect({ url, cluster, claimIdleMs: 400, retention: 50 });
+      redis = await rawClient();
+    });
+    after(async () => {
+      await bus.close();
+      await closeConnection(redis);
+    });
+
+    it('carries binary values unchanged', async () => {
+      const topic = uniqueName('binary');
+      const got: Message[] = [];
+      const sub = await bus.subscribe(topic, (m) => void got.push(m));
+      const bytes = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+      await bus.publish(topic, { value: bytes, headers: { 'content-type': 'application/octet-stream' } });
+      await waitFor(() => got.length === 1, { what: 'the binary message' });
+      assert.deepEqual(got[0]!.value, bytes);
+      assert.equal(got[0]!.key, undefined);
+      assert.deepEqual(got[0]!.headers, { 'content-type': 'application/octet-stream' });
+      await sub.close();
+    });
+
+    it('takes over what a dead group member left pending', async () => {
+      const topic = uniqueName('claim');
+      const group = uniqueName('group');
+      const probe = await bus.subscribe(topic, () => {}, { group });
+      await probe.close();
+      for (let i = 0; i < 5; i++) await bus.publish(topic, { value: `m${i}` });
+      // A replica reads three entries and dies before acknowledging them.
+      await redis.xreadgroup('GROUP', group, 'dead-replica', 'COUNT', 3, 'STREAMS', topic, '>');
+      const got: Message[] = [];
+      const sub = await bus.subscribe(topic, (m) => void got.push(m), { group });
+      await waitFor(() => got.length === 5, { what: `5 messages (have ${got.length})` });
+      await sleep(1000);
+      assert.deepEqual(got.map((m) => m.value.toString()).sort(), ['m0', 'm1', 'm2', 'm3', 'm4']);
+      const [info] = (await redis.xinfo('GROUPS', topic)) as unknown[][];
+      assert.equal(info![info!.indexOf('pending') + 1], 0, 'everything acknowledged');
+      await sub.close();
+    });
+
+    it('sets a group up again when its stream was deleted', async () => {
+      const topic = uniqueName('deleted');
+      const got: Message[] = [];
+      const errors: Error[] = [];
+      const sub = await bus.subscribe(topic, (m) => void got.push(m), {
+        group: uniqueName('group'),
+        onError: (err) => void errors.push(err),
+      });
+      await bus.publish(topic, { value: 'before' });
+      await waitFor(() => got.length === 1, { what: 'the first message' });
+      await redis.del(topic);
+      await sleep(500);
+      await bus.publish(topic, { value: 'after' });
+      await waitFor(() => got.length === 2, {
+        what: `the message after the delete (errors: ${errors.join('; ')})`,
+      });
+      assert.equal(got[1]!.value.toString(), 'after');
+      await sub.close();
+    });
+
+    it('forgets a group member that closes with nothing pending', async () => {
+      const topic = uniqueName('consumers');
+      const group = uniqueName('group');
+      const sub = await bus.subscribe(topic, () => {}, { group });
+      await bus.publish(topic, { value: 'x' });
+      const consumers = async () => (await redis.xinfo('CONSUMERS', topic, group)) as unknown[];
+      await waitFor(async () => (await consumers()).length === 1, {
+        what: 'the member to be listed',
+      });
+      await sub.close();
+      assert.deepEqual(await consumers(), []);
+    });
+
+    it('closes a subscription without waiting for its blocking read', async () => {
+      const topic = uniqueName('close');
+      const broadcast = await bus.subscribe(topic, () => {});
+      const grouped = await bus.subscribe(topic, () => {}, { group: uniqueName('group') });
+      await sleep(100);
+      const started = Date.now();
+      await Promise.all([broadcast.close(), grouped.close()]);
+      assert.ok(Date.now() - started < 1000, `closed in ${Date.now() - started} ms`);
+    });
+
+    it('trims a stream to about its retention', async () => {
+      const topic = uniqueName('retention');
+      for (let i = 0; i < 1000; i++) await bus.publish(topic, { value: String(i) });
+      const length = await redis.xlen(topic);
+      assert.ok(length >= 50 && length < 300, `about 50 entries kept, have ${length}`);
+    });
+
+    it('rejects a position that is not a stream id', async () => {
+      await assert.rejects(
+        bus.subscribe(uniqueName('from'), () => {}, { from: '42; DROP' }),
+        PositionUnavailableError,
+      );
+    });
+
+    it('holds every position of a stream nothing was trimmed from, and refuses them once its entries are gone', async () => {
+      const topic = uniqueName('untrimmed');
+      const first = await bus.publish(topic, { value: 'one' });
+      await bus.publish(topic, { value: 'two' });
+      const got: Message[] = [];
+      const sub = await bus.subscribe(topic, (m) => void got.push(m), { from: '0-0' });
+      await waitFor(() => got.length === 2, { what: 'both entries from the beginning' });
+      await sub.close();
+      await redis.xtrim(topic, 'MAXLEN', 0);
+      await assert.rejects(
+        bus.subscribe(topic, () => {}, { from: first }),
+        /expired/,
+      );
+    });
+
+    it('rejects publish at once while redis is unreachable', async () => {
+      const offline = new RedisBus({ url: 'redis://127.0.0.1:1', cluster });
+      try {
+        const started = Date.now();
+        await assert.rejects(offline.publish('t', { value: 'x' }));
+        await assert.rejects(offline.ping());
+        assert.ok(Date.now() - started < 500, `rejected in ${Date.now() - started} ms`);
+        await assert.rejects(
+          RedisBus.connect({ url: 'redis://127.0.0.1:1', cluster, connectTimeoutMs: 300 }),
+        );
+      } finally {
+        await offline.close();
+      }
+    });
+  });
+}

@@ -14,6 +14,11 @@ export interface WrapOptions {
   /** Type of the wrapper event, e.g. the topic's configured event type. */
   type: string;
   source?: string;
+  /**
+   * Id of the wrapper event; default a random UUID. A source message delivered twice (at least
+   * once) should get the same id both times, so that it is recognised as the same event.
+   */
+  id?: string;
   specversion?: SpecVersion;
   /** Media type of the payload; for bytes it decides JSON, text or base64 (see event-data.ts). */
   contentType?: string;
@@ -38,6 +43,7 @@ export function wrapAsCloudEvent(payload: unknown, options: WrapOptions): CloudE
   return createEvent({
     type: options.type,
     source: options.source,
+    id: options.id,
     specversion,
     contentType: options.contentType,
     data: decoded.data,

@@ -3,7 +3,7 @@
  * replica sees the same lifetimes. Writes that announce themselves run as Lua scripts, so a change
  * and its announcement happen together or not at all.
  *
- * Change notifications travel two ways:
+ * Change notifications travel two ways (redis-change-feed.ts):
  * - sets and deletes are published explicitly on the channel `gatehouse:store:changes@<db>`;
  * - expiries come from Redis keyspace notifications on `__keyevent@<db>__:expired`. They need
  *   `notify-keyspace-events` to contain `E` and `x` (or `A`). The store adds those flags with
@@ -11,11 +11,19 @@
  *   CONFIG, so there the parameter must be set in the service's configuration, or 'expire' changes
  *   are never heard.
  * Increments are not announced: they are counters (rate limits), not shared state.
+ *
+ * Redis Cluster (`cluster: true`): every script and command touches exactly one key, so each runs
+ * on the node of that key's slot and no key needs a hash tag; a PUBLISH from a script reaches the
+ * whole cluster. keys() scans every master, and watch() hears expiries from every master. A future
+ * script or command over several keys must keep them in one slot with a hash tag (`{…}` in the key).
  */
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
+import { RedisChangeFeed } from './redis-change-feed.ts';
 import {
   closeConnection,
+  masterNodes,
   openRedisConnection,
+  type RedisClient,
   type RedisConnectionOptions,
   whenReady,
   withTimeout,
@@ -128,11 +136,11 @@ export class RedisStore implements Store {
   /** Prefix of every key this store writes in Redis. */
   readonly namespace: string;
   private readonly options: RedisStoreOptions;
-  private readonly client: Redis;
+  private readonly client: RedisClient;
   private readonly changeChannel: string;
   private readonly expiredChannel: string;
   private readonly watchers = new Set<Watcher>();
-  private subscriber: Redis | undefined;
+  private feed: RedisChangeFeed | undefined;
   private listening: Promise<void> | undefined;
   private closed = false;
 
@@ -143,16 +151,15 @@ export class RedisStore implements Store {
     this.client = openRedisConnection(options, 'gatehouse-store');
     this.client.on('error', (err: Error) => this.options.onError?.(err));
     // A restarted server may have come up without the notification flags.
-    this.client.on('ready', () => {
-      if (this.subscriber) void this.enableExpiryEvents();
-    });
+    this.client.on('ready', () => void this.feed?.enableExpiryEvents());
     this.client.defineCommand('storeSet', { numberOfKeys: 1, lua: setScript });
     this.client.defineCommand('storeDelete', { numberOfKeys: 1, lua: deleteScript });
     this.client.defineCommand('storeIncrement', { numberOfKeys: 1, lua: incrementScript });
     this.client.defineCommand('storeAppend', { numberOfKeys: 1, lua: appendScript });
     this.client.defineCommand('storeTakeAll', { numberOfKeys: 1, lua: takeAllScript });
     this.client.defineCommand('storeRemoveItems', { numberOfKeys: 1, lua: removeItemsScript });
-    const db = this.client.options.db ?? 0;
+    // A cluster has database 0 only.
+    const db = this.client instanceof Redis ? (this.client.options.db ?? 0) : 0;
     this.changeChannel = `gatehouse:store:changes@${db}`;
     this.expiredChannel = `__keyevent@${db}__:expired`;
   }
@@ -255,17 +262,22 @@ export class RedisStore implements Store {
     });
   }
 
+  /** SCAN on every master: a cluster spreads the keys over its nodes. */
   keys(prefix: string): Promise<string[]> {
     return this.run('SCAN', async () => {
       const pattern = `${escapeGlob(this.namespace + prefix)}*`;
       const found = new Set<string>();
-      let cursor = '0';
-      do {
-        const [next, batch] = await this.client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-        cursor = next;
-        // SCAN may return a key twice when the keyspace is resized meanwhile.
-        for (const k of batch) found.add(k.slice(this.namespace.length));
-      } while (cursor !== '0');
+      const masters = masterNodes(this.client);
+      if (masters.length === 0) throw new StoreError('no redis node is known yet');
+      for (const node of masters) {
+        let cursor = '0';
+        do {
+          const [next, batch] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+          cursor = next;
+          // SCAN may return a key twice when the keyspace is resized meanwhile.
+          for (const k of batch) found.add(k.slice(this.namespace.length));
+        } while (cursor !== '0');
+      }
       return [...found];
     });
   }
@@ -291,63 +303,41 @@ export class RedisStore implements Store {
     if (this.closed) return;
     this.closed = true;
     this.watchers.clear();
-    const connections = [this.client, this.subscriber].filter((c) => c !== undefined);
-    await Promise.all(connections.map(closeConnection));
+    await this.feed?.close();
+    await closeConnection(this.client);
   }
 
-  /** One subscriber connection per store, shared by all its watchers and kept until close. */
+  /** One change feed per store, shared by all its watchers and kept until close. */
   private async startListening(): Promise<void> {
-    const subscriber = this.client.duplicate({ connectionName: 'gatehouse-store-watch' });
-    subscriber.on('error', (err: Error) => this.options.onError?.(err));
-    subscriber.on('message', (channel: string, message: string) => this.hear(channel, message));
-    try {
-      await whenReady(subscriber, this.options.connectTimeoutMs ?? 10_000);
-      // Subscribing again after a reconnect is ioredis's job (autoResubscribe).
-      await subscriber.subscribe(this.changeChannel, this.expiredChannel);
-    } catch (err) {
-      subscriber.disconnect();
-      throw new StoreUnavailableError(`cannot watch redis: ${(err as Error).message}`, { cause: err });
-    }
+    const feed = new RedisChangeFeed({
+      client: this.client,
+      changeChannel: this.changeChannel,
+      expiredChannel: this.expiredChannel,
+      connectTimeoutMs: this.options.connectTimeoutMs ?? 10_000,
+      hear: (channel, message) => this.hear(channel, message),
+      resync: () => this.resync(),
+      onError: (err) => this.options.onError?.(err),
+    });
+    await feed.start();
     if (this.closed) {
-      subscriber.disconnect();
+      await feed.close();
       throw new StoreError('redis store is closed');
     }
-    this.subscriber = subscriber;
-    subscriber.on('ready', () => void this.listeningAgain(subscriber));
-    await this.enableExpiryEvents();
+    this.feed = feed;
   }
 
   /**
-   * The subscriber reconnected: once it is subscribed again (our own SUBSCRIBE is answered after
-   * the one ioredis resends, on the same connection), every watcher hears `resync`. A change made
-   * after that is announced to us; one made before is there to be read: none falls in between.
+   * The feed listens again after it was cut off (a reconnect, a node of a cluster replaced): every
+   * watcher hears `resync`. A change made after that is announced to us; one made before is there to
+   * be read: none falls in between (redis-change-feed.ts).
    */
-  private async listeningAgain(subscriber: Redis): Promise<void> {
-    try {
-      await subscriber.subscribe(this.changeChannel, this.expiredChannel);
-    } catch {
-      return; // Cut off again: the next 'ready' tries again.
-    }
+  private resync(): void {
     for (const { prefix, listener } of this.watchers) {
       try {
         listener({ key: prefix, kind: 'resync' });
       } catch (err) {
         this.options.onError?.(err as Error);
       }
-    }
-  }
-
-  /** Adds the flags expiry notifications need, keeping whatever else the server has configured. */
-  private async enableExpiryEvents(): Promise<void> {
-    try {
-      const [, flags = ''] = (await this.client.config('GET', 'notify-keyspace-events')) as string[];
-      const missing = (flags.includes('E') ? '' : 'E') + (/[xA]/.test(flags) ? '' : 'x');
-      if (missing) await this.client.config('SET', 'notify-keyspace-events', flags + missing);
-    } catch (err) {
-      // Managed Redis refuses CONFIG; the parameter then has to be set there (see the file comment).
-      this.options.onError?.(
-        new StoreError(`cannot enable expiry notifications: ${(err as Error).message}`, { cause: err }),
-      );
     }
   }
 

@@ -1,5 +1,5 @@
 /** Choosing and connecting the store from environment settings, the same way in every service. */
-import { type ConfigOf, oneOf, str } from '@gatehouse/service-kit';
+import { bool, type ConfigOf, oneOf, str } from '@gatehouse/service-kit';
 import { MemoryStore } from './memory-store.ts';
 import { RedisStore } from './redis-store.ts';
 import type { Store } from './store.ts';
@@ -7,10 +7,18 @@ import type { Store } from './store.ts';
 export const storeConfig = {
   STORE: oneOf('where shared state lives (memory: this process only)', ['redis', 'memory'] as const, 'redis'),
   REDIS_URL: str('Redis URL for streams, pub/sub and the store', 'redis://127.0.0.1:6379'),
+  REDIS_CLUSTER: bool(
+    'Redis is a Redis Cluster: REDIS_URL names one or more of its nodes, redis://[user:password@]host:port[,host:port…]',
+    false,
+  ),
   STORE_KEY_PREFIX: str('prefix of every key Gatehouse writes, to share a Redis safely', 'gw:'),
 };
 
 export async function connectStore(config: ConfigOf<typeof storeConfig>): Promise<Store> {
   if (config.STORE === 'memory') return new MemoryStore();
-  return RedisStore.connect({ url: config.REDIS_URL, namespace: config.STORE_KEY_PREFIX });
+  return RedisStore.connect({
+    url: config.REDIS_URL,
+    cluster: config.REDIS_CLUSTER,
+    namespace: config.STORE_KEY_PREFIX,
+  });
 }

@@ -58,7 +58,9 @@ export interface Store {
   /**
    * Calls `listener` for every change of a key starting with `prefix`, made through any Store
    * instance on the same backend (so every replica hears it), and with a `resync` change each time
-   * the watch listens again after it was cut off. Resolves once listening.
+   * the watch listens again after it was cut off. Resolves once listening. The changes of one key
+   * come in the order they were made; those of different keys may come in another order (on a
+   * Redis Cluster each key's changes are announced by the node that holds it).
    */
   watch(prefix: string, listener: ChangeListener): Promise<() => Promise<void>>;
   ping(): Promise<void>;

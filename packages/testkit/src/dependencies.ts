@@ -10,11 +10,17 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 const depsScript = fileURLToPath(new URL('../../../tools/deps.sh', import.meta.url));
 
-export type Dependency = 'kafka' | 'redis' | 'nats' | 'kinesis' | 'traces';
+export type Dependency = 'kafka' | 'redis' | 'redis-cluster' | 'nats' | 'kinesis' | 'traces';
+
+const clusterPort = Number(process.env.REDIS_CLUSTER_PORT ?? 7000);
 
 export const dependencyAddress = {
   kafkaBrokers: (process.env.KAFKA_BROKERS ?? `127.0.0.1:${process.env.KAFKA_PORT ?? 9092}`).split(','),
   redisUrl: process.env.REDIS_URL ?? `redis://127.0.0.1:${process.env.REDIS_PORT ?? 6379}`,
+  /** The three masters of the Redis Cluster, as REDIS_URL names them with REDIS_CLUSTER=true. */
+  redisClusterUrl:
+    process.env.REDIS_CLUSTER_URL ??
+    `redis://${[0, 1, 2].map((i) => `127.0.0.1:${clusterPort + i}`).join(',')}`,
   natsUrl: process.env.NATS_URL ?? `nats://127.0.0.1:${process.env.NATS_PORT ?? 4222}`,
   kinesisEndpoint: process.env.KINESIS_ENDPOINT ?? `http://127.0.0.1:${process.env.KINESIS_PORT ?? 4567}`,
   /** The trace backend's OTLP/HTTP receiver: a service's OTEL_EXPORTER_OTLP_ENDPOINT. */
@@ -22,6 +28,22 @@ export const dependencyAddress = {
   /** The trace backend's query API (Jaeger's /api/traces/<id>). */
   tracesQueryUrl: `http://127.0.0.1:${process.env.TRACES_QUERY_PORT ?? 16686}`,
 };
+
+/** The Redis deployments tests run against: a single server and a Redis Cluster of three masters. */
+export const redisDeployments: ReadonlyArray<{
+  name: string;
+  url: string;
+  cluster: boolean;
+  dependency: Dependency;
+}> = [
+  { name: 'redis', url: dependencyAddress.redisUrl, cluster: false, dependency: 'redis' },
+  {
+    name: 'redis cluster',
+    url: dependencyAddress.redisClusterUrl,
+    cluster: true,
+    dependency: 'redis-cluster',
+  },
+];
 
 export async function dependency(action: 'up' | 'down' | 'restart', name: Dependency): Promise<void> {
   await run(depsScript, [action, name], { timeout: 180_000 });

@@ -3,13 +3,13 @@
  * them as CloudEvents, and puts them on the fan-out stream that every push-hub replica consumes.
  */
 import { type Auth, createAccessCheck } from '@gatehouse/auth';
-import type { Bus, Subscription } from '@gatehouse/bus';
+import type { Bus } from '@gatehouse/bus';
 import type { ConfigOf, GatewayService, Health, Logger, Registry } from '@gatehouse/service-kit';
 import type { publisherConfig } from './config.ts';
 import { createEventsEndpoint } from './events-endpoint.ts';
 import { createFanoutProducer } from './fanout-producer.ts';
 import { PublisherMetrics } from './publisher-metrics.ts';
-import { type SourceSpec, startSourceConsumers } from './source-consumers.ts';
+import { type SourceConsumers, type SourceSpec, startSourceConsumers } from './source-consumers.ts';
 import { submissionCheckFrom } from './submission-check.ts';
 
 export interface PublisherDeps {
@@ -44,7 +44,7 @@ export function createPublisher(
     corsOrigin: config.CORS,
     maxEventBytes: config.MAX_EVENT_BYTES,
   });
-  let consumers: Subscription[] = [];
+  let consumers: SourceConsumers | undefined;
 
   return {
     name: 'publisher',
@@ -61,8 +61,9 @@ export function createPublisher(
       });
     },
     async stop() {
-      // Stop taking in new source messages; in-flight ones finish inside close().
-      for (const c of consumers) await c.close();
+      // Stop taking in source messages; one in hand is finished if the fan-out stream takes its
+      // event promptly, else left uncommitted for another replica (source-consumers.ts).
+      await consumers?.close();
     },
   };
 }

@@ -4,8 +4,17 @@
  * taken in once. Each message becomes a CloudEvent on the fan-out stream; a malformed one is counted
  * and logged, never fatal to the consumer. While tracing, handling a message is a CONSUMER span
  * under the context the event carries (the CloudEvents distributed-tracing extension).
+ *
+ * At least once: a source message counts as handled (offset committed, acknowledged, checkpointed)
+ * only once the fan-out stream has accepted its event. While the stream is unavailable the consumer
+ * retries, holding its partition. When the publisher stops, a message whose event was not accepted
+ * is left to the group (NotHandledError): another replica, or this one after a restart, takes it in
+ * again. An event whose publish was cut short by the stop may have reached the stream after all; it
+ * then comes twice, with the same id both times (see source-message.ts), and the hubs drop the
+ * second one.
  */
-import type { Bus, Subscription } from '@gatehouse/bus';
+import { setTimeout as delay } from 'node:timers/promises';
+import { type Bus, NotHandledError, type Subscription } from '@gatehouse/bus';
 import type { Logger } from '@gatehouse/service-kit';
 import {
   endSpan,
@@ -27,6 +36,14 @@ export interface SourceSpec {
   group: string;
 }
 
+export interface SourceConsumers {
+  /** Stops taking in messages; those in hand are finished or left to the group, then it resolves. */
+  close(): Promise<void>;
+}
+
+/** How long a publish already under way may still finish once the publisher stops. */
+const STOP_GRACE_MS = 1000;
+
 export async function startSourceConsumers(
   sources: SourceSpec[],
   deps: {
@@ -35,14 +52,15 @@ export async function startSourceConsumers(
     logger: Logger;
     wrappedType: string | undefined;
   },
-): Promise<Subscription[]> {
+): Promise<SourceConsumers> {
+  const stopping = new AbortController();
   const subs: Subscription[] = [];
-  let closed = false;
   for (const { bus, topics, group } of sources) {
     for (const topic of topics) {
       const sub = await bus.subscribe(
         topic,
         async (message) => {
+          if (stopping.signal.aborted) throw new NotHandledError('the publisher is stopping');
           const receivedAt = process.hrtime.bigint();
           let event: ReturnType<typeof sourceMessageToEvent>;
           try {
@@ -59,7 +77,7 @@ export async function startSourceConsumers(
             publishUntilAccepted(
               () => deps.producer.publish(event, { source: bus.kind, topic, receivedAt }),
               deps.logger,
-              () => closed,
+              stopping.signal,
             );
           if (!isTracingActive()) return forward();
           const span = startConsumerSpan(
@@ -88,27 +106,50 @@ export async function startSourceConsumers(
       deps.logger.info({ source: bus.kind, topic, group }, 'consuming source topic');
     }
   }
-  return subs.map((sub) => ({
-    close: async () => {
-      closed = true;
-      await sub.close();
+  return {
+    async close() {
+      stopping.abort();
+      await Promise.all(subs.map((sub) => sub.close()));
     },
-  }));
+  };
 }
 
 /**
  * A source message is only done once the fan-out stream has it: while the stream is unavailable the
  * consumer retries (holding its partition, so order is kept) instead of acknowledging a lost event.
+ * Once `stop` fires there is no further attempt, and the one under way gets STOP_GRACE_MS; a message
+ * whose event was not accepted by then throws NotHandledError, so the group delivers it again.
  */
-async function publishUntilAccepted(publish: () => Promise<unknown>, logger: Logger, stopped: () => boolean) {
-  for (let attempt = 0; ; attempt++) {
+async function publishUntilAccepted(publish: () => Promise<unknown>, logger: Logger, stop: AbortSignal) {
+  for (let attempt = 0; !stop.aborted; attempt++) {
     try {
-      await publish();
+      await settledOrGivenUp(publish(), stop);
       return;
     } catch (err) {
-      if (stopped()) throw err;
+      if (stop.aborted) throw notAccepted(err);
       if (attempt === 0) logger.warn({ err }, 'fan-out stream unavailable; retrying the source message');
-      await new Promise((r) => setTimeout(r, Math.min(5000, 100 * 2 ** attempt)));
+      await delay(Math.min(5000, 100 * 2 ** attempt), undefined, { signal: stop }).catch(() => {});
     }
   }
+  throw notAccepted(undefined);
+}
+
+/** The publish's own outcome, unless the stop comes first and the publish outlasts the grace. */
+function settledOrGivenUp<T>(publish: Promise<T>, stop: AbortSignal): Promise<T> {
+  if (stop.aborted) return publish;
+  return new Promise<T>((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
+    const onStop = () => {
+      timer = setTimeout(() => reject(notAccepted(undefined)), STOP_GRACE_MS);
+    };
+    stop.addEventListener('abort', onStop, { once: true });
+    publish.then(resolve, reject).finally(() => {
+      clearTimeout(timer);
+      stop.removeEventListener('abort', onStop);
+    });
+  });
+}
+
+function notAccepted(cause: unknown): NotHandledError {
+  return new NotHandledError('stopped before the fan-out stream accepted the event', { cause });
 }

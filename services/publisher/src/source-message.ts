@@ -4,6 +4,11 @@
  * be valid), and anything that does not try to be one (no `specversion`) is wrapped into the `data`
  * of a new CloudEvent, as the spec asks. Throws for a message that claims to be a CloudEvent but
  * is not a valid one.
+ *
+ * A wrapper's id is the message's position in its source (Kafka partition and offset, NATS stream
+ * sequence, Kinesis shard and sequence number) and its source names the broker and topic: a source
+ * message that is delivered again (at least once) becomes the very same event, which the hubs
+ * recognise as a duplicate.
  */
 import type { Message } from '@gatehouse/bus';
 import {
@@ -31,6 +36,7 @@ export function sourceMessageToEvent(
   return wrapAsCloudEvent(json !== undefined ? json : message.value, {
     type: wrappedType ?? message.topic,
     source: `${sourceKind}/${message.topic}`,
+    id: message.position,
     contentType: json !== undefined ? 'application/json' : contentType,
   });
 }

@@ -44,6 +44,8 @@ describe('source message to CloudEvent', () => {
     assert.equal(wrapped.type, 'orders');
     assert.deepEqual(wrapped.data, { plain: true });
     assert.equal(wrapped.source, 'nats/orders');
+    assert.equal(wrapped.id, '0-1', 'the id is the position: a redelivery is the same event');
+    assert.equal(sourceMessageToEvent(message('{"plain":true}'), 'nats', undefined).id, wrapped.id);
     const text = sourceMessageToEvent(message('not json at all'), 'kafka', 'legacy.message');
     assert.equal(text.type, 'legacy.message');
     assert.ok(text.data !== undefined || (text as Record<string, unknown>)['data_base64'] !== undefined);

@@ -2,6 +2,9 @@
  * The most recent events of the fan-out stream, by stream position. Every hub replica consumes the
  * whole stream, so every replica holds the same positions: a client resuming with Last-Event-ID (SSE)
  * or a long-poll cursor is served by whichever replica it reaches.
+ *
+ * It also knows the CloudEvents it holds by source and id, so the hub can tell an event that comes
+ * a second time (a source message the publishers took in twice, at least once) from a new one.
  */
 
 export interface RingEvent {
@@ -16,6 +19,8 @@ export interface RingEvent {
 export class EventRing {
   private readonly slots: Array<RingEvent | undefined>;
   private readonly index = new Map<string, number>();
+  /** Sequence number of each held event by its CloudEvent identity (eventIdentity). */
+  private readonly identities = new Map<string, number>();
   /** Sequence number of the next event pushed; slot = seq % capacity. */
   private nextSeq = 0;
   readonly capacity: number;
@@ -28,10 +33,23 @@ export class EventRing {
   push(e: RingEvent): void {
     const slot = this.nextSeq % this.capacity;
     const evicted = this.slots[slot];
-    if (evicted) this.index.delete(evicted.position);
+    if (evicted) {
+      this.index.delete(evicted.position);
+      const identity = eventIdentity(evicted);
+      if (identity !== undefined && this.identities.get(identity) === this.nextSeq - this.capacity)
+        this.identities.delete(identity);
+    }
     this.slots[slot] = e;
     this.index.set(e.position, this.nextSeq);
+    const identity = eventIdentity(e);
+    if (identity !== undefined) this.identities.set(identity, this.nextSeq);
     this.nextSeq++;
+  }
+
+  /** Whether the ring holds an event with the same CloudEvent source and id as `e`. */
+  holdsSameEvent(e: RingEvent): boolean {
+    const identity = eventIdentity(e);
+    return identity !== undefined && this.identities.has(identity);
   }
 
   /** Position of the newest event, or undefined before the first one. */
@@ -84,4 +102,10 @@ export class EventRing {
     for (let s = seq + 1; s < this.nextSeq; s++) out.push(this.slots[s % this.capacity]!);
     return out;
   }
+}
+
+/** A CloudEvent's source and id, which together name it (the spec: unique per source). */
+export function eventIdentity(e: RingEvent): string | undefined {
+  const { source, id } = e.event;
+  return typeof source === 'string' && typeof id === 'string' ? `${source}\u0000${id}` : undefined;
 }

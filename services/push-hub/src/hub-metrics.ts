@@ -56,7 +56,7 @@ export class HubMetrics {
     });
     this.dropped = counter(registry, {
       name: 'gw_events_dropped_total',
-      help: 'Fan-out events the hub could not read',
+      help: 'Fan-out events not delivered: unreadable (not_json, no_type) or a duplicate of one held (same source and id)',
       labelNames: ['reason'],
     });
     this.rejected = counter(registry, {

@@ -165,12 +165,13 @@ export class Hub {
 
   /**
    * One event from the fan-out stream: remember it, then deliver it to every matching connection.
-   * Returns it as read, or undefined when it is not a CloudEvent the hub can read.
+   * Returns it as read, or undefined when it is not a CloudEvent the hub can read or is one the ring
+   * holds already (same source and id: a source message taken in twice), which nobody gets again.
    */
   dispatch(position: string, json: string): RingEvent | undefined {
     const e = readStreamEvent(position, json);
-    if (typeof e === 'string') {
-      this.metrics.eventDropped(e);
+    if (typeof e === 'string' || this.ring.holdsSameEvent(e)) {
+      this.metrics.eventDropped(typeof e === 'string' ? e : 'duplicate');
       return undefined;
     }
     this.ring.push(e);
@@ -186,7 +187,7 @@ export class Hub {
   /** An event from before this replica went live (ring warm-up): kept for resumes, sent to nobody. */
   remember(position: string, json: string): void {
     const e = readStreamEvent(position, json);
-    if (typeof e !== 'string') this.ring.push(e);
+    if (typeof e !== 'string' && !this.ring.holdsSameEvent(e)) this.ring.push(e);
   }
 
   /** Closes every connection (shutdown); clients reconnect elsewhere and resume with their last id. */

@@ -18,7 +18,7 @@ import {
   PositionUnavailableError,
   type Subscription,
 } from '@gatehouse/bus';
-import type { EventRing, RingEvent } from './event-ring.ts';
+import { type EventRing, eventIdentity, type RingEvent } from './event-ring.ts';
 import { readStreamEvent } from './stream-event.ts';
 
 export interface ReplayTarget {
@@ -145,6 +145,8 @@ class ReplayRound {
   /** The position of the last message read (the start before the first). */
   private at: Position;
   private done = false;
+  /** CloudEvent identities replayed by this round: a second one is a duplicate, sent to nobody. */
+  private readonly replayed = new Set<string>();
   private readonly finished = Promise.withResolvers<void>();
   private subscription: Subscription | undefined;
 
@@ -210,16 +212,29 @@ class ReplayRound {
     const { compare } = this.replay;
     const e = readStreamEvent(message.position, message.value.toString('utf8'));
     this.at = message.position;
+    const deliverable = typeof e !== 'string' && this.firstTime(e);
     let sent = 0;
     for (const t of [...this.targets]) {
       if (!t.wanted) this.targets.delete(t);
-      else if (typeof e !== 'string' && compare(message.position, t.from) > 0) {
+      else if (deliverable && compare(message.position, t.from) > 0) {
         sent++;
         if (t.event(e) === false) this.targets.delete(t);
       }
     }
     if (sent) this.options.metrics.replayed(sent);
     this.catchUp(message.position);
+  }
+
+  /**
+   * False for an event with the source and id of one this round replayed before: every target has
+   * that one already (from this round, or before its own position), as live delivery drops it too.
+   */
+  private firstTime(e: RingEvent): boolean {
+    const identity = eventIdentity(e);
+    if (identity === undefined) return true;
+    if (this.replayed.has(identity)) return false;
+    this.replayed.add(identity);
+    return true;
   }
 
   /** Hands every target over to the ring and live delivery once `position` is covered. */

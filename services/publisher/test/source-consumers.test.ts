@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { type Bus, type Message, MemoryBus, RedisBus } from '@gatehouse/bus';
+import { createLogger, createRegistry } from '@gatehouse/service-kit';
+import { sleep, waitFor } from '@gatehouse/testkit';
+import { createFanoutProducer } from '../src/fanout-producer.ts';
+import { PublisherMetrics } from '../src/publisher-metrics.ts';
+import { type SourceSpec, startSourceConsumers } from '../src/source-consumers.ts';
+
+const logger = createLogger({ name: 'source-consumers-test', level: 'silent' });
+
+/** One publisher replica's source consumers, putting events on `fanout`. */
+function consumers(source: SourceSpec, fanout: Bus) {
+  const metrics = new PublisherMetrics(createRegistry());
+  return startSourceConsumers([source], {
+    producer: createFanoutProducer(fanout, 'gw.events', metrics),
+    metrics,
+    logger,
+    wrappedType: undefined,
+  });
+}
+
+describe('source consumers', () => {
+  it('leave a message whose event the fan-out stream never took to another replica when they stop', async () => {
+    const source = new MemoryBus();
+    const spec: SourceSpec = { bus: source, topics: ['orders'], group: 'publishers' };
+    // A fan-out stream that is down: a Redis nobody listens on, which rejects every publish at once.
+    const down = new RedisBus({ url: 'redis://127.0.0.1:1' });
+    const up = new MemoryBus();
+    const fanned: Message[] = [];
+    const watch = await up.subscribe('gw.events', (m) => void fanned.push(m));
+    try {
+      const first = await consumers(spec, down);
+      const position = await source.publish('orders', { value: '{"order":1}' });
+      await sleep(500); // a few retries against the stream that is down
+      const started = Date.now();
+      await first.close();
+      assert.ok(Date.now() - started < 2000, `stopped promptly (${Date.now() - started} ms)`);
+
+      const second = await consumers(spec, up);
+      await waitFor(() => fanned.length === 1, { what: 'the event from the replica that took over' });
+      const event = JSON.parse(fanned[0]!.value.toString()) as Record<string, unknown>;
+      assert.deepEqual(event['data'], { order: 1 });
+      assert.equal(event['id'], position, 'the id is the source position, the same on every delivery');
+      await source.publish('orders', { value: '{"order":2}' });
+      await waitFor(() => fanned.length === 2, { what: 'the next event' });
+      await sleep(200);
+      assert.equal(fanned.length, 2, 'nothing twice');
+      await second.close();
+    } finally {
+      await watch.close();
+      await down.close();
+      await up.close();
+      await source.close();
+    }
+  });
+
+  it('finish a message whose event the stream takes, and stop taking in new ones', async () => {
+    const source = new MemoryBus();
+    const spec: SourceSpec = { bus: source, topics: ['orders'], group: 'publishers' };
+    const fanout = new MemoryBus();
+    const fanned: Message[] = [];
+    const watch = await fanout.subscribe('gw.events', (m) => void fanned.push(m));
+    try {
+      const running = await consumers(spec, fanout);
+      await source.publish('orders', { value: '{"order":1}' });
+      await waitFor(() => fanned.length === 1, { what: 'the first event' });
+      await running.close();
+      await source.publish('orders', { value: '{"order":2}' });
+      await sleep(300);
+      assert.equal(fanned.length, 1, 'a stopped replica takes nothing in');
+      const next = await consumers(spec, fanout);
+      await waitFor(() => fanned.length === 2, { what: 'the message published meanwhile' });
+      await next.close();
+    } finally {
+      await watch.close();
+      await fanout.close();
+      await source.close();
+    }
+  });
+});
