@@ -3,8 +3,9 @@
  * stream ends they reconnect (SSE after the server's `retry:` hint, WebSocket after a short random
  * delay) to a replica the balancer picks, with the last position they got, and they record what
  * they receive. Only what the figures need is parsed: the `n` of each `greeting` event (a regex on
- * the JSON text, no JSON.parse per event), the stream position, the HTTP status or close code of
- * every refused connect, and how long each client took to be receiving again after a stream ended.
+ * the JSON text, no JSON.parse per event) and when it first arrived, the stream position, the HTTP
+ * status or close code of every refused connect, how long each client took to be receiving again
+ * after a stream ended, and whether a stream is open now (a killed session's must not be).
  */
 import { type ClientRequest, request } from 'node:http';
 import WebSocket from 'ws';
@@ -17,11 +18,17 @@ export interface ClientRecord {
   start: string | undefined;
   /** How many times each `n` arrived. */
   seen: Map<number, number>;
+  /** When each `n` first arrived (ms since the epoch). */
+  arrivedAt: Map<number, number>;
+  /** Every copy of an `n` after its first, and when it arrived. */
+  repeats: Array<{ n: number; at: number }>;
   /** HTTP statuses (and WebSocket 4000+status closes) of refused connects. */
   refusals: number[];
   /** ms from a stream's end to the first frame of the next one. */
   backAfter: number[];
   resyncs: number;
+  /** A stream is open: it delivered a frame and has not ended since. */
+  open: boolean;
 }
 
 const nPattern = /"n":(\d+)/;
@@ -30,9 +37,12 @@ abstract class ResumingClient {
   readonly record: ClientRecord = {
     start: undefined,
     seen: new Map(),
+    arrivedAt: new Map(),
+    repeats: [],
     refusals: [],
     backAfter: [],
     resyncs: 0,
+    open: false,
   };
   protected readonly path: string;
   protected readonly pick: PickReplica;
@@ -55,6 +65,7 @@ abstract class ResumingClient {
     this.stopped = true;
     clearTimeout(this.timer);
     this.close();
+    this.record.open = false;
   }
 
   protected abstract open(base: string): void;
@@ -72,6 +83,7 @@ abstract class ResumingClient {
 
   /** A frame arrived: its position (when it has one) and its JSON. */
   protected frame(position: string | undefined, type: string, json: string): void {
+    this.record.open = true;
     if (this.endedAt !== undefined) {
       this.record.backAfter.push(Date.now() - this.endedAt);
       this.endedAt = undefined;
@@ -83,11 +95,15 @@ abstract class ResumingClient {
     if (type === 'gw.resync_required') this.record.resyncs++;
     if (type !== 'greeting') return;
     const n = Number(nPattern.exec(json)?.[1]);
-    this.record.seen.set(n, (this.record.seen.get(n) ?? 0) + 1);
+    const times = this.record.seen.get(n) ?? 0;
+    this.record.seen.set(n, times + 1);
+    if (times === 0) this.record.arrivedAt.set(n, Date.now());
+    else this.record.repeats.push({ n, at: Date.now() });
   }
 
   /** The stream ended after it had been open: the clock for "back to receiving" starts. */
   protected ended(): void {
+    this.record.open = false;
     this.endedAt ??= Date.now();
   }
 
