@@ -1,5 +1,7 @@
 export * from './bounded-label.ts';
 export * from './common-config.ts';
+export * from './cors.ts';
+export * from './cors-config.ts';
 export * from './dependency-unavailable.ts';
 export * from './env-config.ts';
 export type * from './gateway-service.ts';

@@ -1,5 +1,15 @@
 /** The proxy's settings (environment variables; the README lists them with their defaults). */
-import { bool, duration, type Field, int, list, oneOf, optionalStr, str } from '@gatehouse/service-kit';
+import {
+  bool,
+  corsConfig,
+  duration,
+  type Field,
+  int,
+  list,
+  oneOf,
+  optionalStr,
+  str,
+} from '@gatehouse/service-kit';
 
 export const requestLogSinks = ['console', 'kafka'] as const;
 export type RequestLogSink = (typeof requestLogSinks)[number];
@@ -45,7 +55,7 @@ export const proxyConfig = {
     'how long a replica waits for the replica holding a request to take its response',
     '2s',
   ),
-  CORS: str('Access-Control-Allow-Origin on 401s, broker-target answers and correlated responses', '*'),
+  ...corsConfig,
   REQUEST_LOG: requestLogList(),
   KAFKA_LOG_TOPIC: str('Kafka topic of the request log (REQUEST_LOG=kafka)', 'gw-request-log'),
   KAFKA_LOG_SCHEMA: avroUnsupported('Avro subject of the request log: not supported (no schema registry)'),

@@ -11,6 +11,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidCloudEventError, UnsupportedCloudEventError } from '@gatehouse/cloudevents';
 import {
+  type CorsPolicy,
   type Logger,
   readBody,
   requestPath,
@@ -39,7 +40,7 @@ import {
   withActiveSpan,
 } from '@gatehouse/tracing';
 import { type ResponseFrom, waitsForCorrelation } from './api-definition.ts';
-import type { Cors } from './cors.ts';
+import { eventEndpointPreflight } from './cors.ts';
 import type { EventPublisher } from './event-publishers.ts';
 import { upstreamHeaders } from './forward-headers.ts';
 import type { HttpForwarder } from './http-forwarder.ts';
@@ -67,7 +68,7 @@ export interface ProxyHandlerDeps {
   nats: NatsTarget | undefined;
   metrics: ProxyMetrics;
   requestLog: RequestLog | undefined;
-  cors: Cors;
+  cors: CorsPolicy;
   timeouts: ProxyTimeouts;
   wrappedEventType: string;
   maxEventBytes: number;
@@ -142,7 +143,10 @@ async function handleMatched(
     if (verdict !== 'allowed') {
       if (verdict === 'unavailable') sendText(res, 503, 'Authentication unavailable.', unavailableHeaders());
       else
-        sendText(res, 401, 'Authentication failed.', { ...deps.cors.simple, 'www-authenticate': 'Bearer' });
+        sendText(res, 401, 'Authentication failed.', {
+          ...deps.cors.headers(req),
+          'www-authenticate': 'Bearer',
+        });
       req.resume();
       return verdict === 'unavailable' ? 'unavailable' : 'unauthorized';
     }
@@ -165,7 +169,7 @@ function answerUnmatched(
   req.resume();
   const preflight = method === 'OPTIONS' ? deps.table().matchEventTarget(path) : undefined;
   if (preflight !== undefined) {
-    res.writeHead(204, deps.cors.preflight).end();
+    deps.cors.preflight(req, res, eventEndpointPreflight);
     const { path_regex, target, response_from } = preflight.route.endpoint;
     deps.metrics.request({ method, path_regex, target, response_from }, 'ok', startedAt);
     return;
@@ -240,7 +244,7 @@ async function publish(
   const { endpoint } = route;
   if (req.method === 'OPTIONS') {
     req.resume();
-    res.writeHead(204, deps.cors.preflight).end();
+    deps.cors.preflight(req, res, eventEndpointPreflight);
     return 'ok';
   }
   const target = endpoint.target as 'kafka' | 'kinesis' | 'nats';
@@ -294,7 +298,7 @@ async function publish(
     return 'unreachable';
   }
   if (waiting !== undefined) return answerCorrelated(res, await waiting.response, deps);
-  sendText(res, 202, 'Accepted.', deps.cors.simple);
+  sendText(res, 202, 'Accepted.', deps.cors.headers(req));
   return 'ok';
 }
 
@@ -321,7 +325,7 @@ async function requestOverNats(
   }
   deps.metrics.eventProduced('nats', subject, reply.kind !== 'no_responders');
   if (reply.kind === 'timeout') {
-    sendText(res, 504, timedOut, deps.cors.simple);
+    sendText(res, 504, timedOut, deps.cors.headers(res.req));
     return 'response_timeout';
   }
   if (reply.kind === 'no_responders') {
@@ -329,7 +333,7 @@ async function requestOverNats(
     return 'unreachable';
   }
   res.writeHead(200, {
-    ...deps.cors.simple,
+    ...deps.cors.headers(res.req),
     'content-type': reply.contentType ?? 'application/json',
     'content-length': reply.body.length,
   });
@@ -378,12 +382,12 @@ function answerCorrelated(
 ): RequestStatus {
   if (res.destroyed) return 'ok';
   if (response === undefined) {
-    sendText(res, 504, timedOut, deps.cors.simple);
+    sendText(res, 504, timedOut, deps.cors.headers(res.req));
     return 'response_timeout';
   }
   res.writeHead(response.status, {
     ...response.headers,
-    ...deps.cors.simple,
+    ...deps.cors.headers(res.req),
     'content-length': response.body.length,
   });
   res.end(response.body);

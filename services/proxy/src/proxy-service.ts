@@ -10,7 +10,6 @@ import type { Store } from '@gatehouse/store';
 import type { ApiDefinition } from './api-definition.ts';
 import { createApisEndpoint } from './apis-endpoint.ts';
 import type { proxyConfig } from './config.ts';
-import { corsHeaders } from './cors.ts';
 import { DefinitionStore } from './definition-store.ts';
 import { DefinitionSync } from './definition-sync.ts';
 import { KafkaEventPublisher, KinesisEventPublisher } from './event-publishers.ts';
@@ -88,7 +87,7 @@ export function createProxy(config: ConfigOf<typeof proxyConfig>, deps: ProxyDep
       kafka: deps.kafka,
       topic: config.KAFKA_LOG_TOPIC,
     }),
-    cors: corsHeaders(config.CORS),
+    cors: config.CORS_ALLOWED_ORIGINS,
     timeouts: {
       recvMs: config.PROXY_RECV_TIMEOUT,
       responseMs: {

@@ -83,7 +83,8 @@ function apis() {
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
   fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
+    // As a page of the allowed origin would: the proxy's own answers carry its CORS headers.
+    headers: { 'content-type': 'application/json', origin: 'https://app.example', ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
 
@@ -153,7 +154,7 @@ describe('proxy events and correlated responses (two replicas, Kafka, Kinesis, N
       PROXY_KINESIS_ENABLED: 'true',
       PROXY_KAFKA_RESPONSE_TOPICS: responseTopic,
       PROXY_KINESIS_RESPONSE_STREAMS: responseStream,
-      CORS: 'https://app.example',
+      CORS_ALLOWED_ORIGINS: 'https://app.example',
     };
     [a, b] = await Promise.all([
       startProxy({ ...env, PROXY_CONFIG_FILE: JSON.stringify(apis()) }, 60_000),
@@ -231,11 +232,22 @@ describe('proxy events and correlated responses (two replicas, Kafka, Kinesis, N
     assert.deepEqual(JSON.parse(m.value.toString()), { amount: 3 });
   });
 
-  it('answers CORS preflights of event endpoints', async () => {
-    const res = await fetch(`${a.publicUrl}/k/publish`, { method: 'OPTIONS' });
+  it('answers CORS preflights of event endpoints: credentials only for an allowed origin', async () => {
+    const preflight = (origin: string) =>
+      fetch(`${a.publicUrl}/k/publish`, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST' },
+      });
+    const res = await preflight('https://app.example');
     assert.equal(res.status, 204);
     assert.equal(res.headers.get('access-control-allow-origin'), 'https://app.example');
-    assert.equal(res.headers.get('access-control-allow-headers'), 'content-type,authorization');
+    assert.equal(res.headers.get('access-control-allow-credentials'), 'true');
+    assert.equal(res.headers.get('access-control-allow-headers'), 'content-type, authorization');
+    assert.match(res.headers.get('access-control-allow-methods') ?? '', /\bPOST\b/);
+    assert.equal(res.headers.get('vary'), 'Origin');
+    const other = await preflight('https://evil.example');
+    assert.equal(other.headers.get('access-control-allow-origin'), null);
+    assert.equal(other.headers.get('access-control-allow-credentials'), null);
   });
 
   it('kafka → response_from kafka: the client gets the response message body and code', async () => {

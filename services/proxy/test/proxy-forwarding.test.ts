@@ -134,7 +134,7 @@ describe('proxy forwarding (two replicas, real backends)', () => {
       JWT_SECRET_KEY: secret,
       JWT_ALG: 'HS256,RS256',
       JWT_JWKS_URL: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks`,
-      CORS: 'https://app.example',
+      CORS_ALLOWED_ORIGINS: 'https://app.example',
     };
     a = await startProxy({ ...env, PROXY_CONFIG_FILE: JSON.stringify(apis()) });
     // Replica B also serves HTTPS and HTTP/2.
@@ -271,10 +271,11 @@ describe('proxy forwarding (two replicas, real backends)', () => {
       (await status('/secure/header', { authorization: `Basic x, Bearer ${hsToken()}` })).status,
       200,
     );
-    const refused = await status('/secure/header');
+    const refused = await status('/secure/header', { origin: 'https://app.example' });
     assert.equal(refused.status, 401);
     assert.equal(refused.headers.get('access-control-allow-origin'), 'https://app.example');
-    assert.equal(refused.headers.get('access-control-allow-methods'), '*');
+    assert.equal(refused.headers.get('access-control-allow-credentials'), 'true');
+    assert.equal(refused.headers.get('vary'), 'Origin');
     assert.equal(
       (await status('/secure/header', { authorization: hsToken() })).status,
       401,

@@ -1,9 +1,9 @@
 /** The publisher's settings (environment variables; defaults documented in the README). */
 import { accessCheckField } from '@gatehouse/auth';
-import { bool, duration, int, list, optionalStr, str } from '@gatehouse/service-kit';
+import { bool, corsConfig, duration, int, list, optionalStr, str } from '@gatehouse/service-kit';
 
 export const publisherConfig = {
-  CORS: str('Access-Control-Allow-Origin for POST /_gw/v1/events', '*'),
+  ...corsConfig,
   SUBMISSION_CHECK: accessCheckField(
     'who may submit on /_gw/v1/events: no_check, jwt_validation, or the URL of a check service',
   ),

@@ -10,8 +10,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidCloudEventError, parseHttpEvent, UnsupportedCloudEventError } from '@gatehouse/cloudevents';
 import {
+  type CorsPolicy,
   HttpError,
   type Logger,
+  type PreflightRules,
   readBody,
   requestPath,
   sendText,
@@ -25,6 +27,13 @@ import type { PublisherMetrics } from './publisher-metrics.ts';
 
 export const EVENTS_PATH = '/_gw/v1/events';
 export const MESSAGE_PATHS = ['/v2/messages', '/v3/messages', '/messages'];
+
+/** The public endpoint's preflight: tokens, JSON bodies and binary-mode CloudEvent headers. */
+const eventsPreflight: PreflightRules = {
+  methods: 'POST',
+  headers:
+    'content-type, authorization, ce-specversion, ce-id, ce-type, ce-source, ce-time, ce-subject, traceparent',
+};
 
 export const usage = `Usage: POST a CloudEvent (specversion 0.2 or 1.0).
 Structured mode: content-type application/cloudevents+json (or application/json without a
@@ -42,7 +51,7 @@ export interface EventsEndpointDeps {
   check: SubmissionCheck;
   metrics: PublisherMetrics;
   logger: Logger;
-  corsOrigin: string;
+  cors: CorsPolicy;
   maxEventBytes: number;
 }
 
@@ -114,16 +123,9 @@ export function createEventsEndpoint(deps: EventsEndpointDeps) {
   return {
     public: async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
       if (requestPath(req) !== EVENTS_PATH) return false;
-      const cors = { 'access-control-allow-origin': deps.corsOrigin };
-      if (req.method === 'OPTIONS') {
-        res.writeHead(204, {
-          ...cors,
-          'access-control-allow-methods': 'POST',
-          'access-control-allow-headers':
-            'content-type, authorization, ce-specversion, ce-id, ce-type, ce-source, ce-time, ce-subject, traceparent',
-        });
-        res.end();
-      } else if (req.method !== 'POST')
+      const cors = deps.cors.headers(req);
+      if (req.method === 'OPTIONS') deps.cors.preflight(req, res, eventsPreflight);
+      else if (req.method !== 'POST')
         sendText(res, 405, `Method not allowed.\n\n${usage}\n`, { allow: 'POST, OPTIONS', ...cors });
       else await accept(req, res, true, cors);
       return true;

@@ -41,7 +41,7 @@ export function createPublisher(
     ),
     metrics,
     logger,
-    corsOrigin: config.CORS,
+    cors: config.CORS_ALLOWED_ORIGINS,
     maxEventBytes: config.MAX_EVENT_BYTES,
   });
   let consumers: SourceConsumers | undefined;

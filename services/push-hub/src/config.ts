@@ -1,9 +1,9 @@
 /** The push hub's settings (environment variables; defaults documented in the README). */
 import { accessCheckField } from '@gatehouse/auth';
-import { bool, duration, int, optionalStr, str } from '@gatehouse/service-kit';
+import { bool, corsConfig, duration, int, optionalStr, str } from '@gatehouse/service-kit';
 
 export const pushHubConfig = {
-  CORS: str('Access-Control-Allow-Origin for the connection endpoints', '*'),
+  ...corsConfig,
   EXTRACTORS: optionalStr('extractor configuration: a JSON text or a file path (subscription fields)'),
   SUBSCRIPTION_CHECK: accessCheckField(
     'who may subscribe: no_check, jwt_validation, or the URL of a check service',

@@ -102,7 +102,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     tokens,
     bearerTokens,
     logger,
-    corsOrigin: config.CORS,
+    cors: config.CORS_ALLOWED_ORIGINS,
     heartbeatMs: config.HEARTBEAT_INTERVAL,
     maxBufferedBytes: config.MAX_BUFFERED_BYTES,
     reconnectDelayMs: () => Math.round(Math.random() * config.DRAIN_RECONNECT_JITTER),
@@ -147,7 +147,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     bearerTokens,
     resolve,
     apply: applyChange,
-    corsOrigin: config.CORS,
+    cors: config.CORS_ALLOWED_ORIGINS,
     maxBodyBytes: 256 * 1024,
   });
 

@@ -8,7 +8,7 @@
  * or the control bus cannot be reached.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { HttpError, readBody, requestPath, sendText } from '@gatehouse/service-kit';
+import { type CorsPolicy, HttpError, readBody, requestPath, sendText } from '@gatehouse/service-kit';
 import { TRANSPORTS } from './connection.ts';
 import type { ConnectionTokens } from './connection-tokens.ts';
 import type { BearerTokens } from './hub-auth.ts';
@@ -19,7 +19,7 @@ import {
   refusalOf,
   type SubscriptionRequest,
 } from './subscription-request.ts';
-import { preflight } from './transports/cors.ts';
+import { subscriptionsPreflight } from './transports/cors.ts';
 
 const pathPattern = new RegExp(`^/_gw/v1/connection/(${TRANSPORTS.join('|')})/([^/]+)/subscriptions$`);
 
@@ -36,13 +36,13 @@ export interface SubscriptionsEndpointDeps {
   resolve(req: SubscriptionRequest): Promise<ResolvedSubscriptions>;
   /** Applies the change wherever the connection lives; false when it no longer exists. */
   apply(replica: string, change: SubscriptionChange): Promise<boolean>;
-  corsOrigin: string;
+  cors: CorsPolicy;
   maxBodyBytes: number;
 }
 
 export function createSubscriptionsEndpoint(deps: SubscriptionsEndpointDeps) {
   async function put(req: IncomingMessage, res: ServerResponse, token: string): Promise<void> {
-    const cors = { 'access-control-allow-origin': deps.corsOrigin };
+    const cors = deps.cors.headers(req);
     try {
       assertAcceptsJson(req.headers.accept);
       const body = await readJsonBody(req, deps.maxBodyBytes);
@@ -74,7 +74,7 @@ export function createSubscriptionsEndpoint(deps: SubscriptionsEndpointDeps) {
   return (req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean> => {
     const m = pathPattern.exec(requestPath(req));
     if (!m) return false;
-    if (req.method === 'OPTIONS') return preflight(res, deps.corsOrigin, 'PUT');
+    if (req.method === 'OPTIONS') return deps.cors.preflight(req, res, subscriptionsPreflight);
     if (req.method !== 'PUT') {
       sendText(res, 405, 'Method not allowed.', { allow: 'PUT, OPTIONS' });
       return true;

@@ -1,14 +1,10 @@
-/** CORS preflight answers for the hub's browser-facing endpoints. */
-import type { ServerResponse } from 'node:http';
+/** What the preflights of the hub's browser-facing endpoints allow (the policy is CORS_ALLOWED_ORIGINS). */
+import type { PreflightRules } from '@gatehouse/service-kit';
 
-export function preflight(res: ServerResponse, origin: string, methods: string): true {
-  res.writeHead(204, {
-    'access-control-allow-origin': origin,
-    'access-control-allow-methods': methods,
-    'access-control-allow-headers': 'content-type, authorization, last-event-id',
-    'access-control-allow-credentials': 'true',
-    'access-control-max-age': '600',
-  });
-  res.end();
-  return true;
-}
+const requestHeaders = 'content-type, authorization, last-event-id';
+
+/** SSE, long-polling and socket.io: GET (socket.io's polling also POSTs). */
+export const connectionPreflight: PreflightRules = { methods: 'GET', headers: requestHeaders };
+export const socketIoPreflight: PreflightRules = { methods: 'GET, POST', headers: requestHeaders };
+/** PUT /_gw/v1/connection/…/subscriptions. */
+export const subscriptionsPreflight: PreflightRules = { methods: 'PUT', headers: requestHeaders };

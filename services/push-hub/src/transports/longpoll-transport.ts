@@ -32,7 +32,7 @@ import { connectionCreated, resyncRequired, sessionKilled, subscriptionsSet } fr
 import type { HubAuth } from '../hub-auth.ts';
 import type { HubMetrics } from '../hub-metrics.ts';
 import { refusalOf } from '../subscription-request.ts';
-import { preflight } from './cors.ts';
+import { connectionPreflight } from './cors.ts';
 import { type LongPollRecord, LongPollRecords, type PrivateEvent, queuePrefix } from './longpoll-records.ts';
 import { LongPollWaiters } from './longpoll-waiters.ts';
 import type { TransportContext } from './transport-context.ts';
@@ -85,7 +85,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     res: ServerResponse,
     sent: Record<string, string>,
   ): Promise<void> {
-    const cors = corsHeaders(ctx.corsOrigin);
+    const cors = ctx.cors.headers(req);
     let request: ConnectRequest;
     let resolved: Awaited<ReturnType<TransportContext['gate']>>;
     try {
@@ -247,7 +247,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       'content-length': Buffer.byteLength(body),
       'cache-control': 'no-cache',
       'set-cookie': cookies(token, cursor, privateEvents.at(-1)?.id, cookiePath),
-      ...corsHeaders(ctx.corsOrigin),
+      ...ctx.cors.headers(res.req),
     });
     res.end(body);
     // The answer is out: a store that cannot be reached now only shortens the record's life.
@@ -262,7 +262,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       'content-length': Buffer.byteLength(body),
       'cache-control': 'no-cache',
       'set-cookie': expiredCookies(cookiePath),
-      ...corsHeaders(ctx.corsOrigin),
+      ...ctx.cors.headers(res.req),
     });
     res.end(body);
   }
@@ -271,7 +271,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
   function answerUnavailable(res: ServerResponse): void {
     sendText(res, 503, 'Events are unavailable for the moment; poll again.', {
       'retry-after': '1',
-      ...corsHeaders(ctx.corsOrigin),
+      ...ctx.cors.headers(res.req),
     });
   }
 
@@ -293,14 +293,14 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       const outage = unavailabilityOf(err);
       if (!outage || res.headersSent) throw err;
       ctx.logger.warn({ err }, 'long poll: dependency unavailable');
-      sendUnavailable(res, outage.dependency, corsHeaders(ctx.corsOrigin));
+      sendUnavailable(res, outage.dependency, ctx.cors.headers(res.req));
     }
   }
 
   return {
     handle(req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean> {
       if (requestPath(req) !== LONGPOLL_PATH) return false;
-      if (req.method === 'OPTIONS') return preflight(res, ctx.corsOrigin, 'GET');
+      if (req.method === 'OPTIONS') return ctx.cors.preflight(req, res, connectionPreflight);
       if (req.method !== 'GET') {
         sendText(res, 405, 'Method not allowed.', { allow: 'GET, OPTIONS' });
         return true;
@@ -332,10 +332,6 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     waiters,
     records,
   };
-}
-
-function corsHeaders(origin: string): Record<string, string> {
-  return { 'access-control-allow-origin': origin, 'access-control-allow-credentials': 'true' };
 }
 
 function cookies(token: string, cursor: string, acknowledge: string | undefined, path: string): string[] {

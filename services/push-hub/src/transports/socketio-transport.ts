@@ -24,6 +24,7 @@ import { newConnectionId } from '../connection-tokens.ts';
 import { type ConnectRequest, fromParams } from '../connect-request.ts';
 import type { OutgoingEvent } from '../gateway-events.ts';
 import { refusalOf, type ResolvedSubscriptions } from '../subscription-request.ts';
+import { socketIoPreflight } from './cors.ts';
 import type { TransportContext } from './transport-context.ts';
 
 export const SOCKETIO_PATH = '/_gw/v1/socket.io/';
@@ -63,7 +64,11 @@ export function createSocketIoTransport(ctx: TransportContext) {
   // The engine is driven by our own routing (handleRequest/handleUpgrade), so it needs no path.
   const engine = new EngineServer({
     pingInterval: ctx.heartbeatMs,
-    cors: { origin: ctx.corsOrigin === '*' ? true : ctx.corsOrigin, credentials: true },
+    // Polling answers get the CORS policy's headers; browsers apply none to WebSockets, so an
+    // upgrade from an origin off the allow-list is refused here.
+    cors: ctx.cors.socketIoOptions(socketIoPreflight),
+    allowRequest: (req, cb) =>
+      cb(null, req.headers.upgrade === undefined || ctx.cors.permitsUpgrade(req.headers.origin)),
   });
   const io = new Server({ path: SOCKETIO_PATH, serveClient: false });
   io.bind(engine);

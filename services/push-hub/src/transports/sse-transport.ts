@@ -12,7 +12,7 @@ import { newConnectionId } from '../connection-tokens.ts';
 import { readConnectRequest } from '../connect-request.ts';
 import type { OutgoingEvent } from '../gateway-events.ts';
 import { SubscriptionRequestError } from '../subscription-request.ts';
-import { preflight } from './cors.ts';
+import { connectionPreflight } from './cors.ts';
 import type { TransportContext } from './transport-context.ts';
 
 export const SSE_PATH = '/_gw/v1/connection/sse';
@@ -92,7 +92,7 @@ export function createSseTransport(ctx: TransportContext) {
   };
 
   async function connect(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const cors = { 'access-control-allow-origin': ctx.corsOrigin };
+    const cors = ctx.cors.headers(req);
     let connectReq: ReturnType<typeof readConnectRequest>;
     let resolved: Awaited<ReturnType<TransportContext['gate']>>;
     try {
@@ -131,7 +131,7 @@ export function createSseTransport(ctx: TransportContext) {
   return {
     handle(req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean> {
       if (requestPath(req) !== SSE_PATH) return false;
-      if (req.method === 'OPTIONS') return preflight(res, ctx.corsOrigin, 'GET');
+      if (req.method === 'OPTIONS') return ctx.cors.preflight(req, res, connectionPreflight);
       if (req.method !== 'GET') {
         sendText(res, 405, 'Method not allowed.', { allow: 'GET, OPTIONS' });
         return true;

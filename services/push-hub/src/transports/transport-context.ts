@@ -1,5 +1,5 @@
 /** What every transport module is given: the hub core, the connect gate and shared settings. */
-import type { Logger } from '@gatehouse/service-kit';
+import type { CorsPolicy, Logger } from '@gatehouse/service-kit';
 import type { ConnectionGate } from '../connection-gate.ts';
 import type { ConnectionTokens } from '../connection-tokens.ts';
 import type { Hub } from '../hub.ts';
@@ -11,8 +11,8 @@ export interface TransportContext {
   tokens: ConnectionTokens;
   bearerTokens: BearerTokens;
   logger: Logger;
-  /** Access-Control-Allow-Origin for browser clients (CORS). */
-  corsOrigin: string;
+  /** CORS for browser clients (CORS_ALLOWED_ORIGINS). */
+  cors: CorsPolicy;
   heartbeatMs: number;
   /** A connection whose unsent output grows beyond this is closed as a slow consumer. */
   maxBufferedBytes: number;

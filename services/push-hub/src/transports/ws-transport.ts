@@ -156,6 +156,11 @@ export function createWsTransport(ctx: TransportContext) {
   return {
     upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
       if (requestPath(req) !== WS_PATH) return false;
+      // Browsers apply no CORS to WebSockets: the allow-list is enforced here.
+      if (!ctx.cors.permitsUpgrade(req.headers.origin)) {
+        socket.end('HTTP/1.1 403 Forbidden\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+        return true;
+      }
       wss.handleUpgrade(req, socket, head, (ws) => {
         accept(ws, req).catch((err) => ctx.logger.error({ err }, 'websocket accept failed'));
       });
