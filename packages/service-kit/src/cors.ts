@@ -126,6 +126,21 @@ export class CorsPolicy {
   }
 }
 
+/**
+ * Whether literal CORS headers (the REST engine's rest.yaml sets) pair `Allow-Origin: *` with
+ * `Allow-Credentials: true`: browsers refuse every such answer, the mistake this policy prevents.
+ */
+export function pairsWildcardWithCredentials(headers: Iterable<readonly [string, string]>): boolean {
+  let wildcard = false;
+  let credentials = false;
+  for (const [name, value] of headers) {
+    const n = name.toLowerCase();
+    if (n === 'access-control-allow-origin' && value.trim() === '*') wildcard = true;
+    if (n === 'access-control-allow-credentials' && value.trim().toLowerCase() === 'true') credentials = true;
+  }
+  return wildcard && credentials;
+}
+
 /** `scheme://*.domain[:port]`, or undefined for an entry without a wildcard. */
 function parsePattern(entry: string): OriginPattern | undefined {
   if (!entry.includes('*')) return undefined;

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { corsConfig } from '../src/cors-config.ts';
-import { CorsPolicy, type PreflightRules } from '../src/cors.ts';
+import { CorsPolicy, type PreflightRules, pairsWildcardWithCredentials } from '../src/cors.ts';
 import { ConfigError, loadConfig } from '../src/env-config.ts';
 
 const rules: PreflightRules = { methods: 'GET, PUT', headers: 'content-type, authorization' };
@@ -114,6 +114,26 @@ describe('CorsPolicy entries', () => {
     const policy = new CorsPolicy(['https://app.example:443', 'http://*.dev.example:80']);
     assert.equal(policy.allowOrigin('https://app.example'), 'https://app.example');
     assert.equal(policy.allowOrigin('http://x.dev.example'), 'http://x.dev.example');
+  });
+});
+
+describe('pairsWildcardWithCredentials', () => {
+  it('finds * with credentials in literal headers, whatever the case', () => {
+    assert.equal(
+      pairsWildcardWithCredentials([
+        ['Access-Control-Allow-Origin', ' * '],
+        ['access-control-allow-credentials', 'TRUE'],
+      ]),
+      true,
+    );
+    assert.equal(pairsWildcardWithCredentials([['access-control-allow-origin', '*']]), false);
+    assert.equal(
+      pairsWildcardWithCredentials([
+        ['access-control-allow-origin', 'https://app.example'],
+        ['access-control-allow-credentials', 'true'],
+      ]),
+      false,
+    );
   });
 });
 

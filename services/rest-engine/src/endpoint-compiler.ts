@@ -4,6 +4,7 @@
  * headers id, a bad url segment). An invalid entry is skipped with an error that names it and the
  * reason; the others still load.
  */
+import { pairsWildcardWithCredentials } from '@gatehouse/service-kit';
 import { authRoutes, parseAuthSelector } from './authentication.ts';
 import { relayRoute } from './builtin-functions.ts';
 import { type CorsSet, compileCorsSet } from './cors.ts';
@@ -161,7 +162,15 @@ function compileCorsSets(entries: Map<string, SourcedEntry>, report: ProblemRepo
       : compileCorsSet(entry.value as Record<string, unknown>);
     if (typeof compiled === 'string')
       report.error(`Skip invalid cors definition '${id}' in ${entry.source} - ${compiled}`);
-    else out.set(id, compiled);
+    else {
+      // Kept as written (Mercury's rule), but the mistake browsers refuse is pointed out.
+      if (pairsWildcardWithCredentials([...compiled.options, ...compiled.headers])) {
+        report.warn(
+          `cors '${id}' in ${entry.source} pairs Access-Control-Allow-Origin * with Access-Control-Allow-Credentials true, which browsers refuse; name the page's origin (api.origin) instead`,
+        );
+      }
+      out.set(id, compiled);
+    }
   }
   return out;
 }

@@ -149,4 +149,31 @@ describe('endpoint compiler', () => {
     assert.equal(endpoints.length, 0);
     assert.match(report.errors[0]!, /Skip invalid cors definition 'bad'/);
   });
+
+  it('keeps a cors set pairing * with credentials as written, with a warning', () => {
+    const { endpoints, report } = compile({
+      cors: [
+        {
+          id: 'creds',
+          options: ['Access-Control-Allow-Origin: *'],
+          headers: ['Access-Control-Allow-Origin: *', 'Access-Control-Allow-Credentials: true'],
+        },
+        {
+          id: 'fine',
+          options: ['Access-Control-Allow-Origin: *'],
+          headers: ['Access-Control-Allow-Origin: *'],
+        },
+      ],
+      rest: [
+        { service: 'hello.world', methods: ['GET'], url: '/x', cors: 'creds' },
+        { service: 'hello.world', methods: ['GET'], url: '/y', cors: 'fine' },
+      ],
+    });
+    assert.equal(endpoints.length, 2);
+    assert.equal(report.warnings.length, 1, report.warnings.join('\n'));
+    assert.match(
+      report.warnings[0]!,
+      /cors 'creds' .* pairs Access-Control-Allow-Origin \* with Access-Control-Allow-Credentials true/,
+    );
+  });
 });
