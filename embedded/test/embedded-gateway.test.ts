@@ -123,7 +123,14 @@ describe('embedded gateway', () => {
   it('exits cleanly on SIGTERM as a process', async () => {
     const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
     const child = spawn(process.execPath, [main], {
-      env: { ...process.env, INBOUND_PORT: '0', API_PORT: '0', REST_SERVER_PORT: '0', HOST: '127.0.0.1' },
+      env: {
+        ...process.env,
+        INBOUND_PORT: '0',
+        API_PORT: '0',
+        REST_SERVER_PORT: '0',
+        HOST: '127.0.0.1',
+        TOKEN_SECRET: '',
+      },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
@@ -133,5 +140,6 @@ describe('embedded gateway', () => {
     const [code] = await once(child, 'exit');
     assert.equal(code, 0);
     assert.match(out, /"msg":"stopped"/);
+    assert.match(out, /TOKEN_SECRET is not set: generated a random one for this process/);
   });
 });

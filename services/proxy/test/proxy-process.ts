@@ -23,7 +23,16 @@ export interface ProxyProcess {
 
 export async function startProxy(env: Record<string, string>, timeoutMs = 30_000): Promise<ProxyProcess> {
   const child = spawn(process.execPath, [mainFile], {
-    env: { ...process.env, INBOUND_PORT: '0', API_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    env: {
+      ...process.env,
+      INBOUND_PORT: '0',
+      API_PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      // Shared by every proxy a test starts, so correlation ids cross between them.
+      TOKEN_SECRET: 'proxy-process-test-token-secret',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
