@@ -113,6 +113,29 @@ describe('embedded gateway', () => {
     assert.match(res.headers.get('content-type') ?? '', /json/);
   });
 
+  it('asks for INTERNAL_API_TOKEN on the internal API when it is set, the probes aside', async () => {
+    const token = 'embedded-internal-api-token';
+    const locked = await startEmbeddedGateway({
+      INBOUND_PORT: '0',
+      API_PORT: '0',
+      REST_SERVER_PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'silent',
+      INTERNAL_API_TOKEN: token,
+    });
+    try {
+      const api = `http://127.0.0.1:${locked.apiPort}`;
+      assert.equal((await fetch(`${api}/v3/apis`)).status, 401);
+      assert.equal((await fetch(`${api}/metrics`)).status, 401);
+      const listed = await fetch(`${api}/v3/apis`, { headers: { authorization: `Bearer ${token}` } });
+      assert.equal(listed.status, 200);
+      assert.equal((await fetch(`${api}/health`)).status, 200);
+      assert.equal((await fetch(`${api}/ready`)).status, 200);
+    } finally {
+      await locked.stop();
+    }
+  });
+
   it('stops with an error naming the variable when the configuration is invalid', async () => {
     await assert.rejects(
       startEmbeddedGateway({ API_PORT: 'forty', LOG_LEVEL: 'silent' }),
