@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { authConfig, startAuth } from '@gatehouse/auth';
 import { blacklistConfig, createBlacklistService } from '@gatehouse/blacklist';
 import { MemoryBus } from '@gatehouse/bus';
-import { type ApiDefinition, createProxy, loadProxyConfig, proxyConfig } from '@gatehouse/proxy';
+import { type ApiDefinition, createProxy, loadProxyConfig, proxyConfig, useEnvScope } from '@gatehouse/proxy';
 import { createPublisher, publisherConfig } from '@gatehouse/publisher';
 import { createPushHub, pushHubConfig } from '@gatehouse/push-hub';
 import { createRestEngine } from '@gatehouse/rest-engine';
@@ -61,7 +61,10 @@ export async function startEmbeddedGateway(
 ): Promise<EmbeddedGateway> {
   const { env, generated } = withTokenSecret(configured);
   const config = loadConfig(embeddedConfig, env);
-  const initialApis = loadProxyConfig(config.PROXY_CONFIG_FILE ?? exampleApis, env);
+  const initialApis = loadProxyConfig(
+    config.PROXY_CONFIG_FILE ?? exampleApis,
+    useEnvScope(env, config.PROXY_USE_ENV_ALLOWED),
+  );
   const replica = replicaId(config.REPLICA_ID);
   const logger = createLogger({
     name: 'gatehouse',

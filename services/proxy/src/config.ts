@@ -1,5 +1,6 @@
 /** The proxy's settings (environment variables; the README lists them with their defaults). */
 import { bool, duration, type Field, int, list, oneOf, optionalStr, str } from '@gatehouse/service-kit';
+import { useEnvAllowedSetting } from './use-env-scope.ts';
 
 export const requestLogSinks = ['console', 'kafka'] as const;
 export type RequestLogSink = (typeof requestLogSinks)[number];
@@ -8,6 +9,7 @@ export const proxyConfig = {
   PROXY_CONFIG_FILE: optionalStr(
     'API definitions at start: a path to a JSON file or the JSON text itself (a list of APIs)',
   ),
+  PROXY_USE_ENV_ALLOWED: useEnvAllowedSetting(),
   PROXY_RECV_TIMEOUT: duration('how long an HTTP target may take to send its response headers', '5s'),
   PROXY_BODY_IDLE_TIMEOUT: duration(
     'longest pause inside a streamed response body from an HTTP target (0: none, for SSE)',
