@@ -5,7 +5,8 @@
  * headers are plain text in the pod spec); `/ready` then tells a caller without the token only
  * whether the replica is ready, not which dependency failed and why. `/metrics` needs the token
  * (Prometheus sends it: ServiceMonitor `authorization`, scrape config `authorization.credentials_file`)
- * unless INTERNAL_API_METRICS_OPEN keeps it open for a scraper that cannot.
+ * unless INTERNAL_API_METRICS_OPEN keeps it open for a scraper that cannot (the push hub's
+ * `/dashboard`, a live view of the same numbers, follows it).
  *
  * The comparison is constant-time over SHA-256 digests, so neither the content nor the length of
  * the token leaks through response timing.
@@ -31,7 +32,9 @@ export interface InternalApiAuthSettings {
 }
 
 /** Paths every caller may ask, token or not. */
-const probePaths = new Set(['/health', '/ready']);
+const probePaths = ['/health', '/ready'];
+/** The metrics and the hub's live view of them (a browser page cannot send a bearer token). */
+const metricsPaths = ['/metrics', '/dashboard', '/dashboard/', '/dashboard/stream'];
 
 export class InternalApiAuth {
   private readonly digest: Buffer;
@@ -39,7 +42,7 @@ export class InternalApiAuth {
 
   constructor(token: string, options: { openMetrics?: boolean } = {}) {
     this.digest = sha256(token);
-    this.openPaths = new Set(options.openMetrics ? [...probePaths, '/metrics'] : probePaths);
+    this.openPaths = new Set(options.openMetrics ? [...probePaths, ...metricsPaths] : probePaths);
   }
 
   /** From the settings; undefined when INTERNAL_API_TOKEN is unset (the internal API is open). */

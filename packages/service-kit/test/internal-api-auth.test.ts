@@ -100,6 +100,9 @@ describe('internal API bearer token', () => {
 
   it('serves /metrics without the token when INTERNAL_API_METRICS_OPEN says so, and nothing else', async () => {
     assert.equal((await fetch(url(metricsOpen, '/metrics'))).status, 200);
+    // Open means handed to the services: this host has no dashboard, so it is not found.
+    assert.equal((await fetch(url(metricsOpen, '/dashboard'))).status, 404);
+    assert.equal((await fetch(url(locked, '/dashboard'))).status, 401);
     assert.equal((await fetch(url(metricsOpen, '/v3/things'))).status, 401);
   });
 
