@@ -13,16 +13,28 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const services = ['push-hub', 'publisher', 'proxy'];
 
-/** Runs a service's main.ts until it exits (at most 30 s); its status and everything it wrote. */
+/** Runs a service's main.ts until it exits (at most 15 s); its status and everything it wrote. */
 async function runService(service: string, env: Record<string, string>) {
   const child = spawn(process.execPath, [`${root}services/${service}/src/main.ts`], {
-    env: { ...process.env, HOST: '127.0.0.1', API_PORT: '0', INBOUND_PORT: '0', ...env },
+    // Memory store and buses: should a service start after all, it reaches no broker.
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      API_PORT: '0',
+      INBOUND_PORT: '0',
+      STORE: 'memory',
+      FANOUT_BUS: 'memory',
+      CONTROL_BUS: 'memory',
+      KAFKA_BROKERS: '',
+      NATS_SERVERS: '',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
   child.stdout.on('data', (c: Buffer) => (output += c));
   child.stderr.on('data', (c: Buffer) => (output += c));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
   const [code] = (await once(child, 'exit')) as [number | null];
   clearTimeout(timer);
   return { code, output };
@@ -39,8 +51,6 @@ describe('secrets a service will not start without', () => {
   it('refuses a JWKS over plain http to a host that is not loopback', async () => {
     const env = {
       TOKEN_SECRET: 'required-secrets-test-token-secret',
-      STORE: 'memory',
-      CONTROL_BUS: 'memory',
       // Not loopback by name, yet local: without the check the fetch stays on this machine.
       JWT_JWKS_URL: 'http://0.0.0.0:9/jwks',
     };
