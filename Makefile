@@ -77,10 +77,13 @@ chart-test:
 	tools/chart-test.sh charts/gatehouse
 
 # docker-compose.yml against Debian's docker-compose (validation only: there is no Docker engine).
+# TOKEN_SECRET has no default in it: the check gives one, and makes sure a missing one is refused.
 compose-check:
 	tools/chart-tools.sh compose >/dev/null
-	docker-compose -f docker-compose.yml config -q
-	@echo "compose-check: docker-compose.yml is valid"
+	TOKEN_SECRET=compose-check-token-secret docker-compose -f docker-compose.yml config -q
+	@if TOKEN_SECRET= docker-compose -f docker-compose.yml config -q 2>/dev/null; then \
+		echo "compose-check: docker-compose.yml must refuse to start without TOKEN_SECRET"; exit 1; fi
+	@echo "compose-check: docker-compose.yml is valid and asks for TOKEN_SECRET"
 
 # docker-compose.yml run for real on podman: stand-ins of the public images and the Gatehouse image
 # built into .cache/podman (tools/containers.sh), `docker-compose up`, user-level checks from outside,

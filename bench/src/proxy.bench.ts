@@ -15,6 +15,7 @@
  * Bounded: about 5 minutes. Run: `node bench/src/proxy.bench.ts` (`--no-kafka` skips P6).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -91,6 +92,7 @@ function proxyEnv(port: number, apiPort: number, withKafka: boolean): Record<str
     CONTROL_BUS: 'memory',
     LOG_LEVEL: 'warn',
     JWT_SECRET_KEY: secret,
+    TOKEN_SECRET: randomBytes(32).toString('hex'),
     PROXY_CONFIG_FILE: apis(withKafka),
     ...(withKafka && { KAFKA_BROKERS: process.env['KAFKA_BROKERS'] ?? '127.0.0.1:9092' }),
   };

@@ -8,11 +8,12 @@
  * inside keep apart by their instrumentation scope (`@gatehouse/proxy`, `@gatehouse/publisher` …),
  * and a request's spans still nest across them. stop() sends the spans still buffered.
  */
+import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { authConfig, startAuth } from '@gatehouse/auth';
 import { blacklistConfig, createBlacklistService } from '@gatehouse/blacklist';
 import { MemoryBus } from '@gatehouse/bus';
-import { type ApiDefinition, createProxy, loadProxyConfig, proxyConfig } from '@gatehouse/proxy';
+import { type ApiDefinition, createProxy, loadProxyConfig, proxyConfig, useEnvScope } from '@gatehouse/proxy';
 import { createPublisher, publisherConfig } from '@gatehouse/publisher';
 import { createPushHub, pushHubConfig } from '@gatehouse/push-hub';
 import { createRestEngine } from '@gatehouse/rest-engine';
@@ -23,6 +24,7 @@ import {
   createRegistry,
   type GatewayService,
   Health,
+  InternalApiAuth,
   loadConfig,
   type Logger,
   packageVersion,
@@ -54,9 +56,15 @@ export interface EmbeddedGateway extends RunningHost {
 /** Without PROXY_CONFIG_FILE the edge routes /api/… to the example REST app (examples/). */
 const exampleApis = fileURLToPath(new URL('../../examples/proxy/apis.json', import.meta.url));
 
-export async function startEmbeddedGateway(env: NodeJS.ProcessEnv = process.env): Promise<EmbeddedGateway> {
+export async function startEmbeddedGateway(
+  configured: NodeJS.ProcessEnv = process.env,
+): Promise<EmbeddedGateway> {
+  const { env, generated } = withTokenSecret(configured);
   const config = loadConfig(embeddedConfig, env);
-  const initialApis = loadProxyConfig(config.PROXY_CONFIG_FILE ?? exampleApis, env);
+  const initialApis = loadProxyConfig(
+    config.PROXY_CONFIG_FILE ?? exampleApis,
+    useEnvScope(env, config.PROXY_USE_ENV_ALLOWED),
+  );
   const replica = replicaId(config.REPLICA_ID);
   const logger = createLogger({
     name: 'gatehouse',
@@ -64,6 +72,10 @@ export async function startEmbeddedGateway(env: NodeJS.ProcessEnv = process.env)
     level: config.LOG_LEVEL,
     projectId: config.GOOGLE_CLOUD_PROJECT,
   });
+  if (generated)
+    logger.warn(
+      'TOKEN_SECRET is not set: generated a random one for this process (connection tokens and correlation ids do not outlive it)',
+    );
   const tracing = startServiceTracing(
     {
       serviceName: 'gatehouse',
@@ -86,6 +98,16 @@ export async function startEmbeddedGateway(env: NodeJS.ProcessEnv = process.env)
     await tracing.shutdown();
     throw err;
   }
+}
+
+/**
+ * One process needs no shared TOKEN_SECRET, so `make run` makes a random one per start instead of
+ * refusing to start; a secret from the source would let anyone forge tokens.
+ */
+function withTokenSecret(env: NodeJS.ProcessEnv): { env: NodeJS.ProcessEnv; generated: boolean } {
+  if (env['TOKEN_SECRET'] !== undefined && env['TOKEN_SECRET'].trim() !== '')
+    return { env, generated: false };
+  return { env: { ...env, TOKEN_SECRET: randomBytes(32).toString('base64url') }, generated: true };
 }
 
 async function startServices(
@@ -154,6 +176,7 @@ async function startServices(
     host: config.HOST,
     publicPort: config.INBOUND_PORT,
     apiPort: config.API_PORT,
+    internalApiAuth: InternalApiAuth.from(config),
     limits: { maxHeaderValueLength: config.MAX_HEADER_VALUE_LENGTH },
     drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT_MS,
     tls: tlsSettingsFrom(config),

@@ -113,6 +113,29 @@ describe('embedded gateway', () => {
     assert.match(res.headers.get('content-type') ?? '', /json/);
   });
 
+  it('asks for INTERNAL_API_TOKEN on the internal API when it is set, the probes aside', async () => {
+    const token = 'embedded-internal-api-token';
+    const locked = await startEmbeddedGateway({
+      INBOUND_PORT: '0',
+      API_PORT: '0',
+      REST_SERVER_PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'silent',
+      INTERNAL_API_TOKEN: token,
+    });
+    try {
+      const api = `http://127.0.0.1:${locked.apiPort}`;
+      assert.equal((await fetch(`${api}/v3/apis`)).status, 401);
+      assert.equal((await fetch(`${api}/metrics`)).status, 401);
+      const listed = await fetch(`${api}/v3/apis`, { headers: { authorization: `Bearer ${token}` } });
+      assert.equal(listed.status, 200);
+      assert.equal((await fetch(`${api}/health`)).status, 200);
+      assert.equal((await fetch(`${api}/ready`)).status, 200);
+    } finally {
+      await locked.stop();
+    }
+  });
+
   it('stops with an error naming the variable when the configuration is invalid', async () => {
     await assert.rejects(
       startEmbeddedGateway({ API_PORT: 'forty', LOG_LEVEL: 'silent' }),
@@ -123,7 +146,14 @@ describe('embedded gateway', () => {
   it('exits cleanly on SIGTERM as a process', async () => {
     const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
     const child = spawn(process.execPath, [main], {
-      env: { ...process.env, INBOUND_PORT: '0', API_PORT: '0', REST_SERVER_PORT: '0', HOST: '127.0.0.1' },
+      env: {
+        ...process.env,
+        INBOUND_PORT: '0',
+        API_PORT: '0',
+        REST_SERVER_PORT: '0',
+        HOST: '127.0.0.1',
+        TOKEN_SECRET: '',
+      },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
@@ -133,5 +163,6 @@ describe('embedded gateway', () => {
     const [code] = await once(child, 'exit');
     assert.equal(code, 0);
     assert.match(out, /"msg":"stopped"/);
+    assert.match(out, /TOKEN_SECRET is not set: generated a random one for this process/);
   });
 });

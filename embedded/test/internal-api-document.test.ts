@@ -47,7 +47,7 @@ function schemaValidator(): Ajv2020 {
   ajv.addKeyword({ keyword: 'discriminator' });
   // The document is added whole so that the `#/components/…` references inside its schemas resolve;
   // its top-level members are not schema keywords.
-  ajv.addVocabulary(['openapi', 'info', 'tags', 'paths', 'components']);
+  ajv.addVocabulary(['openapi', 'info', 'tags', 'paths', 'components', 'security']);
   ajv.addSchema(document, documentId);
   return ajv;
 }

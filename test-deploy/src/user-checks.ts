@@ -17,15 +17,22 @@ export interface GatehouseUrls {
   internalUrl: string;
   /** The REST engine. */
   restUrl: string;
+  /** INTERNAL_API_TOKEN, when the deployment asks for one on the internal API (the chart does). */
+  internalToken?: string | undefined;
+}
+
+/** The Authorization header the deployment's internal API asks for, if any. */
+function internalAuth(urls: GatehouseUrls): Record<string, string> {
+  return urls.internalToken === undefined ? {} : { authorization: `Bearer ${urls.internalToken}` };
 }
 
 const delivery = { timeoutMs: 20_000 };
 const subscriptions = (eventType: string) => encodeURIComponent(JSON.stringify([{ eventType }]));
 
-async function postJson(url: string, body: unknown): Promise<Response> {
+async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
   });
 }
@@ -75,15 +82,37 @@ export async function checkEventDelivery(urls: GatehouseUrls): Promise<void> {
   }
 }
 
+/**
+ * The internal API asks for the deployment's INTERNAL_API_TOKEN: refused without it or with another
+ * one, served with it; the readiness probe stays open and tells an anonymous caller only `ready`.
+ */
+export async function checkInternalApiToken(urls: GatehouseUrls): Promise<void> {
+  assert.ok(urls.internalToken, 'the deployment has an internal API token');
+  const apis = `${urls.internalUrl}/v3/apis`;
+  for (const headers of [{}, { authorization: 'Bearer another-token-of-the-same-kind' }]) {
+    const refused = await fetch(apis, { headers });
+    assert.equal(refused.status, 401, await refused.text());
+    assert.equal(refused.headers.get('www-authenticate'), 'Bearer realm="gatehouse-internal"');
+  }
+  const served = await fetch(apis, { headers: internalAuth(urls) });
+  assert.equal(served.status, 200, await served.text());
+  const ready = await fetch(`${urls.internalUrl}/_services/proxy/ready`);
+  assert.equal(ready.status, 200);
+  assert.deepEqual(await ready.json(), { ready: true });
+}
+
 /** Registers an API definition through the internal API; returns a function that deletes it again. */
 export async function registerApi(
   urls: GatehouseUrls,
   api: Record<string, unknown>,
 ): Promise<() => Promise<void>> {
-  const res = await postJson(`${urls.internalUrl}/v3/apis`, api);
+  const res = await postJson(`${urls.internalUrl}/v3/apis`, api, internalAuth(urls));
   assert.equal(res.status, 201, await res.text());
   return async () => {
-    const gone = await fetch(`${urls.internalUrl}/v3/apis/${String(api['id'])}`, { method: 'DELETE' });
+    const gone = await fetch(`${urls.internalUrl}/v3/apis/${String(api['id'])}`, {
+      method: 'DELETE',
+      headers: internalAuth(urls),
+    });
     assert.equal(gone.status, 204, await gone.text());
   };
 }
@@ -245,10 +274,11 @@ export async function checkSessionKill(urls: GatehouseUrls, jwtSecretKey: string
     for (const transport of ['sse', 'ws'] as const) open.push(await connect(transport, urls.publicUrl, jwt));
     const other = await connect('sse', urls.publicUrl, bystander.jwt);
     open.push(other);
-    const res = await postJson(`${urls.internalUrl}/v3/session-blacklist`, {
-      sessionId,
-      validityInSeconds: 60,
-    });
+    const res = await postJson(
+      `${urls.internalUrl}/v3/session-blacklist`,
+      { sessionId, validityInSeconds: 60 },
+      internalAuth(urls),
+    );
     assert.equal(res.status, 201, await res.text());
     for (const conn of open.slice(0, 2)) {
       const end = await Promise.race([

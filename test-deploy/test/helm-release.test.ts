@@ -26,6 +26,7 @@ import { repoRoot, run } from '../src/compose-stack.ts';
 import { type Cluster, type PodState, startCluster, waitForHttp } from '../src/kubernetes.ts';
 import {
   checkEventDelivery,
+  checkInternalApiToken,
   checkKafkaRoundTrip,
   checkProxiedHttp,
   checkRestEngine,
@@ -53,7 +54,14 @@ describe('Helm release in a real Kubernetes cluster, checked from outside', () =
   let cluster: Cluster;
   let urls: GatehouseUrls;
   const jwtSecretKey = randomBytes(32).toString('hex');
-  const tokenSecret = randomBytes(32).toString('hex');
+  // TOKEN_SECRET and INTERNAL_API_TOKEN are the chart's own (random, kept across upgrades): read
+  // back from its Secret after the install, as an operator does.
+  let tokenSecret: string;
+  const chartSecret = async (key: string) =>
+    Buffer.from(
+      await cluster.kubectl(['get', 'secret', `${release}-gatehouse-auth`, '-o', `jsonpath={.data.${key}}`]),
+      'base64',
+    ).toString();
   const helmInstall = (command: 'install' | 'upgrade', extra: string[] = []) =>
     cluster.helm([
       command,
@@ -63,8 +71,6 @@ describe('Helm release in a real Kubernetes cluster, checked from outside', () =
       `${repoRoot}test-deploy/k8s/values.yaml`,
       '--set',
       `auth.jwtSecretKey=${jwtSecretKey}`,
-      '--set',
-      `auth.tokenSecret=${tokenSecret}`,
       ...extra,
       '--wait',
       '--timeout',
@@ -99,10 +105,13 @@ describe('Helm release in a real Kubernetes cluster, checked from outside', () =
         cluster.nodePort('edge', 'internal'),
         cluster.nodePort(`${release}-gatehouse-rest-engine`, 'http'),
       ]);
+      tokenSecret = await chartSecret('TOKEN_SECRET');
+      assert.match(tokenSecret, /^[A-Za-z0-9]{48}$/, 'the chart generated TOKEN_SECRET');
       urls = {
         publicUrl: `http://127.0.0.1:${publicPort}`,
         internalUrl: `http://127.0.0.1:${internalPort}`,
         restUrl: `http://127.0.0.1:${restPort}`,
+        internalToken: await chartSecret('INTERNAL_API_TOKEN'),
       };
       await Promise.all([
         waitForHttp(`${urls.publicUrl}/_gw/health`),
@@ -158,6 +167,7 @@ describe('Helm release in a real Kubernetes cluster, checked from outside', () =
     await checkKafkaRoundTrip(urls, kafkaHostListener);
     await checkRestEngine(urls);
     await checkSessionKill(urls, jwtSecretKey);
+    await checkInternalApiToken(urls);
   });
 
   it('creates the PDBs, HPA, Ingress rules and ServiceMonitors; the HPA holds its minimum without a metrics API', async () => {
@@ -324,7 +334,10 @@ describe('Helm release in a real Kubernetes cluster, checked from outside', () =
     );
     const env = await cluster.kubectl(['exec', after[0]!.name, '--', 'printenv', 'LOG_LEVEL']);
     assert.equal(env.trim(), 'debug');
+    assert.equal(await chartSecret('TOKEN_SECRET'), tokenSecret, 'the generated TOKEN_SECRET is kept');
+    assert.equal(await chartSecret('INTERNAL_API_TOKEN'), urls.internalToken, 'and INTERNAL_API_TOKEN');
     await checkEventDelivery(urls);
+    await checkInternalApiToken(urls);
   });
 
   it('leaves nothing of the release behind after helm uninstall', async () => {

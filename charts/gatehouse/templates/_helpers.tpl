@@ -63,19 +63,34 @@ app.kubernetes.io/component: {{ include "gatehouse.componentName" . }}
 {{- end -}}
 {{- end -}}
 
-{{/* The chart creates the auth Secret only when no existing one is named and a value is given. */}}
+{{/* The chart creates the auth Secret unless an existing one is named. */}}
 {{- define "gatehouse.createsAuthSecret" -}}
-{{- if and (not .Values.auth.existingSecret) (or .Values.auth.jwtSecretKey .Values.auth.tokenSecret) -}}
+{{- if not .Values.auth.existingSecret -}}
 true
 {{- end -}}
 {{- end -}}
 
-{{/* The Secret the pods read JWT_SECRET_KEY and TOKEN_SECRET from; empty when there is none. */}}
+{{/* The Secret the pods read JWT_SECRET_KEY, TOKEN_SECRET and INTERNAL_API_TOKEN from. */}}
 {{- define "gatehouse.authSecretName" -}}
 {{- if .Values.auth.existingSecret -}}
 {{- .Values.auth.existingSecret -}}
-{{- else if include "gatehouse.createsAuthSecret" . -}}
+{{- else -}}
 {{- printf "%s-auth" (include "gatehouse.fullname" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+One base64 value of the chart's Secret: the given value, else what the Secret in the cluster already
+holds under the key (an upgrade), else 48 random characters (the first install).
+Call with (dict "value" $value "existing" $secretData "key" $key).
+*/}}
+{{- define "gatehouse.keptSecret" -}}
+{{- if .value -}}
+{{- .value | b64enc -}}
+{{- else if hasKey .existing .key -}}
+{{- index .existing .key -}}
+{{- else -}}
+{{- randAlphaNum 48 | b64enc -}}
 {{- end -}}
 {{- end -}}
 
@@ -91,6 +106,7 @@ references follow unless env names them too; the EnvVar lists (extraEnv) come la
 {{- $v := $root.Values -}}
 {{- $derived := dict "HOST" "0.0.0.0" "API_PORT" $c.ports.api "LOG_LEVEL" $v.log.level "LOG_FMT" $v.log.format "SHUTDOWN_DRAIN_TIMEOUT_MS" (mul $c.drainTimeoutSeconds 1000) -}}
 {{- with $c.ports.public }}{{ $_ := set $derived "INBOUND_PORT" . }}{{ end -}}
+{{- if and $v.internalApi.tokenAuth $v.internalApi.metricsOpen }}{{ $_ := set $derived "INTERNAL_API_METRICS_OPEN" "true" }}{{ end -}}
 {{- with $v.tracing.otlpEndpoint }}{{ $_ := set $derived "OTEL_EXPORTER_OTLP_ENDPOINT" . }}{{ end -}}
 {{- with $v.tracing.resourceAttributes }}{{ $_ := set $derived "OTEL_RESOURCE_ATTRIBUTES" . }}{{ end -}}
 {{- with $c.ports.http }}{{ $_ := set $derived "REST_SERVER_PORT" . }}{{ end -}}
@@ -118,7 +134,14 @@ references follow unless env names them too; the EnvVar lists (extraEnv) come la
       fieldPath: metadata.name
 {{- end }}
 {{- $secret := include "gatehouse.authSecretName" $root }}
-{{- if and $c.authSecrets $secret }}
+{{- if and $v.internalApi.tokenAuth (not (hasKey $user "INTERNAL_API_TOKEN")) }}
+- name: INTERNAL_API_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: {{ $v.auth.internalApiTokenKey }}
+{{- end }}
+{{- if $c.authSecrets }}
 {{- if not (hasKey $user "JWT_SECRET_KEY") }}
 - name: JWT_SECRET_KEY
   valueFrom:

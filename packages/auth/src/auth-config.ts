@@ -4,6 +4,7 @@
  * A service spreads `authConfig` into its own env spec and calls `createAuthFromConfig`.
  */
 import {
+  bool,
   ConfigError,
   type ConfigOf,
   duration,
@@ -17,6 +18,7 @@ import type { Store } from '@gatehouse/store';
 import { BlacklistCheck } from './blacklist-check.ts';
 import { parseJsonPointer } from './json-pointer.ts';
 import { JwksKeySource } from './jwks.ts';
+import { checkJwksUrl, jwksUrl } from './jwks-url.ts';
 import { algorithmSpec, isJwtAlgorithm, type JwtAlgorithm, jwtAlgorithms } from './jwt-algorithms.ts';
 import { JwtVerifier } from './jwt-verifier.ts';
 import { type KeySource, StaticKeySource } from './key-source.ts';
@@ -25,15 +27,18 @@ import { type AuthenticatedSession, SessionTokenCheck } from './session-token-ch
 import { SignedTokenCodec } from './signed-token.ts';
 import { KeyImportError, keyFromConfigValue, type VerificationKey } from './verification-key.ts';
 
-/** Used when TOKEN_SECRET is unset: fine for one process, never for replicas exposed to anyone. */
-export const developmentTokenSecret = 'gatehouse-development-token-secret-do-not-use-in-production';
-
 export const authConfig = {
   JWT_SECRET_KEY: optionalStr('JWT key: an HMAC secret, or an RSA public key in PEM (for RS*/PS*)'),
   JWT_ALG: algorithmList(
     'accepted JWT algorithms (comma list of HS256/384/512, RS256/384/512, PS256/384/512)',
   ),
-  JWT_JWKS_URL: httpUrl('URL of a JSON Web Key Set with the RSA keys that sign tokens (key rotation by kid)'),
+  JWT_JWKS_URL: jwksUrl(
+    'URL of a JSON Web Key Set with the RSA keys that sign tokens (key rotation by kid); https, or http to a loopback address, or any http with JWT_JWKS_ALLOW_HTTP',
+  ),
+  JWT_JWKS_ALLOW_HTTP: bool(
+    'accept a plain-http JWT_JWKS_URL to a non-loopback host (anyone on the path could swap the keys)',
+    false,
+  ),
   JWT_JWKS_REFRESH: duration('how often the JWKS is fetched again (0: only on an unknown kid)', '10m'),
   JWT_CLOCK_LEEWAY: boundedDuration('clock difference tolerated for exp and nbf', '5s', 300_000),
   JWT_ISSUER: list('accepted iss values (comma list; empty: not checked)'),
@@ -49,10 +54,11 @@ export const authConfig = {
     '0',
   ),
   TOKEN_SECRET: tokenSecret(
-    'secret for connection tokens and correlation ids; every replica must share it (min 16 characters)',
+    'secret for connection tokens and correlation ids; every replica must share it (min 16 characters, e.g. `openssl rand -hex 32`)',
   ),
 };
 
+/** The settings as read, JWT_JWKS_URL checked against JWT_JWKS_ALLOW_HTTP (jwks-url.ts). */
 export type AuthConfig = ConfigOf<typeof authConfig>;
 
 export interface Auth {
@@ -81,6 +87,7 @@ export function createAuthFromConfig(config: AuthConfig, store: Store, options: 
   const warnings: string[] = [];
   const now = options.now ?? Date.now;
   const staticKey = readStaticKey(config, warnings);
+  checkJwksUrl(config.JWT_JWKS_URL, config.JWT_JWKS_ALLOW_HTTP);
   const jwks =
     config.JWT_JWKS_URL === undefined
       ? undefined
@@ -95,8 +102,6 @@ export function createAuthFromConfig(config: AuthConfig, store: Store, options: 
   if (jwks) keys.push(jwks);
   if (keys.length === 0)
     warnings.push('no JWT key configured (JWT_SECRET_KEY, JWT_JWKS_URL): every token is refused');
-  if (config.TOKEN_SECRET === developmentTokenSecret)
-    warnings.push('TOKEN_SECRET is the development default: set a shared secret for any real deployment');
 
   const verifier = new JwtVerifier({
     keys,
@@ -170,15 +175,18 @@ function algorithmList(description: string): Field<JwtAlgorithm[]> {
   };
 }
 
+/** Required: a secret from the source would let anyone who read it forge tokens. */
 function tokenSecret(description: string): Field<string> {
-  const text = str(description, developmentTokenSecret);
   return {
-    ...text,
-    defaultText: '(a fixed development secret)',
+    description,
+    defaultText: '(required)',
     parse(raw) {
-      const secret = text.parse(raw);
-      if (secret.length < 16) throw new Error('must be at least 16 characters');
-      return secret;
+      if (raw === undefined)
+        throw new Error(
+          'is required: a random secret of at least 16 characters that every replica shares (e.g. `openssl rand -hex 32`)',
+        );
+      if (raw.length < 16) throw new Error('must be at least 16 characters');
+      return raw;
     },
   };
 }
@@ -191,20 +199,6 @@ function jsonPointer(description: string, fallback: string): Field<string> {
       const pointer = text.parse(raw);
       parseJsonPointer(pointer);
       return pointer;
-    },
-  };
-}
-
-function httpUrl(description: string): Field<string | undefined> {
-  const text = optionalStr(description);
-  return {
-    ...text,
-    parse(raw) {
-      const value = text.parse(raw);
-      if (value === undefined) return undefined;
-      if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol))
-        throw new Error('must be an http or https URL');
-      return value;
     },
   };
 }

@@ -132,6 +132,11 @@ export class JwksKeySource implements KeySource {
       await response.body?.cancel();
       throw new JwksError(`cannot fetch JWKS from ${this.url}: HTTP ${response.status}`);
     }
+    // An https URL that redirects to http would undo what JWT_JWKS_URL's check stands for.
+    if (this.url.startsWith('https:') && !response.url.startsWith('https:')) {
+      await response.body?.cancel();
+      throw new JwksError(`JWKS from ${this.url} redirected to plain http; refused`);
+    }
     let body: unknown;
     try {
       body = await response.json();

@@ -4,14 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '@gatehouse/service-kit';
 import { MemoryStore } from '@gatehouse/store';
-import {
-  type Auth,
-  authConfig,
-  blacklistKey,
-  createAuthFromConfig,
-  developmentTokenSecret,
-  signJwt,
-} from '../src/index.ts';
+import { type Auth, authConfig, blacklistKey, createAuthFromConfig, signJwt } from '../src/index.ts';
 import { FakeClock, hsSecret, rsaPair } from './fixtures.ts';
 
 const rsa = rsaPair();
@@ -20,8 +13,10 @@ describe('auth config', () => {
   let store: MemoryStore;
   const started: Auth[] = [];
 
+  const tokenSecret = 'a-shared-secret-of-all-replicas';
   function auth(env: Record<string, string>, clock?: FakeClock): Auth {
-    const created = createAuthFromConfig(loadConfig(authConfig, env), store, clock && { now: clock.now });
+    const config = loadConfig(authConfig, { TOKEN_SECRET: tokenSecret, ...env });
+    const created = createAuthFromConfig(config, store, clock && { now: clock.now });
     started.push(created);
     return created;
   }
@@ -35,11 +30,12 @@ describe('auth config', () => {
   });
 
   it('has RIG-compatible defaults', () => {
-    const config = loadConfig(authConfig, {});
+    const config = loadConfig(authConfig, { TOKEN_SECRET: tokenSecret });
     assert.deepEqual(config, {
       JWT_SECRET_KEY: undefined,
       JWT_ALG: ['HS256'],
       JWT_JWKS_URL: undefined,
+      JWT_JWKS_ALLOW_HTTP: false,
       JWT_JWKS_REFRESH: 600_000,
       JWT_CLOCK_LEEWAY: 5_000,
       JWT_ISSUER: [],
@@ -48,8 +44,51 @@ describe('auth config', () => {
       JWT_USER_FIELD: '/username',
       JWT_CACHE_SIZE: 10_000,
       BLACKLIST_NEGATIVE_CACHE: 0,
-      TOKEN_SECRET: developmentTokenSecret,
+      TOKEN_SECRET: tokenSecret,
     });
+  });
+
+  it('refuses to start without TOKEN_SECRET, naming it and saying how to make one', () => {
+    for (const env of [{}, { TOKEN_SECRET: '  ' }]) {
+      assert.throws(
+        () => loadConfig(authConfig, env),
+        (err: unknown) => {
+          assert.ok(err instanceof ConfigError);
+          assert.deepEqual(err.problems.length, 1);
+          assert.match(err.message, /TOKEN_SECRET: is required: a random secret .*openssl rand -hex 32/);
+          return true;
+        },
+      );
+    }
+  });
+
+  it('refuses a plain-http JWKS URL unless it is loopback or JWT_JWKS_ALLOW_HTTP allows it', () => {
+    const refused = [
+      'http://idp.example/jwks',
+      'http://10.0.0.7:8080/jwks',
+      'http://localhost.evil.example/',
+    ];
+    for (const url of refused)
+      assert.throws(
+        () => auth({ JWT_JWKS_URL: url }),
+        (err: unknown) => {
+          assert.ok(err instanceof ConfigError);
+          assert.match(
+            err.message,
+            /JWT_JWKS_URL: plain http to .* use https \(or set JWT_JWKS_ALLOW_HTTP=true/,
+          );
+          return true;
+        },
+      );
+    const accepted = [
+      'https://idp.example/jwks',
+      'http://127.0.0.1:9000/jwks',
+      'http://127.1.2.3/jwks',
+      'http://localhost:9000/jwks',
+      'http://[::1]:9000/jwks',
+    ];
+    for (const url of accepted) assert.ok(auth({ JWT_JWKS_URL: url }));
+    for (const url of refused) assert.ok(auth({ JWT_JWKS_URL: url, JWT_JWKS_ALLOW_HTTP: 'true' }));
   });
 
   it('reads every variable', () => {
@@ -65,8 +104,10 @@ describe('auth config', () => {
       JWT_USER_FIELD: '/preferred_username',
       JWT_CACHE_SIZE: '0',
       BLACKLIST_NEGATIVE_CACHE: '500ms',
+      JWT_JWKS_ALLOW_HTTP: 'true',
       TOKEN_SECRET: 'a-shared-secret-of-all-replicas',
     });
+    assert.equal(config.JWT_JWKS_ALLOW_HTTP, true);
     assert.deepEqual(config.JWT_ALG, ['HS256', 'RS256', 'PS512']);
     assert.equal(config.JWT_JWKS_REFRESH, 3_600_000);
     assert.equal(config.JWT_CLOCK_LEEWAY, 30_000);
@@ -103,9 +144,8 @@ describe('auth config', () => {
   it('verifies HS tokens with JWT_SECRET_KEY and warns about weak settings', async () => {
     const a = auth({ JWT_SECRET_KEY: 'secret' });
     assert.ok(await a.verifier.verify(signJwt({ sub: 'x' }, { alg: 'HS256', key: 'secret' })));
-    assert.ok(a.warnings.some((w) => /TOKEN_SECRET is the development default/.test(w)));
     assert.ok(a.warnings.some((w) => /shorter than 32 bytes/.test(w)));
-    const strong = auth({ JWT_SECRET_KEY: hsSecret, TOKEN_SECRET: 'a-shared-secret-of-all-replicas' });
+    const strong = auth({ JWT_SECRET_KEY: hsSecret });
     assert.deepEqual(strong.warnings, []);
   });
 

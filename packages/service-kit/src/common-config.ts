@@ -2,6 +2,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { int, oneOf, optionalStr, port, str } from './env-config.ts';
+import { internalApiAuthConfig } from './internal-api-auth.ts';
 
 export const commonConfig = {
   LOG_FMT: oneOf('log format: JSON lines or Google Cloud Logging', ['JSON', 'GCL'] as const, 'JSON'),
@@ -12,6 +13,7 @@ export const commonConfig = {
   ),
   HOST: str('address the HTTP servers bind to', '0.0.0.0'),
   API_PORT: port('internal API port: /health, /ready, /metrics and internal endpoints', 4010),
+  ...internalApiAuthConfig,
   MAX_HEADER_VALUE_LENGTH: int('longest accepted HTTP header value in bytes (431 beyond)', 16384, {
     min: 1024,
   }),

@@ -8,6 +8,7 @@ export type * from './gateway-service.ts';
 export * from './health.ts';
 export * from './http-limits.ts';
 export * from './http-response.ts';
+export * from './internal-api-auth.ts';
 export * from './internal-api-document.ts';
 export * from './log-trace-fields.ts';
 export * from './logger.ts';

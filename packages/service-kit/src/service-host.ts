@@ -12,6 +12,9 @@
  * left of the drain window (`drainTimeoutMs`, counted from the start of shutdown), then are cut;
  * the internal API closes; the closeables (buses, store) close last.
  *
+ * With `internalApiAuth` (INTERNAL_API_TOKEN), the internal API asks for a bearer token on every
+ * path but the probes' (internal-api-auth.ts).
+ *
  * With `tls`, the public edge also listens with TLS, offering HTTP/2 (ALPN `h2`) and HTTP/1.1.
  * Services then get node's HTTP/2 compatibility objects (Http2ServerRequest/Response) for h2
  * requests: they have the IncomingMessage/ServerResponse methods services use, but no
@@ -27,6 +30,7 @@ import type { Health } from './health.ts';
 import { type HttpLimits, nodeMaxHeaderSize, oversizedHeader } from './http-limits.ts';
 import { unavailabilityOf, sendUnavailable } from './dependency-unavailable.ts';
 import { HttpError, sendJson, sendText } from './http-response.ts';
+import type { InternalApiAuth } from './internal-api-auth.ts';
 import { internalApiDocumentPath, readInternalApiDocument } from './internal-api-document.ts';
 import type { Logger } from './logger.ts';
 import type { TlsSettings } from './tls-settings.ts';
@@ -47,6 +51,8 @@ export interface HostOptions {
   drainTimeoutMs?: number;
   /** HTTPS + HTTP/2 on the public edge as well (needs publicPort). */
   tls?: TlsSettings | undefined;
+  /** Bearer-token authentication of the internal API (INTERNAL_API_TOKEN); absent: open. */
+  internalApiAuth?: InternalApiAuth | undefined;
 }
 
 export interface RunningHost {
@@ -63,8 +69,16 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const host = opts.host ?? '0.0.0.0';
 
   const apiDocument = await readInternalApiDocument();
+  const auth = opts.internalApiAuth;
   const internalHandlers: RequestHandler[] = [
-    (req, res) => answerOperational(req, res, { health, registry, apiDocument }),
+    ...(auth ? [auth.refuseUnauthorized] : []),
+    (req, res) =>
+      answerOperational(req, res, {
+        health,
+        registry,
+        apiDocument,
+        readinessDetail: () => auth === undefined || auth.authorized(req),
+      }),
     ...services.flatMap((s) => (s.internal ? [s.internal] : [])),
   ];
   const publicHandlers: RequestHandler[] = [
@@ -217,12 +231,14 @@ interface Operational {
   registry: Registry;
   /** The OpenAPI document's bytes, served as they are. */
   apiDocument: Buffer;
+  /** Whether /ready names its checks and their errors (not to callers without the token). */
+  readinessDetail: () => boolean;
 }
 
 async function answerOperational(
   req: IncomingMessage,
   res: ServerResponse,
-  { health, registry, apiDocument }: Operational,
+  { health, registry, apiDocument, readinessDetail }: Operational,
 ) {
   const path = req.url?.split('?', 1)[0];
   if (path === '/health') {
@@ -231,7 +247,7 @@ async function answerOperational(
   }
   if (path === '/ready') {
     const report = await health.readiness();
-    sendJson(res, report.ready ? 200 : 503, report);
+    sendJson(res, report.ready ? 200 : 503, readinessDetail() ? report : { ready: report.ready });
     return true;
   }
   if (path === '/metrics') {

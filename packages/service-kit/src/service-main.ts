@@ -9,6 +9,7 @@ import { commonConfig, replicaId } from './common-config.ts';
 import { ConfigError, type ConfigOf, loadConfig } from './env-config.ts';
 import type { GatewayService } from './gateway-service.ts';
 import { Health } from './health.ts';
+import { InternalApiAuth } from './internal-api-auth.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { createRegistry, type Registry } from './metrics.ts';
 import { packageVersion } from './package-version.ts';
@@ -63,6 +64,7 @@ export async function serviceMain(
       health,
       host: config.HOST,
       apiPort: config.API_PORT,
+      internalApiAuth: InternalApiAuth.from(config),
       limits: { maxHeaderValueLength: config.MAX_HEADER_VALUE_LENGTH },
       drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT_MS,
       tls,

@@ -21,13 +21,14 @@ import {
   targets,
 } from './api-definition.ts';
 import { compilePathRegex } from './path-regex.ts';
+import { unreadableUseEnv } from './use-env-scope.ts';
 
 export type ValidationErrors = Record<string, Array<Record<string, string>>>;
 
 export type ValidationResult = { ok: true; api: ApiDefinition } | { ok: false; errors: ValidationErrors };
 
 export interface ValidationOptions {
-  /** Where `proxy.use_env` names are looked up (default process.env). */
+  /** The variables `proxy.use_env` may read (use-env-scope.ts); default none. */
   env?: NodeJS.ProcessEnv;
 }
 
@@ -70,7 +71,7 @@ class Problems {
 
 export function validateApi(raw: unknown, options: ValidationOptions = {}): ValidationResult {
   const problems = new Problems();
-  const api = readApi(raw, problems, options.env ?? process.env);
+  const api = readApi(raw, problems, options.env ?? {});
   return problems.empty && api ? { ok: true, api } : { ok: false, errors: problems.errors };
 }
 
@@ -255,7 +256,7 @@ function readProxy(
   if (targetUrl === undefined || !portOk) return undefined;
   const host = useEnv ? env[targetUrl] : targetUrl;
   if (useEnv && (host === undefined || host === ''))
-    problems.add('api', 'target_url', `names the environment variable ${targetUrl}, which is not set`);
+    problems.add('api', 'target_url', unreadableUseEnv(targetUrl));
   else if (host !== undefined && !isTargetHost(host))
     problems.add('api', 'target_url', 'must be a host name or an http(s)://host URL');
   return { target_url: targetUrl, port: port as number, use_env: useEnv };

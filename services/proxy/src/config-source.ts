@@ -11,7 +11,8 @@ import { describeValidationErrors, validateApiList } from './api-validation.ts';
 
 export function loadProxyConfig(
   setting: string | undefined,
-  env: NodeJS.ProcessEnv = process.env,
+  /** The variables `proxy.use_env` may read (useEnvScope); default none. */
+  env: NodeJS.ProcessEnv = {},
 ): ApiDefinition[] {
   if (setting === undefined) return [];
   const text = readSetting(setting);

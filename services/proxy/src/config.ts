@@ -10,6 +10,7 @@ import {
   optionalStr,
   str,
 } from '@gatehouse/service-kit';
+import { useEnvAllowedSetting } from './use-env-scope.ts';
 
 export const requestLogSinks = ['console', 'kafka'] as const;
 export type RequestLogSink = (typeof requestLogSinks)[number];
@@ -18,6 +19,7 @@ export const proxyConfig = {
   PROXY_CONFIG_FILE: optionalStr(
     'API definitions at start: a path to a JSON file or the JSON text itself (a list of APIs)',
   ),
+  PROXY_USE_ENV_ALLOWED: useEnvAllowedSetting(),
   PROXY_RECV_TIMEOUT: duration('how long an HTTP target may take to send its response headers', '5s'),
   PROXY_BODY_IDLE_TIMEOUT: duration(
     'longest pause inside a streamed response body from an HTTP target (0: none, for SSE)',

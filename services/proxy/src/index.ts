@@ -4,3 +4,4 @@ export * from './config.ts';
 export * from './config-source.ts';
 export * from './nats-target.ts';
 export * from './proxy-service.ts';
+export * from './use-env-scope.ts';

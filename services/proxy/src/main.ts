@@ -10,6 +10,7 @@ import { proxyConfig } from './config.ts';
 import { loadProxyConfig } from './config-source.ts';
 import { NatsTarget } from './nats-target.ts';
 import { createProxy } from './proxy-service.ts';
+import { useEnvScope } from './use-env-scope.ts';
 
 const settings = {
   ...authConfig,
@@ -21,7 +22,10 @@ const settings = {
 
 await serviceMain('proxy', async ({ config: common, replica, logger, registry, health }) => {
   const config = loadConfig(settings);
-  const initialApis = loadProxyConfig(config.PROXY_CONFIG_FILE);
+  const initialApis = loadProxyConfig(
+    config.PROXY_CONFIG_FILE,
+    useEnvScope(process.env, config.PROXY_USE_ENV_ALLOWED),
+  );
   if (config.PROXY_KINESIS_RESPONSE_STREAMS.length > 0 && !config.PROXY_KINESIS_ENABLED)
     throw new ConfigError(['PROXY_KINESIS_RESPONSE_STREAMS: needs PROXY_KINESIS_ENABLED=true']);
   const store = await connectStore(config);

@@ -23,6 +23,7 @@ import { createRequestLog } from './request-log.ts';
 import { startResponseConsumers } from './response-consumers.ts';
 import { ResponseRouter } from './response-router.ts';
 import { createResponsesEndpoint } from './responses-endpoint.ts';
+import { useEnvScope } from './use-env-scope.ts';
 
 export interface ProxyDeps {
   store: Store;
@@ -42,6 +43,7 @@ export interface ProxyDeps {
   logger: Logger;
   registry: Registry;
   health: Health;
+  /** The process environment; use_env sees only PROXY_USE_ENV_ALLOWED of it (default process.env). */
   env?: NodeJS.ProcessEnv;
   /** How long stop() lets forwarded requests finish (default 10 s). */
   drainTimeoutMs?: number;
@@ -55,12 +57,13 @@ export type ProxyService = GatewayService & {
 export function createProxy(config: ConfigOf<typeof proxyConfig>, deps: ProxyDeps): ProxyService {
   const logger = deps.logger.child({ service: 'proxy' });
   const definitions = new DefinitionStore(deps.store);
+  const useEnv = useEnvScope(deps.env ?? process.env, config.PROXY_USE_ENV_ALLOWED);
   const sync = new DefinitionSync({
     store: deps.store,
     definitions,
     logger,
     resyncIntervalMs: config.PROXY_SYNC_INTERVAL,
-    env: deps.env,
+    env: useEnv,
   });
   const pending = new PendingResponses(deps.auth.correlationIds, deps.replica);
   const metrics = new ProxyMetrics(deps.registry, () => pending.size);
@@ -101,7 +104,7 @@ export function createProxy(config: ConfigOf<typeof proxyConfig>, deps: ProxyDep
     maxEventBytes: config.PROXY_MAX_EVENT_BYTES,
     logger,
   });
-  const apis = createApisEndpoint({ definitions, env: deps.env, onChange: (id) => sync.refresh(id, true) });
+  const apis = createApisEndpoint({ definitions, env: useEnv, onChange: (id) => sync.refresh(id, true) });
   const responses = createResponsesEndpoint({
     router,
     maxBodyBytes: config.PROXY_MAX_EVENT_BYTES,

@@ -60,7 +60,7 @@ export class RouteTable {
    */
   static build(
     apis: Iterable<ApiDefinition>,
-    env: NodeJS.ProcessEnv = process.env,
+    env: NodeJS.ProcessEnv = {},
   ): { table: RouteTable; problems: RouteProblem[] } {
     const routes: Route[] = [];
     const problems: RouteProblem[] = [];

@@ -1,10 +1,12 @@
 /**
  * Where an API's HTTP endpoints forward to: `proxy.target_url` is a host or `scheme://host` (http
  * when no scheme is given), `proxy.port` its port, and with `use_env` the target_url names an
- * environment variable holding the host, read on each replica. RIG fell back to `localhost` for an
+ * environment variable holding the host, read on each replica (only the variables use-env-scope.ts
+ * lets through reach here). RIG fell back to `localhost` for an
  * unset variable; that silently sends traffic to the wrong place, so here it is an error.
  */
 import type { ProxySettings } from './api-definition.ts';
+import { unreadableUseEnv } from './use-env-scope.ts';
 
 export interface TargetOrigin {
   /** `scheme://host:port`, as undici wants it. */
@@ -17,7 +19,7 @@ export interface TargetOrigin {
 export function targetOrigin(proxy: ProxySettings, env: NodeJS.ProcessEnv): TargetOrigin | string {
   const configured = proxy.use_env ? env[proxy.target_url] : proxy.target_url;
   if (configured === undefined || configured === '')
-    return `environment variable ${proxy.target_url} (proxy.use_env) is not set`;
+    return `proxy.use_env ${unreadableUseEnv(proxy.target_url)}`;
   const withScheme = /^https?:\/\//i.test(configured) ? configured : `http://${configured}`;
   if (!URL.canParse(withScheme)) return `target_url ${JSON.stringify(configured)} is not a host or URL`;
   const url = new URL(withScheme);

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { describeValidationErrors, validateApi, validateApiList } from '../src/api-validation.ts';
+import { loadConfig } from '@gatehouse/service-kit';
+import { proxyConfig } from '../src/config.ts';
+import { useEnvScope } from '../src/use-env-scope.ts';
 
 const endpoint = { id: 'e1', method: 'GET', path_regex: '/things/(.+)' };
 const api = (overrides: Record<string, unknown> = {}) => ({
@@ -159,8 +162,45 @@ describe('API definition validation', () => {
 
   it('checks use_env variables on this replica', () => {
     const withEnv = api({ proxy: { target_url: 'API_HOST', port: 80, use_env: true } });
-    assert.match(errorsOf(withEnv).api![0]!.target_url!, /API_HOST, which is not set/);
+    assert.match(
+      errorsOf(withEnv).api![0]!.target_url!,
+      /API_HOST, which is not set or not in PROXY_USE_ENV_ALLOWED/,
+    );
     assert.ok(validateApi(withEnv, { env: { API_HOST: 'http://svc.internal' } }).ok);
+  });
+
+  it('lets use_env read only allowed variables, and answers alike for set and unset names', () => {
+    const processEnv = { API_HOST: 'svc.internal', TOKEN_SECRET: 'a-secret-value-x', HOME: '/root' };
+    const scope = useEnvScope(processEnv, ['API_*']);
+    assert.deepEqual(scope, { API_HOST: 'svc.internal' });
+    assert.ok(
+      validateApi(api({ proxy: { target_url: 'API_HOST', port: 80, use_env: true } }), { env: scope }).ok,
+    );
+    const answer = (name: string) =>
+      validateApi(api({ proxy: { target_url: name, port: 80, use_env: true } }), { env: scope });
+    const text = (name: string) => JSON.stringify(answer(name)).replaceAll(name, '<name>');
+    // TOKEN_SECRET and HOME are set, NOT_THERE is not: the same answer for each.
+    assert.equal(text('TOKEN_SECRET'), text('NOT_THERE'));
+    assert.equal(text('HOME'), text('NOT_THERE'));
+    assert.equal(text('API_UNSET'), text('NOT_THERE'));
+    assert.ok(!answer('HOME').ok);
+    // Nothing is readable when no scope is given.
+    assert.ok(!validateApi(api({ proxy: { target_url: 'HOME', port: 80, use_env: true } })).ok);
+    assert.deepEqual(useEnvScope(processEnv, []), {});
+    assert.deepEqual(useEnvScope(processEnv, ['HOME']), { HOME: '/root' });
+  });
+
+  it('reads PROXY_USE_ENV_ALLOWED as names and prefixes, empty by default', () => {
+    assert.deepEqual(loadConfig(proxyConfig, {}).PROXY_USE_ENV_ALLOWED, []);
+    assert.deepEqual(
+      loadConfig(proxyConfig, { PROXY_USE_ENV_ALLOWED: 'API_HOST, BACKEND_*' }).PROXY_USE_ENV_ALLOWED,
+      ['API_HOST', 'BACKEND_*'],
+    );
+    assert.throws(() => loadConfig(proxyConfig, { PROXY_USE_ENV_ALLOWED: '*' }), /not variable names: \*/);
+    assert.throws(
+      () => loadConfig(proxyConfig, { PROXY_USE_ENV_ALLOWED: 'A*B' }),
+      /not variable names: A\*B/,
+    );
   });
 
   it('validates a list: every API, unique ids, all problems in one map', () => {

@@ -7,6 +7,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const mainFile = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+/** Shared by every proxy a test starts, so correlation ids cross between them. */
+const testTokenSecret = 'proxy-process-test-token-secret';
 
 export interface ProxyProcess {
   child: ChildProcess;
@@ -23,7 +25,15 @@ export interface ProxyProcess {
 
 export async function startProxy(env: Record<string, string>, timeoutMs = 30_000): Promise<ProxyProcess> {
   const child = spawn(process.execPath, [mainFile], {
-    env: { ...process.env, INBOUND_PORT: '0', API_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    env: {
+      ...process.env,
+      INBOUND_PORT: '0',
+      API_PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      TOKEN_SECRET: testTokenSecret,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -66,7 +76,14 @@ export function runProxyExpectingExit(
   env: Record<string, string>,
 ): Promise<{ code: number | null; output: string }> {
   const child = spawn(process.execPath, [mainFile], {
-    env: { ...process.env, INBOUND_PORT: '0', API_PORT: '0', HOST: '127.0.0.1', ...env },
+    env: {
+      ...process.env,
+      INBOUND_PORT: '0',
+      API_PORT: '0',
+      HOST: '127.0.0.1',
+      TOKEN_SECRET: testTokenSecret,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

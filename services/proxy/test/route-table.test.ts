@@ -100,7 +100,7 @@ describe('RouteTable', () => {
       {},
     );
     assert.equal(missing.table.size, 0);
-    assert.match(missing.problems[0]!.problem, /HOSTVAR .* is not set/);
+    assert.match(missing.problems[0]!.problem, /HOSTVAR, which is not set or not in PROXY_USE_ENV_ALLOWED/);
   });
 
   it('finds event endpoints by path for CORS preflights', () => {
