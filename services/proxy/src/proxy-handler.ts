@@ -237,7 +237,7 @@ async function publish(
   { route }: RouteMatch,
   deps: ProxyHandlerDeps,
 ): Promise<RequestStatus> {
-  const { endpoint } = route;
+  const { endpoint, api } = route;
   if (req.method === 'OPTIONS') {
     req.resume();
     res.writeHead(204, deps.cors.preflight).end();
@@ -259,6 +259,7 @@ async function publish(
     event = requestEvent(req, body, {
       wrappedType: deps.wrappedEventType,
       correlation: waiting?.correlation,
+      credentials: { auth: api.auth, keep: endpoint.publish_credentials === true },
       nextHop: producer?.nextHop,
     });
   } catch (err) {
