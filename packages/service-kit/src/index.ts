@@ -1,6 +1,7 @@
 export * from './bounded-label.ts';
 export * from './common-config.ts';
 export * from './dependency-unavailable.ts';
+export * from './duration.ts';
 export * from './env-config.ts';
 export type * from './gateway-service.ts';
 export * from './health.ts';
