@@ -39,8 +39,11 @@ export const authConfig = {
     'accept a plain-http JWT_JWKS_URL to a non-loopback host (anyone on the path could swap the keys)',
     false,
   ),
-  JWT_JWKS_REFRESH: duration('how often the JWKS is fetched again (0: only on an unknown kid)', '10m'),
-  JWT_CLOCK_LEEWAY: boundedDuration('clock difference tolerated for exp and nbf', '5s', 300_000),
+  JWT_JWKS_REFRESH: duration('how often the JWKS is fetched again (0: only on an unknown kid)', '10m', {
+    min: '10s',
+    off: true,
+  }),
+  JWT_CLOCK_LEEWAY: duration('clock difference tolerated for exp and nbf', '5s', { min: '0ms', max: '5m' }),
   JWT_ISSUER: list('accepted iss values (comma list; empty: not checked)'),
   JWT_AUDIENCE: list('accepted aud values, one must match (comma list; empty: not checked)'),
   JWT_SESSION_FIELD: jsonPointer(
@@ -52,6 +55,7 @@ export const authConfig = {
   BLACKLIST_NEGATIVE_CACHE: duration(
     'how long a "not blacklisted" answer is reused (0: ask the store each time)',
     '0',
+    { min: '100ms', off: true },
   ),
   TOKEN_SECRET: tokenSecret(
     'secret for connection tokens and correlation ids; every replica must share it (min 16 characters, e.g. `openssl rand -hex 32`)',
@@ -199,18 +203,6 @@ function jsonPointer(description: string, fallback: string): Field<string> {
       const pointer = text.parse(raw);
       parseJsonPointer(pointer);
       return pointer;
-    },
-  };
-}
-
-function boundedDuration(description: string, fallback: string, maxMs: number): Field<number> {
-  const ms = duration(description, fallback);
-  return {
-    ...ms,
-    parse(raw) {
-      const value = ms.parse(raw);
-      if (value > maxMs) throw new Error(`must be at most ${maxMs / 1000}s`);
-      return value;
     },
   };
 }

@@ -8,6 +8,7 @@ export type ProblemRule =
   | 'required'
   | 'type'
   | 'empty'
+  | 'character'
   | 'specversion'
   | 'format'
   | 'name'

@@ -6,7 +6,9 @@
  * is checked as a non-empty string only, not against the URI-reference grammar, because producers
  * commonly use plain names (`tutorial`, `billing`) and rejecting those helps nobody. The 1.0 naming
  * rule for extension attributes is not applied to 0.2 events, whose producers never had it
- * enforced; in both versions the `gw` extension must be an object.
+ * enforced; in both versions the `gw` extension must be an object. Every String attribute, spec
+ * or extension, in both versions, is refused when it holds a character the type system forbids
+ * (attribute-text.ts): a CR/LF in `type` would otherwise reach the SSE `event:` line.
  */
 import {
   type CloudEvent,
@@ -15,6 +17,7 @@ import {
   type SpecVersion,
   supportedSpecVersions,
 } from './cloud-event.ts';
+import { forbiddenCharacter } from './attribute-text.ts';
 import { type CloudEventProblem, InvalidCloudEventError, problem } from './errors.ts';
 import { isMediaType } from './media-type.ts';
 import { isRfc3339Timestamp } from './timestamp.ts';
@@ -43,6 +46,7 @@ export function validateCloudEvent(value: unknown): CloudEventProblem[] {
     checkDataBase64(value, problems);
     checkExtensionsV1(value, problems);
   }
+  if (version !== undefined) checkExtensionText(value, version, problems);
   checkGw(value, problems);
   return problems;
 }
@@ -90,7 +94,29 @@ function checkString(name: string, value: unknown, problems: CloudEventProblem[]
     problems.push(problem(name, 'empty', `'${name}' must not be an empty string`));
     return false;
   }
-  return true;
+  return checkCharacters(name, value, problems);
+}
+
+/** Every String attribute, spec-defined or extension, of either version. */
+function checkCharacters(name: string, value: string, problems: CloudEventProblem[]): boolean {
+  const bad = forbiddenCharacter(value);
+  if (bad === undefined) return true;
+  problems.push(
+    problem(
+      name,
+      'character',
+      `'${name}' must not contain control characters (such as CR or LF), lone surrogates or noncharacters; found ${bad.codePoint} at position ${bad.index}`,
+    ),
+  );
+  return false;
+}
+
+/** String values of extension attributes, in both versions (0.2 allows other types too). */
+function checkExtensionText(event: Json, version: SpecVersion, problems: CloudEventProblem[]): void {
+  for (const name of extensionNames(event, version)) {
+    const value = event[name];
+    if (typeof value === 'string') checkCharacters(name, value, problems);
+  }
 }
 
 function checkTimestamp(event: Json, name: string, problems: CloudEventProblem[]): void {

@@ -138,6 +138,19 @@ describe('HTTP binding: reading', () => {
     assert.equal(v02['subject'], 'caf%C3%A9%20%22x%22');
   });
 
+  it('refuses a percent-encoded CR/LF in a binary-mode attribute', () => {
+    const headers = {
+      'ce-specversion': '1.0',
+      'ce-type': 'greeting%0D%0Aevent:%20forged',
+      'ce-id': '1',
+      'ce-source': 's',
+    };
+    assert.deepEqual(
+      problemsOf(() => parseHttpEvent({ headers, body: Buffer.alloc(0) })),
+      ['type character'],
+    );
+  });
+
   it('asks for ce-specversion or structured mode when neither is there', () => {
     for (const headers of [{}, { 'content-type': 'text/plain', 'ce-type': 't' }]) {
       assert.throws(

@@ -223,6 +223,45 @@ describe('validateCloudEvent', () => {
     ]);
   });
 
+  it('refuses control characters, lone surrogates and noncharacters in every String attribute', () => {
+    const forged = 'greeting\nevent: admin.command\ndata: {}\n\n';
+    assert.deepEqual(rules(validateCloudEvent({ ...v1, type: forged })), ['type character']);
+    assert.match(
+      only({ ...v1, type: forged }).message,
+      /'type' must not contain control characters .* U\+000A at position 8/,
+    );
+    const v1Attributes = {
+      specversion: '1.0\r',
+      id: 'e\u0000',
+      source: '/s\r\n',
+      subject: 'a\u007f',
+      datacontenttype: 'text/plain\n',
+      dataschema: 'https://example.com/\u0085',
+      time: '2024-05-01T12:00:00Z\n',
+      myext: 'lone \ud800',
+      other: 'x\uffff',
+    };
+    for (const [name, value] of Object.entries(v1Attributes)) {
+      const problems = validateCloudEvent({ ...v1, [name]: value });
+      assert.ok(
+        problems.some((p) => p.attribute === name && p.rule === 'character'),
+        `${name}: ${JSON.stringify(problems)}`,
+      );
+    }
+    for (const [name, value] of Object.entries({
+      schemaurl: 's\n',
+      contenttype: 'text/plain\r',
+      ext: '\t',
+    })) {
+      assert.deepEqual(rules(validateCloudEvent({ ...v02, [name]: value })), [`${name} character`]);
+    }
+  });
+
+  it('accepts text the type system allows: non-ASCII letters, emoji, U+2028', () => {
+    assert.deepEqual(validateCloudEvent({ ...v1, type: 'café.😀', subject: 'a\u2028b', myext: 'ü' }), []);
+    assert.deepEqual(validateCloudEvent({ ...v02, data: 'line\nbreaks in data are fine' }), []);
+  });
+
   it('checks only the common attributes when the specversion is unsupported', () => {
     const problems = validateCloudEvent({
       specversion: '9.9',

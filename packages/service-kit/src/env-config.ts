@@ -5,6 +5,7 @@
  * collects all problems and throws a single ConfigError that names each bad variable, so an invalid
  * deployment stops at start-up with one readable message instead of failing later.
  */
+import { checkDuration, type DurationBounds, isBareNumber, parseDuration } from './duration.ts';
 
 export interface Field<T> {
   readonly description: string;
@@ -125,18 +126,23 @@ export function list(description: string, fallback: string[] = []): Field<string
   return { ...f, defaultText: fallback.length ? `\`${fallback.join(',')}\`` : '(empty)' };
 }
 
-/** Accepts `250ms`, `15s`, `2m`, or a bare number of milliseconds; returns milliseconds. */
-export function duration(description: string, fallback: string): Field<number> {
+/**
+ * A duration in milliseconds (duration.ts: `250ms`, `15s`, `2m`, a bare number is milliseconds),
+ * within its bounds: every duration setting names its lower bound, so `HEARTBEAT_INTERVAL=0` stops
+ * start-up instead of starting a busy loop.
+ */
+export function duration(description: string, fallback: string, bounds: DurationBounds): Field<number> {
   const f = field(description, fallback, (raw) => raw);
   return {
     ...f,
-    parse: (raw) => parseDuration(f.parse(raw)),
+    parse(raw) {
+      const text = f.parse(raw);
+      try {
+        return checkDuration(parseDuration(text), bounds);
+      } catch (err) {
+        const note = isBareNumber(text) ? ' (a bare number is milliseconds)' : '';
+        throw new Error(`${(err as Error).message}${note}`);
+      }
+    },
   };
-}
-
-export function parseDuration(text: string): number {
-  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)?$/.exec(text.trim());
-  if (!m) throw new Error('must be a duration like 500ms, 15s, 2m');
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 'ms') as 'ms' | 's' | 'm' | 'h'];
-  return Math.round(Number(m[1]) * unit);
 }

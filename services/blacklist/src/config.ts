@@ -13,6 +13,7 @@ export const blacklistConfig = {
   BLACKLIST_COUNT_MAX_AGE: duration(
     'the entries gauge is recounted at a scrape after a change, or when it is older than this',
     '60s',
+    { min: '1s' },
   ),
   BLACKLIST_V1_SUNSET: httpDate(
     'date announced in the Sunset header of the deprecated /v1/session-blacklist',

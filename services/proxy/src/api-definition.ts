@@ -46,6 +46,11 @@ export interface Endpoint {
   response_from: ResponseFrom;
   /** Milliseconds; overrides the PROXY_*_TIMEOUT setting that would apply. */
   response_timeout?: number;
+  /**
+   * Event targets: the request's credential headers (and the API's token query parameter) go into
+   * the event's `gw` connection data too. Off by default: every consumer of the topic reads them.
+   */
+  publish_credentials: boolean;
 }
 
 export interface ApiDefinition {

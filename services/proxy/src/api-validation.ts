@@ -47,6 +47,7 @@ const endpointFields = new Set([
   'schema',
   'response_from',
   'response_timeout',
+  'publish_credentials',
   'type',
 ]);
 const maxResponseTimeoutMs = 10 * 60_000;
@@ -318,6 +319,13 @@ function readEndpoint(
       'response_timeout',
       `must be an integer of milliseconds, 1 to ${maxResponseTimeoutMs}`,
     );
+  const publishCredentials = optionalBool(raw, 'publish_credentials', where, problems) ?? false;
+  if (publishCredentials && target === 'http')
+    problems.add(
+      where,
+      'publish_credentials',
+      'applies to kafka, kinesis and nats targets only (an http target gets the headers anyway)',
+    );
   if (count() !== before || id === undefined || pathRegex === undefined || method === undefined)
     return undefined;
   return {
@@ -331,6 +339,7 @@ function readEndpoint(
     ...(topic !== undefined && topic !== '' && { topic }),
     response_from: responseFrom,
     ...(timeout !== undefined && { response_timeout: timeout as number }),
+    publish_credentials: publishCredentials,
   };
 }
 

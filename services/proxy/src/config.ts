@@ -15,25 +15,46 @@ import { useEnvAllowedSetting } from './use-env-scope.ts';
 export const requestLogSinks = ['console', 'kafka'] as const;
 export type RequestLogSink = (typeof requestLogSinks)[number];
 
+/** A waiting request holds a socket and memory: the same range as an endpoint's response_timeout. */
+const responseWait = { min: '100ms', max: '10m' };
+
 export const proxyConfig = {
   PROXY_CONFIG_FILE: optionalStr(
     'API definitions at start: a path to a JSON file or the JSON text itself (a list of APIs)',
   ),
   PROXY_USE_ENV_ALLOWED: useEnvAllowedSetting(),
-  PROXY_RECV_TIMEOUT: duration('how long an HTTP target may take to send its response headers', '5s'),
+  PROXY_RECV_TIMEOUT: duration('how long an HTTP target may take to send its response headers', '5s', {
+    min: '100ms',
+  }),
   PROXY_BODY_IDLE_TIMEOUT: duration(
     'longest pause inside a streamed response body from an HTTP target (0: none, for SSE)',
     '0',
+    { min: '100ms', off: true },
   ),
-  PROXY_CONNECT_TIMEOUT: duration('time-out of a TCP (and TLS) connect to an HTTP target', '5s'),
+  PROXY_CONNECT_TIMEOUT: duration('time-out of a TCP (and TLS) connect to an HTTP target', '5s', {
+    min: '100ms',
+  }),
   PROXY_MAX_CONNECTIONS_PER_TARGET: int('kept-alive connections per target origin', 256, { min: 1 }),
   PROXY_HTTP_ASYNC_RESPONSE_TIMEOUT: duration(
     'wait for POST /v1/responses or /v3/responses (response_from http_async)',
     '5s',
+    responseWait,
   ),
-  PROXY_KAFKA_RESPONSE_TIMEOUT: duration('wait for a response on Kafka (response_from kafka)', '5s'),
-  PROXY_KINESIS_RESPONSE_TIMEOUT: duration('wait for a response on Kinesis (response_from kinesis)', '5s'),
-  PROXY_NATS_RESPONSE_TIMEOUT: duration('NATS request/reply time-out (response_from nats)', '60s'),
+  PROXY_KAFKA_RESPONSE_TIMEOUT: duration(
+    'wait for a response on Kafka (response_from kafka)',
+    '5s',
+    responseWait,
+  ),
+  PROXY_KINESIS_RESPONSE_TIMEOUT: duration(
+    'wait for a response on Kinesis (response_from kinesis)',
+    '5s',
+    responseWait,
+  ),
+  PROXY_NATS_RESPONSE_TIMEOUT: duration(
+    'NATS request/reply time-out (response_from nats)',
+    '60s',
+    responseWait,
+  ),
   PROXY_KAFKA_RESPONSE_TOPICS: list('Kafka topics carrying correlated responses', ['gw-proxy-response']),
   PROXY_KINESIS_RESPONSE_STREAMS: list(
     'Kinesis streams carrying correlated responses (empty: response_from kinesis is off)',
@@ -52,10 +73,12 @@ export const proxyConfig = {
   PROXY_SYNC_INTERVAL: duration(
     'full re-read of the API definitions, healing missed change notifications (0: off)',
     '30s',
+    { min: '1s', off: true },
   ),
   PROXY_CONTROL_TIMEOUT: duration(
     'how long a replica waits for the replica holding a request to take its response',
     '2s',
+    { min: '100ms' },
   ),
   ...corsConfig,
   REQUEST_LOG: requestLogList(),

@@ -241,7 +241,7 @@ async function publish(
   { route }: RouteMatch,
   deps: ProxyHandlerDeps,
 ): Promise<RequestStatus> {
-  const { endpoint } = route;
+  const { endpoint, api } = route;
   if (req.method === 'OPTIONS') {
     req.resume();
     deps.cors.preflight(req, res, eventEndpointPreflight);
@@ -263,6 +263,7 @@ async function publish(
     event = requestEvent(req, body, {
       wrappedType: deps.wrappedEventType,
       correlation: waiting?.correlation,
+      credentials: { auth: api.auth, keep: endpoint.publish_credentials === true },
       nextHop: producer?.nextHop,
     });
   } catch (err) {

@@ -7,7 +7,7 @@
  * - any other body is not refused (RIG answered 400) but wrapped into the `data` of a new 0.2 event,
  *   as the spec says for events that do not follow CloudEvents;
  * then the request's connection data goes into the `gw` extension (keeping `target_partition` and
- * any other keys), the correlation id too when a response is awaited, and the trace context of the
+ * any other keys; without its credentials unless the endpoint asks, event-credentials.ts), the correlation id too when a response is awaited, and the trace context of the
  * event (or of the request headers) continues with a new span.
  */
 import type { IncomingMessage } from 'node:http';
@@ -33,11 +33,18 @@ import {
   type TraceContext,
   withTraceContext,
 } from '@gatehouse/tracing';
+import type { AuthSettings } from './api-definition.ts';
+import { withoutCredentials } from './event-credentials.ts';
 
 export interface RequestEventOptions {
   /** Type of the event a non-CloudEvent body is wrapped into. */
   wrappedType: string;
   correlation?: string | undefined;
+  /**
+   * The API's token sources; the request's credentials are left out of `gw` unless `keep` (the
+   * endpoint's `publish_credentials`).
+   */
+  credentials: { auth: AuthSettings; keep: boolean };
   /**
    * The context the event goes on with, from the one it carried (its own attributes, else the
    * request's headers): the producer span's when tracing; by default a new span id in that trace.
@@ -48,7 +55,9 @@ export interface RequestEventOptions {
 /** Throws InvalidCloudEventError (answer 400) or UnsupportedCloudEventError (answer 415). */
 export function requestEvent(req: IncomingMessage, body: Buffer, options: RequestEventOptions): CloudEvent {
   let event = bodyEvent(req, body, options.wrappedType);
-  event = withConnectionData(event, connectionDataFromRequest(req));
+  const connection = connectionDataFromRequest(req);
+  const { auth, keep } = options.credentials;
+  event = withConnectionData(event, keep ? connection : withoutCredentials(connection, auth));
   if (options.correlation !== undefined) event = withCorrelation(event, options.correlation);
   const carried = readTraceContextFromEvent(event) ?? readTraceContextFromHeaders(req.headers);
   return withTraceContext(event, (options.nextHop ?? startHop)(carried));

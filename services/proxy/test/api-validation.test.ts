@@ -40,7 +40,23 @@ describe('API definition validation', () => {
       transform_request_headers: false,
       target: 'http',
       response_from: 'http',
+      publish_credentials: false,
     });
+  });
+
+  it('accepts publish_credentials on event targets only, as a boolean', () => {
+    const on = (more: Record<string, unknown>) =>
+      api({ version_data: { default: { endpoints: [{ ...endpoint, ...more }] } } });
+    const ok = validateApi(on({ target: 'kafka', topic: 't', publish_credentials: true }));
+    assert.ok(ok.ok);
+    assert.equal(ok.api.version_data.default.endpoints[0]!.publish_credentials, true);
+    assert.deepEqual(errorsOf(on({ target: 'nats', topic: 't', publish_credentials: 'yes' }))['svc/e1'], [
+      { publish_credentials: 'must be boolean' },
+    ]);
+    assert.match(
+      errorsOf(on({ publish_credentials: true }))['svc/e1']![0]!['publish_credentials']!,
+      /applies to kafka, kinesis and nats targets only/,
+    );
   });
 
   it('collects every top-level problem at once, in RIG error-map shape', () => {

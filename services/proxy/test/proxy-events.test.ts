@@ -46,6 +46,11 @@ function apis() {
         default: {
           endpoints: [
             e('k-pub', '/k/publish', { target: 'kafka', topic: requestTopic }),
+            e('k-creds', '/k/credentials', {
+              target: 'kafka',
+              topic: requestTopic,
+              publish_credentials: true,
+            }),
             e('k-wait', '/k/wait', { target: 'kafka', topic: requestTopic, response_from: 'kafka' }),
             e('k-short', '/k/short', {
               target: 'kafka',
@@ -192,6 +197,39 @@ describe('proxy events and correlated responses (two replicas, Kafka, Kinesis, N
     assert.equal((gw.headers as Record<string, string>)['content-type'], 'application/json');
     assert.equal(gw.correlation, undefined, 'nothing is awaited, so no correlation id');
     assert.match(String(event.traceparent), /^00-4bf92f3577b34da6a3ce929d0e0e4736-/);
+  });
+
+  it('leaves Authorization, Cookie and Proxy-Authorization out of gw.headers on every target unless the endpoint asks', async () => {
+    const credentials = {
+      authorization: 'Bearer secret-jwt',
+      cookie: 'session=secret-cookie',
+      'proxy-authorization': 'Basic c2VjcmV0',
+      'x-request-tag': 'kept',
+    };
+    const headersOf = (event: Record<string, unknown>) =>
+      (event.gw as { headers: Record<string, string> }).headers;
+    const [k, ki, n, kept] = [cloudEvent(), cloudEvent(), cloudEvent(), cloudEvent()];
+    for (const [path, sent] of [
+      ['/k/publish', k],
+      ['/ki/publish', ki],
+      ['/n/publish', n],
+      ['/k/credentials', kept],
+    ] as const)
+      assert.equal((await post(`${a.publicUrl}${path}`, sent, credentials)).status, 202, path);
+    const published = [
+      eventOf(await seenKafka((x) => eventOf(x).id === k.id)),
+      eventOf(await waitFor(() => kinesisSeen.find((x) => eventOf(x).id === ki.id), { timeoutMs: 15_000 })),
+      await waitFor(() => natsSeen.find((e) => e.id === n.id)),
+    ];
+    for (const event of published) {
+      const headers = headersOf(event);
+      assert.equal(headers['x-request-tag'], 'kept');
+      for (const name of ['authorization', 'cookie', 'proxy-authorization'])
+        assert.equal(headers[name], undefined, `${name} published: ${JSON.stringify(headers)}`);
+    }
+    const asked = headersOf(eventOf(await seenKafka((x) => eventOf(x).id === kept.id)));
+    assert.equal(asked['authorization'], 'Bearer secret-jwt');
+    assert.equal(asked['cookie'], 'session=secret-cookie');
   });
 
   it('wraps a body that is not a CloudEvent instead of refusing it, and refuses an invalid CloudEvent', async () => {

@@ -7,7 +7,9 @@ export const publisherConfig = {
   SUBMISSION_CHECK: accessCheckField(
     'who may submit on /_gw/v1/events: no_check, jwt_validation, or the URL of a check service',
   ),
-  SUBMISSION_CHECK_TIMEOUT: duration('time-out of an external submission check (denies on time-out)', '5s'),
+  SUBMISSION_CHECK_TIMEOUT: duration('time-out of an external submission check (denies on time-out)', '5s', {
+    min: '100ms',
+  }),
   MAX_EVENT_BYTES: int('largest accepted event body in bytes (413 beyond)', 1024 * 1024, { min: 1024 }),
   FANOUT_TOPIC: str('the fan-out stream every hub replica consumes', 'gw.events'),
   KAFKA_SOURCE_TOPICS: list('Kafka topics whose events go to frontends (needs KAFKA_BROKERS)', ['gw']),

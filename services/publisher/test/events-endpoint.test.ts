@@ -60,6 +60,25 @@ describe('event endpoints', () => {
     assert.equal(f.fanout.length, before);
   });
 
+  it('answers 400 for CR/LF in an attribute (SSE frame injection) on the public and internal endpoints', async () => {
+    const before = f.fanout.length;
+    const forged = { ...event, type: 'greeting\nevent: admin.command\ndata: {"x":1}\n' };
+    for (const url of [`${f.edge}/_gw/v1/events`, `${f.api}/v3/messages`, `${f.api}/v2/messages`]) {
+      const r = await post(url, JSON.stringify(forged), { 'content-type': 'application/cloudevents+json' });
+      assert.equal(r.status, 400, `${url}: ${r.text}`);
+      assert.match(r.text, /'type' must not contain control characters \(such as CR or LF\)/);
+    }
+    const binary = await post(`${f.edge}/_gw/v1/events`, '{}', {
+      'content-type': 'application/json',
+      'ce-specversion': '1.0',
+      'ce-id': 'b-2',
+      'ce-type': 'greeting%0D%0Aevent:%20admin',
+      'ce-source': '/bin',
+    });
+    assert.equal(binary.status, 400, binary.text);
+    assert.equal(f.fanout.length, before);
+  });
+
   it('answers batch mode with 415, a too large body with 413, another method with 405', async () => {
     const batch = await post(`${f.api}/v3/messages`, `[${JSON.stringify(event)}]`, {
       'content-type': 'application/cloudevents-batch+json',

@@ -21,6 +21,37 @@ function consumers(source: SourceSpec, fanout: Bus) {
 }
 
 describe('source consumers', () => {
+  it('drop a CloudEvent whose type holds CR/LF and count it as malformed', async () => {
+    const source = new MemoryBus();
+    const fanout = new MemoryBus();
+    const registry = createRegistry();
+    const metrics = new PublisherMetrics(registry);
+    const fanned: Message[] = [];
+    const watch = await fanout.subscribe('gw.events', (m) => void fanned.push(m));
+    const running = await startSourceConsumers([{ bus: source, topics: ['orders'], group: 'publishers' }], {
+      producer: createFanoutProducer(fanout, 'gw.events', metrics),
+      metrics,
+      logger,
+      wrappedType: undefined,
+    });
+    try {
+      const forged = { specversion: '1.0', id: 'f', source: '/s', type: 'a\r\nevent: admin\r\ndata: {}' };
+      await source.publish('orders', { value: JSON.stringify(forged) });
+      await source.publish('orders', { value: JSON.stringify({ ...forged, id: 'ok', type: 'a' }) });
+      await waitFor(() => fanned.length === 1, { what: 'the valid event' });
+      assert.equal(JSON.parse(fanned[0]!.value.toString()).id, 'ok');
+      assert.match(
+        await registry.metrics(),
+        /gw_consumed_events_failed_total\{source="memory",topic="orders",reason="malformed"\} 1/,
+      );
+    } finally {
+      await running.close();
+      await watch.close();
+      await fanout.close();
+      await source.close();
+    }
+  });
+
   it('leave a message whose event the fan-out stream never took to another replica when they stop', async () => {
     const source = new MemoryBus();
     const spec: SourceSpec = { bus: source, topics: ['orders'], group: 'publishers' };

@@ -11,6 +11,7 @@ export const pushHubConfig = {
   SUBSCRIPTION_CHECK_TIMEOUT: duration(
     'time-out of an external subscription check (denies on time-out)',
     '5s',
+    { min: '100ms' },
   ),
   MAX_CONNECTIONS_PER_MINUTE: int(
     'new SSE, WebSocket, socket.io and long-polling connections per minute, all replicas together',
@@ -25,6 +26,7 @@ export const pushHubConfig = {
   CONNECTION_TOKEN_TTL: duration(
     'how long a connection token is accepted (a long-poll cookie also ends with its session JWT)',
     '24h',
+    { min: '1s' },
   ),
   DRAIN_SPREAD_PERCENT: int(
     'share of SHUTDOWN_DRAIN_TIMEOUT_MS over which a stopping hub closes its connections in batches (0: all at once)',
@@ -32,10 +34,11 @@ export const pushHubConfig = {
     { min: 0, max: 90 },
   ),
   DRAIN_RECONNECT_JITTER: duration(
-    'SSE clients of a stopping hub are told to reconnect after a random delay up to this (retry:)',
+    'SSE clients of a stopping hub are told to reconnect after a random delay up to this (retry:; 0: at once)',
     '500ms',
+    { min: '0ms', max: '1m' },
   ),
-  HEARTBEAT_INTERVAL: duration('SSE heartbeat comment and WebSocket ping interval', '15s'),
+  HEARTBEAT_INTERVAL: duration('SSE heartbeat comment and WebSocket ping interval', '15s', { min: '100ms' }),
   EVENT_BUFFER_SIZE: int(
     'recent events kept per replica for Last-Event-ID resume and long-poll cursors',
     10_000,
@@ -50,8 +53,13 @@ export const pushHubConfig = {
     2,
     { min: 1 },
   ),
-  LONGPOLL_TIMEOUT: duration('how long a long-poll request waits for events before answering empty', '5s'),
-  LONGPOLL_SESSION_TTL: duration('a long-poll connection not polled for this long is forgotten', '1h'),
+  LONGPOLL_TIMEOUT: duration('how long a long-poll request waits for events before answering empty', '5s', {
+    min: '100ms',
+    max: '5m',
+  }),
+  LONGPOLL_SESSION_TTL: duration('a long-poll connection not polled for this long is forgotten', '1h', {
+    min: '10s',
+  }),
   LONGPOLL_QUEUE_SIZE: int(
     'private events (welcome, subscription changes) kept per long-poll connection',
     200,
@@ -65,6 +73,7 @@ export const pushHubConfig = {
   CONTROL_REQUEST_TIMEOUT: duration(
     'how long a replica waits for the replica holding a connection to answer',
     '2s',
+    { min: '100ms' },
   ),
   METRICS_MAX_EVENT_TYPES: int(
     'distinct CloudEvent types counted by name in gw_events_forwarded_total; later ones count as "other"',

@@ -3,7 +3,51 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { openSse, sleep, waitFor } from '@gatehouse/testkit';
+import { sseFrame } from '../src/transports/sse-transport.ts';
 import { type HubFixture, startHubFixture, subs } from './hub-fixture.ts';
+
+/**
+ * Reads SSE text as a browser does (the WHATWG event-stream rules): lines end at CRLF, CR or LF, an
+ * empty line dispatches; so a forged line break shows up as an extra field or frame.
+ */
+function browserFrames(text: string): Array<{ id?: string; event?: string; data: string }> {
+  const frames: Array<{ id?: string; event?: string; data: string }> = [];
+  let current: { id?: string; event?: string; data: string[] } = { data: [] };
+  for (const line of text.split(/\r\n|\r|\n/)) {
+    if (line === '') {
+      if (current.data.length > 0) frames.push({ ...current, data: current.data.join('\n') });
+      current = { data: [] };
+      continue;
+    }
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+    if (field === 'data') current.data.push(value);
+    else if (field === 'event' || field === 'id') current[field] = value;
+  }
+  return frames;
+}
+
+describe('SSE frames', () => {
+  it('never put a raw line break into a field, whatever the event holds', () => {
+    const forged = 'greeting\r\nevent: admin.command\ndata: {"rm":"-rf"}\r\rid: 0';
+    const text = sseFrame({ type: forged, json: '{"a":1,\n"b":"x\r\ny"}', position: '1-0\nevent: x' });
+    const frames = browserFrames(text);
+    assert.equal(frames.length, 1, text);
+    assert.equal(frames[0]!.event, forged.replace(/[\r\n]/g, '\uFFFD'));
+    assert.equal(frames[0]!.id, '1-0\uFFFDevent: x');
+    assert.equal(frames[0]!.data, '{"a":1,\n"b":"x\ny"}', 'data lines are split and joined with LF');
+    assert.equal(text.split(/\r\n|\r|\n/).filter((l) => l === '').length, 2, 'one blank line: one frame');
+  });
+
+  it('leave an ordinary event as it was', () => {
+    assert.equal(
+      sseFrame({ type: 'greeting', json: '{"a":1}', position: '7-0' }),
+      'id: 7-0\nevent: greeting\ndata: {"a":1}\n\n',
+    );
+    assert.equal(sseFrame({ type: 'gw.x', json: '{}', position: undefined }), 'event: gw.x\ndata: {}\n\n');
+  });
+});
 
 describe('SSE transport', () => {
   let f: HubFixture;
@@ -39,6 +83,28 @@ describe('SSE transport', () => {
     assert.equal(sse.frames[2]!.id, position);
     assert.deepEqual(JSON.parse(sse.frames[2]!.data).data, { name: 'alice' });
     sse.close();
+  });
+
+  it('delivers an event whose type holds CR/LF that reached the stream as one frame, forging none', async () => {
+    const forged = 'greeting\r\nevent: admin.command\r\ndata: {"forged":true}\r\n\r\nevent: x';
+    const res = await fetch(`${f.url}/_gw/v1/connection/sse?subscriptions=${subs([{ eventType: forged }])}`);
+    const reader = res.body!.getReader();
+    let text = '';
+    const decoder = new TextDecoder();
+    const read = async (until: (t: string) => boolean) => {
+      const deadline = Date.now() + 5000;
+      while (!until(text) && Date.now() < deadline) text += decoder.decode((await reader.read()).value);
+    };
+    await read((t) => t.includes('gw.subscriptions_set'));
+    await f.publish(forged, { name: 'alice' });
+    await read((t) => t.includes('alice'));
+    await reader.cancel();
+    const frames = browserFrames(text);
+    assert.deepEqual(
+      frames.map((fr) => fr.event),
+      ['gw.connection.create', 'gw.subscriptions_set', forged.replace(/[\r\n]/g, '\uFFFD')],
+    );
+    assert.deepEqual(JSON.parse(frames[2]!.data).data, { name: 'alice' });
   });
 
   it('sends heartbeat comments', async () => {

@@ -8,8 +8,8 @@ import { pairsWildcardWithCredentials } from '@gatehouse/service-kit';
 import { authRoutes, parseAuthSelector } from './authentication.ts';
 import { relayRoute } from './builtin-functions.ts';
 import { type CorsSet, compileCorsSet } from './cors.ts';
-import { parseTimeout } from './duration.ts';
 import { defaultTimeoutMs, type Endpoint, type RelayTarget } from './endpoint.ts';
+import { endpointTimeout } from './endpoint-timeout.ts';
 import { compileHeaderTransformSet, type HeaderTransformSet } from './header-transform.ts';
 import type { ProblemReport } from './problem-report.ts';
 import type { MergedRestConfig, SourcedEntry } from './rest-config-merge.ts';
@@ -104,8 +104,8 @@ function compileEndpoint(
     if (!headers) return `headers ID ${String(v['headers'])} is not found`;
   }
 
-  const timeoutMs = v['timeout'] === undefined ? defaultTimeoutMs : parseTimeout(v['timeout']);
-  if (timeoutMs === undefined) return `invalid timeout ${String(v['timeout'])}`;
+  const timeoutMs = v['timeout'] === undefined ? defaultTimeoutMs : endpointTimeout(v['timeout']);
+  if (typeof timeoutMs === 'string') return timeoutMs;
 
   let url: Endpoint['url'];
   try {

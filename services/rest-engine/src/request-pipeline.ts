@@ -20,7 +20,7 @@ import { judgeAuthResult, selectAuthRoute } from './authentication.ts';
 import { readRequestBody } from './body-reader.ts';
 import { responseRoute } from './builtin-functions.ts';
 import { parseCookies } from './cookies.ts';
-import { describeTimeout } from './duration.ts';
+import { describeTimeout } from './endpoint-timeout.ts';
 import type { Endpoint } from './endpoint.ts';
 import { errorMessages } from './error-renderer.ts';
 import type { FunctionRegistry } from './function-registry.ts';

@@ -95,19 +95,29 @@ describe('endpoint compiler', () => {
     assert.match(report.warnings[0]!, /unknown keys, ignored: method/);
   });
 
-  it('reads timeouts in s, ms, m and bare seconds', () => {
-    const { endpoints } = compile({
+  it('reads timeouts with the shared duration parser: units, or a bare number of milliseconds, at least 1s', () => {
+    const { endpoints, report } = compile({
       rest: [
-        { service: 'hello.world', methods: ['GET'], url: '/a', timeout: '250ms' },
-        { service: 'hello.world', methods: ['GET'], url: '/b', timeout: 20 },
+        { service: 'hello.world', methods: ['GET'], url: '/a', timeout: '1500ms' },
+        { service: 'hello.world', methods: ['GET'], url: '/b', timeout: 20000 },
         { service: 'hello.world', methods: ['GET'], url: '/c', timeout: '2m' },
         { service: 'hello.world', methods: ['GET'], url: '/d' },
+        { service: 'hello.world', methods: ['GET'], url: '/mercury-seconds', timeout: 20 },
+        { service: 'hello.world', methods: ['GET'], url: '/too-short', timeout: '250ms' },
+        { service: 'hello.world', methods: ['GET'], url: '/zero', timeout: '0s' },
       ],
     });
     assert.deepEqual(
       endpoints.map((e) => e.timeoutMs),
-      [250, 20_000, 120_000, 30_000],
+      [1500, 20_000, 120_000, 30_000],
     );
+    assert.equal(report.errors.length, 3, report.errors.join('\n'));
+    assert.match(
+      report.errors[0]!,
+      /\/mercury-seconds.* timeout 20 must be at least 1s, got 20ms \(a bare number is milliseconds\); write 20s for 20 seconds/,
+    );
+    assert.match(report.errors[1]!, /timeout "250ms" must be at least 1s, got 250ms$/);
+    assert.match(report.errors[2]!, /timeout "0s" must be at least 1s/);
   });
 
   it('compiles header-based authentication rules and relays', () => {

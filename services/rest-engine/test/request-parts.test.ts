@@ -3,7 +3,6 @@ import { describe, it } from 'node:test';
 import { EventEnvelope } from '@gatehouse/functions';
 import { judgeAuthResult, parseAuthSelector, selectAuthRoute } from '../src/authentication.ts';
 import { parseCookies } from '../src/cookies.ts';
-import { parseTimeout } from '../src/duration.ts';
 import { parseQueryString } from '../src/query-string.ts';
 import { isW3cTraceId, newCorrelationId, newId, parseTraceparent } from '../src/trace-context.ts';
 import { parseXml, toXml } from '../src/xml.ts';
@@ -85,16 +84,7 @@ describe('trace context', () => {
   });
 });
 
-describe('timeouts and XML', () => {
-  it('parses timeouts', () => {
-    assert.equal(parseTimeout('30s'), 30_000);
-    assert.equal(parseTimeout('1.5s'), 1500);
-    assert.equal(parseTimeout(' 100ms '), 100);
-    assert.equal(parseTimeout('1h'), 3_600_000);
-    assert.equal(parseTimeout('0s'), undefined);
-    assert.equal(parseTimeout('10x'), undefined);
-  });
-
+describe('XML', () => {
   it('writes and reads XML', () => {
     assert.equal(
       toXml({ b: [1, 2], a: 'x<y', n: null }),

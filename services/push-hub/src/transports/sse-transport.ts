@@ -62,9 +62,29 @@ class SseConnection implements Connection {
   }
 }
 
+/**
+ * One event as SSE text. A line break ends a field in SSE, so none reaches a field raw whatever
+ * the event holds (the publisher refuses them in attributes, but the hub does not trust the
+ * stream): in `id:` and `event:` each CR or LF becomes U+FFFD, and data spanning several lines is
+ * sent as one `data:` line per line, which the client joins with LF as the spec says.
+ */
 export function sseFrame(e: OutgoingEvent): string {
-  const id = e.position === undefined ? '' : `id: ${e.position}\n`;
-  return `${id}event: ${e.type}\ndata: ${e.json}\n\n`;
+  const id = e.position === undefined ? '' : `id: ${singleLine(e.position)}\n`;
+  return `${id}event: ${singleLine(e.type)}\n${dataLines(e.json)}\n`;
+}
+
+const lineBreak = /\r\n|\r|\n/;
+
+function singleLine(value: string): string {
+  return lineBreak.test(value) ? value.replace(/[\r\n]/g, '\uFFFD') : value;
+}
+
+function dataLines(data: string): string {
+  if (!lineBreak.test(data)) return `data: ${data}\n`;
+  return data
+    .split(lineBreak)
+    .map((line) => `data: ${line}\n`)
+    .join('');
 }
 
 /**
