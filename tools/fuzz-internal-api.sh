@@ -89,6 +89,17 @@ for line in open(sys.argv[1], errors="replace"):
 PY
 }
 
+only_known_tool_errors() {
+  python3 - "$1" <<'PY'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+failures = root.findall(".//failure")
+errors = root.findall(".//error")
+known = "AST constructor recursion depth mismatch"
+sys.exit(0 if not failures and errors and all(known in (e.text or "") + (e.get("message") or "") for e in errors) else 1)
+PY
+}
+
 main() {
   mkdir -p "$work"
   local start=$SECONDS
@@ -115,9 +126,17 @@ main() {
     --url "http://127.0.0.1:$api_port" --checks "$checks" --max-examples "$examples" \
     --phases coverage,fuzzing,stateful \
     --exclude-path /dashboard/stream --request-timeout 10 --workers 2 --no-shrink \
-    --suppress-health-check too_slow ${FUZZ_SEED:+--seed "$FUZZ_SEED"}) \
+    --suppress-health-check too_slow --report junit --report-junit-path "$work/junit.xml" \
+    ${FUZZ_SEED:+--seed "$FUZZ_SEED"}) \
     2>&1 | tee "$work/schemathesis.txt" || status=$?
   say "schemathesis ran in $((SECONDS - start))s"
+  # A run whose only errors are CPython's "AST constructor recursion depth mismatch" (a bug of Python
+  # < 3.11.9 / 3.12.3 that hypothesis meets while naming a strategy; no request involved) passes;
+  # any check failure, network error or other error fails it.
+  if [ "$status" -ne 0 ] && only_known_tool_errors "$work/junit.xml"; then
+    say "tolerated: schemathesis errors from the CPython AST bug only (no check failed)"
+    status=0
+  fi
   local cases
   cases=$(sed -n 's/^ *\([0-9][0-9]*\) generated.*/\1/p' "$work/schemathesis.txt" | tail -1)
   say "cases run: ${cases:-unknown} (${examples} examples per operation and phase)"
