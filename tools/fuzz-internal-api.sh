@@ -130,8 +130,8 @@ main() {
     ${FUZZ_SEED:+--seed "$FUZZ_SEED"}) \
     2>&1 | tee "$work/schemathesis.txt" || status=$?
   say "schemathesis ran in $((SECONDS - start))s"
-  # A run whose only errors are CPython's "AST constructor recursion depth mismatch" (a bug of Python
-  # < 3.11.9 / 3.12.3 that hypothesis meets while naming a strategy; no request involved) passes;
+  # A run whose only errors are CPython's "AST constructor recursion depth mismatch" (a CPython 3.11
+  # bug hypothesis meets while naming a strategy deep in a draw; no request involved) passes;
   # any check failure, network error or other error fails it.
   if [ "$status" -ne 0 ] && only_known_tool_errors "$work/junit.xml"; then
     say "tolerated: schemathesis errors from the CPython AST bug only (no check failed)"
