@@ -11,7 +11,7 @@ TESTS ?= packages/*/test/*.test.ts services/*/test/*.test.ts embedded/test/*.tes
 TEST_FLAGS ?= --test-concurrency=1 --test-timeout=180000
 
 .PHONY: help install run test test-only typecheck lint format deps-up deps-down deps-status bench clean \
-	chart-test compose-check compose-test helm-test skipped-compose skipped-cluster
+	fuzz-api chart-test compose-check compose-test helm-test skipped-compose skipped-cluster
 
 help:
 	@echo "make run        start the gateway (all services, memory bus, example config)"
@@ -38,6 +38,7 @@ test:
 	@tools/timed.sh typecheck $(MAKE) -s typecheck
 	@tools/timed.sh "chart checks" $(MAKE) -s chart-test
 	@tools/timed.sh "compose check" $(MAKE) -s compose-check
+	@tools/timed.sh "internal API fuzzing" $(MAKE) -s fuzz-api
 	@tools/timed.sh dependencies $(MAKE) -s deps-up
 	@tools/timed.sh "compose stack" $(MAKE) -s $(if $(SKIP_COMPOSE),skipped-compose,compose-test)
 	@tools/timed.sh "helm release in a local cluster" $(MAKE) -s $(if $(SKIP_CLUSTER),skipped-cluster,helm-test)
@@ -71,6 +72,11 @@ bench: install deps-up
 clean:
 	tools/deps.sh down
 	rm -rf node_modules packages/*/node_modules services/*/node_modules .cache/deps
+
+# schemathesis against the embedded runner's /swagger.json (installed once into .cache/schemathesis).
+# The public edge's property-based fuzzing is a node test (embedded/test/public-edge-fuzz.test.ts).
+fuzz-api: install
+	tools/fuzz-internal-api.sh
 
 # helm lint, helm-unittest and kubeconform on charts/gatehouse; the tools are built once into .cache/.
 chart-test:

@@ -15,6 +15,7 @@ export * from './log-trace-fields.ts';
 export * from './logger.ts';
 export * from './metrics.ts';
 export * from './package-version.ts';
+export * from './read-only-method.ts';
 export * from './request-path.ts';
 export * from './router.ts';
 export * from './service-host.ts';

@@ -33,6 +33,7 @@ import { HttpError, sendJson, sendText } from './http-response.ts';
 import type { InternalApiAuth } from './internal-api-auth.ts';
 import { internalApiDocumentPath, readInternalApiDocument } from './internal-api-document.ts';
 import type { Logger } from './logger.ts';
+import { readOnlyMethod } from './read-only-method.ts';
 import type { TlsSettings } from './tls-settings.ts';
 
 export interface HostOptions {
@@ -226,6 +227,8 @@ function dispatcher(handlers: RequestHandler[], limits: HttpLimits, logger: Logg
   };
 }
 
+const operationalPaths = new Set(['/health', '/ready', '/metrics', internalApiDocumentPath]);
+
 interface Operational {
   health: Health;
   registry: Registry;
@@ -241,6 +244,8 @@ async function answerOperational(
   { health, registry, apiDocument, readinessDetail }: Operational,
 ) {
   const path = req.url?.split('?', 1)[0];
+  if (!operationalPaths.has(path ?? '')) return false;
+  if (!readOnlyMethod(req, res)) return true;
   if (path === '/health') {
     sendText(res, 200, 'OK');
     return true;
@@ -268,6 +273,7 @@ async function answerOperational(
 
 function answerEdgeHealth(req: IncomingMessage, res: ServerResponse): boolean {
   if (req.url?.split('?', 1)[0] !== '/_gw/health') return false;
+  if (!readOnlyMethod(req, res)) return true;
   sendText(res, 200, 'OK');
   return true;
 }

@@ -5,7 +5,7 @@
  * every other service's metrics too). No external assets, so it works offline and behind the edge.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type Registry, requestPath, sendText } from '@gatehouse/service-kit';
+import { type Registry, readOnlyMethod, requestPath, sendText } from '@gatehouse/service-kit';
 
 export interface DashboardSample {
   name: string;
@@ -45,11 +45,12 @@ export function createDashboard(registry: Registry, intervalMs = 1000) {
 
   return (req: IncomingMessage, res: ServerResponse): boolean => {
     const path = requestPath(req);
+    if (path !== '/dashboard/stream' && path !== '/dashboard' && path !== '/dashboard/') return false;
+    if (!readOnlyMethod(req, res)) return true;
     if (path === '/dashboard/stream') {
       stream(req, res);
       return true;
     }
-    if (path !== '/dashboard' && path !== '/dashboard/') return false;
     sendText(res, 200, dashboardPage, {
       'content-type': 'text/html; charset=utf-8',
       'cache-control': 'no-cache',

@@ -41,12 +41,12 @@ export interface SubscriptionsEndpointDeps {
 }
 
 export function createSubscriptionsEndpoint(deps: SubscriptionsEndpointDeps) {
-  async function put(req: IncomingMessage, res: ServerResponse, token: string): Promise<void> {
+  async function put(req: IncomingMessage, res: ServerResponse, encodedToken: string): Promise<void> {
     const cors = deps.cors.headers(req);
     try {
       assertAcceptsJson(req.headers.accept);
       const body = await readJsonBody(req, deps.maxBodyBytes);
-      const address = deps.tokens.read(token);
+      const address = deps.tokens.read(decodeToken(encodedToken));
       if (!address) throw badRequest('Invalid connection token.');
       let jwts: string[];
       try {
@@ -79,8 +79,17 @@ export function createSubscriptionsEndpoint(deps: SubscriptionsEndpointDeps) {
       sendText(res, 405, 'Method not allowed.', { allow: 'PUT, OPTIONS' });
       return true;
     }
-    return put(req, res, decodeURIComponent(m[2]!)).then(() => true);
+    return put(req, res, m[2]!).then(() => true);
   };
+}
+
+/** The token path segment, percent-decoded; a malformed escape (`%fa`) is a bad token, not a 500. */
+function decodeToken(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw badRequest('Invalid connection token.');
+  }
 }
 
 function assertAcceptsJson(accept: string | undefined): void {

@@ -102,6 +102,11 @@ describe('PUT subscriptions', () => {
       status: 400,
       text: 'Invalid connection token.',
     });
+    // A malformed percent escape in the token (found by embedded/test/public-edge-fuzz.test.ts) was a 500.
+    assert.deepEqual(await put(a.url, '%fa%58', { subscriptions: [] }), {
+      status: 400,
+      text: 'Invalid connection token.',
+    });
     assert.equal((await put(a.url, token, '{oops')).status, 400);
     assert.match(
       (await put(a.url, token, { subs: [] })).text,
