@@ -434,7 +434,9 @@ describe('public edge: property-based fuzzing', () => {
         `buffers ${mib(baseline.external)} -> ${mib(afterwards.external)}, ` +
         `rss ${mib(baseline.rss)} -> ${mib(afterwards.rss)}`,
     );
-    assert.ok(tally.bytes > 4 * rssTolerance, `the run sends far more than the bounds (${mib(tally.bytes)})`);
+    // A leak that kept what was sent would show: the run sends well over twice the RSS allowance (the
+    // amount varies with the seed: 125-140 MiB at 250 runs).
+    assert.ok(tally.bytes > 2 * rssTolerance, `the run sends far more than the bounds (${mib(tally.bytes)})`);
     assert.ok(afterwards.heapUsed - baseline.heapUsed < heapTolerance, 'heap back to its baseline');
     assert.ok(afterwards.external - baseline.external < bufferTolerance, 'buffers back to their baseline');
     assert.ok(afterwards.rss - baseline.rss < rssTolerance, 'RSS back to its baseline');

@@ -57,8 +57,9 @@ export const pushHubConfig = {
     min: '100ms',
     max: '5m',
   }),
+  // The floor only keeps a typo from forgetting every connection at once; keep it above LONGPOLL_TIMEOUT.
   LONGPOLL_SESSION_TTL: duration('a long-poll connection not polled for this long is forgotten', '1h', {
-    min: '10s',
+    min: '1s',
   }),
   LONGPOLL_QUEUE_SIZE: int(
     'private events (welcome, subscription changes) kept per long-poll connection',
