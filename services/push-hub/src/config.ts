@@ -58,7 +58,7 @@ export const pushHubConfig = {
     { min: 1 },
   ),
   MAX_BUFFERED_BYTES: int(
-    'unsent output per connection before it is closed as a slow consumer',
+    'unsent output per connection (SSE, WebSocket, socket.io) before it is closed as a slow consumer',
     4 * 1024 * 1024,
     { min: 1024 },
   ),
