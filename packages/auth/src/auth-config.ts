@@ -52,6 +52,16 @@ export const authConfig = {
   ),
   JWT_USER_FIELD: jsonPointer('JSON pointer to the user name in the claims', '/username'),
   JWT_CACHE_SIZE: int('verified tokens kept in memory (0: verify every time)', 10_000, { min: 0 }),
+  JWT_CACHE_MAX_BYTES: int(
+    'estimated bytes the verified tokens kept in memory may take together (3 per token character + 256 each)',
+    32 * 1024 * 1024,
+    { min: 0 },
+  ),
+  JWT_FAILURE_CACHE_SIZE: int(
+    'refused tokens remembered (by digest, apart from verified ones) so a repeated forgery costs no crypto',
+    1_000,
+    { min: 0 },
+  ),
   BLACKLIST_NEGATIVE_CACHE: duration(
     'how long a "not blacklisted" answer is reused (0: ask the store each time)',
     '0',
@@ -114,6 +124,8 @@ export function createAuthFromConfig(config: AuthConfig, store: Store, options: 
     issuers: config.JWT_ISSUER,
     audiences: config.JWT_AUDIENCE,
     cacheSize: config.JWT_CACHE_SIZE,
+    cacheMaxBytes: config.JWT_CACHE_MAX_BYTES,
+    failureCacheSize: config.JWT_FAILURE_CACHE_SIZE,
     now,
   });
   const sessions = new SessionFields({

@@ -8,7 +8,7 @@
  * checked with a clock leeway; `iss` and `aud` when configured. Error messages are written to follow
  * "could not decode JWT: ".
  */
-import { constants, createHmac, timingSafeEqual, verify as verifySignature } from 'node:crypto';
+import { constants, createHash, createHmac, timingSafeEqual, verify as verifySignature } from 'node:crypto';
 import { ExpiringCache } from './expiring-cache.ts';
 import { type AlgorithmSpec, algorithmSpec, isJwtAlgorithm, type JwtAlgorithm } from './jwt-algorithms.ts';
 import type { KeySource } from './key-source.ts';
@@ -50,6 +50,10 @@ export interface JwtVerifierOptions {
   requireExp?: boolean;
   /** Verified tokens kept (default 10,000; 0 turns the cache off). */
   cacheSize?: number;
+  /** Estimated bytes the verified tokens may take together (default 32 MiB; see entryBytes). */
+  cacheMaxBytes?: number;
+  /** Refused tokens remembered, by digest, in a store of their own (default 1,000; 0: none). */
+  failureCacheSize?: number;
   /** Longest time a verified token is trusted without checking again, in ms (default 5 min). */
   cacheMaxTtlMs?: number;
   /** How long a forged, expired or wrong-claims token is remembered, in ms (default 10 s). */
@@ -62,6 +66,9 @@ export interface JwtVerifierStats {
   cacheMisses: number;
   signatureChecks: number;
   cachedTokens: number;
+  /** Estimated bytes of the verified tokens held. */
+  cachedBytes: number;
+  cachedFailures: number;
 }
 
 type Verdict = { claims: JwtClaims } | { error: JwtErrorCode; message: string };
@@ -70,6 +77,18 @@ interface Header {
   alg: JwtAlgorithm;
   kid: string | undefined;
 }
+
+/**
+ * Estimated memory of one verified token in the cache: the token string (the key, one byte per
+ * character as tokens are ASCII), its claims as objects (a few times their JSON, which is at most
+ * the token's length) and the slot itself. An estimate meant to be on the high side.
+ */
+export function entryBytes(token: string): number {
+  return 3 * token.length + 256;
+}
+
+/** A refused token is remembered by its SHA-256 (32 bytes), whatever its length. */
+const failureEntryBytes = 200;
 
 /**
  * Failures worth remembering: they cost a signature check, and cannot heal by waiting or by new keys
@@ -90,7 +109,13 @@ export class JwtVerifier {
   private readonly maxTtlMs: number;
   private readonly failureTtlMs: number;
   private readonly now: () => number;
+  /** Verified tokens, by token. */
   private readonly cache: ExpiringCache<string, Verdict>;
+  /**
+   * Refused tokens, by digest, apart from the verified ones: junk tokens sent by the thousand can
+   * only push out other junk, never a valid token, and cost a fixed size however long they are.
+   */
+  private readonly failures: ExpiringCache<string, Verdict>;
   private keyGeneration: number;
   private readonly counters = { cacheHits: 0, cacheMisses: 0, signatureChecks: 0 };
 
@@ -104,7 +129,14 @@ export class JwtVerifier {
     this.maxTtlMs = options.cacheMaxTtlMs ?? 5 * 60_000;
     this.failureTtlMs = options.failureCacheTtlMs ?? 10_000;
     this.now = options.now ?? Date.now;
-    this.cache = new ExpiringCache(options.cacheSize ?? 10_000);
+    this.cache = new ExpiringCache(options.cacheSize ?? 10_000, {
+      maxBytes: options.cacheMaxBytes ?? 32 * 1024 * 1024,
+      weigh: entryBytes,
+    });
+    this.failures = new ExpiringCache(options.failureCacheSize ?? 1_000, {
+      maxBytes: (options.failureCacheSize ?? 1_000) * failureEntryBytes,
+      weigh: () => failureEntryBytes,
+    });
     this.keyGeneration = this.currentKeyGeneration();
   }
 
@@ -113,6 +145,7 @@ export class JwtVerifier {
     const now = this.now();
     this.dropCacheOnKeyChange();
     let verdict = this.cache.get(token, now);
+    if (verdict === undefined && this.failures.size > 0) verdict = this.failures.get(digest(token), now);
     if (verdict !== undefined) this.counters.cacheHits++;
     else {
       this.counters.cacheMisses++;
@@ -123,11 +156,17 @@ export class JwtVerifier {
   }
 
   stats(): JwtVerifierStats {
-    return { ...this.counters, cachedTokens: this.cache.size };
+    return {
+      ...this.counters,
+      cachedTokens: this.cache.size,
+      cachedBytes: this.cache.bytes,
+      cachedFailures: this.failures.size,
+    };
   }
 
   clearCache(): void {
     this.cache.clear();
+    this.failures.clear();
   }
 
   private async verifyUncached(token: string): Promise<Verdict> {
@@ -144,8 +183,8 @@ export class JwtVerifier {
     }
     // Time read after the (possibly awaited) key refresh, so the entry never outlives the token.
     const now = this.now();
-    const ttl = 'claims' in verdict ? this.maxTtlMs : this.failureTtlMs;
-    this.cache.set(token, verdict, Math.min(validUntil, now + ttl), now);
+    if ('claims' in verdict) this.cache.set(token, verdict, Math.min(validUntil, now + this.maxTtlMs), now);
+    else this.failures.set(digest(token), verdict, now + this.failureTtlMs, now);
     return verdict;
   }
 
@@ -273,8 +312,12 @@ export class JwtVerifier {
     const generation = this.currentKeyGeneration();
     if (generation === this.keyGeneration) return;
     this.keyGeneration = generation;
-    this.cache.clear();
+    this.clearCache();
   }
+}
+
+function digest(token: string): string {
+  return createHash('sha256').update(token).digest('base64');
 }
 
 function keyName(key: VerificationKey): string {

@@ -43,6 +43,8 @@ describe('auth config', () => {
       JWT_SESSION_FIELD: '/jti',
       JWT_USER_FIELD: '/username',
       JWT_CACHE_SIZE: 10_000,
+      JWT_CACHE_MAX_BYTES: 32 * 1024 * 1024,
+      JWT_FAILURE_CACHE_SIZE: 1_000,
       BLACKLIST_NEGATIVE_CACHE: 0,
       TOKEN_SECRET: tokenSecret,
     });

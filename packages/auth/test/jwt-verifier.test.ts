@@ -3,6 +3,7 @@ import crypto from 'node:crypto';
 import { syncBuiltinESMExports } from 'node:module';
 import { after, before, describe, it, mock } from 'node:test';
 import {
+  entryBytes,
   type JwtAlgorithm,
   JwtError,
   type JwtVerifierOptions,
@@ -287,6 +288,8 @@ describe('JWT verifier', () => {
           cacheMisses: 1,
           signatureChecks: 1,
           cachedTokens: 1,
+          cachedBytes: entryBytes(token),
+          cachedFailures: 0,
         });
       });
     }
@@ -342,9 +345,10 @@ describe('JWT verifier', () => {
       const verifier = rsVerifier(rsa, { algorithms: ['RS256'] });
       await rejection(verifier.verify('not-a-token'));
       await rejection(verifier.verify(signJwt({}, { alg: 'HS256', key: hsSecret })));
-      assert.equal(verifier.stats().cachedTokens, 0);
+      assert.equal(verifier.stats().cachedFailures, 0);
       await rejection(verifier.verify(signJwt({}, { alg: 'RS256', key: rsaPair().privateKey })));
-      assert.equal(verifier.stats().cachedTokens, 1, 'a failed signature check is remembered');
+      assert.equal(verifier.stats().cachedFailures, 1, 'a failed signature check is remembered');
+      assert.equal(verifier.stats().cachedTokens, 0, 'apart from the verified tokens');
     });
 
     it('holds at most cacheSize tokens and keeps the ones in use', async () => {

@@ -10,3 +10,4 @@ export * from './self-signed-certificate.ts';
 export * from './gateway-env.ts';
 export * from './cuttable-proxy.ts';
 export * from './resuming-clients.ts';
+export * from './memory.ts';

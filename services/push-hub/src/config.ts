@@ -44,6 +44,11 @@ export const pushHubConfig = {
     10_000,
     { min: 1 },
   ),
+  EVENT_BUFFER_MAX_BYTES: int(
+    'estimated bytes the recent events kept per replica may take (twice their JSON length + 200 each); the oldest go first',
+    64 * 1024 * 1024,
+    { min: 64 * 1024 },
+  ),
   EVENT_BUFFER_WARMUP: bool(
     'fill the event buffer from the fan-out stream at start (its newest EVENT_BUFFER_SIZE events), so resumes after a restart are served from memory',
     true,
@@ -67,7 +72,7 @@ export const pushHubConfig = {
     { min: 1 },
   ),
   MAX_BUFFERED_BYTES: int(
-    'unsent output per connection before it is closed as a slow consumer',
+    'unsent output per connection (SSE, WebSocket, socket.io) before it is closed as a slow consumer',
     4 * 1024 * 1024,
     { min: 1024 },
   ),

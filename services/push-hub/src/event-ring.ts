@@ -3,6 +3,9 @@
  * whole stream, so every replica holds the same positions: a client resuming with Last-Event-ID (SSE)
  * or a long-poll cursor is served by whichever replica it reaches.
  *
+ * It is bounded by count (`capacity`) and by the bytes its events take (`maxBytes`, estimated by
+ * eventBytes): a few huge events must not hold as much memory as `capacity` of them would.
+ *
  * It also knows the CloudEvents it holds by source and id, so the hub can tell an event that comes
  * a second time (a source message the publishers took in twice, at least once) from a new one.
  */
@@ -16,6 +19,14 @@ export interface RingEvent {
   json: string;
 }
 
+/**
+ * Estimated memory of a held event: its JSON text, the same again for the parsed CloudEvent kept for
+ * filtering, its position and type, and the index entries. On the high side for ASCII events.
+ */
+export function eventBytes(e: RingEvent): number {
+  return 2 * e.json.length + 2 * e.position.length + e.type.length + 200;
+}
+
 export class EventRing {
   private readonly slots: Array<RingEvent | undefined>;
   private readonly index = new Map<string, number>();
@@ -23,27 +34,46 @@ export class EventRing {
   private readonly identities = new Map<string, number>();
   /** Sequence number of the next event pushed; slot = seq % capacity. */
   private nextSeq = 0;
+  /** Sequence number of the oldest event held. */
+  private firstSeq = 0;
+  private heldBytes = 0;
   readonly capacity: number;
+  readonly maxBytes: number;
 
-  constructor(capacity: number) {
+  constructor(capacity: number, maxBytes = Number.POSITIVE_INFINITY) {
     this.capacity = capacity;
+    this.maxBytes = maxBytes;
     this.slots = new Array(capacity);
   }
 
+  /** Keeps `e` as the newest event; drops the oldest ones as the count or the bytes require. */
   push(e: RingEvent): void {
-    const slot = this.nextSeq % this.capacity;
-    const evicted = this.slots[slot];
-    if (evicted) {
-      this.index.delete(evicted.position);
-      const identity = eventIdentity(evicted);
-      if (identity !== undefined && this.identities.get(identity) === this.nextSeq - this.capacity)
-        this.identities.delete(identity);
-    }
-    this.slots[slot] = e;
+    const bytes = eventBytes(e);
+    while (this.size > 0 && (this.size >= this.capacity || this.heldBytes + bytes > this.maxBytes))
+      this.evictOldest();
+    this.slots[this.nextSeq % this.capacity] = e;
+    this.heldBytes += bytes;
     this.index.set(e.position, this.nextSeq);
     const identity = eventIdentity(e);
     if (identity !== undefined) this.identities.set(identity, this.nextSeq);
     this.nextSeq++;
+  }
+
+  /** Estimated bytes of the events held (see eventBytes). */
+  get bytes(): number {
+    return this.heldBytes;
+  }
+
+  private evictOldest(): void {
+    const seq = this.firstSeq;
+    const slot = seq % this.capacity;
+    const evicted = this.slots[slot]!;
+    this.slots[slot] = undefined;
+    this.firstSeq++;
+    this.heldBytes -= eventBytes(evicted);
+    this.index.delete(evicted.position);
+    const identity = eventIdentity(evicted);
+    if (identity !== undefined && this.identities.get(identity) === seq) this.identities.delete(identity);
   }
 
   /** Whether the ring holds an event with the same CloudEvent source and id as `e`. */
@@ -54,21 +84,17 @@ export class EventRing {
 
   /** Position of the newest event, or undefined before the first one. */
   get head(): string | undefined {
-    return this.nextSeq === 0 ? undefined : this.slots[(this.nextSeq - 1) % this.capacity]!.position;
+    return this.size === 0 ? undefined : this.slots[(this.nextSeq - 1) % this.capacity]!.position;
   }
 
   /** Events held. */
   get size(): number {
-    return Math.min(this.nextSeq, this.capacity);
+    return this.nextSeq - this.firstSeq;
   }
 
   /** Position of the oldest event still held, or undefined before the first one. */
   get oldest(): string | undefined {
-    return this.nextSeq === 0 ? undefined : this.slots[this.firstSeq % this.capacity]!.position;
-  }
-
-  private get firstSeq(): number {
-    return Math.max(0, this.nextSeq - this.capacity);
+    return this.size === 0 ? undefined : this.slots[this.firstSeq % this.capacity]!.position;
   }
 
   has(position: string): boolean {
@@ -77,7 +103,7 @@ export class EventRing {
 
   /** Every event since the replica started; undefined once the oldest ones were evicted. */
   fromStart(): RingEvent[] | undefined {
-    if (this.nextSeq > this.capacity) return undefined;
+    if (this.firstSeq > 0) return undefined;
     return this.slots.slice(0, this.nextSeq) as RingEvent[];
   }
 

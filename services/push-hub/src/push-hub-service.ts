@@ -56,7 +56,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
   const auth = hubAuthFrom(deps.auth);
   const tokens = connectionTokensFrom(deps.auth, deps.replica, config.CONNECTION_TOKEN_TTL);
   const extractors = loadExtractorConfig(config.EXTRACTORS);
-  const ring = new EventRing(config.EVENT_BUFFER_SIZE);
+  const ring = new EventRing(config.EVENT_BUFFER_SIZE, config.EVENT_BUFFER_MAX_BYTES);
   let fanout: BusSubscription | undefined;
   const replay = deps.fanoutBus.capabilities.replay
     ? new StreamReplay({

@@ -2,7 +2,10 @@
  * The built-in HTTP relay (`service: http://host:port` in rest.yaml): forwards the request to
  * another server, with the path rewritten by `url_rewrite` (first prefix replaced by the second),
  * the headers after the endpoint's request transform, session information as extra headers, and
- * the body untouched; the upstream answer comes back as an EventEnvelope.
+ * the body untouched; the upstream answer comes back as an EventEnvelope as soon as its headers
+ * arrive, with the response stream as its body: the body is passed on as it comes, at the pace the
+ * client reads it, and never held whole in memory (a large download or a client that stops reading
+ * would otherwise make the engine hold the entire answer).
  */
 import { Agent as HttpAgent, type IncomingHttpHeaders, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
@@ -55,12 +58,7 @@ export function relay(target: RelayTarget, input: RelayInput): Promise<EventEnve
     const req = send(
       target.origin,
       { method: input.method, path, headers, agent, signal: input.signal },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', reject);
-        res.on('end', () => resolve(toEnvelope(res.statusCode ?? 502, res.headers, Buffer.concat(chunks))));
-      },
+      (res) => resolve(toEnvelope(res.statusCode ?? 502, res.headers, res)),
     );
     req.on('error', (err) => reject(err));
     if (input.body === undefined) req.end();
@@ -69,7 +67,7 @@ export function relay(target: RelayTarget, input: RelayInput): Promise<EventEnve
   });
 }
 
-function toEnvelope(status: number, headers: IncomingHttpHeaders, body: Buffer): EventEnvelope {
+function toEnvelope(status: number, headers: IncomingHttpHeaders, body: Readable): EventEnvelope {
   const envelope = new EventEnvelope().setStatus(status).setBody(body);
   for (const [k, v] of Object.entries(headers)) {
     if (v !== undefined && !hopByHop.has(k) && k !== 'date') envelope.setHeader(k, v);

@@ -8,7 +8,7 @@
  * - an error status (≥ 400) with a text body or none becomes the standard error body.
  */
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import type { Readable } from 'node:stream';
+import { pipeline, type Readable } from 'node:stream';
 import { isEventEnvelope } from '@gatehouse/functions';
 import { contentTypeOf, preferredFormat } from './content-negotiation.ts';
 import { renderError } from './error-renderer.ts';
@@ -104,8 +104,9 @@ function writeStream(
     body.destroy();
     target.res.end();
   } else {
-    body.on('error', () => target.res.destroy());
-    body.pipe(target.res);
+    // Either side failing ends both: a client that goes away stops the source (an upstream relay
+    // is cut off, not left paused), a source that fails cuts the response short.
+    pipeline(body, target.res, () => undefined);
   }
   return status;
 }

@@ -164,7 +164,7 @@ function openStaticFolder(settings: RestSettings, report: ProblemReport): Static
     report.warn(`Static content folder ${folder} not found: no static content`);
     return undefined;
   }
-  return new StaticFolder(folder);
+  return new StaticFolder(folder, settings['static.html.cache-max-bytes']);
 }
 
 function appIdentity(settings: RestSettings, origin: string) {

@@ -29,6 +29,11 @@ export const restSettingsSpec = {
     'folder of static content, `classpath:` or `file:`',
     'classpath:/resources/public',
   ),
+  'static.html.cache-max-bytes': int(
+    'bytes of static file content kept in memory, least recently used out first; larger files are read per request',
+    32 * 1024 * 1024,
+    { min: 0 },
+  ),
   'functions.path': list('folders whose modules are loaded as functions, comma-separated', [
     'classpath:/functions',
   ]),

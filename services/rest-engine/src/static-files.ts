@@ -4,7 +4,9 @@
  * `.html` when such a file exists. Files carry a strong ETag (SHA-256 of the content) and answer
  * 304 to a matching `If-None-Match`; no-cache pages are sent with headers that forbid caching and
  * without ETag. A path that would leave the folder (`..`, encoded or not, or a symbolic link that
- * points outside) is refused as not found. Contents are cached by modification time and size.
+ * points outside) is refused as not found. Contents are cached by modification time and size, the
+ * least recently used going first when their bytes pass `maxCacheBytes`; a file larger than that
+ * budget is read for each request and never cached.
  */
 import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
@@ -25,15 +27,25 @@ interface CacheEntry {
   size: number;
 }
 
-const cacheLimit = 512;
+/** Default budget of the content cache. */
+export const defaultStaticCacheBytes = 32 * 1024 * 1024;
 
 export class StaticFolder {
   readonly root: string;
+  readonly maxCacheBytes: number;
   private realRoot: string | undefined;
+  /** By full path, least recently used first. */
   private readonly cache = new Map<string, CacheEntry>();
+  private heldBytes = 0;
 
-  constructor(root: string) {
+  constructor(root: string, maxCacheBytes = defaultStaticCacheBytes) {
     this.root = root;
+    this.maxCacheBytes = maxCacheBytes;
+  }
+
+  /** Bytes of file content held in the cache. */
+  get cachedBytes(): number {
+    return this.heldBytes;
   }
 
   /** The file for a request path, undefined when there is none or the path is refused. */
@@ -57,14 +69,35 @@ export class StaticFolder {
     }
     if (!stat.isFile()) return undefined;
     const cached = this.cache.get(full);
-    if (cached && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) return cached.file;
+    if (cached && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) {
+      // Moved to the end: the most recently used.
+      this.cache.delete(full);
+      this.cache.set(full, cached);
+      return cached.file;
+    }
     if (!(await this.inside(full))) return undefined;
     const body = await fs.readFile(full);
     const etag = `"${createHash('sha256').update(body).digest('hex')}"`;
     const file: StaticFile = { relative, contentType: mimeTypeOf(relative), etag, body };
-    if (this.cache.size >= cacheLimit) this.cache.clear();
-    this.cache.set(full, { file, mtimeMs: stat.mtimeMs, size: stat.size });
+    this.remember(full, { file, mtimeMs: stat.mtimeMs, size: stat.size });
     return file;
+  }
+
+  private remember(full: string, entry: CacheEntry): void {
+    const old = this.cache.get(full);
+    if (old) {
+      this.cache.delete(full);
+      this.heldBytes -= old.file.body.length;
+    }
+    const bytes = entry.file.body.length;
+    if (bytes > this.maxCacheBytes) return;
+    for (const [path, oldest] of this.cache) {
+      if (this.heldBytes + bytes <= this.maxCacheBytes) break;
+      this.cache.delete(path);
+      this.heldBytes -= oldest.file.body.length;
+    }
+    this.cache.set(full, entry);
+    this.heldBytes += bytes;
   }
 
   /** Symbolic links may not lead out of the folder. */

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { MiB, mib, settledMemory } from '@gatehouse/testkit';
 import { compilePathPatterns, isValidPathPattern } from '../src/path-pattern.ts';
 import { etagMatches, StaticFolder, safeSegments } from '../src/static-files.ts';
 
@@ -59,5 +60,41 @@ describe('static files', () => {
     assert.ok(isValidPathPattern('*.js'));
     assert.ok(!isValidPathPattern('*a*'));
     assert.ok(!isValidPathPattern('/a/**'));
+  });
+});
+
+describe('static file cache under many distinct files', () => {
+  it('holds at most its byte budget through 400 distinct files of 256 KiB', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'big-site-'));
+    const content = Buffer.alloc(256 * 1024, 'x');
+    for (let i = 0; i < 400; i++) writeFileSync(join(root, `f${i}.txt`), content);
+    const maxBytes = 8 * MiB;
+    const folder = new StaticFolder(root, maxBytes);
+    const before = await settledMemory();
+    for (let i = 0; i < 400; i++) assert.ok(await folder.find(`/f${i}.txt`));
+    const after = await settledMemory();
+    const grown = after.external - before.external;
+    console.log(
+      `static cache after 400 files of 256 KiB: ${mib(folder.cachedBytes)} cached, external +${mib(grown)}`,
+    );
+    assert.ok(folder.cachedBytes <= maxBytes);
+    assert.ok(grown < maxBytes + MiB, `external memory grew by ${mib(grown)}`);
+    rmSync(root, { recursive: true });
+  });
+
+  it('keeps the recently used files and never caches one over the budget', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'lru-site-'));
+    for (const name of ['a', 'b', 'c']) writeFileSync(join(root, `${name}.txt`), Buffer.alloc(1000, name));
+    writeFileSync(join(root, 'huge.txt'), Buffer.alloc(5000, 'h'));
+    const folder = new StaticFolder(root, 2500);
+    const a = await folder.find('/a.txt');
+    await folder.find('/b.txt');
+    assert.equal(await folder.find('/a.txt'), a, 'a is served from the cache');
+    await folder.find('/c.txt');
+    assert.equal(folder.cachedBytes, 2000);
+    assert.equal(await folder.find('/a.txt'), a, 'a was used last and stayed; b went');
+    assert.equal((await folder.find('/huge.txt'))?.body.length, 5000);
+    assert.equal(folder.cachedBytes, 2000, 'the file over the budget is served but not cached');
+    rmSync(root, { recursive: true });
   });
 });

@@ -25,6 +25,8 @@ import { type ConnectRequest, fromParams } from '../connect-request.ts';
 import type { OutgoingEvent } from '../gateway-events.ts';
 import { refusalOf, type ResolvedSubscriptions } from '../subscription-request.ts';
 import { socketIoPreflight } from './cors.ts';
+import { EngineOutput } from './engine-output.ts';
+import { socketIoFrameOf } from './socketio-frame.ts';
 import type { TransportContext } from './transport-context.ts';
 
 export const SOCKETIO_PATH = '/_gw/v1/socket.io/';
@@ -40,22 +42,26 @@ class SocketIoConnection implements Connection {
   readonly id: string;
   readonly token: string;
   private readonly socket: Socket;
+  private readonly output: EngineOutput;
 
-  constructor(id: string, token: string, socket: Socket) {
+  constructor(id: string, token: string, socket: Socket, maxBuffered: number) {
     this.id = id;
     this.token = token;
     this.socket = socket;
+    this.output = new EngineOutput(socket.conn, maxBuffered);
   }
 
   send(e: OutgoingEvent): void {
-    if (e.position === undefined) this.socket.emit(e.type, JSON.parse(e.json));
-    else this.socket.emit(e.type, JSON.parse(e.json), e.position);
+    const frame = socketIoFrameOf(e);
+    if (!this.output.accepts(frame.bytes)) this.close('slow_consumer');
+    else this.socket.conn.write(frame.packet, frame.options);
   }
 
   close(reason: CloseReason): void {
     // A server disconnect is final for the socket.io client; a transport close makes it reconnect
     // (with its recovery offset), which is what a stopping replica wants of it.
-    if (reason === 'shutdown' || reason === 'unavailable') this.socket.conn.close();
+    if (reason === 'slow_consumer') this.output.destroy();
+    else if (reason === 'shutdown' || reason === 'unavailable') this.socket.conn.close();
     else this.socket.disconnect(true);
   }
 }
@@ -106,7 +112,7 @@ export function createSocketIoTransport(ctx: TransportContext) {
   io.on('connection', (socket) => {
     const { request, resolved } = socket.data as SocketData;
     const id = newConnectionId();
-    const conn = new SocketIoConnection(id, ctx.tokens.issue(id), socket);
+    const conn = new SocketIoConnection(id, ctx.tokens.issue(id), socket, ctx.maxBufferedBytes);
     conn.sessionId = resolved.sessionId;
     socket.onAny(() => socket.disconnect(true));
     socket.on('disconnect', () => ctx.hub.remove(conn));

@@ -53,7 +53,10 @@ class SseConnection implements Connection {
   }
 
   close(reason: CloseReason): void {
-    if (!this.res.writableEnded) {
+    // A slow consumer is not reading: ending would wait behind what it never reads, keeping those
+    // bytes (up to MAX_BUFFERED_BYTES) resident for as long as the client keeps the socket open.
+    if (reason === 'slow_consumer') this.res.destroy();
+    else if (!this.res.writableEnded) {
       const comeBack = reason === 'shutdown' || reason === 'unavailable';
       if (comeBack && !this.res.destroyed) this.res.end(`retry: ${this.retryMs()}\n\n`);
       else this.res.end();
