@@ -96,6 +96,25 @@ export function masterNodes(client: RedisClient): Redis[] {
   return client instanceof Redis ? [client] : client.nodes('master');
 }
 
+/**
+ * Every key matching the SCAN `pattern` on every master (a cluster spreads its keys over them), each
+ * once (SCAN may return a key twice when the keyspace is resized meanwhile).
+ */
+export async function scanKeys(client: RedisClient, pattern: string): Promise<string[]> {
+  const found = new Set<string>();
+  const masters = masterNodes(client);
+  if (masters.length === 0) throw new Error('no redis node is known yet');
+  for (const node of masters) {
+    let cursor = '0';
+    do {
+      const [next, batch] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      for (const k of batch) found.add(k);
+    } while (cursor !== '0');
+  }
+  return [...found];
+}
+
 /** Resolves once `client` can take commands; rejects after `timeoutMs` or when it gave up. */
 export function whenReady(client: RedisClient, timeoutMs: number): Promise<void> {
   if (client.status === 'ready') return Promise.resolve();
