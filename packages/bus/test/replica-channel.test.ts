@@ -3,7 +3,7 @@
  * nothing a request names makes a key, and replicas that start and stop (or die) leave no keys.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, beforeEach, describe, it } from 'node:test';
 import { createLogger } from '@gatehouse/service-kit';
 import {
   closeConnection,
@@ -20,14 +20,22 @@ const logger = createLogger({ name: 'replica-channel-test', level: 'silent' });
 
 for (const { name, url, cluster } of redisDeployments) {
   describe(`${name} replica channel`, () => {
-    const keyPrefix = `${uniqueName('control')}:`;
+    /** Each test's keys are its own. */
+    let keyPrefix: string;
     let redis: RedisClient;
 
     /** One replica's own connections, as a process has them. */
-    async function replica(id: string, registryTtlSeconds = 15) {
+    async function replica(id: string, registryTtlSeconds = 15, maxLength?: number) {
       const bus = await RedisBus.connect({ url, cluster, keyPrefix });
       const store = await RedisStore.connect({ url, cluster, namespace: keyPrefix });
-      const channel = new ReplicaChannel({ bus, replica: id, logger, store, registryTtlSeconds });
+      const channel = new ReplicaChannel({
+        bus,
+        replica: id,
+        logger,
+        store,
+        registryTtlSeconds,
+        ...(maxLength === undefined ? {} : { maxLength }),
+      });
       await channel.start((body) => ({ echo: body, by: id }));
       return {
         channel,
@@ -49,6 +57,9 @@ for (const { name, url, cluster } of redisDeployments) {
     before(async () => {
       redis = openRedisConnection({ url, cluster }, 'replica-channel-test');
       await whenReady(redis, 10_000);
+    });
+    beforeEach(() => {
+      keyPrefix = `${uniqueName('control')}:`;
     });
     after(() => closeConnection(redis));
 
@@ -78,6 +89,41 @@ for (const { name, url, cluster } of redisDeployments) {
         assert.equal(found.length, 3, `a's stream, live key and the streams list: ${found}`);
       } finally {
         await a.stop();
+      }
+    });
+
+    it('answers at once for a replica that died, before its stream is reaped', async () => {
+      const a = await replica('a');
+      await (await replica('dies', 1)).crash();
+      try {
+        await waitFor(async () => (await redis.exists(`${keyPrefix}replicas:gw.control.live:dies`)) === 0, {
+          what: 'the registry entry to expire',
+        });
+        const started = Date.now();
+        assert.equal(await a.channel.request('dies', 'hi', 2000), undefined);
+        assert.ok(Date.now() - started < 500, `answered without waiting (${Date.now() - started} ms)`);
+        assert.equal(await redis.xlen(`${keyPrefix}gw.control.dies`), 0, 'nothing sent to it');
+      } finally {
+        await a.stop();
+        // No live replica stayed long enough to reap it.
+        await redis.del(`${keyPrefix}gw.control.dies`);
+        await redis.del(`${keyPrefix}replicas:gw.control.streams`);
+      }
+    });
+
+    it("keeps a replica's stream short", async () => {
+      const a = await replica('a');
+      const b = await replica('b', 15, 10);
+      try {
+        // Ten at a time, which a's reader keeps up with: none is trimmed away before it is read.
+        for (let batch = 0; batch < 30; batch++)
+          await Promise.all(Array.from({ length: 10 }, (_, i) => b.channel.request('a', i, 2000)));
+        // MAXLEN ~ trims whole macro nodes (stream-node-max-entries, 100 by default).
+        const length = await redis.xlen(`${keyPrefix}gw.control.a`);
+        assert.ok(length <= 110, `about 10 requests kept, found ${length}`);
+      } finally {
+        await a.stop();
+        await b.stop();
       }
     });
 

@@ -115,8 +115,24 @@ export async function scanKeys(client: RedisClient, pattern: string): Promise<st
   return [...found];
 }
 
-/** Resolves once `client` can take commands; rejects after `timeoutMs` or when it gave up. */
-export function whenReady(client: RedisClient, timeoutMs: number): Promise<void> {
+/**
+ * Resolves once `client` can take commands; rejects after `timeoutMs` or when it gave up. A
+ * cluster's connections to its masters are opened first: ioredis opens one on its first command,
+ * and without an offline queue the commands sent to that node meanwhile would fail.
+ */
+export async function whenReady(client: RedisClient, timeoutMs: number): Promise<void> {
+  await clientReady(client, timeoutMs);
+  if (client instanceof Redis) return;
+  await Promise.all(
+    client.nodes('master').map(async (node) => {
+      if (node.status !== 'wait') return;
+      // A master that cannot be reached now fails its commands at once, as any outage does.
+      await node.connect().catch(() => {});
+    }),
+  );
+}
+
+function clientReady(client: RedisClient, timeoutMs: number): Promise<void> {
   if (client.status === 'ready') return Promise.resolve();
   return new Promise((resolve, reject) => {
     const done = (err?: Error) => {
