@@ -22,7 +22,7 @@ for (const { name, url, cluster } of redisDeployments) {
     const flags = () =>
       Promise.all(
         masterNodes(redis).map(
-          async (n) => ((await n.config('GET', 'notify-keyspace-events')) as string[])[1],
+          async (n) => ((await n.config('GET', 'notify-keyspace-events')) as string[])[1] ?? '',
         ),
       );
     const setFlags = (value: string) =>
@@ -82,7 +82,7 @@ for (const { name, url, cluster } of redisDeployments) {
       try {
         await store.watch('', () => {});
         for (const value of await flags()) {
-          assert.ok(value?.includes('E') && value.includes('x'), `E and x added: '${value}'`);
+          assert.ok(value.includes('E') && value.includes('x'), `E and x added: '${value}'`);
           assert.ok(value.includes('K') && value.includes('$'), `the others kept: '${value}'`);
         }
         await store.ping();
