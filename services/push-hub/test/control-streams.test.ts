@@ -86,15 +86,17 @@ for (const { name, url, cluster } of redisDeployments) {
 
     it('answers 410 at once for a token naming a replica that is not there, and makes no key', async () => {
       const tokens = new SignedTokenCodec(tokenSecret, 'connection');
+      const took: number[] = [];
       for (let i = 0; i < 20; i++) {
         const token = tokens.encode({ replica: `ghost-${i}`, id: `c${i}`, expiresAt: Date.now() + 60_000 });
         const started = Date.now();
         const res = await put(hubs[1]!, token);
         assert.equal(res.status, 410, await res.text());
-        assert.ok(Date.now() - started < 1000, `answered without waiting (${Date.now() - started} ms)`);
+        took.push(Date.now() - started);
       }
       const ghosts = (await scanKeys(redis, '*ghost*')).filter((k) => !keysBefore.has(k));
       assert.deepEqual(ghosts, []);
+      assert.ok(Math.max(...took) < 1000, `answered without waiting for a reply (${took} ms)`);
     });
 
     it('writes every key under STORE_KEY_PREFIX', async () => {
