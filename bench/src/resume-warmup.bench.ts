@@ -41,8 +41,9 @@ const history = 10_000;
 const missed = 200;
 const padding = 'x'.repeat(300);
 
-async function busFor(kind: Kind): Promise<Bus> {
-  if (kind === 'redis') return RedisBus.connect({ url: dependencyAddress.redisUrl });
+/** `keyPrefix`: the hubs' STORE_KEY_PREFIX, which their Redis fan-out stream's key starts with. */
+async function busFor(kind: Kind, keyPrefix: string): Promise<Bus> {
+  if (kind === 'redis') return RedisBus.connect({ url: dependencyAddress.redisUrl, keyPrefix });
   if (kind === 'nats') return NatsBus.connect({ servers: dependencyAddress.natsUrl });
   return new KafkaBus({ brokers: dependencyAddress.kafkaBrokers, clientId: 'bench-resume' });
 }
@@ -96,7 +97,7 @@ async function round(kind: Kind, warmUp: boolean): Promise<RoundResult> {
   const run = uniqueName(`bench-resume-${kind}`);
   const settings = env(kind, run, warmUp);
   const topic = settings['FANOUT_TOPIC']!;
-  const bus = await busFor(kind);
+  const bus = await busFor(kind, settings['STORE_KEY_PREFIX']!);
   const opened: SseConnection[] = [];
   const processes: ServiceProcess[] = [];
   try {

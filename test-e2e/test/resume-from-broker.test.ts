@@ -47,13 +47,14 @@ interface Fanout {
   expireAll(topic: string): Promise<void>;
 }
 
-async function fanoutFor(kind: FanoutKind): Promise<Fanout> {
+/** `keyPrefix`: the hubs' STORE_KEY_PREFIX, which their Redis fan-out stream's key starts with. */
+async function fanoutFor(kind: FanoutKind, keyPrefix: string): Promise<Fanout> {
   if (kind === 'redis') {
     return {
-      bus: await RedisBus.connect({ url: dependencyAddress.redisUrl }),
+      bus: await RedisBus.connect({ url: dependencyAddress.redisUrl, keyPrefix }),
       async expireAll(topic) {
         const redis = new Redis(dependencyAddress.redisUrl);
-        await redis.xtrim(topic, 'MAXLEN', 0);
+        await redis.xtrim(keyPrefix + topic, 'MAXLEN', 0);
         redis.disconnect();
       },
     };
@@ -314,7 +315,7 @@ for (const kind of ['kafka', 'redis', 'nats'] as const) {
       const run = uniqueName(`resume-${kind}`);
       const env = hubEnv(kind, run);
       const topic = env['FANOUT_TOPIC']!;
-      const fanout = await fanoutFor(kind);
+      const fanout = await fanoutFor(kind, env['STORE_KEY_PREFIX']!);
       const processes: ServiceProcess[] = [];
       const clients: { close(): void | Promise<void> }[] = [];
       try {

@@ -115,6 +115,7 @@ references follow unless env names them too; the EnvVar lists (extraEnv) come la
 {{- $_ := set $derived "REDIS_CLUSTER" $v.redis.cluster -}}
 {{- $_ := set $derived "STORE" "redis" -}}
 {{- $_ := set $derived "STORE_KEY_PREFIX" $v.redis.keyPrefix -}}
+{{- $_ := set $derived "REDIS_SET_KEYSPACE_EVENTS" $v.redis.setKeyspaceEvents -}}
 {{- $_ := set $derived "FANOUT_BUS" $v.fanoutBus -}}
 {{- $_ := set $derived "CONTROL_BUS" $v.controlBus -}}
 {{- $_ := set $derived "KAFKA_CLIENT_ID" $v.kafka.clientId -}}

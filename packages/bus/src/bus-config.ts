@@ -24,6 +24,10 @@ export const busConfig = {
     'Redis is a Redis Cluster: REDIS_URL names one or more of its nodes, redis://[user:password@]host:port[,host:port…]',
     false,
   ),
+  STORE_KEY_PREFIX: str(
+    'prefix of every key Gatehouse writes, to share a Redis safely (Redis bus streams too)',
+    'gw:',
+  ),
   NATS_SERVERS: list('NATS servers nats://host:port,… (empty: NATS is off)'),
   KINESIS_ENDPOINT: optionalStr('Kinesis endpoint (an emulator); unset: AWS itself'),
   KINESIS_AWS_REGION: str('Kinesis region', 'eu-west-1'),
@@ -43,7 +47,11 @@ export async function connectBus(
     case 'memory':
       return new MemoryBus();
     case 'redis':
-      return RedisBus.connect({ url: config.REDIS_URL, cluster: config.REDIS_CLUSTER });
+      return RedisBus.connect({
+        url: config.REDIS_URL,
+        cluster: config.REDIS_CLUSTER,
+        keyPrefix: config.STORE_KEY_PREFIX,
+      });
     case 'nats':
       if (config.NATS_SERVERS.length === 0) throw new Error('NATS_SERVERS must be set to use NATS');
       return NatsBus.connect({ servers: config.NATS_SERVERS, name: config.KAFKA_CLIENT_ID });

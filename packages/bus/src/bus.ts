@@ -45,6 +45,19 @@ export interface Message {
 
 export type MessageHandler = (message: Message) => void | Promise<void>;
 
+export interface PublishOptions {
+  /**
+   * Keep about this many messages in the topic (Redis: XADD MAXLEN ~ instead of the bus's
+   * retention; memory: exactly). Kafka, NATS and Kinesis keep their configured retention.
+   */
+  maxLength?: number;
+  /**
+   * Reject with TopicMissingError instead of creating the topic (Redis: XADD NOMKSTREAM; memory).
+   * Kafka, NATS and Kinesis cannot tell a topic created on first publish and ignore it.
+   */
+  onlyIfTopicExists?: boolean;
+}
+
 export interface SubscribeOptions {
   /** Join this consumer group; without it the subscriber is a broadcast subscriber. */
   group?: string;
@@ -87,7 +100,7 @@ export interface Bus {
   /** Adapter name for logs and metrics: memory, kafka, redis, nats, kinesis. */
   readonly kind: string;
   readonly capabilities: BusCapabilities;
-  publish(topic: string, message: OutgoingMessage): Promise<Position>;
+  publish(topic: string, message: OutgoingMessage, options?: PublishOptions): Promise<Position>;
   /** Resolves once the subscription is live. */
   subscribe(topic: string, handler: MessageHandler, options?: SubscribeOptions): Promise<Subscription>;
   /**
@@ -96,6 +109,13 @@ export interface Bus {
    * position. Positions of different partitions are ordered by partition, which means nothing more.
    */
   comparePositions(a: Position, b: Position): number;
+  /**
+   * Creates the topic, empty, unless it exists (then it is left as it is). Adapters whose topics
+   * are created on first publish (Redis, memory) have it; for the others a topic is made apart.
+   */
+  createTopic?(topic: string): Promise<void>;
+  /** Removes the topic and every message it holds; nothing happens when it does not exist. */
+  deleteTopic?(topic: string): Promise<void>;
   /** Resolves when the broker answers; used for readiness. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -134,6 +154,17 @@ export class BusUnavailableError extends BusError {
   override readonly name: string = 'BusUnavailableError';
   readonly unavailable = true as const;
   readonly dependency = 'bus';
+}
+
+/** A publish with `onlyIfTopicExists` found no such topic: nothing was stored, nothing created. */
+export class TopicMissingError extends BusError {
+  override readonly name: string = 'TopicMissingError';
+  readonly topic: string;
+
+  constructor(topic: string) {
+    super(`topic ${topic} does not exist`);
+    this.topic = topic;
+  }
 }
 
 /**

@@ -6,3 +6,4 @@ export * from './kinesis-bus.ts';
 export * from './redis-bus.ts';
 export * from './bus-config.ts';
 export * from './replica-channel.ts';
+export * from './replica-registry.ts';

@@ -11,8 +11,10 @@ import {
   type OutgoingMessage,
   type Position,
   PositionUnavailableError,
+  type PublishOptions,
   type SubscribeOptions,
   type Subscription,
+  TopicMissingError,
   toBuffer,
 } from './bus.ts';
 
@@ -57,8 +59,9 @@ export class MemoryBus implements Bus {
     this.retention = options.retention ?? 10_000;
   }
 
-  async publish(topicName: string, out: OutgoingMessage): Promise<Position> {
+  async publish(topicName: string, out: OutgoingMessage, options: PublishOptions = {}): Promise<Position> {
     if (this.closed) throw new BusError('memory bus is closed');
+    if (options.onlyIfTopicExists && !this.topics.has(topicName)) throw new TopicMissingError(topicName);
     const topic = this.topic(topicName);
     const message: Message = {
       topic: topicName,
@@ -68,7 +71,8 @@ export class MemoryBus implements Bus {
       position: String(topic.nextSeq++),
     };
     topic.history.push(message);
-    if (topic.history.length > this.retention) topic.history.shift();
+    const keep = Math.min(options.maxLength ?? this.retention, this.retention);
+    while (topic.history.length > keep) topic.history.shift();
     for (const sub of topic.broadcast) deliver(sub, message);
     for (const group of topic.groups.values()) {
       if (group.members.length === 0) continue;
@@ -123,6 +127,17 @@ export class MemoryBus implements Bus {
         await sub.queue;
       },
     };
+  }
+
+  async createTopic(topicName: string): Promise<void> {
+    if (this.closed) throw new BusError('memory bus is closed');
+    this.topic(topicName);
+  }
+
+  /** Forgets the topic; its subscribers hear nothing more, as on a Redis stream deleted under them. */
+  async deleteTopic(topicName: string): Promise<void> {
+    if (this.closed) throw new BusError('memory bus is closed');
+    this.topics.delete(topicName);
   }
 
   /** Drops every message of the topic up to and including `through`, as retention would. */

@@ -15,14 +15,14 @@ export class BroadcastReader extends StreamReader {
   }
 
   protected async readOnce(): Promise<void> {
-    const { connection, topic, blockMs, batchSize } = this.setup;
+    const { connection, key, blockMs, batchSize } = this.setup;
     const reply = await connection.xreadBuffer(
       'COUNT',
       batchSize,
       'BLOCK',
       blockMs,
       'STREAMS',
-      topic,
+      key,
       this.lastId,
     );
     const entries = (reply?.[0]?.[1] ?? []) as StreamEntry[];

@@ -11,6 +11,9 @@
  * where they were once it is back: streams and groups survive a restart when Redis persists them
  * (AOF or snapshots).
  *
+ * Every stream key is `keyPrefix` + topic (STORE_KEY_PREFIX in the services), so that Gatehouse
+ * shares a Redis safely: messages still name the topic without it.
+ *
  * On a Redis Cluster (`cluster: true`) a stream lives on the node of its key's slot; every command
  * names one stream, so no key needs a hash tag, and each reader's Cluster connection follows its
  * stream to whichever master holds it.
@@ -24,8 +27,10 @@ import {
   type MessageHandler,
   type OutgoingMessage,
   type Position,
+  type PublishOptions,
   type SubscribeOptions,
   type Subscription,
+  TopicMissingError,
 } from './bus.ts';
 import { BroadcastReader } from './redis-broadcast-reader.ts';
 import { broadcastStart, compareStreamIds } from './redis-broadcast-start.ts';
@@ -44,6 +49,8 @@ import { toStreamFields } from './redis-stream-entry.ts';
 import type { ReaderSetup, StreamReader } from './redis-stream-reader.ts';
 
 export interface RedisBusOptions extends RedisConnectionOptions {
+  /** Prepended to every stream key (STORE_KEY_PREFIX); default none. */
+  keyPrefix?: string;
   /** Entries kept per stream, approximately (XADD MAXLEN ~); default 100,000. */
   retention?: number;
   /** Prefix of consumer names in groups; default `<hostname>-<pid>-<random>`. */
@@ -99,15 +106,48 @@ export class RedisBus implements Bus {
     return bus;
   }
 
-  async publish(topic: string, message: OutgoingMessage): Promise<Position> {
+  async publish(topic: string, message: OutgoingMessage, options: PublishOptions = {}): Promise<Position> {
     this.assertOpen();
-    const retention = String(this.options.retention ?? 100_000);
+    const retention = String(options.maxLength ?? this.options.retention ?? 100_000);
+    const create = options.onlyIfTopicExists ? ['NOMKSTREAM'] : [];
+    let id: string | null;
     try {
-      const id = await this.client.xadd(topic, 'MAXLEN', '~', retention, '*', ...toStreamFields(message));
-      return id!;
+      const fields = toStreamFields(message);
+      id = await this.client.xadd(this.key(topic), ...create, 'MAXLEN', '~', retention, '*', ...fields);
     } catch (err) {
       const Failure = isRedisOutage(err) ? BusUnavailableError : BusError;
       throw new Failure(`redis publish to ${topic} failed: ${(err as Error).message}`, { cause: err });
+    }
+    // Only NOMKSTREAM answers nil: the stream was not there, and still is not.
+    if (id === null) throw new TopicMissingError(topic);
+    return id;
+  }
+
+  /** XGROUP CREATE … MKSTREAM makes an empty stream without touching an existing one's entries. */
+  async createTopic(topic: string): Promise<void> {
+    this.assertOpen();
+    const key = this.key(topic);
+    const probe = 'gatehouse-create';
+    try {
+      try {
+        await this.client.xgroup('CREATE', key, probe, '$', 'MKSTREAM');
+      } catch (err) {
+        if (!/BUSYGROUP/.test((err as Error).message)) throw err;
+      }
+      await this.client.xgroup('DESTROY', key, probe);
+    } catch (err) {
+      const Failure = isRedisOutage(err) ? BusUnavailableError : BusError;
+      throw new Failure(`redis create of ${topic} failed: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  async deleteTopic(topic: string): Promise<void> {
+    this.assertOpen();
+    try {
+      await this.client.unlink(this.key(topic));
+    } catch (err) {
+      const Failure = isRedisOutage(err) ? BusUnavailableError : BusError;
+      throw new Failure(`redis delete of ${topic} failed: ${(err as Error).message}`, { cause: err });
     }
   }
 
@@ -121,7 +161,7 @@ export class RedisBus implements Bus {
       throw new BusError('a group subscription cannot start from a position');
     try {
       if (options.group !== undefined) {
-        await createGroup(this.client, topic, options.group, '$');
+        await createGroup(this.client, this.key(topic), options.group, '$');
         const setup = await this.readerSetup(topic, handler, options);
         return this.track(
           new GroupReader(setup, {
@@ -131,7 +171,7 @@ export class RedisBus implements Bus {
           }),
         );
       }
-      const start = await broadcastStart(this.client, topic, options);
+      const start = await broadcastStart(this.client, this.key(topic), options);
       const setup = await this.readerSetup(topic, handler, options);
       return this.track(new BroadcastReader(setup, start.startAfter), start.liveAfter);
     } catch (err) {
@@ -180,6 +220,7 @@ export class RedisBus implements Bus {
     }
     return {
       topic,
+      key: this.key(topic),
       commands: this.client,
       connection,
       handler,
@@ -203,6 +244,10 @@ export class RedisBus implements Bus {
         await reader.close();
       },
     };
+  }
+
+  private key(topic: string): string {
+    return (this.options.keyPrefix ?? '') + topic;
   }
 
   private assertOpen(): void {

@@ -46,29 +46,24 @@ export class GroupReader extends StreamReader {
       if (!String((err as Error).message).startsWith('NOGROUP')) throw err;
       // The stream or the group was deleted (or lost with an unpersisted Redis): set it up again
       // where this member left off, or at the end when it has handled nothing yet.
-      await createGroup(
-        this.setup.commands,
-        this.setup.topic,
-        this.membership.group,
-        this.lastHandled ?? '$',
-      );
+      await createGroup(this.setup.commands, this.setup.key, this.membership.group, this.lastHandled ?? '$');
     }
   }
 
   protected override async afterStop(): Promise<void> {
-    const { commands, topic } = this.setup;
+    const { commands, key } = this.setup;
     const { group, consumer } = this.membership;
     try {
       // A consumer that holds nothing is forgotten; one that does stays until its entries are claimed.
-      const pending = await commands.xpending(topic, group, '-', '+', 1, consumer);
-      if (pending.length === 0) await commands.xgroup('DELCONSUMER', topic, group, consumer);
+      const pending = await commands.xpending(key, group, '-', '+', 1, consumer);
+      if (pending.length === 0) await commands.xgroup('DELCONSUMER', key, group, consumer);
     } catch {
       // Redis unreachable: the idle consumer stays listed, which harms nobody.
     }
   }
 
   private async readNew(): Promise<void> {
-    const { connection, topic, blockMs, batchSize } = this.setup;
+    const { connection, key, blockMs, batchSize } = this.setup;
     const { group, consumer } = this.membership;
     const reply = await connection.xreadgroupBuffer(
       'GROUP',
@@ -79,19 +74,19 @@ export class GroupReader extends StreamReader {
       'BLOCK',
       blockMs,
       'STREAMS',
-      topic,
+      key,
       '>',
     );
     await this.handleAndAck((reply?.[0]?.[1] ?? []) as StreamEntry[]);
   }
 
   private async claimAbandoned(): Promise<void> {
-    const { connection, topic, batchSize } = this.setup;
+    const { connection, key, batchSize } = this.setup;
     const { group, consumer, claimIdleMs } = this.membership;
     let cursor = '0-0';
     do {
       // ioredis has no Buffer variant of XAUTOCLAIM; values must stay bytes.
-      const args = [topic, group, consumer, claimIdleMs, cursor, 'COUNT', batchSize];
+      const args = [key, group, consumer, claimIdleMs, cursor, 'COUNT', batchSize];
       const [next, entries] = (await connection.callBuffer('XAUTOCLAIM', args)) as [Buffer, StreamEntry[]];
       await this.handleAndAck(entries);
       cursor = next.toString();
@@ -102,18 +97,18 @@ export class GroupReader extends StreamReader {
     if (entries.length === 0) return;
     const { left } = await this.handle(entries, true);
     const handled = entries.slice(0, entries.length - left.length);
-    const { commands, topic } = this.setup;
+    const { commands, key } = this.setup;
     const { group, consumer, claimIdleMs } = this.membership;
     if (handled.length > 0) {
       // An ack that fails leaves the entries pending: they are claimed again later (at least once).
-      await commands.xack(topic, group, ...handled.map(([id]) => id));
+      await commands.xack(key, group, ...handled.map(([id]) => id));
       this.lastHandled = handled.at(-1)![0].toString();
     }
     if (left.length > 0) {
       // Redis has no "nack": claiming them for this member with an idle time already at the
       // take-over threshold lets the next claim round of any member (this one too) have them.
       const ids = left.map(([id]) => id.toString());
-      await commands.call('XCLAIM', topic, group, consumer, 0, ...ids, 'IDLE', claimIdleMs, 'JUSTID');
+      await commands.call('XCLAIM', key, group, consumer, 0, ...ids, 'IDLE', claimIdleMs, 'JUSTID');
       // This member goes on too: its own next claim round comes soon, not after claimIdleMs / 2.
       this.nextClaimAt = Math.min(this.nextClaimAt, Date.now() + REDELIVERY_DELAY_MS);
     }

@@ -9,7 +9,10 @@ import { closeConnection, nodeForKey, type RedisClient } from '@gatehouse/store'
 import { fromStreamEntry, type StreamEntry } from './redis-stream-entry.ts';
 
 export interface ReaderSetup {
+  /** The topic, as messages name it. */
   topic: string;
+  /** The stream's key in Redis (the bus's key prefix + the topic). */
+  key: string;
   /** The bus's shared connection, for commands that must not wait behind a blocked read. */
   commands: RedisClient;
   /** This reader's own connection. */
@@ -129,7 +132,7 @@ export abstract class StreamReader implements Subscription {
    * the node that holds the stream (ids are per node).
    */
   private async connectionId(): Promise<number> {
-    const node = nodeForKey(this.setup.connection, this.setup.topic);
+    const node = nodeForKey(this.setup.connection, this.setup.key);
     if (!node) throw new BusError('the redis cluster has not told which node holds the stream yet');
     this.node = `${node.options.host}:${node.options.port}`;
     return (await node.client('ID')) as number;
@@ -168,7 +171,7 @@ export abstract class StreamReader implements Subscription {
     let ended = false;
     void this.loop.then(() => (ended = true));
     while (!ended && Date.now() < deadline && commands.status === 'ready') {
-      const node = nodeForKey(commands, this.setup.topic);
+      const node = nodeForKey(commands, this.setup.key);
       // On a cluster, only the node the read runs on knows its client id.
       const same = node && `${node.options.host}:${node.options.port}` === this.node;
       if (this.clientId !== undefined && same) await node.client('UNBLOCK', this.clientId).catch(() => {});

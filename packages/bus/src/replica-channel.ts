@@ -1,11 +1,24 @@
 /**
  * Requests addressed to one replica (the hub holding a connection, the proxy holding a request) over
  * the control bus: each replica listens on `<prefix><its id>`; a request carries the asker's id so
- * the answer comes back on the asker's topic. An unanswered request resolves undefined after the time-out (replica gone).
+ * the answer comes back on the asker's topic. An unanswered request resolves undefined after the
+ * time-out (replica gone).
+ *
+ * The replica ids come from connection tokens and correlation ids, that is from the public edge,
+ * so no request may make a topic (a Redis stream key) for a replica that is not there:
+ * - only a replica live in the registry (replica-registry.ts, in the shared store) is sent
+ *   requests; any other is answered "gone" at once, without touching the bus;
+ * - requests and replies are published only to a topic that exists (Redis NOMKSTREAM), so one that
+ *   races with its replica's leaving is dropped instead of making the stream again;
+ * - each topic keeps about `maxLength` messages (they are stale after the request time-out);
+ * - a replica deletes its topic when it stops, and a live one deletes the topics of replicas that
+ *   died without stopping, once their registry entry has expired.
  */
 import { randomUUID } from 'node:crypto';
-import { type Bus, BusUnavailableError, type Subscription } from './bus.ts';
 import type { Logger } from '@gatehouse/service-kit';
+import type { Store } from '@gatehouse/store';
+import { type Bus, BusUnavailableError, type Subscription, TopicMissingError } from './bus.ts';
+import { ReplicaRegistry } from './replica-registry.ts';
 
 interface Envelope {
   kind: 'request' | 'reply';
@@ -16,24 +29,51 @@ interface Envelope {
 
 export type RequestHandler = (body: unknown) => Promise<unknown> | unknown;
 
+export interface ReplicaChannelOptions {
+  bus: Bus;
+  /** This replica's id. */
+  replica: string;
+  logger: Logger;
+  /** Holds the registry of live replicas; shared by every replica of the channel. */
+  store: Store;
+  /** Topic prefix of the channel (default `gw.control.`). */
+  prefix?: string;
+  /** A replica not heard from for this long is taken for dead (default 15 s). */
+  registryTtlSeconds?: number;
+  /** Messages kept per replica's topic, approximately (default 1000). */
+  maxLength?: number;
+}
+
 export class ReplicaChannel {
   private readonly pending = new Map<string, (body: unknown) => void>();
   private subscription: Subscription | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private beating: Promise<void> = Promise.resolve();
   private readonly bus: Bus;
   private readonly replica: string;
   private readonly prefix: string;
   private readonly logger: Logger;
+  private readonly registry: ReplicaRegistry;
+  private readonly maxLength: number;
 
-  constructor(bus: Bus, replica: string, logger: Logger, prefix = 'gw.control.') {
-    this.bus = bus;
-    this.replica = replica;
-    this.logger = logger;
-    this.prefix = prefix;
+  constructor(options: ReplicaChannelOptions) {
+    this.bus = options.bus;
+    this.replica = options.replica;
+    this.logger = options.logger;
+    this.prefix = options.prefix ?? 'gw.control.';
+    this.maxLength = options.maxLength ?? 1000;
+    this.registry = new ReplicaRegistry({
+      store: options.store,
+      channel: this.prefix,
+      ttlSeconds: options.registryTtlSeconds ?? 15,
+    });
   }
 
+  /** Joins the registry, makes this replica's topic and listens on it; then beats every third of the TTL. */
   async start(handle: RequestHandler): Promise<void> {
+    await this.join();
     this.subscription = await this.bus.subscribe(
-      this.prefix + this.replica,
+      this.topic(this.replica),
       async (m) => {
         const env = JSON.parse(m.value.toString()) as Envelope;
         if (env.kind === 'reply') {
@@ -42,18 +82,30 @@ export class ReplicaChannel {
         }
         const body = await handle(env.body);
         const reply: Envelope = { kind: 'reply', id: env.id, from: this.replica, body };
-        await this.bus.publish(this.prefix + env.from, { value: JSON.stringify(reply) });
+        try {
+          await this.send(env.from, reply);
+        } catch (err) {
+          // The asker left meanwhile: its answer has nowhere to go.
+          if (!(err instanceof TopicMissingError)) throw err;
+        }
       },
       { onError: (err) => this.logger.warn({ err }, 'control message failed') },
     );
+    const everyMs = (this.registry.ttlSeconds * 1000) / 3;
+    this.heartbeat = setInterval(() => {
+      this.beating = this.beat();
+    }, everyMs);
+    this.heartbeat.unref();
   }
 
   /**
-   * Resolves with the reply, or undefined when none came in time (the replica is gone). Rejects
-   * when the bus could not take the request: at once on a failed publish, and at the time-out while
-   * the publish is still unanswered (a broker that hangs is as unreachable as one that refuses).
+   * Resolves with the reply, or undefined when the replica is not live or no reply came in time
+   * (the replica is gone). Rejects when the store or the bus could not take the request: at once
+   * on a failed look-up or publish, and at the time-out while the publish is still unanswered (a
+   * broker that hangs is as unreachable as one that refuses).
    */
   async request(replica: string, body: unknown, timeoutMs: number): Promise<unknown> {
+    if (replica !== this.replica && !(await this.registry.isLive(replica))) return undefined;
     const id = randomUUID();
     const env: Envelope = { kind: 'request', id, from: this.replica, body };
     let published = false;
@@ -68,20 +120,68 @@ export class ReplicaChannel {
         this.pending.delete(id);
         resolve(reply);
       });
-      this.bus.publish(this.prefix + replica, { value: JSON.stringify(env) }).then(
+      this.send(replica, env).then(
         () => {
           published = true;
         },
         (err) => {
           clearTimeout(timer);
           this.pending.delete(id);
-          reject(err);
+          // Its topic went away after the look-up: it left.
+          if (err instanceof TopicMissingError) resolve(undefined);
+          else reject(err);
         },
       );
     });
   }
 
+  /** Leaves the registry, then deletes this replica's topic (a live replica does it later if this fails). */
   async close(): Promise<void> {
-    await this.subscription?.close();
+    clearInterval(this.heartbeat);
+    await this.beating;
+    const subscription = this.subscription;
+    this.subscription = undefined;
+    if (!subscription) return;
+    await subscription.close();
+    try {
+      await this.registry.leave(this.replica);
+      await this.bus.deleteTopic?.(this.topic(this.replica));
+      await this.registry.forget(this.replica);
+    } catch (err) {
+      this.logger.warn({ err }, 'could not remove this replica from the control channel; a live one will');
+    }
+  }
+
+  private async join(): Promise<void> {
+    await this.registry.join(this.replica);
+    await this.bus.createTopic?.(this.topic(this.replica));
+  }
+
+  /** Stays live (joining again after being taken for dead) and deletes what dead replicas left. */
+  private async beat(): Promise<void> {
+    try {
+      await this.join();
+      for (const dead of await this.registry.dead()) {
+        // Looked at again just before: it may have come back since the listing.
+        if (await this.registry.isLive(dead)) continue;
+        await this.bus.deleteTopic?.(this.topic(dead));
+        await this.registry.forget(dead);
+        this.logger.info({ replica: dead }, 'deleted the control topic of a replica that is gone');
+      }
+    } catch (err) {
+      this.logger.warn({ err }, 'control channel heartbeat failed');
+    }
+  }
+
+  private send(replica: string, env: Envelope): Promise<unknown> {
+    return this.bus.publish(
+      this.topic(replica),
+      { value: JSON.stringify(env) },
+      { onlyIfTopicExists: true, maxLength: this.maxLength },
+    );
+  }
+
+  private topic(replica: string): string {
+    return this.prefix + replica;
   }
 }

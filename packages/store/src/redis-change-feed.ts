@@ -15,9 +15,12 @@
  * after the start calls it too (expiries there may have gone unheard).
  *
  * Expiry notifications need `notify-keyspace-events` to contain `E` and `x` (or `A`) on every node
- * that holds keys. The feed adds those flags with CONFIG SET when it starts and whenever a node
- * (re)connects; managed Redis usually refuses CONFIG, so there the parameter must be set in the
- * service's configuration, or 'expire' changes are never heard.
+ * that holds keys. The feed reads the parameter (CONFIG GET) when it starts and whenever a node
+ * (re)connects. It changes it (CONFIG SET, adding only the missing flags) only when allowed to
+ * (`setKeyspaceEvents`): a shared Redis's configuration is its operator's. Otherwise a node without
+ * the flags is a `problem`, which fails readiness (RedisStore.ping) with a message saying what to
+ * set, until a later look finds them. A server that refuses CONFIG GET too (managed Redis often
+ * does) cannot be checked: that is said once, and its parameter group must have the flags.
  */
 import { Cluster, type Redis } from 'ioredis';
 import {
@@ -27,7 +30,8 @@ import {
   type RedisClient,
   whenReady,
 } from './redis-connection.ts';
-import { StoreUnavailableError } from './store.ts';
+import { isRedisOutage } from './redis-outage.ts';
+import { StoreError, StoreUnavailableError } from './store.ts';
 
 export interface ChangeFeedOptions {
   /** The store's commands connection: its settings, and the cluster's masters. */
@@ -35,6 +39,8 @@ export interface ChangeFeedOptions {
   changeChannel: string;
   expiredChannel: string;
   connectTimeoutMs: number;
+  /** May CONFIG SET add the flags expiry notifications need (else the server must have them). */
+  setKeyspaceEvents: boolean;
   hear(channel: string, message: string): void;
   /** The feed listens again after it was cut off: changes meanwhile went unheard. */
   resync(): void;
@@ -55,6 +61,10 @@ export class RedisChangeFeed {
   /** By master `host:port`; one entry, `standalone`, on a single server. */
   private readonly listeners = new Map<string, Listener>();
   private readonly onRefresh = () => this.followMasters();
+  /** Nodes (`host:port`) whose notify-keyspace-events lacks flags the feed needs, and why. */
+  private readonly missingFlags = new Map<string, string>();
+  /** Nodes that refused CONFIG GET, said once each. */
+  private readonly unchecked = new Set<string>();
   private started = false;
   private closed = false;
 
@@ -108,19 +118,53 @@ export class RedisChangeFeed {
     await Promise.all(masterNodes(this.options.client).map((node) => this.enableOn(node)));
   }
 
+  /** Why expiry changes may go unheard (a node lacks the flags), or undefined when all is well. */
+  get problem(): string | undefined {
+    const [first] = this.missingFlags.values();
+    return first;
+  }
+
   private async enableOn(node: Redis): Promise<void> {
+    const address = `${node.options.host}:${node.options.port}`;
+    let flags: string;
     try {
-      const [, flags = ''] = (await node.config('GET', 'notify-keyspace-events')) as string[];
-      const missing = (flags.includes('E') ? '' : 'E') + (/[xA]/.test(flags) ? '' : 'x');
-      if (missing) await node.config('SET', 'notify-keyspace-events', flags + missing);
+      [, flags = ''] = (await node.config('GET', 'notify-keyspace-events')) as string[];
     } catch (err) {
-      // Managed Redis refuses CONFIG; the parameter then has to be set there (see the file comment).
-      this.options.onError(
-        new StoreUnavailableError(`cannot enable expiry notifications: ${(err as Error).message}`, {
-          cause: err,
-        }),
-      );
+      if (isRedisOutage(err)) return; // Looked at again when the node is back.
+      // Managed Redis refuses CONFIG: its parameter group must have the flags (file comment).
+      if (!this.unchecked.has(address)) {
+        this.unchecked.add(address);
+        this.options.onError(
+          new StoreError(
+            `cannot read notify-keyspace-events on redis ${address} (${(err as Error).message}); ` +
+              "it must contain 'E' and 'x', or expired keys go unnoticed",
+            { cause: err },
+          ),
+        );
+      }
+      return;
     }
+    const missing = (flags.includes('E') ? '' : 'E') + (/[xA]/.test(flags) ? '' : 'x');
+    if (missing && this.options.setKeyspaceEvents) {
+      try {
+        await node.config('SET', 'notify-keyspace-events', flags + missing);
+        this.missingFlags.delete(address);
+      } catch (err) {
+        this.noteMissing(address, flags, `CONFIG SET was refused: ${(err as Error).message}`);
+      }
+      return;
+    }
+    if (missing) this.noteMissing(address, flags, 'REDIS_SET_KEYSPACE_EVENTS is off');
+    else this.missingFlags.delete(address);
+  }
+
+  private noteMissing(address: string, flags: string, why: string): void {
+    const problem =
+      `redis ${address} has notify-keyspace-events '${flags}', without 'E' and 'x' the store needs ` +
+      `to hear expired keys (${why}): set notify-keyspace-events Ex in its configuration, or let ` +
+      'Gatehouse set it with REDIS_SET_KEYSPACE_EVENTS=true';
+    if (!this.missingFlags.has(address)) this.options.onError(new StoreError(problem));
+    this.missingFlags.set(address, problem);
   }
 
   /** A subscriber to one master of the cluster, which (unlike the cluster's own) reconnects. */
@@ -165,6 +209,7 @@ export class RedisChangeFeed {
     for (const [address, listener] of this.listeners) {
       if (masters.has(address)) continue;
       this.listeners.delete(address);
+      this.missingFlags.delete(address);
       changesLost ||= listener.channels.includes(this.options.changeChannel);
       void closeConnection(listener.connection);
     }

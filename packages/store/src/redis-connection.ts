@@ -96,8 +96,43 @@ export function masterNodes(client: RedisClient): Redis[] {
   return client instanceof Redis ? [client] : client.nodes('master');
 }
 
-/** Resolves once `client` can take commands; rejects after `timeoutMs` or when it gave up. */
-export function whenReady(client: RedisClient, timeoutMs: number): Promise<void> {
+/**
+ * Every key matching the SCAN `pattern` on every master (a cluster spreads its keys over them), each
+ * once (SCAN may return a key twice when the keyspace is resized meanwhile).
+ */
+export async function scanKeys(client: RedisClient, pattern: string): Promise<string[]> {
+  const found = new Set<string>();
+  const masters = masterNodes(client);
+  if (masters.length === 0) throw new Error('no redis node is known yet');
+  for (const node of masters) {
+    let cursor = '0';
+    do {
+      const [next, batch] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      for (const k of batch) found.add(k);
+    } while (cursor !== '0');
+  }
+  return [...found];
+}
+
+/**
+ * Resolves once `client` can take commands; rejects after `timeoutMs` or when it gave up. A
+ * cluster's connections to its masters are opened first: ioredis opens one on its first command,
+ * and without an offline queue the commands sent to that node meanwhile would fail.
+ */
+export async function whenReady(client: RedisClient, timeoutMs: number): Promise<void> {
+  await clientReady(client, timeoutMs);
+  if (client instanceof Redis) return;
+  await Promise.all(
+    client.nodes('master').map(async (node) => {
+      if (node.status !== 'wait') return;
+      // A master that cannot be reached now fails its commands at once, as any outage does.
+      await node.connect().catch(() => {});
+    }),
+  );
+}
+
+function clientReady(client: RedisClient, timeoutMs: number): Promise<void> {
   if (client.status === 'ready') return Promise.resolve();
   return new Promise((resolve, reject) => {
     const done = (err?: Error) => {

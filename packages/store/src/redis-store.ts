@@ -6,10 +6,9 @@
  * Change notifications travel two ways (redis-change-feed.ts):
  * - sets and deletes are published explicitly on the channel `gatehouse:store:changes@<db>`;
  * - expiries come from Redis keyspace notifications on `__keyevent@<db>__:expired`. They need
- *   `notify-keyspace-events` to contain `E` and `x` (or `A`). The store adds those flags with
- *   CONFIG SET when it starts watching; managed Redis (ElastiCache, Memorystore …) usually refuses
- *   CONFIG, so there the parameter must be set in the service's configuration, or 'expire' changes
- *   are never heard.
+ *   `notify-keyspace-events` to contain `E` and `x` (or `A`). The server's configuration must have
+ *   them; the store adds them with CONFIG SET only when `setKeyspaceEvents` allows it. Once it
+ *   watches, ping() (readiness) fails while a node lacks them, saying what to set.
  * Increments are not announced: they are counters (rate limits), not shared state.
  *
  * Redis Cluster (`cluster: true`): every script and command touches exactly one key, so each runs
@@ -21,9 +20,9 @@ import { Redis } from 'ioredis';
 import { RedisChangeFeed } from './redis-change-feed.ts';
 import {
   closeConnection,
-  masterNodes,
   openRedisConnection,
   type RedisClient,
+  scanKeys,
   type RedisConnectionOptions,
   whenReady,
   withTimeout,
@@ -37,6 +36,11 @@ export interface RedisStoreOptions extends RedisConnectionOptions {
   namespace?: string;
   /** How long ping() waits for PONG (default 1000 ms). */
   pingTimeoutMs?: number;
+  /**
+   * May add the flags expiry notifications need to the server's notify-keyspace-events with
+   * CONFIG SET (default false: never changes the server's configuration).
+   */
+  setKeyspaceEvents?: boolean;
   /** How long connect() waits for the first connection (default 10 s). */
   connectTimeoutMs?: number;
   /** Hears what nobody awaits: connection errors and watch listeners that throw. */
@@ -266,19 +270,8 @@ export class RedisStore implements Store {
   keys(prefix: string): Promise<string[]> {
     return this.run('SCAN', async () => {
       const pattern = `${escapeGlob(this.namespace + prefix)}*`;
-      const found = new Set<string>();
-      const masters = masterNodes(this.client);
-      if (masters.length === 0) throw new StoreError('no redis node is known yet');
-      for (const node of masters) {
-        let cursor = '0';
-        do {
-          const [next, batch] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-          cursor = next;
-          // SCAN may return a key twice when the keyspace is resized meanwhile.
-          for (const k of batch) found.add(k.slice(this.namespace.length));
-        } while (cursor !== '0');
-      }
-      return [...found];
+      const found = await scanKeys(this.client, pattern);
+      return found.map((k) => k.slice(this.namespace.length));
     });
   }
 
@@ -294,9 +287,19 @@ export class RedisStore implements Store {
     return async () => void this.watchers.delete(watcher);
   }
 
+  /**
+   * Resolves when Redis answers and, once watching, every node has the keyspace notifications the
+   * watch needs (looked at again here while one lacked them, so readiness comes back once fixed).
+   */
   ping(): Promise<void> {
     const timeoutMs = this.options.pingTimeoutMs ?? 1000;
-    return this.run('PING', async () => void (await withTimeout(this.client.ping(), timeoutMs, 'PING')));
+    return this.run('PING', async () => {
+      await withTimeout(this.client.ping(), timeoutMs, 'PING');
+      if (this.feed?.problem === undefined) return;
+      await this.feed.enableExpiryEvents();
+      const problem = this.feed.problem;
+      if (problem !== undefined) throw new StoreError(problem);
+    });
   }
 
   async close(): Promise<void> {
@@ -314,6 +317,7 @@ export class RedisStore implements Store {
       changeChannel: this.changeChannel,
       expiredChannel: this.expiredChannel,
       connectTimeoutMs: this.options.connectTimeoutMs ?? 10_000,
+      setKeyspaceEvents: this.options.setKeyspaceEvents ?? false,
       hear: (channel, message) => this.hear(channel, message),
       resync: () => this.resync(),
       onError: (err) => this.options.onError?.(err),

@@ -11,7 +11,14 @@ export const storeConfig = {
     'Redis is a Redis Cluster: REDIS_URL names one or more of its nodes, redis://[user:password@]host:port[,host:port…]',
     false,
   ),
-  STORE_KEY_PREFIX: str('prefix of every key Gatehouse writes, to share a Redis safely', 'gw:'),
+  STORE_KEY_PREFIX: str(
+    'prefix of every key Gatehouse writes, to share a Redis safely (Redis bus streams too)',
+    'gw:',
+  ),
+  REDIS_SET_KEYSPACE_EVENTS: bool(
+    "let Gatehouse add 'Ex' to the Redis server's notify-keyspace-events with CONFIG SET (off: the server must have them, or readiness fails)",
+    false,
+  ),
 };
 
 export async function connectStore(config: ConfigOf<typeof storeConfig>): Promise<Store> {
@@ -20,5 +27,6 @@ export async function connectStore(config: ConfigOf<typeof storeConfig>): Promis
     url: config.REDIS_URL,
     cluster: config.REDIS_CLUSTER,
     namespace: config.STORE_KEY_PREFIX,
+    setKeyspaceEvents: config.REDIS_SET_KEYSPACE_EVENTS,
   });
 }

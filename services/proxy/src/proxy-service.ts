@@ -67,7 +67,12 @@ export function createProxy(config: ConfigOf<typeof proxyConfig>, deps: ProxyDep
   });
   const pending = new PendingResponses(deps.auth.correlationIds, deps.replica);
   const metrics = new ProxyMetrics(deps.registry, () => pending.size);
-  const router = new ResponseRouter(pending, deps.controlBus, logger, config.PROXY_CONTROL_TIMEOUT);
+  const router = new ResponseRouter(pending, {
+    controlBus: deps.controlBus,
+    store: deps.store,
+    logger,
+    timeoutMs: config.PROXY_CONTROL_TIMEOUT,
+  });
   const forwarder = new HttpForwarder({
     connectionsPerOrigin: config.PROXY_MAX_CONNECTIONS_PER_TARGET,
     connectTimeoutMs: config.PROXY_CONNECT_TIMEOUT,

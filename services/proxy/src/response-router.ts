@@ -6,6 +6,7 @@
 import type { Bus } from '@gatehouse/bus';
 import { ReplicaChannel } from '@gatehouse/bus';
 import type { Logger } from '@gatehouse/service-kit';
+import type { Store } from '@gatehouse/store';
 import type { CorrelatedResponse, PendingResponses } from './pending-responses.ts';
 
 export type DeliveryResult = 'delivered' | 'forged' | 'not_waiting';
@@ -23,10 +24,19 @@ export class ResponseRouter {
   private readonly channel: ReplicaChannel;
   private readonly timeoutMs: number;
 
-  constructor(pending: PendingResponses, controlBus: Bus, logger: Logger, timeoutMs: number) {
+  constructor(
+    pending: PendingResponses,
+    options: { controlBus: Bus; store: Store; logger: Logger; timeoutMs: number },
+  ) {
     this.pending = pending;
-    this.timeoutMs = timeoutMs;
-    this.channel = new ReplicaChannel(controlBus, pending.replicaId, logger, 'gw.proxy.');
+    this.timeoutMs = options.timeoutMs;
+    this.channel = new ReplicaChannel({
+      bus: options.controlBus,
+      replica: pending.replicaId,
+      logger: options.logger,
+      store: options.store,
+      prefix: 'gw.proxy.',
+    });
   }
 
   start(): Promise<void> {

@@ -119,7 +119,12 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     sessionTtlSeconds: Math.ceil(config.LONGPOLL_SESSION_TTL / 1000),
     maxQueued: config.LONGPOLL_QUEUE_SIZE,
   });
-  const channel = new ReplicaChannel(deps.controlBus, deps.replica, logger);
+  const channel = new ReplicaChannel({
+    bus: deps.controlBus,
+    replica: deps.replica,
+    logger,
+    store: deps.store,
+  });
 
   /** Long-poll connections live in the store; the others only on the replica that holds them. */
   async function applyChange(replica: string, change: SubscriptionChange): Promise<boolean> {
