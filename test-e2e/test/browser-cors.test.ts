@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { type EmbeddedGateway, startEmbeddedGateway } from '@gatehouse/embedded';
+import { type EmbeddedGateway, ephemeralGatewaySettings, startEmbeddedGateway } from '@gatehouse/embedded';
 import { type Browser, chromium, type Page } from 'playwright-core';
 
 const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -39,11 +39,7 @@ async function startPageServer(): Promise<{ server: Server; origin: string }> {
 
 async function startGateway(env: Record<string, string>): Promise<EmbeddedGateway> {
   return startEmbeddedGateway({
-    INBOUND_PORT: '0',
-    API_PORT: '0',
-    REST_SERVER_PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'silent',
+    ...ephemeralGatewaySettings,
     LONGPOLL_TIMEOUT: '500ms',
     ...env,
   });

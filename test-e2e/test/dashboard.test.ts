@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { type EmbeddedGateway, startEmbeddedGateway } from '@gatehouse/embedded';
+import { type EmbeddedGateway, ephemeralGatewaySettings, startEmbeddedGateway } from '@gatehouse/embedded';
 import { openSse, waitFor } from '@gatehouse/testkit';
 import { type Browser, chromium } from 'playwright-core';
 
@@ -15,11 +15,7 @@ describe('live dashboard', () => {
   let browser: Browser;
   before(async () => {
     gw = await startEmbeddedGateway({
-      INBOUND_PORT: '0',
-      API_PORT: '0',
-      REST_SERVER_PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'silent',
+      ...ephemeralGatewaySettings,
     });
     browser = await chromium.launch({
       executablePath: chromiumPath,
