@@ -2,8 +2,6 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
   ConfigError,
-  createLogger,
-  createRegistry,
   type GatewayService,
   Health,
   InternalApiAuth,
@@ -11,8 +9,8 @@ import {
   loadConfig,
   type RunningHost,
   sendJson,
-  startHost,
 } from '../src/index.ts';
+import { startTestHost } from './test-host.ts';
 
 const token = 'an-internal-api-token-for-tests';
 
@@ -30,14 +28,9 @@ async function host(auth: InternalApiAuth | undefined): Promise<RunningHost> {
   health.addCheck('store', () => {
     throw new Error('redis at 10.1.2.3:6379 refused the connection');
   });
-  return startHost({
-    services: [service],
-    logger: createLogger({ name: 'test', level: 'silent' }),
-    registry: createRegistry(),
+  return startTestHost({
     health,
-    host: '127.0.0.1',
-    apiPort: 0,
-    drainTimeoutMs: 1000,
+    services: [service],
     internalApiAuth: auth,
   });
 }

@@ -6,14 +6,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import {
-  createLogger,
-  createRegistry,
-  Health,
-  internalApiDocumentPath,
-  type RunningHost,
-  startHost,
-} from '../src/index.ts';
+import { internalApiDocumentPath, type RunningHost } from '../src/index.ts';
+import { startTestHost } from './test-host.ts';
 
 const shipped = readFileSync(new URL('../src/internal-api.openapi.json', import.meta.url), 'utf8');
 
@@ -21,15 +15,7 @@ describe('service host: the internal API document', () => {
   let host: RunningHost;
   let api: string;
   before(async () => {
-    host = await startHost({
-      services: [],
-      logger: createLogger({ name: 'test', level: 'silent' }),
-      registry: createRegistry(),
-      health: new Health(),
-      host: '127.0.0.1',
-      apiPort: 0,
-      drainTimeoutMs: 1000,
-    });
+    host = await startTestHost();
     api = `http://127.0.0.1:${host.apiPort}`;
   });
   after(() => host?.stop());
@@ -55,15 +41,8 @@ describe('service host: the internal API document', () => {
   });
 
   it('is not on the public edge', async () => {
-    const edge = await startHost({
-      services: [],
-      logger: createLogger({ name: 'test', level: 'silent' }),
-      registry: createRegistry(),
-      health: new Health(),
-      host: '127.0.0.1',
+    const edge = await startTestHost({
       publicPort: 0,
-      apiPort: 0,
-      drainTimeoutMs: 1000,
     });
     try {
       assert.equal((await fetch(`http://127.0.0.1:${edge.publicPort}/swagger.json`)).status, 404);

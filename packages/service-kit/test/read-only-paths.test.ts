@@ -6,20 +6,14 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { createLogger, createRegistry, Health, type RunningHost, startHost } from '../src/index.ts';
+import type { RunningHost } from '../src/index.ts';
+import { startTestHost } from './test-host.ts';
 
 describe('service host: read-only paths', () => {
   let host: RunningHost;
   before(async () => {
-    host = await startHost({
-      services: [],
-      logger: createLogger({ name: 'test', level: 'silent' }),
-      registry: createRegistry(),
-      health: new Health(),
-      host: '127.0.0.1',
+    host = await startTestHost({
       publicPort: 0,
-      apiPort: 0,
-      drainTimeoutMs: 1000,
     });
   });
   after(() => host?.stop());

@@ -6,15 +6,12 @@ import { after, before, describe, it } from 'node:test';
 import { selfSignedCertificate } from '@gatehouse/testkit';
 import {
   ConfigError,
-  createLogger,
-  createRegistry,
   type GatewayService,
-  Health,
   type RunningHost,
   sendJson,
-  startHost,
   tlsSettingsFrom,
 } from '../src/index.ts';
+import { startTestHost } from './test-host.ts';
 
 const { certFile, keyFile } = selfSignedCertificate();
 let host: RunningHost;
@@ -37,16 +34,10 @@ describe('service host: HTTPS and HTTP/2 on the public edge', () => {
       HTTPS_KEYFILE_PASS: undefined,
       INBOUND_HTTPS_PORT: 0,
     });
-    host = await startHost({
+    host = await startTestHost({
       services: [service],
-      logger: createLogger({ name: 'test', level: 'silent' }),
-      registry: createRegistry(),
-      health: new Health(),
-      host: '127.0.0.1',
       publicPort: 0,
-      apiPort: 0,
       tls,
-      drainTimeoutMs: 1000,
     });
   });
   after(() => host?.stop());
