@@ -190,6 +190,28 @@ describe('kafka bus specifics', () => {
     await gsub.close();
   });
 
+  it('connects, publishes and consumes without handing a timer a negative delay (Node 24 warns)', async () => {
+    const negative: string[] = [];
+    const onWarning = (w: Error) => void (w.name === 'TimeoutNegativeWarning' && negative.push(w.message));
+    process.on('warning', onWarning);
+    try {
+      const fresh = await createBus();
+      const topic = await newTopic(1);
+      const got: string[] = [];
+      const sub = await fresh.subscribe(topic, (m) => void got.push(m.value.toString()), {
+        group: uniqueName('group'),
+      });
+      await fresh.publish(topic, { value: 'one' });
+      await waitFor(() => got.length === 1, { what: 'the message' });
+      await sub.close();
+      await fresh.close();
+      await sleep(50); // warnings are emitted on a later tick
+    } finally {
+      process.off('warning', onWarning);
+    }
+    assert.deepEqual(negative, []);
+  });
+
   it('answers ping and leaves an existing topic alone', async () => {
     await bus.ping();
     const topic = await newTopic(3);
