@@ -263,6 +263,16 @@ describe('Helm release in a real Kubernetes cluster, checked from outside', () =
       const back = clients.flatMap((c) => c.record.backAfter);
       const moved = clients.filter((c) => c.record.backAfter.length > 0).length;
       const lost = lostNow();
+      // Seen once (19 lost, one 503): say which clients missed what, to tell a lost stretch from scattered events.
+      for (const [i, c] of clients.entries()) {
+        const missing = expectedOf(i).filter((n) => !c.record.seen.has(n));
+        if (missing.length === 0) continue;
+        say(
+          `client ${i} (${i % 2 === 0 ? 'SSE' : 'WebSocket'}) missed ${missing.join(',')}; refusals ` +
+            `${c.record.refusals.join(',') || 'none'}, streams ended ${c.record.backAfter.length}, ` +
+            `first position ${c.record.start}`,
+        );
+      }
       say(
         `kubectl rollout restart push-hub (${clientCount} clients through the edge, ${last} events at ~20/s): ` +
           `rolled in ${rolledIn}; lost ${lost}, duplicated ${duplicated}, refused ${refusals.length} ` +
