@@ -229,14 +229,25 @@ export class KafkaBus implements Bus {
    */
   async ensureTopic(topic: string, partitions?: number): Promise<boolean> {
     this.assertOpen();
-    try {
-      const admin = await this.connectedAdmin();
-      return await admin.createTopics({
-        topics: [{ topic, numPartitions: partitions ?? -1 }],
-        waitForLeaders: true,
-      });
-    } catch (err) {
-      throw new BusError(`cannot create topic ${topic}: ${errorMessage(err)}`, { cause: err });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const admin = await this.connectedAdmin();
+        const created = await admin.createTopics({
+          topics: [{ topic, numPartitions: partitions ?? -1 }],
+          waitForLeaders: true,
+        });
+        // A retry follows only a create that went through (see below).
+        return created || attempt > 1;
+      } catch (err) {
+        // Right after a create the broker may not list the topic yet, and kafkajs' wait for its
+        // leaders fails with UNKNOWN_TOPIC_OR_PARTITION instead of waiting (seen at pod start in a
+        // cluster: the proxy's start-up failed and its pod restarted). Ask again a little later.
+        if (attempt < maxTopicAttempts && kafkaErrorType(err) === 'UNKNOWN_TOPIC_OR_PARTITION') {
+          await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+          continue;
+        }
+        throw new BusError(`cannot create topic ${topic}: ${errorMessage(err)}`, { cause: err });
+      }
     }
   }
 
@@ -348,6 +359,14 @@ function refusedByKafka(err: unknown): boolean {
     if (k.name === 'KafkaJSProtocolError' && k.retriable === false) return true;
   }
   return false;
+}
+
+const maxTopicAttempts = 6;
+
+/** The Kafka protocol error's name kafkajs gives (`type`), or undefined for any other error. */
+function kafkaErrorType(err: unknown): string | undefined {
+  const type = (err as { type?: unknown } | undefined)?.type;
+  return typeof type === 'string' ? type : undefined;
 }
 
 function errorMessage(err: unknown): string {

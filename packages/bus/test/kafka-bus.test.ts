@@ -212,6 +212,20 @@ describe('kafka bus specifics', () => {
     assert.deepEqual(negative, []);
   });
 
+  it('creates a topic that several replicas ensure at once, each call resolving', async () => {
+    const buses = await Promise.all(Array.from({ length: 4 }, () => createBus()));
+    try {
+      for (let round = 0; round < 5; round++) {
+        const topic = uniqueName('contended');
+        const created = await Promise.all(buses.map((b) => b.ensureTopic(topic, 2)));
+        assert.ok(created.includes(true), `one call created ${topic}: ${created}`);
+        assert.equal(await bus.ensureTopic(topic, 2), false, 'it exists afterwards');
+      }
+    } finally {
+      await Promise.all(buses.map((b) => b.close()));
+    }
+  });
+
   it('answers ping and leaves an existing topic alone', async () => {
     await bus.ping();
     const topic = await newTopic(3);
