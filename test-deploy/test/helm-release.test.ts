@@ -128,7 +128,18 @@ describe('Helm release in a real Kubernetes cluster, checked from outside', () =
   });
 
   it('runs every component from the image as a non-root user, each pod Ready through its probes', async () => {
-    const pods = await cluster.pods(instance);
+    // With autoscaling on, the publisher's Deployment starts at 1 replica and its HPA scales it to
+    // minReplicas (2) just after install: that pod may still be starting. Wait for it (a restart
+    // still fails below).
+    let pods = await cluster.pods(instance);
+    await waitFor(
+      async () => {
+        pods = await cluster.pods(instance);
+        const publishers = pods.filter((p) => p.component === 'publisher').length;
+        return publishers >= 2 && pods.every((p) => p.ready || p.restarts > 0);
+      },
+      { timeoutMs: 60_000, intervalMs: 500, what: 'every pod ready, the publisher at its HPA minimum' },
+    ).catch(() => {});
     for (const component of components) {
       const mine = pods.filter((p) => p.component === component);
       // The publisher's replicas are the HPA's to set (the next test); the others start with 2.
