@@ -13,9 +13,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { type EmbeddedGateway, ephemeralGatewaySettings, startEmbeddedGateway } from '@gatehouse/embedded';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../src/headless-chromium.ts';
 
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 // The browser bundle is not among the package's exports: found from its main module.
 const socketIoMain = createRequire(import.meta.url).resolve('socket.io-client');
 const socketIoClient = readFileSync(
@@ -46,16 +46,7 @@ async function startGateway(env: Record<string, string>): Promise<EmbeddedGatewa
 }
 
 async function launch(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: chromiumPath,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-sync',
-    ],
-  });
+  return launchChromium();
 }
 
 /** A fresh page (its own browser context, so no cookies are shared) of the given origin. */

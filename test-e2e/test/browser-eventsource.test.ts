@@ -7,10 +7,9 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../src/headless-chromium.ts';
 import { type EventTopology, postEvent, startEventTopology } from '../src/event-topology.ts';
-
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 describe('browser EventSource', () => {
   let t: EventTopology;
@@ -20,18 +19,7 @@ describe('browser EventSource', () => {
 
   before(async () => {
     t = await startEventTopology();
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
     // The page comes from another origin than the hub, as in real deployments (CORS applies).
     page = createServer((_, res) => {
       res.writeHead(200, { 'content-type': 'text/html' });

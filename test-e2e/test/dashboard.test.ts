@@ -6,9 +6,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type EmbeddedGateway, ephemeralGatewaySettings, startEmbeddedGateway } from '@gatehouse/embedded';
 import { openSse, waitFor } from '@gatehouse/testkit';
-import { type Browser, chromium } from 'playwright-core';
-
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../src/headless-chromium.ts';
 
 describe('live dashboard', () => {
   let gw: EmbeddedGateway;
@@ -17,16 +16,7 @@ describe('live dashboard', () => {
     gw = await startEmbeddedGateway({
       ...ephemeralGatewaySettings,
     });
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

@@ -1,0 +1,23 @@
+/**
+ * Debian's Chromium, headless, for the browser tests (CHROMIUM_PATH overrides the path): no
+ * sandbox (tests run as root), and none of the background traffic a desktop browser makes, so it
+ * talks only to the loopback servers a test starts.
+ */
+import { type Browser, chromium } from 'playwright-core';
+
+const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: chromiumPath,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
