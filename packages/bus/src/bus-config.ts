@@ -2,7 +2,7 @@
  * Choosing and connecting a bus from environment settings, the same way in every service's main.ts.
  * Broker addresses follow the reference's names (KAFKA_BROKERS, NATS_SERVERS …).
  */
-import type { Store } from '@gatehouse/store';
+import { redisConnectionConfig, type Store } from '@gatehouse/store';
 import { bool, type ConfigOf, list, oneOf, optionalStr, str } from '@gatehouse/service-kit';
 import type { Bus } from './bus.ts';
 import { KafkaBus } from './kafka-bus.ts';
@@ -19,15 +19,7 @@ export const busConfig = {
   KAFKA_CLIENT_ID: str('Kafka client id', 'gatehouse'),
   KAFKA_SSL_ENABLED: bool('connect to Kafka over TLS', false),
   KAFKA_SASL: optionalStr('SASL/PLAIN credentials as plain:<user>:<password>'),
-  REDIS_URL: str('Redis URL for streams, pub/sub and the store', 'redis://127.0.0.1:6379'),
-  REDIS_CLUSTER: bool(
-    'Redis is a Redis Cluster: REDIS_URL names one or more of its nodes, redis://[user:password@]host:port[,host:port…]',
-    false,
-  ),
-  STORE_KEY_PREFIX: str(
-    'prefix of every key Gatehouse writes, to share a Redis safely (Redis bus streams too)',
-    'gw:',
-  ),
+  ...redisConnectionConfig,
   NATS_SERVERS: list('NATS servers nats://host:port,… (empty: NATS is off)'),
   KINESIS_ENDPOINT: optionalStr('Kinesis endpoint (an emulator); unset: AWS itself'),
   KINESIS_AWS_REGION: str('Kinesis region', 'eu-west-1'),

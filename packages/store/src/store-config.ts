@@ -4,8 +4,8 @@ import { MemoryStore } from './memory-store.ts';
 import { RedisStore } from './redis-store.ts';
 import type { Store } from './store.ts';
 
-export const storeConfig = {
-  STORE: oneOf('where shared state lives (memory: this process only)', ['redis', 'memory'] as const, 'redis'),
+/** Where Redis is and how keys are named: shared by the store and the Redis bus. */
+export const redisConnectionConfig = {
   REDIS_URL: str('Redis URL for streams, pub/sub and the store', 'redis://127.0.0.1:6379'),
   REDIS_CLUSTER: bool(
     'Redis is a Redis Cluster: REDIS_URL names one or more of its nodes, redis://[user:password@]host:port[,host:port…]',
@@ -15,6 +15,11 @@ export const storeConfig = {
     'prefix of every key Gatehouse writes, to share a Redis safely (Redis bus streams too)',
     'gw:',
   ),
+};
+
+export const storeConfig = {
+  STORE: oneOf('where shared state lives (memory: this process only)', ['redis', 'memory'] as const, 'redis'),
+  ...redisConnectionConfig,
   REDIS_SET_KEYSPACE_EVENTS: bool(
     "let Gatehouse add 'Ex' to the Redis server's notify-keyspace-events with CONFIG SET (off: the server must have them, or readiness fails)",
     false,
