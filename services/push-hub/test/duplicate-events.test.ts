@@ -8,28 +8,12 @@ import { describe, it } from 'node:test';
 import { MemoryBus } from '@gatehouse/bus';
 import { createRegistry } from '@gatehouse/service-kit';
 import { waitFor } from '@gatehouse/testkit';
-import type { Connection } from '../src/connection.ts';
 import { EventRing, type RingEvent } from '../src/event-ring.ts';
-import type { OutgoingEvent } from '../src/gateway-events.ts';
 import { Hub } from '../src/hub.ts';
 import { HubMetrics } from '../src/hub-metrics.ts';
 import { readStreamEvent } from '../src/stream-event.ts';
 import { StreamReplay } from '../src/stream-replay.ts';
-
-class RecordingConnection implements Connection {
-  readonly transport = 'sse' as const;
-  sessionId: string | undefined;
-  readonly id = crypto.randomUUID();
-  readonly token = 'token';
-  readonly sent: OutgoingEvent[] = [];
-  send(e: OutgoingEvent): void {
-    this.sent.push(e);
-  }
-  close(): void {}
-  ids(): string[] {
-    return this.sent.filter((e) => e.type === 'tick').map((e) => JSON.parse(e.json).id as string);
-  }
-}
+import { RecordingConnection } from './recording-connection.ts';
 
 const json = (id: string, source = 'orders') =>
   JSON.stringify({ specversion: '1.0', id, source, type: 'tick', data: {} });

@@ -8,29 +8,11 @@ import { describe, it } from 'node:test';
 import { MemoryBus } from '@gatehouse/bus';
 import { createRegistry } from '@gatehouse/service-kit';
 import { sleep, waitFor } from '@gatehouse/testkit';
-import type { Connection } from '../src/connection.ts';
 import { EventRing } from '../src/event-ring.ts';
-import type { OutgoingEvent } from '../src/gateway-events.ts';
 import { Hub } from '../src/hub.ts';
 import { HubMetrics } from '../src/hub-metrics.ts';
 import { StreamReplay } from '../src/stream-replay.ts';
-
-class RecordingConnection implements Connection {
-  readonly transport = 'sse' as const;
-  sessionId: string | undefined;
-  readonly id = crypto.randomUUID();
-  readonly token = 'token';
-  readonly sent: OutgoingEvent[] = [];
-  send(e: OutgoingEvent): void {
-    this.sent.push(e);
-  }
-  close(): void {}
-  numbers(): number[] {
-    return this.sent
-      .filter((e) => e.type === 'tick')
-      .map((e) => (JSON.parse(e.json).data as { n: number }).n);
-  }
-}
+import { RecordingConnection } from './recording-connection.ts';
 
 const json = (n: number) =>
   JSON.stringify({ specversion: '1.0', id: `e${n}`, source: 't', type: 'tick', data: { n } });

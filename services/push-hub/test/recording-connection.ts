@@ -1,0 +1,25 @@
+/** A connection that keeps what the hub sends it, for tests that drive the hub directly. */
+import type { Connection } from '../src/connection.ts';
+import type { OutgoingEvent } from '../src/gateway-events.ts';
+
+export class RecordingConnection implements Connection {
+  readonly transport = 'sse' as const;
+  sessionId: string | undefined;
+  readonly id = crypto.randomUUID();
+  readonly token = 'token';
+  readonly sent: OutgoingEvent[] = [];
+  send(e: OutgoingEvent): void {
+    this.sent.push(e);
+  }
+  close(): void {}
+  /** The CloudEvents of type `tick` it got, in order. */
+  ticks(): Array<{ id: string; data: { n?: number } }> {
+    return this.sent.filter((e) => e.type === 'tick').map((e) => JSON.parse(e.json));
+  }
+  ids(): string[] {
+    return this.ticks().map((e) => e.id);
+  }
+  numbers(): number[] {
+    return this.ticks().map((e) => e.data.n as number);
+  }
+}
