@@ -24,11 +24,11 @@ import {
   type ServiceProcess,
   type SseConnection,
   sleep,
-  spawnService,
   uniqueName,
   type WsTestClient,
   waitFor,
 } from '@gatehouse/testkit';
+import { startHub } from '../src/service-processes.ts';
 import { Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { io, type Socket } from 'socket.io-client';
@@ -94,15 +94,6 @@ function hubEnv(kind: FanoutKind, run: string): Record<string, string> {
     }),
   };
 }
-
-const startHub = (name: string, env: Record<string, string>) =>
-  spawnService({
-    entry: 'services/push-hub/src/main.ts',
-    name,
-    publicPort: true,
-    env,
-    readyTimeoutMs: 60_000,
-  });
 
 /** What one client saw: the `n` of every greeting, and how many resyncs. */
 interface Seen {

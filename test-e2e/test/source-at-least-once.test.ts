@@ -30,10 +30,10 @@ import {
   type ServiceProcess,
   type SseConnection,
   sleep,
-  spawnService,
   uniqueName,
   waitFor,
 } from '@gatehouse/testkit';
+import { startHub, startPublisher } from '../src/service-processes.ts';
 
 // kafkajs can leave a reconnect timer behind.
 after(() => exitAfterFileWhenHung());
@@ -151,24 +151,6 @@ function topologyEnv(run: string, source: SourceKind, fanout: FanoutKind, topic:
   };
   return { hub: shared, publisher };
 }
-
-const startPublisher = (name: string, env: Record<string, string>) =>
-  spawnService({
-    entry: 'services/publisher/src/main.ts',
-    name,
-    publicPort: true,
-    env,
-    readyTimeoutMs: 60_000,
-  });
-
-const startHub = (name: string, env: Record<string, string>) =>
-  spawnService({
-    entry: 'services/push-hub/src/main.ts',
-    name,
-    publicPort: true,
-    env,
-    readyTimeoutMs: 60_000,
-  });
 
 /** An SSE client that stays connected (reconnecting with its last id should its stream end). */
 class Client {
