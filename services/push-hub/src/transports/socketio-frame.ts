@@ -7,6 +7,7 @@
  */
 import * as ws from 'ws';
 import type { OutgoingEvent } from '../gateway-events.ts';
+import { oncePerEvent } from './once-per-event.ts';
 
 interface FrameOptions {
   readOnly: boolean;
@@ -47,16 +48,5 @@ function frame(e: OutgoingEvent): SocketIoFrame {
   return { packet, options: { compress: false, wsPreEncodedFrame }, bytes: data.length };
 }
 
-/**
- * The hub hands the same OutgoingEvent object to every matching connection, so the frame is made
- * for the first of them and reused by the others.
- */
-let lastEvent: OutgoingEvent | undefined;
-let lastFrame: SocketIoFrame | undefined;
-export function socketIoFrameOf(e: OutgoingEvent): SocketIoFrame {
-  if (e !== lastEvent || lastFrame === undefined) {
-    lastEvent = e;
-    lastFrame = frame(e);
-  }
-  return lastFrame;
-}
+/** Made for the first connection an event goes to, reused by the others. */
+export const socketIoFrameOf = oncePerEvent(frame);

@@ -13,6 +13,7 @@ import { readConnectRequest } from '../connect-request.ts';
 import type { OutgoingEvent } from '../gateway-events.ts';
 import { SubscriptionRequestError } from '../subscription-request.ts';
 import { connectionPreflight } from './cors.ts';
+import { oncePerEvent } from './once-per-event.ts';
 import type { TransportContext } from './transport-context.ts';
 
 export const SSE_PATH = '/_gw/v1/connection/sse';
@@ -90,19 +91,8 @@ function dataLines(data: string): string {
     .join('');
 }
 
-/**
- * The hub hands the same OutgoingEvent object to every matching connection, so the frame is built
- * once per event rather than once per connection; the first write flattens it, the others reuse it.
- */
-let lastEvent: OutgoingEvent | undefined;
-let lastFrame = '';
-function frameOf(e: OutgoingEvent): string {
-  if (e !== lastEvent) {
-    lastEvent = e;
-    lastFrame = sseFrame(e);
-  }
-  return lastFrame;
-}
+/** The frame is built once per event; the first write flattens it, the others reuse it. */
+const frameOf = oncePerEvent(sseFrame);
 
 export function createSseTransport(ctx: TransportContext) {
   const open = new Set<SseConnection>();

@@ -20,6 +20,7 @@ import { newConnectionId } from '../connection-tokens.ts';
 import { readConnectRequest } from '../connect-request.ts';
 import type { OutgoingEvent } from '../gateway-events.ts';
 import { refusalOf } from '../subscription-request.ts';
+import { oncePerEvent } from './once-per-event.ts';
 import type { TransportContext } from './transport-context.ts';
 
 export const WS_PATH = '/_gw/v1/connection/ws';
@@ -64,28 +65,14 @@ class WsConnection implements Connection {
 const asText = { binary: false };
 
 /**
- * The hub hands the same OutgoingEvent object to every matching connection, so its UTF-8 bytes are
- * made once per event and sent as they are (a string would be measured and encoded per connection).
+ * An event's UTF-8 bytes are made once per event and sent as they are (a string would be measured
+ * and encoded per connection).
  */
-let lastEvent: OutgoingEvent | undefined;
-let lastPayload = Buffer.alloc(0);
-function payloadOf(e: OutgoingEvent): Buffer {
-  if (e !== lastEvent) {
-    lastEvent = e;
-    lastPayload = Buffer.from(e.json);
-  }
-  return lastPayload;
-}
+const payloadOf = oncePerEvent((e) => Buffer.from(e.json));
 
-let lastPositioned: OutgoingEvent | undefined;
-let lastPositionedPayload = Buffer.alloc(0);
+const positionedPayload = oncePerEvent((e) => Buffer.from(withPosition(e.json, e.position!)));
 function positionedPayloadOf(e: OutgoingEvent): Buffer {
-  if (e.position === undefined) return payloadOf(e);
-  if (e !== lastPositioned) {
-    lastPositioned = e;
-    lastPositionedPayload = Buffer.from(withPosition(e.json, e.position));
-  }
-  return lastPositionedPayload;
+  return e.position === undefined ? payloadOf(e) : positionedPayload(e);
 }
 
 /** Adds `"gwposition":…` as the last member of the event's JSON object (a later key wins on parse). */
