@@ -138,6 +138,17 @@ record_host_state() {
   for dir in "${host_dirs[@]}"; do [ ! -e "$dir" ] || echo "$dir"; done >"$run/host-dirs.before"
 }
 
+# A bridge left by a cluster whose processes are gone (a killed run, a machine whose checkout was
+# removed without down) is removed; one whose cluster still runs is another checkout's, left alone.
+clear_stale_bridge() {
+  ip link show "$bridge" >/dev/null 2>&1 || return 0
+  ! pgrep -x 'kubelet|kube-apiserver' >/dev/null ||
+    die "bridge $bridge exists and a cluster runs: another checkout's? (its tools/k8s-local.sh down)"
+  say "removing bridge $bridge left by a cluster that no longer runs"
+  ip link delete "$bridge"
+  while iptables -D FORWARD "${isolation_rule[@]}" 2>/dev/null; do :; done
+}
+
 prepare() {
   local name
   mkdir -p "$run/pids" "$conf" "$logs" "$cache/client"
@@ -148,8 +159,7 @@ prepare() {
   [ ! -e /proc/sys/net/bridge/bridge-nf-call-iptables ] || sysctl -qw net.bridge.bridge-nf-call-iptables=1
   # The bridge exists before the kubelet so its address can be the node IP (the kubelet refuses
   # loopback); the CNI bridge plugin adopts it.
-  ! ip link show "$bridge" >/dev/null 2>&1 ||
-    die "bridge $bridge exists: is another checkout's cluster running? (its tools/k8s-local.sh down, or ip link delete $bridge)"
+  clear_stale_bridge
   ip link add "$bridge" type bridge
   ip addr add "$gateway/${pod_subnet#*/}" dev "$bridge"
   ip link set "$bridge" up
