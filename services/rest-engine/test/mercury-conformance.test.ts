@@ -1,0 +1,206 @@
+/**
+ * Issue 14 items 7-11 over HTTP, against an engine with functions made for the test: unregistered
+ * routes, HEAD lengths, the header set on errors, XML lists and error roots, actuators.
+ */
+import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import { configFolder, freePort, messages, type RunningEngine, startEngine } from './engine-fixture.ts';
+
+const WARN = 40;
+
+const functions = {
+  'functions/hundred.ts': `import { defineFunction } from '@gatehouse/functions';
+export default defineFunction({ route: 'conf.hundred', handleEvent: () => 'x'.repeat(100) });
+`,
+  'functions/hundred-bytes.ts': `import { defineFunction } from '@gatehouse/functions';
+export default defineFunction({ route: 'conf.hundred.bytes', handleEvent: () => Buffer.alloc(100, 1) });
+`,
+  'functions/head-length.ts': `import { defineFunction, EventEnvelope } from '@gatehouse/functions';
+// Mercury's way to answer HEAD: the length of what GET would send, no body computed.
+export default defineFunction({
+  route: 'conf.head.length',
+  handleEvent: (_h, request) =>
+    request.getMethod() === 'HEAD'
+      ? new EventEnvelope().setHeader('content-length', '100')
+      : 'y'.repeat(100),
+});
+`,
+  'functions/conflict.ts': `import { AppException, defineFunction } from '@gatehouse/functions';
+export default defineFunction({ route: 'conf.conflict', handleEvent: () => { throw new AppException(409, 'Already there'); } });
+`,
+  'functions/list.ts': `import { defineFunction } from '@gatehouse/functions';
+export default defineFunction({ route: 'conf.list', handleEvent: () => [{ a: 1 }, { a: 2, b: 'x' }] });
+`,
+  'functions/health.ts': `import { AppException, defineFunction } from '@gatehouse/functions';
+// A health dependency: type=info says what it checks, type=health checks it.
+// GET /api/toggle/{name}/{up} switches a dependency on or off.
+const state = { 'demo.health': true, 'other.health': true };
+export const healthOf = (name) => defineFunction({
+  route: name,
+  handleEvent: (headers) => {
+    if (headers.type === 'info') return { service: name.replace('.health', '.service'), href: 'http://127.0.0.1' };
+    if (headers.type === 'health') {
+      if (!state[name]) throw new AppException(503, name + ' is down');
+      return name + ' is running fine';
+    }
+    throw new AppException(400, 'type must be info or health');
+  },
+});
+export default defineFunction({
+  route: 'conf.toggle',
+  handleEvent: (_h, request) => {
+    state[request.getPathParameter('name')] = request.getPathParameter('up') === 'true';
+    return { ok: true };
+  },
+});
+`,
+  'functions/demo-health.ts': `import { healthOf } from './health.ts';
+export default healthOf('demo.health');
+`,
+  'functions/other-health.ts': `import { healthOf } from './health.ts';
+export default healthOf('other.health');
+`,
+};
+
+const restYaml = `
+rest:
+  - { service: conf.hundred, methods: [GET, HEAD], url: /api/hundred }
+  - { service: conf.hundred.bytes, methods: [GET, HEAD], url: /api/hundred-bytes }
+  - { service: conf.head.length, methods: [GET, HEAD], url: /api/head-length }
+  - { service: conf.conflict, methods: [GET], url: /api/conflict, headers: secure, cors: c1 }
+  - { service: conf.hundred, methods: [GET], url: /api/secure, headers: secure }
+  - { service: conf.list, methods: [GET], url: /api/list }
+  - { service: no.such.function, methods: [GET, POST], url: /api/missing, cors: c1, headers: secure }
+  - { service: conf.hundred, methods: [GET, POST], url: /api/missing-auth, authentication: no.such.auth }
+  - { service: conf.toggle, methods: [GET], url: "/api/toggle/{name}/{up}" }
+  - service: "http://127.0.0.1:\${rest.server.port}"
+    methods: [GET, HEAD]
+    url: /api/relayed/hundred
+    url_rewrite: [/api/relayed, /api]
+cors:
+  - id: c1
+    options: ["Access-Control-Allow-Origin: *"]
+    headers: ["Access-Control-Allow-Origin: *"]
+headers:
+  - id: secure
+    response:
+      add:
+        - "Strict-Transport-Security: max-age=31536000"
+        - "Cache-Control: no-cache, no-store"
+        - "Pragma: no-cache"
+        - "Expires: Thu, 01 Jan 1970 00:00:00 GMT"
+`;
+
+let run: RunningEngine;
+
+before(async () => {
+  const dir = configFolder({
+    'application.yml': 'rest.automation: true\napplication.name: conformance\n',
+    'rest.yaml': restYaml,
+    ...functions,
+  });
+  run = await startEngine({
+    // A fixed port, because the relay endpoint forwards to the engine itself.
+    REST_SERVER_PORT: String(await freePort()),
+    REST_CONFIG_FOLDER: dir,
+    FUNCTIONS_PATH: `${dir}/functions`,
+    MANDATORY_HEALTH_DEPENDENCIES: 'demo.health',
+    OPTIONAL_HEALTH_DEPENDENCIES: 'other.health, no.such.health',
+  });
+});
+after(() => run.stop());
+
+function raw(method: string, path: string, headers: Record<string, string> = {}) {
+  return new Promise<{ status: number; headers: Record<string, unknown>; body: string }>(
+    (resolve, reject) => {
+      const req = httpRequest(`${run.base}${path}`, { method, headers }, (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
+      });
+      req.on('error', reject);
+      req.end();
+    },
+  );
+}
+
+const secureHeaders = {
+  'strict-transport-security': 'max-age=31536000',
+  'cache-control': 'no-cache, no-store',
+  pragma: 'no-cache',
+  expires: 'Thu, 01 Jan 1970 00:00:00 GMT',
+};
+
+function assertSecureHeaders(headers: Headers) {
+  for (const [name, value] of Object.entries(secureHeaders)) assert.equal(headers.get(name), value, name);
+}
+
+describe('an unregistered function or authentication service (issue 14.7)', () => {
+  it('keeps the entry, warns at start and answers 503 Service <route> not reachable', async () => {
+    const warnings = messages(run.logs, WARN).join('\n');
+    assert.match(warnings, /\/api\/missing\).*service no\.such\.function has no function/);
+    assert.match(warnings, /\/api\/missing-auth\).*authentication service no\.such\.auth has no function/);
+    const res = await fetch(`${run.base}/api/missing`);
+    assert.equal(res.status, 503);
+    assert.deepEqual(await res.json(), {
+      message: 'Service no.such.function not reachable',
+      type: 'error',
+      status: 503,
+    });
+    assert.equal(res.headers.get('access-control-allow-origin'), '*');
+    const auth = await fetch(`${run.base}/api/missing-auth`, { method: 'POST', body: '{"a":1}' });
+    assert.equal(auth.status, 503);
+    assert.equal(((await auth.json()) as { message: string }).message, 'Service no.such.auth not reachable');
+  });
+});
+
+describe('HEAD (issue 14.8)', () => {
+  it('carries the length GET would have, with no body', async () => {
+    for (const path of ['/api/hundred', '/api/hundred-bytes', '/api/head-length', '/api/relayed/hundred']) {
+      const get = await raw('GET', path);
+      assert.equal(get.body.length, 100, `GET ${path}`);
+      const head = await raw('HEAD', path);
+      assert.equal(head.status, 200);
+      assert.equal(head.headers['content-length'], '100', `HEAD ${path}`);
+      assert.equal(head.body, '');
+    }
+  });
+});
+
+describe('the endpoint header set on every answer (issue 14.9)', () => {
+  it('is on a success, an AppException error and a 503', async () => {
+    const ok = await fetch(`${run.base}/api/secure`);
+    assert.equal(ok.status, 200);
+    assertSecureHeaders(ok.headers);
+    const conflict = await fetch(`${run.base}/api/conflict`);
+    assert.equal(conflict.status, 409);
+    assert.deepEqual(await conflict.json(), { message: 'Already there', type: 'error', status: 409 });
+    assertSecureHeaders(conflict.headers);
+    assert.equal(conflict.headers.get('access-control-allow-origin'), '*');
+    assert.ok(conflict.headers.get('x-correlation-id'));
+    const missing = await fetch(`${run.base}/api/missing`);
+    assert.equal(missing.status, 503);
+    assertSecureHeaders(missing.headers);
+  });
+});
+
+describe('XML (issue 14.10)', () => {
+  it('renders a list inside a <result> root, one <result> per item', async () => {
+    const res = await fetch(`${run.base}/api/list`, { headers: { accept: 'application/xml' } });
+    assert.equal(res.headers.get('content-type'), 'application/xml');
+    assert.equal(
+      await res.text(),
+      '<?xml version="1.0" encoding="UTF-8"?>\n<result>\n  <result>\n    <a>1</a>\n  </result>\n  <result>\n    <a>2</a>\n    <b>x</b>\n  </result>\n</result>',
+    );
+  });
+
+  it('renders errors with the <root> element', async () => {
+    const res = await fetch(`${run.base}/api/conflict`, { headers: { accept: 'application/xml' } });
+    assert.equal(res.status, 409);
+    assert.equal(
+      await res.text(),
+      '<?xml version="1.0" encoding="UTF-8"?>\n<root>\n  <message>Already there</message>\n  <status>409</status>\n  <type>error</type>\n</root>',
+    );
+  });
+});
