@@ -204,3 +204,96 @@ describe('XML (issue 14.10)', () => {
     );
   });
 });
+
+describe('actuators (issue 14.11)', () => {
+  // biome-ignore lint/suspicious/noExplicitAny: response bodies are read by path in assertions
+  const json = async (path: string, headers: Record<string, string> = {}): Promise<[number, any]> => {
+    const res = await fetch(`${run.base}${path}`, { headers });
+    return [res.status, await res.json()];
+  };
+
+  it('/info carries Mercury fields with personality REST', async () => {
+    const [status, info] = await json('/info');
+    assert.equal(status, 200);
+    assert.equal(info.personality, 'REST');
+    assert.equal(info.app.name, 'conformance');
+    assert.deepEqual(Object.keys(info.memory).sort(), ['free', 'max', 'used']);
+    assert.match(info.memory.max, /^\d{1,3}(,\d{3})*$/);
+    assert.deepEqual(Object.keys(info.time).sort(), ['current', 'start']);
+    assert.match(info.uptime, /^(\d+ (day|hour|minute)s? )*\d+ seconds?$/);
+    assert.equal(typeof info.origin, 'string');
+    const xml = await fetch(`${run.base}/info`, { headers: { accept: 'application/xml' } });
+    assert.equal(xml.headers.get('content-type'), 'application/xml');
+    assert.match(await xml.text(), /^<\?xml[^>]*>\n<result>[\s\S]*<personality>REST<\/personality>/);
+  });
+
+  it('/health lists each dependency; a failing mandatory one is 400 DOWN and /livenessprobe follows', async () => {
+    const [up, body] = await json('/health');
+    assert.equal(up, 200);
+    assert.equal(body.status, 'UP');
+    assert.equal(body.name, 'conformance');
+    assert.deepEqual(body.dependency, [
+      {
+        route: 'other.health',
+        required: false,
+        service: 'other.service',
+        href: 'http://127.0.0.1',
+        status_code: 200,
+        message: 'other.health is running fine',
+      },
+      {
+        route: 'no.such.health',
+        required: false,
+        status_code: 404,
+        message: 'Please check - Route no.such.health not found',
+      },
+      {
+        route: 'demo.health',
+        required: true,
+        service: 'demo.service',
+        href: 'http://127.0.0.1',
+        status_code: 200,
+        message: 'demo.health is running fine',
+      },
+    ]);
+    const live = await fetch(`${run.base}/livenessprobe`);
+    assert.equal(live.status, 200);
+    assert.equal(await live.text(), 'OK');
+
+    // An optional dependency down: still UP.
+    await fetch(`${run.base}/api/toggle/other.health/false`);
+    const [stillUp, partly] = await json('/health');
+    assert.equal(stillUp, 200);
+    assert.equal(partly.dependency[0].status_code, 503);
+    assert.equal(partly.dependency[0].message, 'other.health is down');
+
+    // The mandatory one down: DOWN, and the liveness probe says so until /health is UP again.
+    await fetch(`${run.base}/api/toggle/demo.health/false`);
+    const [down, downBody] = await json('/health');
+    assert.equal(down, 400);
+    assert.equal(downBody.status, 'DOWN');
+    assert.deepEqual(downBody.dependency[2], {
+      route: 'demo.health',
+      required: true,
+      service: 'demo.service',
+      href: 'http://127.0.0.1',
+      status_code: 503,
+      message: 'demo.health is down',
+    });
+    const unhealthy = await fetch(`${run.base}/livenessprobe`);
+    assert.equal(unhealthy.status, 400);
+    assert.equal(unhealthy.headers.get('content-type'), 'text/plain');
+    assert.equal(await unhealthy.text(), "Unhealthy. Please check '/health' endpoint.");
+
+    await fetch(`${run.base}/api/toggle/demo.health/true`);
+    await fetch(`${run.base}/api/toggle/other.health/true`);
+    assert.equal((await json('/health'))[0], 200);
+    assert.equal(await (await fetch(`${run.base}/livenessprobe`)).text(), 'OK');
+  });
+
+  it('warns at start about a health dependency without a function', () => {
+    assert.ok(
+      messages(run.logs, WARN).some((m) => /Health dependency no\.such\.health has no function/.test(m)),
+    );
+  });
+});
