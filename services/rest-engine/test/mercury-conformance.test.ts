@@ -297,3 +297,15 @@ describe('actuators (issue 14.11)', () => {
     );
   });
 });
+
+describe('requests parts read by the well-kept packages (issue 13.3)', () => {
+  it('negotiates Accept by RFC 9110 (negotiator): a media range, and the more specific type on a tie', async () => {
+    for (const accept of ['text/*', '*/*;q=0.9, text/html;q=0.9']) {
+      const res = await fetch(`${run.base}/api/conflict`, { headers: { accept } });
+      assert.equal(res.headers.get('content-type'), 'text/html; charset=utf-8', accept);
+      assert.match(await res.text(), /<h3>HTTP-409<\/h3>/);
+    }
+    const json = await fetch(`${run.base}/api/conflict`, { headers: { accept: 'image/png' } });
+    assert.equal(json.headers.get('content-type'), 'application/json');
+  });
+});
