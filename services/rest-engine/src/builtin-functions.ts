@@ -1,17 +1,11 @@
 /**
  * Functions the engine brings along: the actuator endpoints (`/health`, `/info`, `/livenessprobe`,
- * served unless the user's rest.yaml takes those paths) and the flow adapter, which answers 501
+ * served unless the user's rest.yaml takes those paths; see actuators.ts) and the flow adapter, which answers 501
  * until the flow engine exists.
  */
 import { AppException, defineFunction, type FunctionRegistration } from '@gatehouse/functions';
-
-export interface AppIdentity {
-  name: string;
-  version: string;
-  description: string;
-  /** Id of this engine instance, also the `origin` of trace records. */
-  origin: string;
-}
+import { type AppIdentity, actuatorFunctions, type HealthDependencies } from './actuators.ts';
+import type { FunctionRegistry } from './function-registry.ts';
 
 export const flowAdapterRoute = 'http.flow.adapter';
 /** The built-in response writer: an endpoint cannot name it, trace records do. */
@@ -19,25 +13,14 @@ export const responseRoute = 'async.http.response';
 /** The built-in HTTP relay client, primary of `service: http://…` endpoints. */
 export const relayRoute = 'async.http.request';
 
-export function builtinFunctions(app: AppIdentity, startedAt: Date): FunctionRegistration[] {
+export function builtinFunctions(
+  app: AppIdentity,
+  startedAt: Date,
+  dependencies: HealthDependencies,
+  registry: FunctionRegistry,
+): FunctionRegistration[] {
   return [
-    defineFunction({
-      route: 'health.actuator.service',
-      instances: 10,
-      handleEvent: () => ({ status: 'UP', origin: app.origin, name: app.name }),
-    }),
-    defineFunction({
-      route: 'info.actuator.service',
-      instances: 10,
-      handleEvent: () => ({
-        app: { name: app.name, version: app.version, description: app.description },
-        origin: app.origin,
-        node: process.version,
-        started: startedAt.toISOString(),
-        uptime_seconds: Math.round(process.uptime()),
-      }),
-    }),
-    defineFunction({ route: 'liveness.actuator.service', instances: 10, handleEvent: () => 'OK' }),
+    ...actuatorFunctions(app, startedAt, dependencies, registry),
     defineFunction({
       route: flowAdapterRoute,
       instances: 100,

@@ -70,7 +70,9 @@ export function relay(target: RelayTarget, input: RelayInput): Promise<EventEnve
 function toEnvelope(status: number, headers: IncomingHttpHeaders, body: Readable): EventEnvelope {
   const envelope = new EventEnvelope().setStatus(status).setBody(body);
   for (const [k, v] of Object.entries(headers)) {
-    if (v !== undefined && !hopByHop.has(k) && k !== 'date') envelope.setHeader(k, v);
+    // content-length stays: the response writer keeps it, so a relayed HEAD says what GET sends.
+    if (v !== undefined && (k === 'content-length' || !hopByHop.has(k)) && k !== 'date')
+      envelope.setHeader(k, v);
   }
   return envelope;
 }

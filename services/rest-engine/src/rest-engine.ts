@@ -17,9 +17,9 @@ import { compileEndpoints } from './endpoint-compiler.ts';
 import { FunctionRegistry } from './function-registry.ts';
 import { loadFunctions } from './function-loader.ts';
 import { loggingReport, type ProblemReport } from './problem-report.ts';
-import { RequestPipeline } from './request-pipeline.ts';
 import { resolveLocation, resolveLocations } from './resource-location.ts';
 import { mergeRestFiles } from './rest-config-merge.ts';
+import { requestHandler } from './pipeline/request-pipeline.ts';
 import { RestMetrics } from './rest-metrics.ts';
 import { defaultConfigFolder, loadRestSettings, type RestSettings } from './rest-settings.ts';
 import { loadRestFiles } from './rest-yaml-loader.ts';
@@ -79,19 +79,27 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
         return;
       }
       const registry = new FunctionRegistry();
-      for (const fn of builtinFunctions(appIdentity(settings, origin), new Date()))
+      const dependencies = {
+        mandatory: settings['mandatory.health.dependencies'],
+        optional: settings['optional.health.dependencies'],
+      };
+      for (const fn of builtinFunctions(appIdentity(settings, origin), new Date(), dependencies, registry))
         registry.register(fn, 'built-in');
       const folders = settings['functions.path'].map((p) => resolveLocation(p, configFolder));
       const loaded = await loadFunctions(folders, registry, report);
       logger.info({ functions: loaded, folders }, 'functions loaded');
 
+      for (const route of [...dependencies.mandatory, ...dependencies.optional].filter(
+        (r) => !registry.has(r),
+      ))
+        report.warn(`Health dependency ${route} has no function: /health reports it as not found`);
       const rendered = renderEndpoints(settings, props, registry, report);
       endpoints = rendered.endpoints;
       metrics.endpoints = endpoints.length;
       for (const e of endpoints) logger.info(describeEndpoint(e));
 
       const staticFolder = openStaticFolder(settings, report);
-      const pipeline = new RequestPipeline({
+      const handle = requestHandler({
         table: rendered.table,
         registry,
         staticFolder,
@@ -102,12 +110,12 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
         metrics,
         tracer: options.tracer ?? trace.getTracer('@gatehouse/rest-engine'),
       });
-      server = createServer({ keepAliveTimeout: 65_000 }, pipeline.handle);
+      server = createServer({ keepAliveTimeout: 65_000 }, handle);
       // `Expect: 100-continue`: a body declared too large is refused before the client sends it.
       const limit = settings['rest.server.max-body-size'];
       server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
         if (!(Number(req.headers['content-length']) > limit)) res.writeContinue();
-        pipeline.handle(req, res);
+        handle(req, res);
       });
       const port = await listen(server, settings['rest.server.port'], settings['rest.server.host']);
       logger.info({ port, endpoints: endpoints.length, static: staticFolder?.root }, 'REST engine listening');
