@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { openSse, openWs, type SseConnection, sleep, waitFor } from '@gatehouse/testkit';
+import { LongPollClient, openSse, openWs, type SseConnection, sleep, waitFor } from '@gatehouse/testkit';
 import { type HubFixture, startHubFixture, subs } from './hub-fixture.ts';
 
 async function put(url: string, token: string, body: string, headers: Record<string, string> = {}) {
@@ -62,6 +62,7 @@ describe('SUBSCRIPTION_CHECK=jwt_validation', () => {
     }
     await wsAdmitted(`${f.wsUrl}/_gw/v1/connection/ws`);
     await wsAdmitted(`${f.wsUrl}/_gw/v1/connection/ws?jwt=${jwt}`);
+    assert.equal((await new LongPollClient(f.url).get()).status, 200);
   });
 
   it('checks a connect that names subscriptions', async () => {
@@ -71,6 +72,8 @@ describe('SUBSCRIPTION_CHECK=jwt_validation', () => {
     assert.equal(denied.errorBody, 'Subscription denied.');
     const ws = await openWs(`${f.wsUrl}/_gw/v1/connection/ws?${query}`).closed;
     assert.equal(ws.code, 4403);
+    // Unlike RIG, a long-polling connect is checked too (README, Subscription check).
+    assert.equal((await new LongPollClient(f.url).get(`?${query}`)).status, 403);
     const ok = await openSse(`${f.url}/_gw/v1/connection/sse?${query}&jwt=${f.jwt({ username: 'x' })}`);
     await welcomed(ok);
     ok.close();
