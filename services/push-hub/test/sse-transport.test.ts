@@ -140,7 +140,12 @@ describe('SSE transport', () => {
         `subscriptions=${subs([{ eventType: 'greeting', oneOf: [{ mood: 'happy' }] }])}`,
         /field "mood" is not defined/,
       ],
-      ['', /authorization credential without a scheme/, { authorization: f.jwt({ username: 'x' }) }],
+      [
+        '',
+        /^invalid authorization header: authorization credential without a scheme/,
+        { authorization: f.jwt({ username: 'x' }) },
+      ],
+      ['', /^invalid authorization header: invalid JWT: /, { authorization: 'Bearer not-a-jwt' }],
     ];
     for (const [query, pattern, headers] of cases) {
       const sse = await openSse(`${f.url}/_gw/v1/connection/sse?${query}`, headers);
