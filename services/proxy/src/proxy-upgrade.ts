@@ -5,8 +5,9 @@
  * checked for a token when the endpoint is secured (401 `Authentication failed.`, 503 when the
  * blacklist cannot be read), then forwarded with the same header rules and time-outs as any request
  * (upgrade-forwarder.ts): 502 `Bad gateway.` when the target cannot be reached or does not switch
- * protocols, 504 when it does not answer in time. An upgrade no HTTP endpoint matches is not
- * claimed (the host answers 404). `response_from` does not apply: the target answers in the tunnel.
+ * protocols, 504 when it does not answer in time. An upgrade no HTTP endpoint matches, or to another
+ * protocol than WebSocket, is not claimed (the host answers 404). `response_from` does not apply:
+ * the target answers in the tunnel.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -35,7 +36,7 @@ export function createProxyUpgrade(deps: ProxyUpgradeDeps): UpgradeHandler {
   return (req, socket, head) => {
     const path = requestPath(req);
     const hit = deps.table().match(req.method ?? 'GET', path);
-    if (hit === undefined || hit.route.endpoint.target !== 'http') return false;
+    if (hit === undefined || hit.route.endpoint.target !== 'http' || !isWebSocket(req)) return false;
     // The server stops watching the socket once it hands an upgrade over: a reset would be uncaught.
     socket.on('error', () => {});
     const startedAt = performance.now();
@@ -49,6 +50,14 @@ export function createProxyUpgrade(deps: ProxyUpgradeDeps): UpgradeHandler {
     );
     return true;
   };
+}
+
+/**
+ * Only WebSocket is tunnelled: after an `h2c` (or any other) upgrade a client could send the target
+ * requests for any path, past the path and token checks (h2c smuggling).
+ */
+function isWebSocket(req: IncomingMessage): boolean {
+  return req.headers.upgrade?.trim().toLowerCase() === 'websocket';
 }
 
 async function serve(

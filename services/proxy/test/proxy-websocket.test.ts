@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { type AddressInfo, connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { signJwt } from '@gatehouse/auth';
 import { waitFor } from '@gatehouse/testkit';
@@ -125,6 +125,18 @@ function apis(port: number) {
   ];
 }
 
+/** Sends raw bytes and resolves with everything the server wrote before it closed. */
+function fetchRaw(url: string, text: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(text));
+    let got = '';
+    socket.on('data', (d) => (got += d.toString()));
+    socket.on('end', () => resolve(got));
+    socket.on('error', reject);
+  });
+}
+
 interface Client {
   ws: WebSocket;
   messages: string[];
@@ -238,8 +250,16 @@ describe('WebSocket through the reverse proxy', () => {
     await c.closed;
   });
 
-  it('leaves upgrades no HTTP endpoint matches to the host (404)', async () => {
+  it('leaves upgrades no HTTP endpoint matches, or not to WebSocket, to the host (404)', async () => {
     assert.equal((await refusal(`${wsUrl}/nowhere`)).status, 404);
+    // h2c through the tunnel would reach any path of the target, past the path and token checks.
+    const before = backend.upgrades.length;
+    const res = await fetchRaw(
+      proxy.publicUrl,
+      'GET /live/chat/x HTTP/1.1\r\nhost: a\r\nconnection: Upgrade, HTTP2-Settings\r\nupgrade: h2c\r\nhttp2-settings: AAMAAABkAAQAAP__\r\n\r\n',
+    );
+    assert.match(res, /^HTTP\/1\.1 404 /);
+    assert.equal(backend.upgrades.length, before);
   });
 
   it('a stopping proxy lets open tunnels run through its drain window, then cuts them', async () => {
