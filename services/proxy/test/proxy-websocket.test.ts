@@ -181,6 +181,7 @@ describe('WebSocket through the reverse proxy', () => {
       JWT_SECRET_KEY: secret,
       PROXY_CONFIG_FILE: JSON.stringify(apis(backend.port)),
       SHUTDOWN_DRAIN_TIMEOUT_MS: '1000',
+      CORS_ALLOWED_ORIGINS: 'http://app.example',
     });
     wsUrl = proxy.publicUrl.replace('http', 'ws');
   });
@@ -246,6 +247,17 @@ describe('WebSocket through the reverse proxy', () => {
     const c = client(`${wsUrl}/secure/chat`, { headers: { authorization: `Bearer ${token()}` } });
     await waitFor(() => c.messages.length >= 1, { what: 'the secured hello' });
     assert.equal(c.messages[0], 'hello /chat/secure');
+    c.ws.close();
+    await c.closed;
+  });
+
+  it('refuses a browser origin CORS_ALLOWED_ORIGINS does not list (browsers apply no CORS to WebSockets)', async () => {
+    assert.deepEqual(await refusal(`${wsUrl}/live/chat/x`, { origin: 'http://evil.example' }), {
+      status: 403,
+      body: 'Origin not allowed.',
+    });
+    const c = client(`${wsUrl}/live/chat/cors`, { origin: 'http://app.example' });
+    await waitFor(() => c.messages.length >= 1, { what: 'the hello' });
     c.ws.close();
     await c.closed;
   });
