@@ -27,7 +27,7 @@ export const proxyConfig = {
     min: '100ms',
   }),
   PROXY_BODY_IDLE_TIMEOUT: duration(
-    'longest pause inside a streamed response body from an HTTP target (0: none, for SSE)',
+    'longest pause inside a streamed response body from an HTTP target, or in a WebSocket tunnel either way (0: none, for SSE)',
     '0',
     { min: '100ms', off: true },
   ),

@@ -51,6 +51,7 @@ import type { EndpointMetrics, ProxyMetrics, RequestStatus } from './proxy-metri
 import { requestEvent } from './request-event.ts';
 import type { RequestLog } from './request-log.ts';
 import type { Route, RouteMatch, RouteTable } from './route-table.ts';
+import { upstreamPath } from './upstream-path.ts';
 
 export interface ProxyTimeouts {
   /** Response headers of an HTTP target. */
@@ -181,16 +182,14 @@ function answerUnmatched(
 async function forwardHttp(
   req: IncomingMessage,
   res: ServerResponse,
-  { route, match }: RouteMatch,
+  hit: RouteMatch,
   path: string,
   deps: ProxyHandlerDeps,
 ): Promise<RequestStatus> {
+  const { route } = hit;
   const { endpoint } = route;
   const origin = route.origin!;
-  const url = req.url ?? '/';
-  let upstreamPath = route.rewrite === undefined ? path : route.rewrite(match);
-  if (upstreamPath.charCodeAt(0) !== 47) upstreamPath = `/${upstreamPath}`;
-  let target = upstreamPath + url.slice(path.length);
+  let target = upstreamPath(hit, path, req.url ?? '/');
   const waiting = waitsForCorrelation(endpoint.response_from) ? openWait(res, endpoint, deps) : undefined;
   if (waiting !== undefined)
     target += `${target.includes('?') ? '&' : '?'}correlation=${encodeURIComponent(waiting.correlation)}`;
