@@ -6,13 +6,15 @@
  * - P4: the same GET on a `secured` endpoint (HS256 in `Authorization: Bearer`), one token repeated
  *   and 10,000 distinct tokens in rotation, against the same proxy's open endpoint; goal ≥ 0.8×.
  * - P6: POST → CloudEvent published to Kafka → 202: p99 at 1,000 req/s, and publish throughput
- *   (wrk, closed loop) next to P1's.
+ *   (wrk, closed loop) next to P1's; the same event on an endpoint with an Avro `schema` (data
+ *   encoded through the schema registry of tools/deps.sh), against JSON publishing; goal ≥ 0.7×.
  *
  * Every server (backend, B-proxy, nginx, proxy) is its own process pinned to cpu0; wrk and the
  * open-loop client run pinned to cpu1 (`-t1 -c50`). After a 3 s warm-up of each, sides are measured
  * interleaved, 5 rounds of 5 s; medians, min–max and ratios of medians are printed. The proxy runs
  * on the memory store (the blacklist check is then an in-process lookup; Redis is P5's subject).
- * Bounded: about 5 minutes. Run: `node bench/src/proxy.bench.ts` (`--no-kafka` skips P6).
+ * Bounded: about 5 minutes. Run: `node bench/src/proxy.bench.ts` (`--no-kafka` skips P6, `--only-p6`
+ * runs P6 alone; the schema registry is at SCHEMA_REGISTRY_PORT, Kafka at KAFKA_BROKERS).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -22,6 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { signJwt } from '@gatehouse/auth';
+import { SchemaRegistryClient } from '@gatehouse/avro';
 import { runOpenLoop } from './harness/open-loop.ts';
 import {
   boxLine,
@@ -49,6 +52,8 @@ const ports = {
   kafkaApi: 3214,
 };
 const secret = 'a-benchmark-secret-that-is-32-bytes-or-more';
+const schemaRegistryUrl = `http://127.0.0.1:${process.env['SCHEMA_REGISTRY_PORT'] ?? 8081}/apis/ccompat/v7`;
+const avroSubject = 'gw-bench-proxy-avro-value';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const proxyMain = join(root, 'services/proxy/src/main.ts');
@@ -78,6 +83,15 @@ function apis(withKafka: boolean) {
       target: 'kafka',
       topic: 'gw-bench-proxy',
     });
+  if (withKafka)
+    endpoints.push({
+      id: 'publish-avro',
+      method: 'POST',
+      path_regex: '/publish-avro',
+      target: 'kafka',
+      topic: 'gw-bench-proxy-avro',
+      schema: avroSubject,
+    });
   return JSON.stringify([
     { id: 'bench', name: 'bench', auth_type: 'jwt', version_data: { default: { endpoints } }, proxy },
   ]);
@@ -94,7 +108,10 @@ function proxyEnv(port: number, apiPort: number, withKafka: boolean): Record<str
     JWT_SECRET_KEY: secret,
     TOKEN_SECRET: randomBytes(32).toString('hex'),
     PROXY_CONFIG_FILE: apis(withKafka),
-    ...(withKafka && { KAFKA_BROKERS: process.env['KAFKA_BROKERS'] ?? '127.0.0.1:9092' }),
+    ...(withKafka && {
+      KAFKA_BROKERS: process.env['KAFKA_BROKERS'] ?? '127.0.0.1:9092',
+      KAFKA_SCHEMA_REGISTRY_HOST: schemaRegistryUrl,
+    }),
   };
 }
 
@@ -183,12 +200,70 @@ function summary(side: Side): string {
 
 const rpsOf = (side: Side) => median(side.results.map((r) => r.requestsPerSecond));
 
+/** P6, next to P1's forwarding throughput when it ran (`ours`). */
+async function publishToKafka(processes: PinnedProcess[], ours: Side | undefined): Promise<void> {
+  console.log('\nP6: POST → CloudEvent on Kafka → 202');
+  await new SchemaRegistryClient({ url: schemaRegistryUrl, cacheTtlMs: 0, timeoutMs: 5000 }).register(
+    avroSubject,
+    { type: 'record', name: 'Bench', fields: [{ name: 'n', type: 'int' }] },
+  );
+  const kafkaProxy = await spawnPinned({
+    name: 'proxy+kafka',
+    script: proxyMain,
+    port: ports.kafkaProxy,
+    cpu: 0,
+    env: proxyEnv(ports.kafkaProxy, ports.kafkaApi, true),
+  });
+  processes.push(kafkaProxy);
+  const body = JSON.stringify({
+    specversion: '0.2',
+    type: 'bench',
+    source: '/bench',
+    id: 'e1',
+    data: { n: 1 },
+  });
+  const post = luaScript(
+    'post.lua',
+    `wrk.method = "POST"\nwrk.body = '${body}'\nwrk.headers["Content-Type"] = "application/json"\n`,
+  );
+  const publishUrl = `http://127.0.0.1:${ports.kafkaProxy}/publish`;
+  const p6: number[] = [];
+  for (let round = 1; round <= 3; round++) {
+    const r = await runOpenLoop({
+      url: publishUrl,
+      rate,
+      seconds: rateSeconds,
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json' },
+    });
+    if (r.errors > 0) throw new Error(`P6: ${r.errors} errors`);
+    p6.push(r.p99);
+    console.log(
+      `  round ${round} at ${rate} req/s: p50 ${r.p50.toFixed(2)} p99 ${r.p99.toFixed(2)} max ${r.max.toFixed(1)} ms`,
+    );
+  }
+  console.log(`  P6 accept p99 at ${rate} req/s: ${median(p6).toFixed(2)} ms`);
+  const publish: Side = { name: 'publish (wrk -c50)', url: publishUrl, script: post, results: [] };
+  const avro: Side = { name: 'publish Avro', url: `${publishUrl}-avro`, script: post, results: [] };
+  await measure([publish, avro]);
+  for (const side of [publish, avro]) console.log(`  ${summary(side)}`);
+  if (ours)
+    console.log(
+      `  P6 publish throughput / P1 forwarding: ${formatRatio(ratio(rpsOf(publish), rpsOf(ours)))} (goal ≥ 0.5×)`,
+    );
+  console.log(
+    `  P6 Avro publish / JSON publish: ${formatRatio(ratio(rpsOf(avro), rpsOf(publish)))} (goal ≥ 0.7×)`,
+  );
+}
+
 async function main(): Promise<void> {
   const withKafka = !process.argv.includes('--no-kafka');
   console.log(boxLine({ wrk: '4.1.0' }));
   const processes: PinnedProcess[] = [];
   const stopAll: Array<() => Promise<void>> = [];
   try {
+    if (process.argv.includes('--only-p6')) return await publishToKafka(processes, undefined);
     processes.push(
       await spawnPinned({
         name: 'backend',
@@ -298,52 +373,7 @@ end
       `  P4 10k tokens / no JWT:     ${formatRatio(ratio(rpsOf(many), rpsOf(open)))} (goal ≥ 0.80×)`,
     );
 
-    if (withKafka) {
-      console.log('\nP6: POST → CloudEvent on Kafka → 202');
-      const kafkaProxy = await spawnPinned({
-        name: 'proxy+kafka',
-        script: proxyMain,
-        port: ports.kafkaProxy,
-        cpu: 0,
-        env: proxyEnv(ports.kafkaProxy, ports.kafkaApi, true),
-      });
-      processes.push(kafkaProxy);
-      const body = JSON.stringify({
-        specversion: '0.2',
-        type: 'bench',
-        source: '/bench',
-        id: 'e1',
-        data: { n: 1 },
-      });
-      const post = luaScript(
-        'post.lua',
-        `wrk.method = "POST"\nwrk.body = '${body}'\nwrk.headers["Content-Type"] = "application/json"\n`,
-      );
-      const publishUrl = `http://127.0.0.1:${ports.kafkaProxy}/publish`;
-      const p6: number[] = [];
-      for (let round = 1; round <= 3; round++) {
-        const r = await runOpenLoop({
-          url: publishUrl,
-          rate,
-          seconds: rateSeconds,
-          method: 'POST',
-          body,
-          headers: { 'content-type': 'application/json' },
-        });
-        if (r.errors > 0) throw new Error(`P6: ${r.errors} errors`);
-        p6.push(r.p99);
-        console.log(
-          `  round ${round} at ${rate} req/s: p50 ${r.p50.toFixed(2)} p99 ${r.p99.toFixed(2)} max ${r.max.toFixed(1)} ms`,
-        );
-      }
-      console.log(`  P6 accept p99 at ${rate} req/s: ${median(p6).toFixed(2)} ms`);
-      const publish: Side = { name: 'publish (wrk -c50)', url: publishUrl, script: post, results: [] };
-      await measure([publish]);
-      console.log(`  ${summary(publish)}`);
-      console.log(
-        `  P6 publish throughput / P1 forwarding: ${formatRatio(ratio(rpsOf(publish), rpsOf(ours)))} (goal ≥ 0.5×)`,
-      );
-    }
+    if (withKafka) await publishToKafka(processes, ours);
   } finally {
     for (const stop of stopAll) await stop();
     for (const p of processes.reverse()) await p.stop();

@@ -299,10 +299,14 @@ function readEndpoint(
   const topic = optionalString(raw, 'topic', where, problems);
   if (target !== 'http' && (topic === undefined || topic === ''))
     problems.add(where, 'topic', 'must be present');
-  if (raw['schema'] !== undefined) {
+  // --- Avro (avro branch): `schema` names the registry subject whose latest schema encodes the data ---
+  const schema = optionalString(raw, 'schema', where, problems);
+  if (schema !== undefined) {
     if (raw['target'] === undefined) problems.add(where, 'target', 'must be present');
-    problems.add(where, 'schema', 'Avro with a schema registry is not supported yet; remove schema');
+    else if (target !== 'kafka') problems.add(where, 'schema', 'applies to kafka targets only');
+    if (schema === '') problems.add(where, 'schema', 'must have a length of at least 1');
   }
+  // --- end Avro ---
   if (!responsesByTarget[target].includes(responseFrom))
     problems.add(
       where,
@@ -337,6 +341,7 @@ function readEndpoint(
     transform_request_headers: transform,
     target,
     ...(topic !== undefined && topic !== '' && { topic }),
+    ...(schema !== undefined && { schema }),
     response_from: responseFrom,
     ...(timeout !== undefined && { response_timeout: timeout as number }),
     publish_credentials: publishCredentials,

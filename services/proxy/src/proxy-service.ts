@@ -4,6 +4,7 @@
  * on the internal API. Definitions live in the Store; pending requests in this replica's memory.
  */
 import type { Auth } from '@gatehouse/auth';
+import { schemaRegistryFrom } from '@gatehouse/avro';
 import type { Bus, Subscription } from '@gatehouse/bus';
 import type { ConfigOf, GatewayService, Health, Logger, Registry } from '@gatehouse/service-kit';
 import type { Store } from '@gatehouse/store';
@@ -93,7 +94,9 @@ export function createProxy(config: ConfigOf<typeof proxyConfig>, deps: ProxyDep
     guard,
     pending,
     publishers: {
-      kafka: deps.kafka && new KafkaEventPublisher(deps.kafka, config.PROXY_KAFKA_EVENT_MODE),
+      kafka:
+        deps.kafka &&
+        new KafkaEventPublisher(deps.kafka, config.PROXY_KAFKA_EVENT_MODE, schemaRegistryFrom(config)),
       kinesis: deps.kinesis && new KinesisEventPublisher(deps.kinesis),
     },
     nats: deps.nats,
