@@ -23,3 +23,4 @@ export * from './shutdown.ts';
 export * from './service-main.ts';
 export * from './service-tracing.ts';
 export * from './tls-settings.ts';
+export * from './internal-api-app.ts';
