@@ -11,6 +11,7 @@ export * from './http-limits.ts';
 export * from './http-response.ts';
 export * from './internal-api-auth.ts';
 export * from './internal-api-document.ts';
+export * from './internal-api-schemas.ts';
 export * from './log-trace-fields.ts';
 export * from './logger.ts';
 export * from './metrics.ts';
