@@ -7,6 +7,7 @@ export * from './duration.ts';
 export * from './env-config.ts';
 export type * from './gateway-service.ts';
 export * from './health.ts';
+export * from './hop-by-hop.ts';
 export * from './http-limits.ts';
 export * from './http-response.ts';
 export * from './internal-api-auth.ts';
