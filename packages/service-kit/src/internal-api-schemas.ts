@@ -16,6 +16,7 @@ export type { ErrorObject, ValidateFunction };
 
 const documentId = 'gatehouse-internal-api';
 let ajv: Ajv2020 | undefined;
+let filling: Ajv2020 | undefined;
 
 /** The validator of `#/components/schemas/<name>`; compiled once per process. */
 export function internalApiSchema(name: string): ValidateFunction {
@@ -25,12 +26,22 @@ export function internalApiSchema(name: string): ValidateFunction {
   return validate;
 }
 
-function loadSchemas(): Ajv2020 {
+/**
+ * Fills in, in place, the `default`s the schema `#/components/schemas/<name>` gives, so a service
+ * applies the defaults the document states. For data that passed the validator.
+ */
+export function fillInternalApiDefaults(name: string, data: unknown): void {
+  filling ??= loadSchemas(true);
+  filling.getSchema(`${documentId}#/components/schemas/${name}`)?.(data);
+}
+
+function loadSchemas(useDefaults = false): Ajv2020 {
   const file = new URL('./internal-api.openapi.json', import.meta.url);
   const document = JSON.parse(readFileSync(file, 'utf8')) as { components: unknown };
   const instance = new Ajv2020({
     allErrors: true,
     verbose: true,
+    useDefaults,
     inlineRefs: false,
     strict: true,
     // if/then rules name `required` fields without repeating their `type` and `properties`.

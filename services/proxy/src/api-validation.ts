@@ -11,8 +11,8 @@
  * regex syntax, target/response_from combinations, unknown fields (a typo such as `secure` must not
  * leave an endpoint open), and it asks for `proxy` only when some endpoint forwards over HTTP.
  */
-import { internalApiSchema } from '@gatehouse/service-kit';
-import type { ApiDefinition, Endpoint, HttpMethod, ResponseFrom, Target } from './api-definition.ts';
+import { fillInternalApiDefaults, internalApiSchema } from '@gatehouse/service-kit';
+import type { ApiDefinition } from './api-definition.ts';
 import { addError, MapBuilder, type ValidationErrors } from './api-error-map.ts';
 import { compilePathRegex } from './path-regex.ts';
 import { unreadableUseEnv } from './use-env-scope.ts';
@@ -135,37 +135,31 @@ function checkBeyondSchema(api: Json, map: MapBuilder, env: NodeJS.ProcessEnv): 
 }
 
 /**
- * The valid definition with every default filled in, so the rest of the proxy never guesses. With
+ * The valid definition with every default filled in (the `default`s of the document's schemas), so
+ * the rest of the proxy never guesses; listing metadata and RIG's endpoint `type` are dropped. With
  * `auth_type: jwt` and no source named, the Authorization header is the default (RIG forced it on
  * create and dropped custom names); explicitly configured sources are kept as given.
  */
-function normalized(api: Json): ApiDefinition {
-  const given = (api['auth'] ?? {}) as Json;
-  const authType = (api['auth_type'] ?? 'none') as 'jwt' | 'none';
-  const auth = {
-    use_header: (given['use_header'] ?? false) as boolean,
-    header_name: (given['header_name'] ?? '') as string,
-    use_query: (given['use_query'] ?? false) as boolean,
-    query_name: (given['query_name'] ?? '') as string,
-  };
-  if (authType === 'jwt' && given['use_header'] === undefined && !auth.use_query) {
-    auth.use_header = true;
-    auth.header_name = 'Authorization';
-  }
+function normalized(input: Json): ApiDefinition {
+  const api = structuredClone(input);
+  fillInternalApiDefaults('ApiDefinition', api);
+  const auth = api['auth'] as ApiDefinition['auth'];
+  if (
+    api['auth_type'] === 'jwt' &&
+    (input['auth'] as Json | undefined)?.['use_header'] === undefined &&
+    !auth.use_query
+  )
+    Object.assign(auth, { use_header: true, header_name: 'Authorization' });
   const version = (api['version_data'] as Json)['default'] as Json;
   const add = (version['transform_request_headers'] as Json | undefined)?.['add_headers'] as
     | Record<string, string>
     | undefined;
-  const proxy = api['proxy'] as Json | undefined;
   return {
-    id: api['id'] as string,
-    name: api['name'] as string,
-    auth_type: authType,
+    ...pick(api, ['id', 'name', 'auth_type', 'versioned', 'proxy']),
     auth,
-    versioned: false,
     version_data: {
       default: {
-        endpoints: endpointsOf(api).map((e) => normalizedEndpoint(e as Json)),
+        endpoints: endpointsOf(api).map((e) => withoutEmpty(pick(e as Json, endpointFields))),
         ...(add !== undefined && {
           transform_request_headers: {
             add_headers: Object.fromEntries(Object.entries(add).map(([n, v]) => [n.toLowerCase(), v])),
@@ -173,33 +167,22 @@ function normalized(api: Json): ApiDefinition {
         }),
       },
     },
-    ...(proxy !== undefined && {
-      proxy: {
-        target_url: proxy['target_url'] as string,
-        port: proxy['port'] as number,
-        use_env: (proxy['use_env'] ?? false) as boolean,
-      },
-    }),
-  };
+  } as unknown as ApiDefinition;
 }
 
-function normalizedEndpoint(e: Json): Endpoint {
-  const replacement = e['path_replacement'] as string | undefined;
-  const topic = e['topic'] as string | undefined;
-  const timeout = e['response_timeout'] as number | undefined;
-  return {
-    id: e['id'] as string,
-    method: e['method'] as HttpMethod,
-    path_regex: e['path_regex'] as string,
-    ...(replacement !== undefined && replacement !== '' && { path_replacement: replacement }),
-    secured: (e['secured'] ?? false) as boolean,
-    transform_request_headers: (e['transform_request_headers'] ?? false) as boolean,
-    target: (e['target'] ?? 'http') as Target,
-    ...(topic !== undefined && topic !== '' && { topic }),
-    response_from: (e['response_from'] ?? 'http') as ResponseFrom,
-    ...(timeout !== undefined && { response_timeout: timeout }),
-    publish_credentials: (e['publish_credentials'] ?? false) as boolean,
-  };
+/** An endpoint's fields as the proxy keeps them: all the schema knows but RIG's ignored `type`. */
+const endpointFields = Object.keys(
+  (internalApiSchema('Endpoint').schema as { properties: Json }).properties,
+).filter((f) => f !== 'type');
+
+function pick(from: Json, fields: readonly string[]): Json {
+  return Object.fromEntries(fields.filter((f) => from[f] !== undefined).map((f) => [f, from[f]]));
+}
+
+/** An empty `path_replacement` or `topic` is the same as none. */
+function withoutEmpty(endpoint: Json): Json {
+  for (const f of ['path_replacement', 'topic']) if (endpoint[f] === '') delete endpoint[f];
+  return endpoint;
 }
 
 function endpointsOf(api: Json): unknown[] {
