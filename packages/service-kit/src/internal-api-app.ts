@@ -143,11 +143,13 @@ function errorAnswer(logger: Logger) {
   };
 }
 
-/** The 4xx status an error from express or a middleware says it is, with `expose`. */
+/**
+ * The 4xx status an error from express or a middleware says it is: with `expose` (http-errors),
+ * or a path parameter that is not valid percent-encoding (express's router: a URIError, 400).
+ */
 function clientErrorStatus(err: unknown): number | undefined {
   const e = err as { status?: unknown; statusCode?: unknown; expose?: unknown };
   const status = typeof e?.status === 'number' ? e.status : e?.statusCode;
-  return typeof status === 'number' && status >= 400 && status < 500 && e.expose === true
-    ? status
-    : undefined;
+  const told = e?.expose === true || err instanceof URIError;
+  return typeof status === 'number' && status >= 400 && status < 500 && told ? status : undefined;
 }

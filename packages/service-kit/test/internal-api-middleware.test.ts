@@ -14,11 +14,15 @@ import {
   DependencyUnavailableError,
   InternalApiAuth,
   loadInternalApiSetup,
+  Router,
   type RunningHost,
+  sendJson,
 } from '../src/index.ts';
 import { startTestHost } from './test-host.ts';
 
 const token = 'operator-test-token-0123456789';
+
+const items = new Router().get('/v9/item/:id', (_req, res, { id }) => sendJson(res, 200, { id }));
 
 describe('internal API: operator middleware', () => {
   let host: RunningHost;
@@ -27,6 +31,7 @@ describe('internal API: operator middleware', () => {
     host = await startTestHost({
       internalApiAuth: new InternalApiAuth(token),
       services: [
+        { name: 'items', internal: (req, res) => items.handle(req, res) },
         {
           name: 'down',
           internal: (req) => {
@@ -62,12 +67,19 @@ describe('internal API: operator middleware', () => {
     assert.ok(seen.includes('GET /metrics') && seen.includes('GET /health'));
   });
 
-  it("answers the operator's routes, and keeps ours: 404 and 503 with Retry-After", async () => {
+  it("answers the operator's routes, and keeps ours: 404, 405, 400 and 503 with Retry-After", async () => {
+    assert.deepEqual(await (await fetch(url('/v9/item/a%20b'), { headers: bearer })).json(), { id: 'a b' });
+    const wrongMethod = await fetch(url('/v9/item/a'), { method: 'DELETE', headers: bearer });
+    assert.equal(wrongMethod.status, 405);
+    assert.equal(wrongMethod.headers.get('allow'), 'GET');
     const version = await fetch(url('/operator/version'));
     assert.deepEqual(await version.json(), { version: 'ops-1' });
     const missing = await fetch(url('/nothing-here'), { headers: bearer });
     assert.equal(missing.status, 404);
     assert.deepEqual(await missing.json(), { error: 'not found' });
+    const badEncoding = await fetch(url('/v9/item/%E0%A4%A'), { headers: bearer });
+    assert.equal(badEncoding.status, 400);
+    assert.match(((await badEncoding.json()) as { error: string }).error, /Failed to decode param/);
     const down = await fetch(url('/v9/down'), { headers: bearer });
     assert.equal(down.status, 503);
     assert.equal(down.headers.get('retry-after'), '1');

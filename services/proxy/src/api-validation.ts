@@ -154,9 +154,11 @@ function normalized(input: Json): ApiDefinition {
   const add = (version['transform_request_headers'] as Json | undefined)?.['add_headers'] as
     | Record<string, string>
     | undefined;
+  const proxy = api['proxy'] as Json | undefined;
   return {
-    ...pick(api, ['id', 'name', 'auth_type', 'versioned', 'proxy']),
+    ...pick(api, ['id', 'name', 'auth_type']),
     auth,
+    versioned: false,
     version_data: {
       default: {
         endpoints: endpointsOf(api).map((e) => withoutEmpty(pick(e as Json, endpointFields))),
@@ -167,6 +169,7 @@ function normalized(input: Json): ApiDefinition {
         }),
       },
     },
+    ...(proxy !== undefined && { proxy: pick(proxy, ['target_url', 'port', 'use_env']) }),
   } as unknown as ApiDefinition;
 }
 
