@@ -65,6 +65,9 @@ describe('internal API: operator middleware', () => {
     assert.equal(await health.text(), 'OK');
     assert.equal(health.headers.get('x-operator'), 'seen');
     assert.ok(seen.includes('GET /metrics') && seen.includes('GET /health'));
+    // Only the exact probe paths are open; express would route these spellings to them.
+    for (const path of ['/health/', '/%68ealth', '/ready/', '/HEALTH'])
+      assert.equal((await fetch(url(path))).status, 401, path);
   });
 
   it("answers the operator's routes, and keeps ours: 404, 405, 400 and 503 with Retry-After", async () => {
