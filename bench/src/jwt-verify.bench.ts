@@ -18,7 +18,8 @@
  * Method (performance-anchors.md §6.1): the process pins itself and every thread (libuv's pool runs
  * WebCrypto's jobs) to cpu0 with `taskset -a`, like the servers of the other benchmarks; sides run
  * interleaved A,B,A,B in it, each sample a fixed time of back-to-back batches of 64 concurrent
- * verifies; medians, min–max and the ratio of medians are printed. Bounded: about 60 s in all.
+ * verifies; medians, min–max and the ratio of medians are printed, of the rate and of the process's
+ * CPU time per verify (steadier than the rate on a shared box). Bounded: about 60 s in all.
  * Run with `node bench/src/jwt-verify.bench.ts` (`--rounds <k>` samples per side, default 5).
  */
 import { createHmac, generateKeyPairSync, timingSafeEqual, webcrypto } from 'node:crypto';
@@ -138,13 +139,26 @@ async function main(): Promise<void> {
   console.log(
     `each: ${samples} interleaved samples of ${sampleMs} ms, batches of ${batch} concurrent verifies; cache ${cacheSize}, ${poolSize} distinct tokens\n`,
   );
-  console.log(row('case', 'A', 'A verifies/s', 'B', 'B verifies/s', 'A/B', 'A µs', 'B µs', 'A hits/misses'));
+  console.log(
+    row(
+      'case',
+      'A',
+      'A verifies/s',
+      'B',
+      'B verifies/s',
+      'A/B',
+      'A CPU µs',
+      'B CPU µs',
+      'A/B by CPU',
+      'A hits/misses',
+    ),
+  );
   for (const c of cases) {
     await measure(c.ours.verify, c.tokens, warmupMs);
     await measure(c.base.verify, c.tokens, warmupMs);
     const before = c.ours.verifier?.stats();
-    const a: number[] = [];
-    const b: number[] = [];
+    const a: Sample[] = [];
+    const b: Sample[] = [];
     for (let i = 0; i < samples; i++) {
       a.push(await measure(c.ours.verify, c.tokens, sampleMs));
       b.push(await measure(c.base.verify, c.tokens, sampleMs));
@@ -154,17 +168,20 @@ async function main(): Promise<void> {
       before && after
         ? `${after.cacheHits - before.cacheHits}/${after.cacheMisses - before.cacheMisses}`
         : '–';
-    const [ma, mb] = [median(a), median(b)];
+    const [ra, rb] = [a.map((x) => x.rate), b.map((x) => x.rate)];
+    const [ma, mb] = [median(ra), median(rb)];
+    const [ca, cb] = [median(a.map((x) => x.cpuUs)), median(b.map((x) => x.cpuUs))];
     console.log(
       row(
         c.name,
         c.ours.name,
-        fmt(ma, a),
+        fmt(ma, ra),
         c.base.name,
-        fmt(mb, b),
+        fmt(mb, rb),
         `${(ma / mb).toFixed(2)}×`,
-        (1e6 / ma).toFixed(2),
-        (1e6 / mb).toFixed(2),
+        ca.toFixed(2),
+        cb.toFixed(2),
+        `${(cb / ca).toFixed(2)}×`,
         counts,
       ),
     );
@@ -174,9 +191,20 @@ async function main(): Promise<void> {
 /** Where each side is in its token cycle: a sample goes on from there, so no token comes back early. */
 const cursors = new Map<Verify, number>();
 
-/** Verifies per second over `ms`, cycling through the tokens. */
-async function measure(verify: Verify, tokens: string[], ms: number): Promise<number> {
+interface Sample {
+  /** Verifies per second. */
+  rate: number;
+  /** CPU time of the whole process (WebCrypto's pool threads included) per verify, in µs. */
+  cpuUs: number;
+}
+
+/**
+ * Verifies per second over `ms`, cycling through the tokens, and the CPU time per verify: on a
+ * shared box the rate swings with other load, the CPU time much less.
+ */
+async function measure(verify: Verify, tokens: string[], ms: number): Promise<Sample> {
   let done = 0;
+  const cpuBefore = process.cpuUsage();
   let next = cursors.get(verify) ?? 0;
   const start = performance.now();
   const deadline = start + ms;
@@ -190,7 +218,8 @@ async function measure(verify: Verify, tokens: string[], ms: number): Promise<nu
     done += batch;
   }
   cursors.set(verify, next);
-  return done / ((performance.now() - start) / 1000);
+  const cpu = process.cpuUsage(cpuBefore);
+  return { rate: done / ((performance.now() - start) / 1000), cpuUs: (cpu.user + cpu.system) / done };
 }
 
 /** Pins this process (every thread, and so the threads it starts later) to cpu0. */
@@ -214,7 +243,7 @@ function fmt(med: number, all: number[]): string {
 }
 
 function row(...cells: string[]): string {
-  const widths = [16, 7, 24, 17, 24, 7, 7, 7, 12];
+  const widths = [16, 7, 24, 17, 24, 7, 9, 9, 11, 12];
   return cells.map((c, i) => c.padEnd(widths[i]!)).join(' ');
 }
 
