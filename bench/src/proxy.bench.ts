@@ -89,7 +89,8 @@ interface Side {
  * A pool of signed tokens in a file, handed to wrk run after run so that no token is sent twice
  * while the proxy could still have it cached: each run starts after the last token the previous one
  * may have sent (its completed requests plus one in flight per connection). Past the end it wraps;
- * the pool is at least 3 × the proxy's cache, so a token comes back only long after its eviction.
+ * the pool is several times the proxy's cache (10,000), so a token comes back only long after its
+ * eviction.
  */
 class TokenStream {
   private next = 0;

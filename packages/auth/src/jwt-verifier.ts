@@ -11,7 +11,13 @@
 import { createHash } from 'node:crypto';
 import { compactVerify, errors } from 'jose';
 import { ExpiringCache } from './expiring-cache.ts';
-import { type AlgorithmSpec, algorithmSpec, isJwtAlgorithm, type JwtAlgorithm } from './jwt-algorithms.ts';
+import {
+  type AlgorithmSpec,
+  algorithmSpec,
+  isJwtAlgorithm,
+  type JwtAlgorithm,
+  jwtAlgorithms,
+} from './jwt-algorithms.ts';
 import type { KeySource } from './key-source.ts';
 import type { VerificationKey } from './verification-key.ts';
 
@@ -98,6 +104,11 @@ const failureEntryBytes = 200;
  */
 const rememberedFailures = new Set<JwtErrorCode>(['invalid_signature', 'expired', 'claim']);
 const base64url = /^[A-Za-z0-9_-]+$/;
+/** jose's options per algorithm, made once: the header's alg is the only one accepted. */
+const verifyOptions = Object.fromEntries(jwtAlgorithms.map((alg) => [alg, { algorithms: [alg] }])) as Record<
+  JwtAlgorithm,
+  { algorithms: string[] }
+>;
 const signaturePattern = /^[A-Za-z0-9_-]*$/;
 
 export class JwtVerifier {
@@ -201,7 +212,9 @@ export class JwtVerifier {
     )
       throw new JwtError('malformed', 'malformed token');
     const header = this.readHeader(parts[0]!);
-    const keys = await this.keysFor(header, algorithmSpec(header.alg));
+    let found = this.candidates(header.kid);
+    if (found.length === 0 && (await this.refreshKeys())) found = this.candidates(header.kid);
+    const keys = this.fittingKeys(header, algorithmSpec(header.alg), found);
     let payload: Uint8Array | undefined;
     for (const key of keys) {
       payload = await this.signedPayload(token, header.alg, key);
@@ -225,10 +238,8 @@ export class JwtVerifier {
     return { alg, kid };
   }
 
-  /** The keys that fit the token; looks for new keys once when its `kid` is unknown. */
-  private async keysFor(header: Header, spec: AlgorithmSpec): Promise<VerificationKey[]> {
-    let found = this.candidates(header.kid);
-    if (found.length === 0 && (await this.refreshKeys())) found = this.candidates(header.kid);
+  /** The keys found for the token's `kid` that fit its algorithm. */
+  private fittingKeys(header: Header, spec: AlgorithmSpec, found: VerificationKey[]): VerificationKey[] {
     if (found.length === 0)
       throw new JwtError(
         'unknown_key',
@@ -247,6 +258,7 @@ export class JwtVerifier {
   }
 
   private candidates(kid: string | undefined): VerificationKey[] {
+    if (this.keys.length === 1) return this.keys[0]!.candidates(kid) as VerificationKey[];
     return this.keys.flatMap((source) => source.candidates(kid));
   }
 
@@ -263,7 +275,7 @@ export class JwtVerifier {
   ): Promise<Uint8Array | undefined> {
     this.counters.signatureChecks++;
     try {
-      return (await compactVerify(token, await key.forAlgorithm(alg), { algorithms: [alg] })).payload;
+      return (await compactVerify(token, await key.forAlgorithm(alg), verifyOptions[alg])).payload;
     } catch (err) {
       if (err instanceof errors.JWSSignatureVerificationFailed) return undefined;
       if (err instanceof errors.JWSInvalid)

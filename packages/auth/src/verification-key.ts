@@ -21,8 +21,8 @@ export interface VerificationKey {
   kid?: string;
   /** The JWK `alg`: the key then verifies only this algorithm. */
   alg?: JwtAlgorithm;
-  /** The key as jose verifies `alg` with it (imported on first use, then reused). */
-  forAlgorithm(alg: JwtAlgorithm): Promise<webcrypto.CryptoKey>;
+  /** The key as jose verifies `alg` with it (imported on first use, then handed out as it is). */
+  forAlgorithm(alg: JwtAlgorithm): webcrypto.CryptoKey | Promise<webcrypto.CryptoKey>;
 }
 
 export class KeyImportError extends Error {
@@ -104,16 +104,23 @@ function checkRsa(key: KeyObject): void {
 /** One import per algorithm, shared by concurrent first callers; a failed import is tried again. */
 function perAlgorithm(
   load: (alg: JwtAlgorithm) => Promise<webcrypto.CryptoKey>,
-): (alg: JwtAlgorithm) => Promise<webcrypto.CryptoKey> {
-  const imported = new Map<JwtAlgorithm, Promise<webcrypto.CryptoKey>>();
+): (alg: JwtAlgorithm) => webcrypto.CryptoKey | Promise<webcrypto.CryptoKey> {
+  const imported = new Map<JwtAlgorithm, webcrypto.CryptoKey | Promise<webcrypto.CryptoKey>>();
   return (alg) => {
-    let key = imported.get(alg);
-    if (key === undefined) {
-      key = load(alg);
-      imported.set(alg, key);
-      key.catch(() => imported.delete(alg));
-    }
-    return key;
+    const known = imported.get(alg);
+    if (known !== undefined) return known;
+    const importing = load(alg).then(
+      (key) => {
+        imported.set(alg, key);
+        return key;
+      },
+      (err: unknown) => {
+        imported.delete(alg);
+        throw err;
+      },
+    );
+    imported.set(alg, importing);
+    return importing;
   };
 }
 
