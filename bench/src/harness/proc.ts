@@ -92,7 +92,10 @@ export function treeCpuSecondsOf(pid: number): number {
   return nanos / 1e9;
 }
 
-/** Pins every thread of a running process to one CPU; threads it starts later inherit the mask. */
-export function pinProcess(pid: number, cpu: number): void {
+/**
+ * Pins every thread of a running process to one CPU (or a taskset list such as `0-1`); threads it
+ * starts later inherit the mask.
+ */
+export function pinProcess(pid: number, cpu: number | string): void {
   execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
 }
