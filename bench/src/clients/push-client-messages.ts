@@ -6,6 +6,8 @@ export interface ConnectCommand {
   type: 'connect';
   transport: PushTransport;
   port: number;
+  /** Several hub replicas: connection i goes to ports[i % ports.length] (default: [port]). */
+  ports?: number[];
   /** Request paths; connection i uses paths[i % paths.length]. */
   paths: string[];
   count: number;

@@ -92,7 +92,7 @@ function connectAll(cmd: ConnectCommand): void {
       const path = cmd.paths[next % cmd.paths.length]!;
       const socket = openRawConnection(
         next,
-        { transport: cmd.transport, port: cmd.port, path },
+        { transport: cmd.transport, port: cmd.ports?.[next % cmd.ports.length] ?? cmd.port, path },
         {
           onOpen() {
             pending--;
