@@ -20,9 +20,10 @@
  * (their CPU mask is restored at the end), as the other benchmarks pin the server and the load.
  *
  * Needs the servers of `make deps-up` (ports from KAFKA_PORT, REDIS_PORT, NATS_PORT).
- * Run: `node bench/src/bus-throughput.bench.ts [kafka redis nats]`.
+ * Run: `node bench/src/bus-throughput.bench.ts [kafka redis nats] [--json results.json]`.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect as natsConnect } from '@nats-io/transport-node';
@@ -265,15 +266,25 @@ async function withPinnedBroker<T>(broker: Broker, body: () => Promise<T>): Prom
   }
 }
 
-const brokers = (
-  process.argv.slice(2).length ? process.argv.slice(2) : ['redis', 'nats', 'kafka']
-) as Broker[];
+const { values: flags, positionals } = parseArgs({
+  options: { json: { type: 'string' } },
+  allowPositionals: true,
+});
+const brokers = (positionals.length ? positionals : ['redis', 'nats', 'kafka']) as Broker[];
 pinProcess(process.pid, loadCpu);
 console.log(`Bus throughput — ${boxLine()}`);
 console.log(
   `${messages} messages × ${rounds} rounds per side, window ${window}, Kafka batches ≤ ${kafkaBatchMaxMessages} messages with one request in flight per topic on both sides, payload ${payload.length} B; broker on cpu${serverCpu}, this process on cpu${loadCpu}\n`,
 );
 const summary: string[] = [];
+const jsonRows: Array<{
+  broker: Broker;
+  raw: number[];
+  adapter: number[];
+  rawMedian: number;
+  adapterMedian: number;
+  ratio: number;
+}> = [];
 for (const broker of brokers) {
   await withPinnedBroker(broker, async () => {
     const baseline = await raw[broker]();
@@ -284,6 +295,14 @@ for (const broker of brokers) {
       (i, a, b) => console.log(`  ${broker} round ${i}: raw ${a.toFixed(0)}/s, adapter ${b.toFixed(0)}/s`),
     );
     await Promise.all([baseline.close(), candidate.close()]);
+    jsonRows.push({
+      broker,
+      raw: result.baseline,
+      adapter: result.candidate,
+      rawMedian: result.baselineMedian,
+      adapterMedian: result.candidateMedian,
+      ratio: result.ratio,
+    });
     const spreadOf = (v: number[]) => `[${Math.min(...v).toFixed(0)}–${Math.max(...v).toFixed(0)}]`;
     summary.push(
       `${broker.padEnd(6)} raw ${median(result.baseline).toFixed(0).padStart(6)}/s ${spreadOf(result.baseline)}  adapter ${median(result.candidate).toFixed(0).padStart(6)}/s ${spreadOf(result.candidate)}  ratio ${formatRatio(result.ratio)} (goal ≥ 0.80×) → ${result.ratio >= 0.8 ? 'meets' : 'MISSES'}`,
@@ -291,4 +310,9 @@ for (const broker of brokers) {
   });
 }
 console.log(`\n${summary.join('\n')}`);
+if (flags.json)
+  writeFileSync(
+    flags.json,
+    JSON.stringify({ bench: 'bus-throughput', box: boxLine(), rows: jsonRows }, null, 1),
+  );
 process.exit(0);
