@@ -67,6 +67,7 @@ deps-status:
 	tools/deps.sh status
 
 bench: install deps-up
+	tools/bench-peers.sh install
 	node bench/src/run-all.ts
 
 clean:

@@ -11,6 +11,8 @@ export interface ConnectCommand {
   /** Request paths; connection i uses paths[i % paths.length]. */
   paths: string[];
   count: number;
+  /** The index of this client's first connection among all clients' (several client processes). */
+  firstIndex?: number;
   /** Connections started per tick, and the tick interval. */
   batchSize: number;
   batchIntervalMs: number;
@@ -39,6 +41,8 @@ export interface ConnectedReport {
   type: 'connected';
   connected: number;
   failed: number;
+  /** Connect attempts that failed and were made again. */
+  retried: number;
   /** From the first connect to the last first byte. */
   ms: number;
   firstError: string | undefined;

@@ -38,6 +38,8 @@ export interface FanoutSample extends Spread {
 
 export interface MemoryResult {
   connected: number;
+  /** Connect attempts the hub reset or refused, made again by the client. */
+  retried: number;
   connectMs: number;
   idle: HubMemory;
   loaded: HubMemory;
@@ -102,6 +104,7 @@ async function withConnectedHub<T>(
     const loaded = await hub.memory('loaded');
     const memory: MemoryResult = {
       connected: c.connected,
+      retried: c.retried,
       connectMs: c.ms,
       idle,
       loaded,
