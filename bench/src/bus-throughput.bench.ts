@@ -29,14 +29,16 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect as natsConnect } from '@nats-io/transport-node';
 import { type Bus, KafkaBus, NatsBus, RedisBus } from '@gatehouse/bus';
 import { Redis } from 'ioredis';
-import { Kafka, logLevel, type Message, type Producer } from 'kafkajs';
+import { Kafka, logLevel } from 'kafkajs';
+import { kafkaBatchingPublisher } from './baselines/kafka-batching-publisher.ts';
 import { boxLine, formatRatio, interleave, median, pinProcess } from './harness/index.ts';
+
+/** The adapter's default `publishBatchMaxMessages`. */
+const kafkaBatchMaxMessages = 500;
 
 const messages = 20_000;
 const window = 100;
 const rounds = 5;
-/** The adapter's default `publishBatchMaxMessages`. */
-const kafkaBatchMaxMessages = 500;
 const payload = Buffer.from(
   JSON.stringify({ specversion: '1.0', id: 'x', type: 't', source: 's', data: { n: 1 } }),
 );
@@ -89,46 +91,6 @@ function adapterSide(bus: Bus): Side {
     },
     close: () => bus.close(),
   };
-}
-
-/**
- * What a kafkajs user writes to publish many small messages fast: publishes queue per topic, one
- * `sendBatch` per topic in flight, at most `kafkaBatchMaxMessages` messages in one request; a
- * publish resolves when the request carrying it was acknowledged.
- */
-function kafkaBatchingPublisher(producer: Producer): (topic: string, message: Message) => Promise<void> {
-  const queues = new Map<string, Array<{ message: Message; done: (err?: unknown) => void }>>();
-  const drain = async (topic: string, queue: Array<{ message: Message; done: (err?: unknown) => void }>) => {
-    try {
-      while (queue.length > 0) {
-        const batch = queue.splice(0, kafkaBatchMaxMessages);
-        try {
-          await producer.sendBatch({
-            acks: -1,
-            topicMessages: [{ topic, messages: batch.map((p) => p.message) }],
-          });
-          for (const p of batch) p.done();
-        } catch (err) {
-          for (const p of batch) p.done(err);
-        }
-      }
-    } finally {
-      queues.delete(topic);
-    }
-  };
-  return (topic, message) =>
-    new Promise<void>((resolve, reject) => {
-      const entry = { message, done: (err?: unknown) => (err ? reject(err) : resolve()) };
-      const queue = queues.get(topic);
-      if (queue) {
-        queue.push(entry);
-        return;
-      }
-      const fresh = [entry];
-      queues.set(topic, fresh);
-      // After the current microtasks, like the adapter: publishes of the same tick join the request.
-      void Promise.resolve().then(() => drain(topic, fresh));
-    });
 }
 
 const raw: Record<Broker, () => Promise<Side>> = {
@@ -203,7 +165,7 @@ const raw: Record<Broker, () => Promise<Side>> = {
     await admin.connect();
     const producer = kafka.producer();
     await producer.connect();
-    const publish = kafkaBatchingPublisher(producer);
+    const publish = kafkaBatchingPublisher(producer, kafkaBatchMaxMessages);
     return {
       async round() {
         const topic = unique('bench-raw');

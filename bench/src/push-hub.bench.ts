@@ -4,7 +4,10 @@
  *   (raw node:http SSE hub) and Gatehouse WebSocket vs B-ws (raw `ws` hub); goal ≤ 1.3×.
  * - H2: the same with 5 subscriptions + 1 filter per connection (Gatehouse SSE); goal ≤ 1.5× B-sse.
  * - H3: one event to N SSE subscribers, publish-to-deliver p50/p99/max; goal p99 ≤ 1.5× B-sse and
- *   ≤ 500 ms; Pushpin (Debian package) side by side.
+ *   ≤ 500 ms; the peers Pushpin, Nchan (Debian packages) and Centrifugo v6 side by side, and
+ *   issue 16's goals (p99 ≤ Nchan's, CPU per delivery ≤ 0.8× B-sse, RSS per connection ≤ B-sse).
+ * - H3-kafka/-redis/-nats (`h3b`): the same through publisher → broker → two hub replicas; goal:
+ *   the added p99 over the memory bus ≤ 50 ms (Kafka), ≤ 20 ms (Redis, NATS).
  * - H4: the same over WebSocket; goal p99 ≤ 1.5× B-ws.
  * - H6: filter cost per subscriber per event at N subscribers with 10 % matching (server CPU from
  *   /proc, filtered events minus unfiltered events to the same subscribers); goal ≤ 5 µs.
