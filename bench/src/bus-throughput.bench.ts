@@ -170,13 +170,23 @@ const raw: Record<Broker, () => Promise<Side>> = {
       async round() {
         const topic = unique('bench-raw');
         await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
-        const consumer = kafka.consumer({ groupId: unique('bench-raw-group'), maxWaitTimeInMs: 50 });
+        // The adapter's consumer settings (kafka-bus.ts), so that only the code around them differs.
+        const consumer = kafka.consumer({
+          groupId: unique('bench-raw-group'),
+          sessionTimeout: 10_000,
+          heartbeatInterval: 1_000,
+          maxWaitTimeInMs: 1_000,
+        });
         await consumer.connect();
         await consumer.subscribe({ topic, fromBeginning: true });
         let got = 0;
+        // Live as the adapter's subscribe is when it resolves: in the group and fetching (a fetch
+        // that starts after the publishes would count the consumer's start-up against the raw side).
         const joined = new Promise<void>((r) => consumer.on(consumer.events.GROUP_JOIN, () => r()));
-        await consumer.run({ eachMessage: async () => void got++ });
-        await joined;
+        const fetching = new Promise<void>((r) => consumer.on(consumer.events.FETCH_START, () => r()));
+        // No offset commits, as the adapter's broadcast subscription (each subscriber reads all).
+        await consumer.run({ autoCommit: false, eachMessage: async () => void got++ });
+        await Promise.all([joined, fetching]);
         const rate = await pump(
           () => publish(topic, { value: payload }),
           () => got,
