@@ -88,18 +88,21 @@ it('writes every table and one SVG per scenario, rendered by vega, and a latest.
   assert.match(md, /R1 0\.9× meets/);
   const plots = readdirSync(join(dir, file.slice(dir.length + 1, -3))).sort();
   assert.deepEqual(plots, [
-    'bus-throughput.svg',
-    'h3-broker-latency-cdf.svg',
-    'h3-sse-latency-cdf.svg',
-    'h4-ws-latency-cdf.svg',
-    'memory-per-connection.svg',
+    'bus-throughput-bus-throughput.svg',
+    'push-hub-h3-broker-latency-cdf.svg',
+    'push-hub-h3-sse-latency-cdf.svg',
+    'push-hub-h4-ws-latency-cdf.svg',
+    'push-hub-memory-per-connection.svg',
   ]);
   for (const svg of plots) {
     assert.ok(md.includes(`/${svg})`), `${svg} linked`);
     const text = readFileSync(join(dir, file.slice(dir.length + 1, -3), svg), 'utf8');
     assert.match(text, /^<svg [^>]*xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
   }
-  const cdf = readFileSync(join(dir, file.slice(dir.length + 1, -3), 'h3-sse-latency-cdf.svg'), 'utf8');
+  const cdf = readFileSync(
+    join(dir, file.slice(dir.length + 1, -3), 'push-hub-h3-sse-latency-cdf.svg'),
+    'utf8',
+  );
   for (const hub of ['B-sse', 'nchan', 'gatehouse-sse'])
     assert.ok(cdf.includes(`>${hub}<`), `${hub} in the legend`);
   assert.ok(!cdf.includes('>gatehouse-sse-kafka<'), 'broker runs have their own plot');

@@ -100,11 +100,12 @@ export async function writeReport(
     'Numbers are comparable only within this report: every benchmark starts its baseline and candidate together, pins them, interleaves rounds and reports medians with their spread. See bench/README.md for the method of each.',
     '',
   );
-  const plot = async (file: string, spec: Parameters<typeof renderSvg>[0], alt: string) => {
-    writeFileSync(join(plotDir, file), await renderSvg(spec));
-    parts.push(`![${alt}](${name}/${file})`, '');
-  };
   for (const o of outputs) {
+    // Plots are named after their benchmark: two runs of one benchmark (different N) may share a report.
+    const plot = async (file: string, spec: Parameters<typeof renderSvg>[0], alt: string) => {
+      writeFileSync(join(plotDir, `${o.bench}-${file}`), await renderSvg(spec));
+      parts.push(`![${alt}](${name}/${o.bench}-${file})`, '');
+    };
     parts.push(`## ${o.bench}`, '', `exit ${o.status}, ${o.seconds.toFixed(0)} s`, '');
     if (o.bench.startsWith('push-hub') && o.json)
       await pushHubSection(o.json as unknown as PushHubJson, parts, plot);
