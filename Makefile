@@ -7,7 +7,7 @@ ROOT := $(CURDIR)
 # Node 24 and pnpm from .cache/ when the machine's own are too old (tools/toolchain.sh).
 export PATH := $(shell $(ROOT)/tools/toolchain.sh):$(PATH)
 STAMP := node_modules/.install-stamp
-TESTS ?= packages/*/test/*.test.ts services/*/test/*.test.ts embedded/test/*.test.ts test-e2e/test/*.test.ts
+TESTS ?= packages/*/test/*.test.ts services/*/test/*.test.ts embedded/test/*.test.ts bench/test/*.test.ts test-e2e/test/*.test.ts
 TEST_FLAGS ?= --test-concurrency=1 --test-timeout=180000
 
 .PHONY: help install run test test-only typecheck lint format deps-up deps-down deps-status bench clean \
@@ -67,6 +67,7 @@ deps-status:
 	tools/deps.sh status
 
 bench: install deps-up
+	tools/bench-peers.sh install
 	node bench/src/run-all.ts
 
 clean:

@@ -1,11 +1,20 @@
 /**
  * `make bench`: every benchmark one after the other (never two at once: they pin the same CPUs),
- * each in its own process so one that fails does not stop the rest. About 30 minutes in all.
+ * each in its own process so one that fails does not stop the rest, then the report
+ * (report/write-report.ts): bench/results/<date>-<host>.md with every table and an SVG per
+ * scenario, and bench/results/latest.md. About 40 minutes in all.
+ *
+ * Run: `node bench/src/run-all.ts [bench-file …] [-- extra args for each]`, e.g.
+ * `node bench/src/run-all.ts push-hub.bench.ts bus-throughput.bench.ts`.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type BenchOutput, writeReport } from './report/write-report.ts';
 
-const benches = [
+const allBenches = [
   'bus-throughput.bench.ts',
   'jwt-verify.bench.ts',
   'blacklist-check.bench.ts',
@@ -14,13 +23,51 @@ const benches = [
   'push-hub.bench.ts',
   'resume-warmup.bench.ts',
 ];
+/** The benchmarks that write their results as JSON (`--json <file>`) for tables and plots. */
+const withJson = new Set(['bus-throughput.bench.ts', 'push-hub.bench.ts']);
 
-const failed: string[] = [];
+/** Runs one benchmark, its output shown as it comes and kept for the report. */
+function run(file: string, args: string[]): Promise<{ status: number | null; text: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [file, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const chunks: Buffer[] = [];
+    const keep = (out: NodeJS.WriteStream) => (c: Buffer) => {
+      out.write(c);
+      chunks.push(c);
+    };
+    child.stdout.on('data', keep(process.stdout));
+    child.stderr.on('data', keep(process.stderr));
+    child.on('close', (status) => resolve({ status, text: Buffer.concat(chunks).toString() }));
+  });
+}
+
+const argv = process.argv.slice(2);
+const dash = argv.indexOf('--');
+const named = dash >= 0 ? argv.slice(0, dash) : argv;
+const extra = dash >= 0 ? argv.slice(dash + 1) : [];
+const benches = named.length ? named : allBenches;
+const resultsDir = fileURLToPath(new URL('../results/', import.meta.url));
+const scratch = mkdtempSync(join(tmpdir(), 'bench-json-'));
+mkdirSync(resultsDir, { recursive: true });
+
+const outputs: BenchOutput[] = [];
 for (const bench of benches) {
   console.log(`\n=== ${bench}`);
   const file = fileURLToPath(new URL(`./${bench}`, import.meta.url));
-  const { status } = spawnSync(process.execPath, [file], { stdio: 'inherit' });
-  if (status !== 0) failed.push(`${bench} (exit ${status})`);
+  const json = join(scratch, `${bench}.json`);
+  const started = performance.now();
+  const { status, text } = await run(file, [...(withJson.has(bench) ? ['--json', json] : []), ...extra]);
+  outputs.push({
+    bench: bench.replace(/\.bench\.ts$/, ''),
+    status,
+    seconds: (performance.now() - started) / 1000,
+    text,
+    ...(existsSync(json) ? { json: JSON.parse(readFileSync(json, 'utf8')) } : {}),
+  });
 }
-console.log(failed.length ? `\nfailed: ${failed.join(', ')}` : '\nall benchmarks ran');
+const report = await writeReport(resultsDir, outputs);
+rmSync(scratch, { recursive: true, force: true });
+const failed = outputs.filter((o) => o.status !== 0).map((o) => `${o.bench} (exit ${o.status})`);
+console.log(`\nreport: ${report}`);
+console.log(failed.length ? `failed: ${failed.join(', ')}` : 'all benchmarks ran');
 process.exit(failed.length ? 1 : 0);

@@ -1,7 +1,12 @@
 /**
  * B-sse (performance-anchors §5.3): the least a Node SSE hub can do. `GET /sse` holds the response
  * open in a set; `POST /publish` builds the SSE frame once from the body and `res.write`s that one
- * string to every held response, then answers 202. No ids, no heartbeat, no subscriptions.
+ * Buffer to every held response, then answers 202. No ids, no heartbeat, no subscriptions.
+ *
+ * Why this is the fair floor: per event and subscriber it does only what any `node:http` SSE hub
+ * must, one `res.write` of bytes encoded once (a string would be encoded to UTF-8 again for every
+ * subscriber); per connection it keeps only the response object Node already made. Anything a
+ * product adds (ids, subscriptions, filters, slow-consumer checks) is what the ratio measures.
  */
 import { createServer, type ServerResponse } from 'node:http';
 
@@ -13,7 +18,7 @@ createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const frame = `event: bench\ndata: ${Buffer.concat(chunks).toString()}\n\n`;
+      const frame = Buffer.from(`event: bench\ndata: ${Buffer.concat(chunks).toString()}\n\n`);
       for (const client of clients) client.write(frame);
       res.writeHead(202).end();
     });

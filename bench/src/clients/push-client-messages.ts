@@ -6,9 +6,13 @@ export interface ConnectCommand {
   type: 'connect';
   transport: PushTransport;
   port: number;
+  /** Several hub replicas: connection i goes to ports[i % ports.length] (default: [port]). */
+  ports?: number[];
   /** Request paths; connection i uses paths[i % paths.length]. */
   paths: string[];
   count: number;
+  /** The index of this client's first connection among all clients' (several client processes). */
+  firstIndex?: number;
   /** Connections started per tick, and the tick interval. */
   batchSize: number;
   batchIntervalMs: number;
@@ -37,6 +41,8 @@ export interface ConnectedReport {
   type: 'connected';
   connected: number;
   failed: number;
+  /** Connect attempts that failed and were made again. */
+  retried: number;
   /** From the first connect to the last first byte. */
   ms: number;
   firstError: string | undefined;

@@ -77,3 +77,54 @@ function ask<T extends ClientReport>(
     child.send(command);
   });
 }
+
+/**
+ * Several client processes as one (for more connections than one process may hold open): connects
+ * split N evenly and pace each share at 1/k of the batch size, so the total rate is unchanged;
+ * arrivals are merged. Only events to every connection can be awaited (a filtered event's expected
+ * count per process is not known), which is all a fan-out session asks.
+ */
+export function startPushClients(count: number, cpu: number): PushClient {
+  if (count === 1) return startPushClient(cpu);
+  const clients = Array.from({ length: count }, () => startPushClient(cpu));
+  return {
+    pid: clients[0]!.pid,
+    async connect(plan) {
+      const share = (k: number) => Math.floor(plan.count / count) + (k < plan.count % count ? 1 : 0);
+      let firstIndex = 0;
+      const reports = await Promise.all(
+        clients.map((c, k) => {
+          const mine = { ...plan, count: share(k), firstIndex };
+          firstIndex += mine.count;
+          return c.connect({
+            ...mine,
+            batchSize: Math.max(1, Math.ceil(plan.batchSize / count)),
+            maxPending: Math.max(1, Math.ceil(plan.maxPending / count)),
+          });
+        }),
+      );
+      return {
+        type: 'connected',
+        connected: reports.reduce((a, r) => a + r.connected, 0),
+        failed: reports.reduce((a, r) => a + r.failed, 0),
+        retried: reports.reduce((a, r) => a + r.retried, 0),
+        ms: Math.max(...reports.map((r) => r.ms)),
+        firstError: reports.find((r) => r.firstError)?.firstError,
+      };
+    },
+    async arrivals(stamp, expected, toEveryOpen, timeoutMs) {
+      if (!toEveryOpen) throw new Error('several client processes can only await events to every connection');
+      const reports = await Promise.all(clients.map((c) => c.arrivals(stamp, expected, true, timeoutMs)));
+      return {
+        type: 'arrivals',
+        stamp,
+        latenciesMs: reports.flatMap((r) => r.latenciesMs),
+        open: reports.reduce((a, r) => a + r.open, 0),
+        extra: reports.reduce((a, r) => a + r.extra, 0),
+      };
+    },
+    closeAll: () => Promise.all(clients.map((c) => c.closeAll())).then(() => undefined),
+    cpuSeconds: () => clients.reduce((a, c) => a + c.cpuSeconds(), 0),
+    stop: () => Promise.all(clients.map((c) => c.stop())).then(() => undefined),
+  };
+}

@@ -67,57 +67,78 @@ function awaitArrivals(cmd: AwaitCommand): void {
   checkComplete(cmd.stamp);
 }
 
+/**
+ * A connection the hub reset or refused before it answered is opened again on a later tick, as a
+ * browser's EventSource or a WebSocket client library would, at most this many times in all; the
+ * report counts the retries (a loaded hub drops some of a 500-per-20-ms connect burst).
+ */
+const connectAttempts = 3;
+
 function connectAll(cmd: ConnectCommand): void {
   const started = performance.now();
   let next = 0;
   let pending = 0;
   let connected = 0;
   let failed = 0;
+  let retried = 0;
   let firstError: string | undefined;
   let done = false;
+  /** Connections that failed before they opened, to be opened again (at most `connectAttempts` in all). */
+  const retries: Array<{ index: number; attempt: number }> = [];
   const finish = () => {
     if (done) return;
     done = true;
     clearInterval(tick);
     clearTimeout(deadline);
-    send({ type: 'connected', connected, failed, ms: performance.now() - started, firstError });
+    send({ type: 'connected', connected, failed, retried, ms: performance.now() - started, firstError });
   };
   const settled = () => {
     if (connected + failed === cmd.count) finish();
   };
-  const startBatch = () => {
-    const room = Math.min(cmd.batchSize, cmd.maxPending - pending, cmd.count - next);
-    for (let k = 0; k < room; k++, next++) {
-      pending++;
-      const path = cmd.paths[next % cmd.paths.length]!;
-      const socket = openRawConnection(
-        next,
-        { transport: cmd.transport, port: cmd.port, path },
-        {
-          onOpen() {
-            pending--;
-            connected++;
-            open++;
-            settled();
-          },
-          onClose(opened, reason) {
-            if (opened) {
-              open--;
-              // A connection that closed will not deliver: an event to every connection may be complete now.
-              for (const stamp of [...awaiting.keys()]) checkComplete(stamp);
-              return;
-            }
-            pending--;
-            failed++;
-            firstError ??= reason;
-            settled();
-          },
-          onStamp,
+  const open1 = (index: number, attempt: number) => {
+    pending++;
+    const path = cmd.paths[index % cmd.paths.length]!;
+    const socket = openRawConnection(
+      index,
+      { transport: cmd.transport, port: cmd.ports?.[index % cmd.ports.length] ?? cmd.port, path },
+      {
+        onOpen() {
+          pending--;
+          connected++;
+          open++;
+          settled();
         },
-      );
-      sockets.push(socket);
+        onClose(opened, reason) {
+          if (opened) {
+            open--;
+            // A connection that closed will not deliver: an event to every connection may be complete now.
+            for (const stamp of [...awaiting.keys()]) checkComplete(stamp);
+            return;
+          }
+          pending--;
+          firstError ??= reason;
+          if (attempt < connectAttempts) {
+            retried++;
+            retries.push({ index, attempt: attempt + 1 });
+            return;
+          }
+          failed++;
+          settled();
+        },
+        onStamp,
+      },
+    );
+    sockets.push(socket);
+  };
+  const startBatch = () => {
+    let room = Math.min(cmd.batchSize, cmd.maxPending - pending);
+    while (room > 0 && retries.length > 0) {
+      const r = retries.shift()!;
+      open1(r.index, r.attempt);
+      room--;
     }
-    if (next === cmd.count) clearInterval(tick);
+    for (; room > 0 && next < cmd.count; room--, next++) open1((cmd.firstIndex ?? 0) + next, 1);
+    if (next === cmd.count && retries.length === 0 && pending === 0) clearInterval(tick);
   };
   const tick = setInterval(startBatch, cmd.batchIntervalMs);
   const deadline = setTimeout(() => {

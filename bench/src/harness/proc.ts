@@ -92,7 +92,35 @@ export function treeCpuSecondsOf(pid: number): number {
   return nanos / 1e9;
 }
 
-/** Pins every thread of a running process to one CPU; threads it starts later inherit the mask. */
-export function pinProcess(pid: number, cpu: number): void {
+/**
+ * Pins every thread of a running process to one CPU (or a taskset list such as `0-1`); threads it
+ * starts later inherit the mask.
+ */
+export function pinProcess(pid: number, cpu: number | string): void {
   execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
+}
+
+/** The open-files limit (RLIMIT_NOFILE) of a process, from /proc/<pid>/limits. */
+export function fdLimitsOf(pid: number): { soft: number; hard: number } {
+  const m = /^Max open files\s+(\d+|unlimited)\s+(\d+|unlimited)/m.exec(
+    readFileSync(`/proc/${pid}/limits`, 'utf8'),
+  );
+  if (!m) throw new Error(`no open-files limit for process ${pid}`);
+  const n = (v: string) => (v === 'unlimited' ? Number.POSITIVE_INFINITY : Number(v));
+  return { soft: n(m[1]!), hard: n(m[2]!) };
+}
+
+/**
+ * Raises a process's soft open-files limit to its hard limit (what `ulimit -n $(ulimit -Hn)` does
+ * in a shell; Debian's default soft limit is 1024), with util-linux `prlimit`. Processes it starts
+ * afterwards inherit the raised limit. Raising the hard limit itself needs CAP_SYS_RESOURCE (an
+ * operator's `LimitNOFILE=`, `--ulimit nofile=` or limits.conf). Returns the limits now in force.
+ */
+export function raiseFdLimit(pid: number): { soft: number; hard: number } {
+  const { soft, hard } = fdLimitsOf(pid);
+  if (soft < hard) {
+    const value = hard === Number.POSITIVE_INFINITY ? 'unlimited' : String(hard);
+    execFileSync('prlimit', ['--pid', String(pid), `--nofile=${value}:${value}`], { stdio: 'ignore' });
+  }
+  return fdLimitsOf(pid);
 }

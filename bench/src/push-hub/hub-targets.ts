@@ -1,20 +1,33 @@
 /**
  * The hubs the push-hub benchmark compares, each started on demand (one at a time, so no hub's
  * memory or CPU disturbs another's numbers): the raw Node baselines B-sse and B-ws, Gatehouse's
- * embedded runner (publisher + push hub on the memory bus) over SSE or WebSocket, and Pushpin.
+ * embedded runner (publisher + push hub on the memory bus) over SSE or WebSocket, and the peers
+ * Pushpin, Nchan and Centrifugo.
  * Every hub runs on the server CPU; the same CloudEvent JSON is published to each in its own way.
  */
-import { Agent, request } from 'node:http';
 import { fileURLToPath } from 'node:url';
+import { CENTRIFUGO_SSE_PATH, startCentrifugo } from '../baselines/centrifugo-hub.ts';
+import { NCHAN_SUBSCRIBE_PATH, startNchan } from '../baselines/nchan-hub.ts';
 import { startPushpin } from '../baselines/pushpin-hub.ts';
 import type { PushTransport } from '../clients/push-client-messages.ts';
+import { post } from './publish.ts';
 import { cpuNanosOf, descendantsOf } from '../harness/proc.ts';
 import { type PinnedProcess, spawnPinned } from '../harness/spawn-pinned.ts';
 
+/** How a hub's memory is read after a forced GC: Node (--expose-gc), Go (pprof gc=1) or none (C). */
+export type GcKind = 'node' | 'go' | 'none';
+
 export interface HubMemory {
-  /** VmRSS (summed over the hub's processes) after a full GC, in bytes. */
+  /**
+   * VmRSS (summed over the hub's processes) before a GC is forced, in bytes: what `top` shows. The
+   * idle reading is taken after the forced GCs (so it equals `rss` there): every hub starts from
+   * its collected idle state, and the loaded figure minus it is what the connections added without
+   * any GC forced since.
+   */
+  rssNoGc: number;
+  /** VmRSS after a forced full GC (the same as rssNoGc for a hub without GC), in bytes. */
   rss: number;
-  /** V8 heapUsed after that GC, for Node hubs. */
+  /** Live heap after that GC: V8 heapUsed for Node hubs, HeapAlloc for Go. */
   heap: number | undefined;
   /**
    * VmRSS after V8's memory-reducing GC, which also shrinks the young generation that a plain GC
@@ -26,6 +39,9 @@ export interface HubMemory {
 export interface RunningHub {
   transport: PushTransport;
   port: number;
+  /** Several replicas behind no balancer: connection i goes to ports[i % ports.length]. */
+  ports?: number[];
+  gc: GcKind;
   /** Connect paths; client connection i uses paths[i % paths.length]. */
   paths: string[];
   /** Publishes one CloudEvent (JSON text); resolves when the hub acknowledged it. */
@@ -80,12 +96,11 @@ export function rawHub(transport: PushTransport, port: number, cpu: number): Hub
         env: { PORT: String(port) },
         probe: true,
       });
-      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
       return nodeHub(p, {
         transport,
         port,
         paths: [transport === 'sse' ? '/sse' : '/ws'],
-        publish: (json) => post(agent, port, '/publish', json, 'application/json'),
+        publish: (json) => post(port, '/publish', json, 'application/json'),
       });
     },
   };
@@ -134,12 +149,11 @@ export function gatehouseHub(o: GatehouseOptions): HubTarget {
           ...(o.extractors ? { EXTRACTORS: o.extractors } : {}),
         },
       });
-      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
       return nodeHub(p, {
         transport: o.transport,
         port: o.port,
         paths: o.paths ?? [subscriptionPath(base, [{ eventType: 'bench' }])],
-        publish: (json) => post(agent, o.apiPort, '/v3/messages', json, 'application/cloudevents+json'),
+        publish: (json) => post(o.apiPort, '/v3/messages', json, 'application/cloudevents+json'),
       });
     },
   };
@@ -161,12 +175,10 @@ export function pushpinHub(
       return {
         transport: 'sse',
         port: ports.http,
+        gc: 'none',
         paths: ['/stream'],
         publish: (json) => hub.publish(`event: bench\ndata: ${json}\n\n`),
-        memory: async () => {
-          const rss = hub.rssBytes();
-          return { rss, heap: undefined, reducedRss: rss };
-        },
+        memory: async () => noGcMemory(hub.rssBytes()),
         cpuSeconds: () => hub.cpuSeconds(),
         pids: () => hub.pids(),
         stop: () => hub.stop(),
@@ -175,52 +187,84 @@ export function pushpinHub(
   };
 }
 
+/** Nchan (nginx + libnginx-mod-nchan, one worker): src/baselines/nchan-hub.ts. */
+export function nchanHub(port: number, cpu: number, maxConnections: number): HubTarget {
+  return {
+    name: 'nchan',
+    transport: 'sse',
+    async start() {
+      const hub = await startNchan({ port, cpu, maxConnections });
+      return {
+        transport: 'sse',
+        port,
+        gc: 'none',
+        paths: [NCHAN_SUBSCRIBE_PATH],
+        publish: (json) => hub.publish(json),
+        memory: async () => noGcMemory(hub.rssBytes()),
+        cpuSeconds: () => hub.cpuSeconds(),
+        pids: () => hub.pids(),
+        stop: () => hub.stop(),
+      };
+    },
+  };
+}
+
+/** Centrifugo v6, uni_sse, GOMAXPROCS=1: src/baselines/centrifugo-hub.ts. */
+export function centrifugoHub(port: number, cpu: number): HubTarget {
+  return {
+    name: 'centrifugo',
+    transport: 'sse',
+    async start() {
+      const hub = await startCentrifugo({ port, cpu });
+      return {
+        transport: 'sse',
+        port,
+        gc: 'go',
+        paths: [CENTRIFUGO_SSE_PATH],
+        publish: (json) => hub.publish(json),
+        async memory(when) {
+          const rssNoGc = hub.rssBytes();
+          const heap = await hub.gc();
+          const rss = hub.rssBytes();
+          return { rssNoGc: when === 'idle' ? rss : rssNoGc, rss, heap, reducedRss: rss };
+        },
+        cpuSeconds: () => hub.cpuSeconds(),
+        pids: () => [hub.pid],
+        stop: () => hub.stop(),
+      };
+    },
+  };
+}
+
+/** A hub without a garbage collector: every reading is the same VmRSS. */
+function noGcMemory(rss: number): HubMemory {
+  return { rssNoGc: rss, rss, heap: undefined, reducedRss: rss };
+}
+
 function nodeHub(
   p: PinnedProcess,
   o: Pick<RunningHub, 'transport' | 'port' | 'paths' | 'publish'>,
 ): RunningHub {
   return {
     ...o,
+    gc: 'node',
     async memory(when) {
       if (when === 'idle') {
         await p.memoryAfterGc(true);
         const reducedRss = p.rssBytes();
         const { heapUsed } = await p.memoryAfterGc();
-        return { rss: p.rssBytes(), heap: heapUsed, reducedRss };
+        const rss = p.rssBytes();
+        return { rssNoGc: rss, rss, heap: heapUsed, reducedRss };
       }
+      const rssNoGc = p.rssBytes();
       const { heapUsed } = await p.memoryAfterGc();
       const rss = p.rssBytes();
       await p.memoryAfterGc(true);
-      return { rss, heap: heapUsed, reducedRss: p.rssBytes() };
+      return { rssNoGc, rss, heap: heapUsed, reducedRss: p.rssBytes() };
     },
     cpuSeconds: () => cpuNanosOf(p.child.pid!) / 1e9,
     statCpuSeconds: () => p.cpuSeconds(),
     pids: () => (p.child.pid === undefined ? [] : [p.child.pid, ...descendantsOf(p.child.pid)]),
     stop: () => p.stop(),
   };
-}
-
-function post(agent: Agent, port: number, path: string, body: string, contentType: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        agent,
-        host: '127.0.0.1',
-        port,
-        path,
-        method: 'POST',
-        headers: { 'content-type': contentType, 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () =>
-          res.statusCode === 202
-            ? resolve()
-            : reject(new Error(`publish to :${port}${path}: ${res.statusCode}`)),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
 }

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { PushClient } from '../clients/push-client-process.ts';
 import { percentile } from '../harness/stats.ts';
 import { benchEvent, stampNow } from './bench-event.ts';
-import type { HubMemory, HubTarget, RunningHub } from './hub-targets.ts';
+import type { GcKind, HubMemory, HubTarget, RunningHub } from './hub-targets.ts';
 
 export interface SessionOptions {
   n: number;
@@ -26,6 +26,8 @@ export interface Spread {
 
 export interface FanoutSample extends Spread {
   delivered: number;
+  /** Latency quantiles 0 %, 0.5 %, … 100 % of this publish's deliveries, ms (for CDF plots). */
+  quantiles: number[];
   /** Connections the hub closed before this event (they are not waited for). */
   closed: number;
   /** Server CPU time from publish to the last arrival, per delivery, in µs. */
@@ -36,10 +38,16 @@ export interface FanoutSample extends Spread {
 
 export interface MemoryResult {
   connected: number;
+  /** Connect attempts the hub reset or refused, made again by the client. */
+  retried: number;
   connectMs: number;
   idle: HubMemory;
   loaded: HubMemory;
+  /** How memory was read after a forced GC (node, go, or none: no GC). */
+  gc: GcKind;
   rssPerConnection: number;
+  /** VmRSS delta ÷ N before any forced GC (every hub read the same way). */
+  rssNoGcPerConnection: number;
   /** The same after memory-reducing GCs (young generation shrunk in both readings). */
   reducedRssPerConnection: number;
   heapPerConnection: number | undefined;
@@ -52,6 +60,15 @@ export interface FanoutResult extends MemoryResult {
 
 export function spread(values: number[]): Spread {
   return { p50: percentile(values, 50), p99: percentile(values, 99), max: Math.max(...values) };
+}
+
+/** Quantiles at 0 %, 0.5 %, … 100 % (201 points, nearest rank) of unsorted values. */
+export function quantiles(values: number[]): number[] {
+  const sorted = Float64Array.from(values).sort();
+  return Array.from({ length: 201 }, (_, k) => {
+    const rank = Math.ceil((k / 200) * sorted.length);
+    return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))]!;
+  });
 }
 
 /** Starts the hub, runs `body` against it with N connections open, and always cleans up. */
@@ -70,6 +87,7 @@ async function withConnectedHub<T>(
     const c = await client.connect({
       transport: hub.transport,
       port: hub.port,
+      ports: hub.ports,
       paths: hub.paths,
       count: o.n,
       batchSize: target.connectPacing?.batchSize ?? o.batchSize,
@@ -86,10 +104,13 @@ async function withConnectedHub<T>(
     const loaded = await hub.memory('loaded');
     const memory: MemoryResult = {
       connected: c.connected,
+      retried: c.retried,
       connectMs: c.ms,
       idle,
       loaded,
+      gc: hub.gc,
       rssPerConnection: (loaded.rss - idle.rss) / o.n,
+      rssNoGcPerConnection: (loaded.rssNoGc - idle.rssNoGc) / o.n,
       reducedRssPerConnection: (loaded.reducedRss - idle.reducedRss) / o.n,
       heapPerConnection:
         loaded.heap === undefined || idle.heap === undefined ? undefined : (loaded.heap - idle.heap) / o.n,
@@ -147,6 +168,7 @@ export async function fanoutSession(
       });
       publishes.push({
         ...spread(latencies),
+        quantiles: quantiles(latencies),
         delivered: latencies.length,
         closed,
         serverCpuUsPerDelivery: ((hub.cpuSeconds() - serverCpu) / o.n) * 1e6,
