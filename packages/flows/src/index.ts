@@ -1,0 +1,3 @@
+export * from './compile/compiled-flow.ts';
+export * from './compile/flow-validation-error.ts';
+export * from './mapping/compiled-mapping.ts';
