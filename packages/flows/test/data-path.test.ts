@@ -25,9 +25,9 @@ describe('data paths', () => {
     assert.deepEqual(root, { a: { list: [null, null, { b: 'x' }] } });
     setPath(root, 'items[]', 1);
     setPath(root, 'items[]', 2);
-    assert.deepEqual(root['items'], [1, 2]);
+    assert.deepEqual(getPath(root, 'items'), [1, 2]);
     setPath(root, 'grid[1][1]', 'y');
-    assert.deepEqual(root['grid'], [null, [null, 'y']]);
+    assert.deepEqual(getPath(root, 'grid'), [null, [null, 'y']]);
   });
 
   it('removes a map key and nulls a list element', () => {
