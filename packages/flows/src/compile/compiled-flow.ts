@@ -72,7 +72,10 @@ export interface CompiledTask {
   readonly execution: ExecutionType;
   readonly inputMappings: readonly CompiledMapping[];
   readonly outputMappings: readonly CompiledMapping[];
-  /** Next task names as written (decision tasks: `@retry` sorted first, as Mercury does). Empty for end/sink. */
+  /**
+   * Next task names as written; empty for end and sink. A decision entry may be `@retry` or
+   * `@retry | task` (Mercury splits it on `|` and sorts it when the branch is taken).
+   */
   readonly next: readonly string[];
   /** fork: the task run once every branch has completed. */
   readonly join?: string;
