@@ -17,9 +17,9 @@ import { compileEndpoints } from './endpoint-compiler.ts';
 import { FunctionRegistry } from './function-registry.ts';
 import { loadFunctions } from './function-loader.ts';
 import { loggingReport, type ProblemReport } from './problem-report.ts';
-import { RequestPipeline } from './request-pipeline.ts';
 import { resolveLocation, resolveLocations } from './resource-location.ts';
 import { mergeRestFiles } from './rest-config-merge.ts';
+import { requestHandler } from './pipeline/request-pipeline.ts';
 import { RestMetrics } from './rest-metrics.ts';
 import { defaultConfigFolder, loadRestSettings, type RestSettings } from './rest-settings.ts';
 import { loadRestFiles } from './rest-yaml-loader.ts';
@@ -91,7 +91,7 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
       for (const e of endpoints) logger.info(describeEndpoint(e));
 
       const staticFolder = openStaticFolder(settings, report);
-      const pipeline = new RequestPipeline({
+      const handle = requestHandler({
         table: rendered.table,
         registry,
         staticFolder,
@@ -102,12 +102,12 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
         metrics,
         tracer: options.tracer ?? trace.getTracer('@gatehouse/rest-engine'),
       });
-      server = createServer({ keepAliveTimeout: 65_000 }, pipeline.handle);
+      server = createServer({ keepAliveTimeout: 65_000 }, handle);
       // `Expect: 100-continue`: a body declared too large is refused before the client sends it.
       const limit = settings['rest.server.max-body-size'];
       server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
         if (!(Number(req.headers['content-length']) > limit)) res.writeContinue();
-        pipeline.handle(req, res);
+        handle(req, res);
       });
       const port = await listen(server, settings['rest.server.port'], settings['rest.server.host']);
       logger.info({ port, endpoints: endpoints.length, static: staticFolder?.root }, 'REST engine listening');
