@@ -11,6 +11,9 @@
  * @gatehouse/functions: the runner aborts the flow with that status (Mercury §10.4).
  */
 
+import type { Source } from './mapping-source.ts';
+import type { Target } from './mapping-target.ts';
+
 export type MappingKind = 'input' | 'output';
 
 /** Where a line comes from: used for messages and for the kind's own rules. */
@@ -18,6 +21,10 @@ export interface MappingLocation {
   readonly flow: string;
   readonly task?: string;
   readonly kind: MappingKind;
+  /** The flow file's name, for Mercury's messages (defaults to the flow id). */
+  readonly file?: string;
+  /** Output mappings of a decision task may target `decision`. */
+  readonly decisionTask?: boolean;
 }
 
 /** Application-level services a mapping may use; all optional. */
@@ -28,8 +35,12 @@ export interface MappingHooks {
   readonly external?: (key: string, value: unknown) => void;
   /** `classpath(...)` resources: the folder they resolve against (else the working directory). */
   readonly resourceFolder?: string;
+  /** `f:setConfig(key, value)`: set an application property (Mercury sets a Java system property). */
+  readonly setConfig?: (key: string, value: string) => void;
   /** Non-fatal problems (Mercury's ERROR/WARN lines, e.g. an invalid output.status). */
   readonly warn?: (message: string) => void;
+  /** Largest list index a dynamic `[model.n]` target may use (Mercury's max.model.array.size, 1000). */
+  readonly maxModelArraySize?: number;
 }
 
 export interface MappingScope {
@@ -65,10 +76,31 @@ export interface MappingScope {
 
 /** One parsed mapping line. Opaque to the runner: pass it to applyMappings. */
 export interface CompiledMapping {
-  /** The line as written (after Mercury's deprecated-syntax rewrite), for logs. */
+  /** The line as written in the flow file. */
   readonly text: string;
   readonly kind: MappingKind;
-  /** Internal: the parsed source and target (see parse-mapping.ts). */
-  readonly source: unknown;
-  readonly target: unknown;
+  /** The 2-part rules the line became (a 3-part line gives two), after the deprecated-syntax rewrite. */
+  readonly rules: readonly MappingRule[];
+  /** Mercury's load-time WARN lines for this line (deprecated syntax, input namespace on the right). */
+  readonly warnings: readonly string[];
+  /** A rule targets `ext:<key>` (the flow then needs external.state.machine). */
+  readonly usesExternal: boolean;
+  /** A rule Mercury counts as incomplete (a side ending in `.`, a target ending in `:`): refuses the flow. */
+  readonly incomplete: boolean;
+  /** A rule reads or writes `model.parent.` / `model.root.` (the root flow's shared map). */
+  readonly touchesParent: boolean;
+}
+
+/** One `LHS -> RHS` rule, parsed (see mapping-source.ts and mapping-target.ts). */
+export interface MappingRule {
+  readonly text: string;
+  readonly lhsText: string;
+  readonly rhsText: string;
+  /** The side holds `{model.x}` or `[...]` parts resolved per run (then re-parsed when they change it). */
+  readonly lhsDynamic: boolean;
+  readonly rhsDynamic: boolean;
+  /** A path/plugin/`$` read (its null rules differ from a constant's). */
+  readonly lhsIsLookup: boolean;
+  readonly source: Source;
+  readonly target: Target;
 }
