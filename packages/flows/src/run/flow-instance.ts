@@ -10,7 +10,8 @@
 import { randomUUID } from 'node:crypto';
 import { isAppException } from '@gatehouse/functions';
 import type { CompiledFlow, CompiledTask } from '../compile/compiled-flow.ts';
-import { applyMappings, type MappingHooks, type MappingScope } from '../mapping/compiled-mapping.ts';
+import { applyMappings } from '../mapping/apply-mappings.ts';
+import type { MappingHooks, MappingScope } from '../mapping/compiled-mapping.ts';
 import { readModelKey } from '../mapping/model-key.ts';
 import { decisionIndex, decisionText, integerOf, parseRetry } from './decision.ts';
 import { outcomeOfError, outcomeOfResult, type TaskOutcome } from './flow-functions.ts';
