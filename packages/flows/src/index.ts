@@ -7,3 +7,4 @@ export { compileMapping } from './mapping/compile-mapping.ts';
 export * from './mapping/compiled-mapping.ts';
 export { readModelKey, writeModelKey } from './mapping/model-key.ts';
 export { PLUGINS } from './mapping/plugins.ts';
+export * from './run/index.ts';

@@ -35,14 +35,14 @@ function files(entries: Record<string, string>): string {
   return root;
 }
 
-function load(resourceFolder: string, options: Partial<FlowLoaderOptions> = {}) {
+function load(configFolder: string, options: Partial<FlowLoaderOptions> = {}) {
   const lines: string[] = [];
   const log = {
     info: (m: string) => lines.push(`INFO ${m}`),
     warn: (m: string) => lines.push(`WARN ${m}`),
     error: (m: string) => lines.push(`ERROR ${m}`),
   };
-  const result = loadFlows({ resourceFolder, env: {}, log, ...options });
+  const result = loadFlows({ configFolder, env: {}, log, ...options });
   return { ...result, lines };
 }
 
@@ -75,10 +75,7 @@ describe('loadFlows', () => {
       'more-flows/two.yml': flowYaml('two'),
     });
     const { flows, problems } = load(root, {
-      property: (k) =>
-        k === 'yaml.flow.automation'
-          ? 'classpath:/none.yaml, classpath:/main.yaml,classpath:/more/index.yaml'
-          : undefined,
+      property: 'classpath:/none.yaml, classpath:/main.yaml,classpath:/more/index.yaml',
     });
     assert.deepEqual([...flows.keys()], ['one', 'two']);
     assert.deepEqual(problems, [
@@ -96,7 +93,7 @@ describe('loadFlows', () => {
     writeFileSync(join(elsewhere, 'index.yaml'), `location: 'file:${flowsDir}/'\nflows: ['env-flow.yml']\n`);
     const { flows } = load(files({}), {
       env: { YAML_FLOW_AUTOMATION: `file:${elsewhere}/index.yaml` },
-      property: () => 'classpath:/ignored.yaml',
+      property: 'classpath:/ignored.yaml',
     });
     assert.deepEqual([...flows.keys()], ['from-env']);
   });
@@ -140,7 +137,7 @@ describe('loadFlows', () => {
     });
     const { flows } = load(root, {
       env: { FROM_ENV: 'env-value' },
-      property: (k) => (k === 'from.props' ? 'prop-value' : undefined),
+      config: (k) => (k === 'from.props' ? 'prop-value' : undefined),
     });
     const lines = flows
       .get('vars')!

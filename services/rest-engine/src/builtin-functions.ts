@@ -1,9 +1,9 @@
 /**
  * Functions the engine brings along: the actuator endpoints (`/health`, `/info`, `/livenessprobe`,
- * served unless the user's rest.yaml takes those paths) and the flow adapter, which answers 501
- * until the flow engine exists.
+ * served unless the user's rest.yaml takes those paths). The flow adapter is no function: the request
+ * pipeline runs the endpoint's flow itself (flow-adapter.ts).
  */
-import { AppException, defineFunction, type FunctionRegistration } from '@gatehouse/functions';
+import { defineFunction, type FunctionRegistration } from '@gatehouse/functions';
 
 export interface AppIdentity {
   name: string;
@@ -13,6 +13,7 @@ export interface AppIdentity {
   origin: string;
 }
 
+/** The `service` of endpoints that run a flow (`flow: <id>`). */
 export const flowAdapterRoute = 'http.flow.adapter';
 /** The built-in response writer: an endpoint cannot name it, trace records do. */
 export const responseRoute = 'async.http.response';
@@ -38,17 +39,6 @@ export function builtinFunctions(app: AppIdentity, startedAt: Date): FunctionReg
       }),
     }),
     defineFunction({ route: 'liveness.actuator.service', instances: 10, handleEvent: () => 'OK' }),
-    defineFunction({
-      route: flowAdapterRoute,
-      instances: 100,
-      handleEvent: (_headers, request) => {
-        const flow = request.getHeader('x-flow-id');
-        throw new AppException(
-          501,
-          `Flow ${flow ?? '(none)'} cannot run: the flow engine is not available in this version`,
-        );
-      },
-    }),
   ];
 }
 

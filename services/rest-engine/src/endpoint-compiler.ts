@@ -80,6 +80,10 @@ function compileEndpoint(
     if (ctx.reservedRoutes.has(route)) return `${route} is reserved for the engine`;
     if (!ctx.routeExists(route)) return `service ${route} not available (no function has this route)`;
   }
+  // Without `flow` the caller could pick the flow with its own x-flow-id header (Mercury's hazard).
+  if (primary === 'http.flow.adapter' && typeof v['flow'] !== 'string') {
+    return 'service http.flow.adapter needs a flow (the id of the flow to run)';
+  }
   if (v['flow'] !== undefined && primary !== 'http.flow.adapter') {
     ctx.report.warn(`REST entry ${describeEntry(entry)}: flow is used only with service http.flow.adapter`);
   }
@@ -127,6 +131,7 @@ function compileEndpoint(
     secondaries,
     relay,
     timeoutMs,
+    timeoutGiven: v['timeout'] !== undefined,
     cors,
     headers,
     authentication,

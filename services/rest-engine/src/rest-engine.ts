@@ -11,15 +11,16 @@ import { hostname } from 'node:os';
 import type { GatewayService, Health, Logger, Registry } from '@gatehouse/service-kit';
 import { type Tracer, trace } from '@opentelemetry/api';
 import { loadAppProperties } from './app-properties.ts';
-import { actuatorEndpoints, builtinFunctions, responseRoute } from './builtin-functions.ts';
+import { actuatorEndpoints, builtinFunctions, flowAdapterRoute, responseRoute } from './builtin-functions.ts';
 import type { Endpoint } from './endpoint.ts';
 import { compileEndpoints } from './endpoint-compiler.ts';
+import { checkFlowEndpoints, registerFlowFunctions, startFlowEngine } from './flow-engine.ts';
 import { FunctionRegistry } from './function-registry.ts';
 import { loadFunctions } from './function-loader.ts';
 import { loggingReport, type ProblemReport } from './problem-report.ts';
-import { RequestPipeline } from './request-pipeline.ts';
 import { resolveLocation, resolveLocations } from './resource-location.ts';
 import { mergeRestFiles } from './rest-config-merge.ts';
+import { requestHandler } from './pipeline/request-pipeline.ts';
 import { RestMetrics } from './rest-metrics.ts';
 import { defaultConfigFolder, loadRestSettings, type RestSettings } from './rest-settings.ts';
 import { loadRestFiles } from './rest-yaml-loader.ts';
@@ -82,18 +83,22 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
       for (const fn of builtinFunctions(appIdentity(settings, origin), new Date()))
         registry.register(fn, 'built-in');
       const folders = settings['functions.path'].map((p) => resolveLocation(p, configFolder));
+      registerFlowFunctions(registry);
       const loaded = await loadFunctions(folders, registry, report);
       logger.info({ functions: loaded, folders }, 'functions loaded');
+      const flows = startFlowEngine(settings, props, env, registry, logger);
 
       const rendered = renderEndpoints(settings, props, registry, report);
       endpoints = rendered.endpoints;
       metrics.endpoints = endpoints.length;
       for (const e of endpoints) logger.info(describeEndpoint(e));
+      checkFlowEndpoints(endpoints, flows, logger);
 
       const staticFolder = openStaticFolder(settings, report);
-      const pipeline = new RequestPipeline({
+      const handle = requestHandler({
         table: rendered.table,
         registry,
+        flows,
         staticFolder,
         staticRules: rendered.staticRules,
         maxBodySize: settings['rest.server.max-body-size'],
@@ -102,12 +107,12 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
         metrics,
         tracer: options.tracer ?? trace.getTracer('@gatehouse/rest-engine'),
       });
-      server = createServer({ keepAliveTimeout: 65_000 }, pipeline.handle);
+      server = createServer({ keepAliveTimeout: 65_000 }, handle);
       // `Expect: 100-continue`: a body declared too large is refused before the client sends it.
       const limit = settings['rest.server.max-body-size'];
       server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
         if (!(Number(req.headers['content-length']) > limit)) res.writeContinue();
-        pipeline.handle(req, res);
+        handle(req, res);
       });
       const port = await listen(server, settings['rest.server.port'], settings['rest.server.host']);
       logger.info({ port, endpoints: endpoints.length, static: staticFolder?.root }, 'REST engine listening');
@@ -136,7 +141,8 @@ function renderEndpoints(
   const paths = resolveLocations(settings['yaml.rest.automation'], settings.configFolder);
   const merged = mergeRestFiles(loadRestFiles(paths, props, report), report);
   const ctx = {
-    routeExists: (route: string) => registry.has(route),
+    // The flow adapter is no function: the flow target runs the endpoint's flow.
+    routeExists: (route: string) => route === flowAdapterRoute || registry.has(route),
     reservedRoutes: new Set([responseRoute]),
     traceIdHeader: settings['http.trace.id.header'],
     correlationIdHeader: settings['http.correlation.id.header'],

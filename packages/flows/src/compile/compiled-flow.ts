@@ -86,10 +86,11 @@ export interface CompiledTask {
   /** pipeline: the loop, when `loop.statement` is set. */
   readonly loop?: CompiledLoop;
   /**
-   * pipeline: `loop.condition` entries (empty when none). Mercury evaluates them also for a pipeline
-   * without `loop.statement`; the same array is the loop's `conditions`.
+   * pipeline: `loop.condition` entries (the compiler always sets it, empty when none; absent means
+   * none). Mercury evaluates them also for a pipeline without `loop.statement`; when there is a
+   * loop, the same array is its `conditions`.
    */
-  readonly loopConditions: readonly LoopCondition[];
+  readonly loopConditions?: readonly LoopCondition[];
   /** Fixed dispatch delay in ms (always < the flow's ttl). */
   readonly delayMs?: number;
   /** Dispatch delay read from this model key (`model.x`, as written) when the task runs. */

@@ -26,10 +26,15 @@ export interface FlowLog {
 }
 
 export interface FlowLoaderOptions {
-  /** Folder that `classpath:` (and prefix-less) locations resolve against: the app's resources. */
-  readonly resourceFolder: string;
-  /** Application properties: `yaml.flow.automation` and `${name}` references in flow files. */
-  readonly property?: (key: string) => string | undefined;
+  /** Folder that `classpath:` (and prefix-less) locations resolve against: the app's config folder. */
+  readonly configFolder: string;
+  /**
+   * The value of the `yaml.flow.automation` property: index locations, comma-separated (default
+   * `classpath:/flows.yaml`). The environment variable YAML_FLOW_AUTOMATION, when set, wins.
+   */
+  readonly property?: string | undefined;
+  /** Application configuration, for `${name}` references in flow files (after the environment). */
+  readonly config?: (key: string) => unknown;
   /** Environment (default process.env): YAML_FLOW_AUTOMATION and `${NAME}` references. */
   readonly env?: NodeJS.ProcessEnv;
   readonly log?: FlowLog;
@@ -57,7 +62,7 @@ export function loadFlows(options: FlowLoaderOptions): LoadedFlows {
   const env = options.env ?? process.env;
   const log = options.log ?? silent;
   const fromEnv = env[FLOWS_ENV]?.trim();
-  const locations = fromEnv || options.property?.(FLOWS_PROPERTY) || DEFAULT_INDEX;
+  const locations = fromEnv || options.property?.trim() || DEFAULT_INDEX;
   const flows = new Map<string, CompiledFlow>();
   const problems: FlowLoadProblem[] = [];
   const report = (problem: FlowLoadProblem, level: 'warn' | 'error') => {
@@ -145,7 +150,7 @@ function stringAt(doc: DataMap, key: string): string | undefined {
  * the working directory), `classpath:/p` or a bare path (the resources folder). A `.yml` that is not
  * there is looked up as `.yaml` and the other way round.
  */
-export function resolveFlowLocation(location: string, resourceFolder: string): string[] {
+export function resolveFlowLocation(location: string, configFolder: string): string[] {
   let path: string;
   if (location.startsWith('file:')) {
     const file = location.slice('file:'.length);
@@ -153,7 +158,7 @@ export function resolveFlowLocation(location: string, resourceFolder: string): s
     path = resolve(file);
   } else {
     const resource = location.startsWith('classpath:') ? location.slice('classpath:'.length) : location;
-    path = join(resourceFolder, resource);
+    path = join(configFolder, resource);
   }
   const yaml = /\.ya?ml$/.exec(path);
   if (yaml === null) return [path];
@@ -163,7 +168,7 @@ export function resolveFlowLocation(location: string, resourceFolder: string): s
 
 /** The YAML at `location`, dotted keys expanded, `${...}` references resolved. */
 export function readConfig(location: string, options: FlowLoaderOptions): DataMap {
-  const path = resolveFlowLocation(location, options.resourceFolder).find((p) => existsSync(p));
+  const path = resolveFlowLocation(location, options.configFolder).find((p) => existsSync(p));
   if (path === undefined) throw new Error(`${location} not found`);
   const raw = readFileSync(path, 'utf8');
   const data: unknown = parseYaml(raw.includes('\t') ? raw.replaceAll('\t', '  ') : raw);
@@ -198,7 +203,13 @@ function referenceResolver(options: FlowLoaderOptions): (text: string) => string
       const colon = statement.indexOf(':');
       const name = colon > 0 ? statement.slice(0, colon) : statement;
       const fallback = colon > 0 ? statement.slice(colon + 1) : undefined;
-      return env[name] ?? options.property?.(name) ?? fallback ?? '';
+      const configured = options.config?.(name);
+      return (
+        env[name] ??
+        (configured === undefined || configured === null ? undefined : String(configured)) ??
+        fallback ??
+        ''
+      );
     });
     return out === '' ? null : out;
   };

@@ -1,0 +1,47 @@
+/**
+ * The body stage: POST, PUT and PATCH bodies are read (parsed by content type, kept raw for the
+ * relay, streamed for uploads), up to the engine's size limit. A body declared too large is answered
+ * 413 and the connection closed rather than read to the end.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { HttpRequestData } from '@gatehouse/functions';
+import { HttpError } from '@gatehouse/service-kit';
+import { readRequestBody } from '../body-reader.ts';
+import type { Exchange, PipelineContext } from './exchange.ts';
+import { answerError } from './respond-stage.ts';
+
+export const bodyMethods = new Set(['POST', 'PUT', 'PATCH']);
+
+/** Reads the body into `data`; returns false when the request has been answered instead. */
+export async function readBody(
+  ctx: PipelineContext,
+  req: IncomingMessage,
+  x: Exchange,
+  data: HttpRequestData,
+): Promise<boolean> {
+  const { endpoint, res } = x;
+  try {
+    const parsed = await readRequestBody(req, {
+      limit: ctx.maxBodySize,
+      upload: endpoint.upload,
+      raw: endpoint.relay !== undefined,
+      onStreamTooLarge: (err) => {
+        // The caller is still sending: answer, then close rather than read the rest.
+        res.shouldKeepAlive = false;
+        answerError(ctx, x, err.status, err.message);
+      },
+    });
+    data.body = parsed.body;
+    data.contentLength = parsed.contentLength;
+    data.stream = parsed.stream;
+    data.streamRoute = parsed.streamRoute;
+    data.files = parsed.files;
+    if (parsed.formFields) data.queryParameters = { ...data.queryParameters, ...parsed.formFields };
+  } catch (err) {
+    const status = err instanceof HttpError ? err.status : 400;
+    if (status === 413) res.shouldKeepAlive = false;
+    answerError(ctx, x, status, (err as Error).message);
+    return false;
+  }
+  return !x.done;
+}

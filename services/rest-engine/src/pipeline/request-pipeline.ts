@@ -1,0 +1,102 @@
+/**
+ * What happens to one request, stage by stage (one file each):
+ *   route-stage      which endpoint, preflight, static content or error answers it
+ *   cors-stage       the endpoint's CORS headers on every answer; the OPTIONS preflight
+ *   exchange         cookies, request header transform, correlation and trace ids
+ *   body-stage       POST/PUT/PATCH bodies
+ *   auth-stage       the endpoint's authentication function
+ *   target-stage     secondaries, then the target: targets/{function,flow,relay}-target.ts
+ *                    (targets/static-target.ts for static content)
+ *   respond-stage    every answer, the endpoint timeout (408)
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { AsyncHttpRequest, type HttpRequestData } from '@gatehouse/functions';
+import { selectAuthRoute } from '../authentication.ts';
+import { authenticate } from './auth-stage.ts';
+import { bodyMethods, readBody } from './body-stage.ts';
+import { answerPreflight } from './cors-stage.ts';
+import { type Exchange, openExchange, type PipelineContext } from './exchange.ts';
+import { answerError, failed, plainError, startTimer } from './respond-stage.ts';
+import { routeOf } from './route-stage.ts';
+import { runTarget } from './target-stage.ts';
+import { runStaticTarget } from './targets/static-target.ts';
+
+export type { PipelineContext } from './exchange.ts';
+
+/** The engine's `node:http` request listener. */
+export function requestHandler(ctx: PipelineContext): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const startedAt = performance.now();
+    const route = routeOf(ctx, req);
+    switch (route.kind) {
+      case 'endpoint':
+        try {
+          serveEndpoint(ctx, req, res, route, startedAt);
+        } catch (err) {
+          failed(ctx, res, err, startedAt);
+        }
+        return;
+      case 'preflight':
+        answerPreflight(ctx, req, res, route.endpoints, startedAt);
+        return;
+      case 'static':
+        runStaticTarget(ctx, req, res, route.path, route.queryString, startedAt).catch((err: unknown) =>
+          failed(ctx, res, err, startedAt),
+        );
+        return;
+      case 'error':
+        plainError(ctx, req, res, route.status, route.message, startedAt, route.allow);
+    }
+  };
+}
+
+function serveEndpoint(
+  ctx: PipelineContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: Extract<ReturnType<typeof routeOf>, { kind: 'endpoint' }>,
+  startedAt: number,
+): void {
+  const { endpoint } = route;
+  const { x, data } = openExchange(
+    ctx,
+    req,
+    res,
+    endpoint,
+    route.params,
+    route.path,
+    route.queryString,
+    startedAt,
+  );
+  if (bodyMethods.has(data.method) || endpoint.authentication) {
+    // Reading the body and authenticating take time: the endpoint timeout covers them too.
+    startTimer(ctx, x);
+    bodyThenAuth(ctx, req, x, data).catch((err: unknown) => {
+      ctx.logger.error({ err, endpoint: endpoint.label }, 'request failed');
+      answerError(ctx, x, 500, 'Internal error');
+    });
+    return;
+  }
+  runTarget(ctx, x, data, new AsyncHttpRequest(data), 'http.request', undefined);
+}
+
+async function bodyThenAuth(
+  ctx: PipelineContext,
+  req: IncomingMessage,
+  x: Exchange,
+  data: HttpRequestData,
+): Promise<void> {
+  if (bodyMethods.has(data.method) && !(await readBody(ctx, req, x, data))) return;
+  const request = new AsyncHttpRequest(data);
+  const selector = x.endpoint.authentication;
+  if (!selector) {
+    runTarget(ctx, x, data, request, 'http.request', undefined);
+    return;
+  }
+  const authRoute = selectAuthRoute(selector, data.headers);
+  const step = x.trace?.begin(authRoute, 'http.request', undefined);
+  const verdict = await authenticate(ctx, x, authRoute, request, step);
+  if (!verdict) return;
+  data.session = verdict.session;
+  runTarget(ctx, x, data, request, authRoute, step);
+}

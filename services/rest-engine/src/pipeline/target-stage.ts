@@ -1,0 +1,104 @@
+/**
+ * The target stage: the secondaries get the request (fire-and-forget), the endpoint's target
+ * (function, flow or relay, see targets/target.ts) answers it. A target that answers synchronously
+ * is answered at once; otherwise the endpoint timeout runs until it does.
+ */
+import {
+  type AsyncHttpRequest,
+  type HttpRequestData,
+  isAppException,
+  isEventEnvelope,
+} from '@gatehouse/functions';
+import type { TraceStep } from '../trace-recorder.ts';
+import { type Exchange, eventHeaders, isThenable, type PipelineContext } from './exchange.ts';
+import { answerError, answerResult, startTimer } from './respond-stage.ts';
+
+export function runTarget(
+  ctx: PipelineContext,
+  x: Exchange,
+  data: HttpRequestData,
+  request: AsyncHttpRequest,
+  from: string,
+  parent: TraceStep | undefined,
+): void {
+  const endpoint = x.endpoint;
+  // The primary's step first: without an authentication step it is the request's SERVER span.
+  const step = x.trace?.begin(endpoint.primary, from, parent);
+  for (const secondary of endpoint.secondaries) fireAndForget(ctx, x, secondary, from, parent, request);
+  let result: unknown;
+  try {
+    result = x.target.run(ctx, { x, data, request, step });
+  } catch (err) {
+    targetFailed(ctx, x, step, err);
+    return;
+  }
+  if (isThenable(result)) {
+    startTimer(ctx, x);
+    result.then(
+      (value) => targetAnswered(ctx, x, step, value),
+      (err: unknown) => targetFailed(ctx, x, step, err),
+    );
+  } else {
+    targetAnswered(ctx, x, step, result);
+  }
+}
+
+function targetAnswered(
+  ctx: PipelineContext,
+  x: Exchange,
+  step: TraceStep | undefined,
+  result: unknown,
+): void {
+  const route = x.endpoint.primary;
+  ctx.metrics.functionCall(route, x.done ? 'timeout' : 'ok');
+  if (step) x.trace!.end(step, isEventEnvelope(result) ? (result.getStatus() ?? 200) : 200);
+  if (x.done) {
+    // Answered 408 already: the late record still belongs to the trace.
+    x.trace?.flush();
+    return;
+  }
+  answerResult(ctx, x, result, step);
+}
+
+function targetFailed(ctx: PipelineContext, x: Exchange, step: TraceStep | undefined, err: unknown): void {
+  const route = x.endpoint.primary;
+  const { status, message } = failure(ctx, route, err, x);
+  if (step) x.trace!.end(step, status, message);
+  ctx.metrics.functionCall(route, 'error');
+  if (!x.done) answerError(ctx, x, status, message, step);
+  else x.trace?.flush();
+}
+
+/** Status and message for a target's failure; unexpected errors are logged. */
+function failure(
+  ctx: PipelineContext,
+  route: string,
+  err: unknown,
+  x: Exchange,
+): { status: number; message: string } {
+  if (isAppException(err)) return { status: err.status, message: err.message };
+  if (x.done) return { status: 408, message: (err as Error)?.message ?? String(err) };
+  ctx.logger.error({ err, route, endpoint: x.endpoint.label }, 'function failed');
+  const message = err instanceof Error ? err.message : String(err);
+  return { status: 500, message: message || 'Internal error' };
+}
+
+function fireAndForget(
+  ctx: PipelineContext,
+  x: Exchange,
+  route: string,
+  from: string,
+  parent: TraceStep | undefined,
+  request: AsyncHttpRequest,
+): void {
+  const step = x.trace?.begin(route, from, parent);
+  ctx.registry.invoke(route, eventHeaders(route, x), request).then(
+    () => {
+      if (step) x.trace!.end(step, 200);
+    },
+    (err: unknown) => {
+      if (step) x.trace!.end(step, isAppException(err) ? err.status : 500, (err as Error).message);
+      ctx.logger.warn({ err, route }, 'secondary function failed');
+    },
+  );
+}

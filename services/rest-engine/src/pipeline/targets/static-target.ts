@@ -1,0 +1,124 @@
+/**
+ * The static target: GET and HEAD of a path no endpoint declares, answered from the static content
+ * folder (ETag and 304, or the no-cache headers for `no-cache-pages`), after the optional
+ * static-content filter function. Unlike the endpoint targets it has no exchange: it writes its
+ * own answer.
+ */
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { AsyncHttpRequest, isAppException, isEventEnvelope } from '@gatehouse/functions';
+import { HttpError } from '@gatehouse/service-kit';
+import { parseCookies } from '../../cookies.ts';
+import { describeTimeout } from '../../endpoint-timeout.ts';
+import { errorMessages } from '../../error-renderer.ts';
+import { parseQueryString } from '../../query-string.ts';
+import { type ResponseTarget, writeError, writeResult } from '../../response-writer.ts';
+import { etagMatches } from '../../static-files.ts';
+import { type PipelineContext, safeDecode } from '../exchange.ts';
+import { plainError } from '../respond-stage.ts';
+
+const filterTimeoutMs = 10_000;
+const noCacheHeaders = {
+  'cache-control': 'no-cache, no-store',
+  pragma: 'no-cache',
+  expires: 'Thu, 01 Jan 1970 00:00:00 GMT',
+};
+
+export async function runStaticTarget(
+  ctx: PipelineContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  queryString: string,
+  startedAt: number,
+): Promise<void> {
+  const file = await ctx.staticFolder!.find(path);
+  if (!file) {
+    if (/(^|\/|\\)\.\.($|\/|\\)|%2e%2e/i.test(path))
+      ctx.logger.warn({ path }, 'Reject path traversal attack');
+    plainError(ctx, req, res, 404, errorMessages.notFound, startedAt);
+    return;
+  }
+  const decodedPath = path.includes('%') ? safeDecode(path) : path;
+  const headers: OutgoingHttpHeaders = {};
+  const filter = ctx.staticRules.filter;
+  if (filter?.applies(decodedPath)) {
+    const stop = await runFilter(ctx, req, res, filter.service, decodedPath, queryString, headers, startedAt);
+    if (stop) return;
+  }
+  headers['content-type'] = file.contentType;
+  let status = 200;
+  if (ctx.staticRules.noCache(decodedPath)) {
+    Object.assign(headers, noCacheHeaders);
+  } else {
+    headers['etag'] = file.etag;
+    if (etagMatches(req.headers['if-none-match'], file.etag)) status = 304;
+  }
+  headers['content-length'] = status === 304 ? 0 : file.body.length;
+  res.writeHead(status, headers);
+  if (status === 304 || req.method === 'HEAD') res.end();
+  else res.end(file.body);
+  ctx.metrics.answered(status, startedAt);
+}
+
+/** Runs the static-content filter; returns true when it answered the request itself. */
+async function runFilter(
+  ctx: PipelineContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: string,
+  path: string,
+  queryString: string,
+  headers: OutgoingHttpHeaders,
+  startedAt: number,
+): Promise<boolean> {
+  const reqHeaders = { ...(req.headers as Record<string, string>) };
+  const cookies = parseCookies(reqHeaders['cookie']);
+  delete reqHeaders['cookie'];
+  const request = new AsyncHttpRequest({
+    method: req.method!,
+    url: path,
+    ip: req.socket.remoteAddress ?? '',
+    https: reqHeaders['x-forwarded-proto'] === 'https',
+    headers: reqHeaders,
+    cookies,
+    queryParameters: queryString ? parseQueryString(queryString) : undefined,
+    queryString,
+    timeoutSeconds: filterTimeoutMs / 1000,
+  });
+  const target: ResponseTarget = {
+    res,
+    head: req.method === 'HEAD',
+    accept: reqHeaders['accept'],
+    headers,
+    responseTransform: undefined,
+  };
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const result = await Promise.race([
+      ctx.registry.invoke(route, { my_route: route }, request),
+      new Promise((_, reject) => {
+        timer = setTimeout(
+          () => reject(new HttpError(408, `Timeout for ${describeTimeout(filterTimeoutMs)}`)),
+          filterTimeoutMs,
+        );
+      }),
+    ]);
+    if (!isEventEnvelope(result)) return false;
+    const status = result.getStatus() ?? 200;
+    if (status === 200) {
+      for (const [name, value] of Object.entries(result.getHeaders())) {
+        if (!name.startsWith('my_') && name !== 'content-type') headers[name] = value;
+      }
+      return false;
+    }
+    ctx.metrics.answered(writeResult(target, result), startedAt);
+    return true;
+  } catch (err) {
+    const status = isAppException(err) || err instanceof HttpError ? err.status : 500;
+    if (status === 500) ctx.logger.error({ err, route }, 'static content filter failed');
+    ctx.metrics.answered(writeError(target, status, (err as Error).message), startedAt);
+    return true;
+  } finally {
+    clearTimeout(timer);
+  }
+}
