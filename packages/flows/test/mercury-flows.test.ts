@@ -1,0 +1,154 @@
+/**
+ * Two of Mercury's own test flows (fixtures/mercury, unchanged) load without problems and map the
+ * values Mercury's FlowTests assert (typeMatchingTest, greetingTest), with `no.op`-like functions
+ * standing in for the task (it answers its input).
+ */
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import {
+  applyMappings,
+  type CompiledTask,
+  type LoadedFlows,
+  loadFlows,
+  type MappingScope,
+} from '../src/index.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: the answer body is read freely by the assertions
+type Body = Record<string, any>;
+
+const fixtures = join(import.meta.dirname, 'fixtures', 'mercury');
+const config: Record<string, unknown> = {
+  'application.name': 'event-script-test',
+  'test.map': { hello: 'world', good: 'day', port: '8100' },
+};
+
+function load(): LoadedFlows {
+  return loadFlows({
+    configFolder: fixtures,
+    env: { PATH: '/usr/bin:/bin' },
+    config: (k) => config[k],
+  });
+}
+
+/** Input mapping, the task answering its input (no.op), output mapping. */
+function runTask(
+  task: CompiledTask,
+  input: unknown,
+  model: Record<string, unknown>,
+  headers: Record<string, string> = {},
+) {
+  const hooks = { config: (k: string) => config[k] };
+  const call: MappingScope = { input, model, body: {}, headers: {}, output: {}, hooks };
+  applyMappings(task.inputMappings, call);
+  const output: Record<string, unknown> = {};
+  applyMappings(task.outputMappings, {
+    input,
+    model,
+    result: call.body,
+    header: headers,
+    status: 201,
+    body: {},
+    headers: {},
+    output,
+    hooks,
+  });
+  return { body: call.body as Record<string, unknown>, headers: call.headers, output };
+}
+
+describe("Mercury's test flows, unchanged", () => {
+  it('load without a problem', () => {
+    const { flows, problems } = load();
+    assert.deepEqual(problems, []);
+    assert.deepEqual([...flows.keys()], ['greetings', 'type-matching']);
+    assert.deepEqual([...flows.get('greetings')!.tasks.keys()], ['my.greeting.task', 'v1.hello.exception']);
+    assert.equal(flows.get('greetings')!.exceptionHandler, 'v1.hello.exception');
+  });
+
+  it('type-matching maps what typeMatchingTest asserts', () => {
+    const task = load().flows.get('type-matching')!.tasks.get('no.op')!;
+    const { output } = runTask(task, {}, {});
+    const body = output['body'] as Body;
+    const helloWorld = Buffer.from('hello world');
+    assert.equal(body['b64'], helloWorld.toString('base64'));
+    assert.deepEqual(Buffer.from(body['binary']), helloWorld);
+    assert.deepEqual(JSON.parse(body['json']), { text: 'hello world', b64: helloWorld.toString('base64') });
+    assert.deepEqual(JSON.parse(Buffer.from(body['bson']).toString()), JSON.parse(body['json']));
+    assert.equal(body['substring'], 'hello');
+    const source = body['source'];
+    assert.equal(source['substring'], 'hello');
+    assert.equal(source['substring-2'], 'world');
+    assert.equal(source['no-change'], 'hello world');
+    assert.equal(source['keep-as-text'], 'hello world');
+    assert.deepEqual(Buffer.from(source['binary']), helloWorld);
+    assert.deepEqual(Buffer.from(source['bytes']), helloWorld);
+    assert.equal(source['text'], 'hello world');
+    assert.deepEqual(
+      [
+        body['positive'],
+        body['negative'],
+        body['boolean-text'],
+        body['boolean-text-true'],
+        body['is-null'],
+        body['null'],
+        body['has-file'],
+      ],
+      [true, false, false, true, true, true, false],
+    );
+    assert.deepEqual(
+      [body['integer'], body['long'], body['float'], body['double']],
+      [100, 101, 100.01, 101.01],
+    );
+    assert.deepEqual([body['and'], body['or']], [false, true]);
+    assert.deepEqual([source['list_size'], source['number_length']], [3, 4]);
+    assert.equal(
+      output['header'] && (output['header'] as Record<string, string>)['content-type'],
+      'application/json',
+    );
+  });
+
+  it('greetings maps what greetingTest asserts', () => {
+    const task = load().flows.get('greetings')!.tasks.get('my.greeting.task')!;
+    const input = {
+      path_parameter: { user: '12345' },
+      query: {},
+      header: { accept: 'application/json', 'x-flow-id': 'greetings' },
+    };
+    const model: Record<string, unknown> = { cid: 'c'.repeat(32), flow: 'greetings', trace: '1001' };
+    const { body, headers, output } = runTask(task, input, model, { demo: 'test-header' });
+    assert.equal(body['user'], '12345');
+    assert.equal(body['user_number'], 12345);
+    assert.equal(body['runtime_value1'], 'wonderful day');
+    assert.equal(body['runtime_value2'], 'new world');
+    assert.equal(body['runtime_value3'], 'keep {this}/{ one } unchanged');
+    assert.deepEqual(
+      [body['long_number'], body['float_number'], body['double_number']],
+      [12345, 12.345, 12.345],
+    );
+    assert.deepEqual(
+      [body['boolean_value'], body['negate_value'], body['double_negate_value']],
+      [true, false, true],
+    );
+    assert.deepEqual([body['none_is_true'], body['none_is_false']], [true, false]);
+    assert.ok(body['unique_id1'] && body['unique_id2'] && body['unique_id1'] !== body['unique_id2']);
+    assert.equal(body['unique_id3'], body['unique_id2']);
+    assert.equal(body['concat_string'], 'a b,c');
+    assert.equal(body['path'], '/usr/bin:/bin');
+    assert.deepEqual([body['trace_id'], body['flow_id']], ['1001', 'greetings']);
+    assert.deepEqual(headers, {
+      accept: 'application/json',
+      'x-flow-id': 'greetings',
+      user: '12345',
+      demo: 'ok',
+    });
+    // output: 201 from the function's status (text(20000) refused), its headers, the model and config maps
+    assert.equal(output['status'], 201);
+    assert.deepEqual(output['header'], { demo: 'test-header', 'x-demo': 'test-header' });
+    const out = output['body'] as Record<string, unknown>;
+    assert.deepEqual(out['map1'], { hello: 'world', good: 'day', port: '8100' });
+    assert.deepEqual(out['map2'], { direction: 'right', test: 'message' });
+    assert.equal(out['name'], 'event-script-test');
+    assert.equal(out['positive'], true);
+    assert.equal(out['cid'], 'c'.repeat(32));
+  });
+});
