@@ -1,6 +1,6 @@
 /**
  * Two of Mercury's own test flows (fixtures/mercury, unchanged) load without problems and map the
- * values Mercury's FlowTests assert (typeMatchingTest, greetingTest), with `no.op`-like functions
+ * values Mercury's FlowTests assert (typeMatchingTest, greetingTest, nullTransportTest), with `no.op`-like functions
  * standing in for the task (it answers its input).
  */
 import assert from 'node:assert/strict';
@@ -60,7 +60,7 @@ describe("Mercury's test flows, unchanged", () => {
   it('load without a problem', () => {
     const { flows, problems } = load();
     assert.deepEqual(problems, []);
-    assert.deepEqual([...flows.keys()], ['greetings', 'type-matching']);
+    assert.deepEqual([...flows.keys()], ['greetings', 'null-transport', 'type-matching']);
     assert.deepEqual([...flows.get('greetings')!.tasks.keys()], ['my.greeting.task', 'v1.hello.exception']);
     assert.equal(flows.get('greetings')!.exceptionHandler, 'v1.hello.exception');
   });
@@ -150,5 +150,18 @@ describe("Mercury's test flows, unchanged", () => {
     assert.equal(out['name'], 'event-script-test');
     assert.equal(out['positive'], true);
     assert.equal(out['cid'], 'c'.repeat(32));
+  });
+
+  it('null-transport maps what nullTransportTest asserts', () => {
+    const task = load().flows.get('null-transport')!.tasks.get('no.op')!;
+    const { output } = runTask(task, { body: { number: null, hello: 'world' } }, {});
+    assert.deepEqual(output['body'], {
+      number: null,
+      hello: 'world',
+      number2: null,
+      null_is_true: true,
+      null_is_false: false,
+      number3: null,
+    });
   });
 });
