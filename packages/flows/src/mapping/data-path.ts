@@ -21,8 +21,25 @@ interface Segment {
   readonly indexes: readonly number[];
 }
 
+/**
+ * Parsed paths, kept because mapping lines use the same few paths on every run. Paths built at run
+ * time (`{model.x}` substitution) could be many: the cache is simply emptied when it gets large.
+ */
+const parsedPaths = new Map<string, readonly Segment[]>();
+const MAX_PARSED_PATHS = 10_000;
+
+function segmentsOf(path: string): readonly Segment[] {
+  let segments = parsedPaths.get(path);
+  if (segments === undefined) {
+    if (parsedPaths.size >= MAX_PARSED_PATHS) parsedPaths.clear();
+    segments = parseSegments(path);
+    parsedPaths.set(path, segments);
+  }
+  return segments;
+}
+
 /** `a.b[0].c` → segments; empty parts between dots are dropped (Mercury's split). */
-function segmentsOf(path: string): Segment[] {
+function parseSegments(path: string): Segment[] {
   const out: Segment[] = [];
   for (const part of path.split('.')) {
     if (part === '') continue;
