@@ -1,6 +1,6 @@
 /**
  * Two of Mercury's own test flows (fixtures/mercury, unchanged) load without problems and map the
- * values Mercury's FlowTests assert (typeMatchingTest, greetingTest, nullTransportTest), with `no.op`-like functions
+ * values Mercury's FlowTests assert (typeMatchingTest, greetingTest, nullTransportTest, the pluggable-function tests), with `no.op`-like functions
  * standing in for the task (it answers its input).
  */
 import assert from 'node:assert/strict';
@@ -60,7 +60,10 @@ describe("Mercury's test flows, unchanged", () => {
   it('load without a problem', () => {
     const { flows, problems } = load();
     assert.deepEqual(problems, []);
-    assert.deepEqual([...flows.keys()], ['greetings', 'null-transport', 'type-matching']);
+    assert.deepEqual(
+      [...flows.keys()],
+      ['greetings', 'null-transport', 'arithmetic', 'type-conversion', 'type-matching'],
+    );
     assert.deepEqual([...flows.get('greetings')!.tasks.keys()], ['my.greeting.task', 'v1.hello.exception']);
     assert.equal(flows.get('greetings')!.exceptionHandler, 'v1.hello.exception');
   });
@@ -163,5 +166,59 @@ describe("Mercury's test flows, unchanged", () => {
       null_is_false: false,
       number3: null,
     });
+  });
+
+  it('arithmetic maps what shouldHandleArithmeticPluggableFunction asserts', () => {
+    const task = load().flows.get('arithmetic')!.tasks.get('my.arithmetic.task')!;
+    assert.deepEqual(runTask(task, {}, {}).output['body'], {
+      sum: 11,
+      difference: 1,
+      product: 12,
+      quotient: 3,
+      incremented: 7,
+      decremented: 5,
+    });
+  });
+
+  it('type-conversion maps what shouldHandleConversionTypesPluggableFunction asserts', () => {
+    const before = Date.now();
+    const task = load().flows.get('type-conversion')!.tasks.get('my.types.task')!;
+    const body = runTask(task, {}, {}).output['body'] as Body;
+    assert.deepEqual(
+      [body['string'], body['integer'], body['integer_convert'], body['float'], body['float_convert']],
+      ['Hello', 256, 256, 128.5, 128.5],
+    );
+    // 9223372036854775807 has no exact JavaScript number: both give the nearest one, as equal as in Mercury
+    assert.deepEqual([body['long'], body['long_convert']], [Number(2n ** 63n - 1n), Number(2n ** 63n - 1n)]);
+    assert.deepEqual([body['double'], body['double_convert']], [256.75, 256.75]);
+    assert.deepEqual(
+      [body['bool_true'], body['bool_false'], body['bool_convert'], body['and'], body['or'], body['not']],
+      [true, false, true, false, true, true],
+    );
+    assert.deepEqual([body['positive_ternary'], body['negative_ternary']], ['Hello', ' World!']);
+    assert.deepEqual([body['positive_eq'], body['negative_eq']], [true, false]);
+    assert.deepEqual(
+      [
+        body['greater_than_positive'],
+        body['greater_than_negative'],
+        body['less_than_positive'],
+        body['less_than_negative'],
+      ],
+      [true, false, true, false],
+    );
+    assert.deepEqual(
+      [body['substring_one'], body['substring_two'], body['concat']],
+      ['World!', 'World', 'Hello World!'],
+    );
+    assert.equal(Buffer.from(body['to_b64_bytes']).toString(), 'Hello');
+    assert.equal(body['to_bytestring'], 'SGVsbG8=');
+    assert.deepEqual([body['isNull'], body['isNotNull']], [true, true]);
+    assert.match(body['uuid'], /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    assert.match(body['currentTime'], /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?(Z|[+-]\d\d:\d\d)\[.+\]$/);
+    assert.deepEqual([body['arr_length'], body['str_length']], [5, 5]);
+    assert.match(body['iso'], /^\d{4}-\d\d-\d\dT.*Z$/);
+    assert.match(body['default_datetime'], /^\d{4}-\d\d-\d\dT.*Z$/);
+    assert.ok(typeof body['ms'] === 'number' && body['ms'] >= before && body['ms'] <= Date.now());
+    assert.match(body['local'], /^\d{4}-\d\d-\d\d \d\d:\d\d/);
   });
 });

@@ -26,7 +26,10 @@ export function str2long(text: string | null | undefined): number {
   if (text === null || text === undefined || text === '') return -1;
   const dot = text.indexOf('.');
   const whole = dot > 0 ? text.slice(0, dot) : text;
-  return INTEGER.test(whole) ? Number.parseInt(whole, 10) : -1;
+  if (!INTEGER.test(whole)) return -1;
+  // Java's long range; beyond 2^53 the number itself is only the nearest double
+  const big = BigInt(whole);
+  return big > 9223372036854775807n || big < -9223372036854775808n ? -1 : Number(big);
 }
 
 /** Utility.str2int: as str2long, and -1 outside Java's int range (parseInt overflows). */

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { AppException } from '@gatehouse/functions';
 import { type DataMap, deepCopy, isDataMap, setPath } from './data-path.ts';
 import { javaText, str2double, str2int, str2long } from './java-text.ts';
+import { isoZoned, type ZonedTime, zonedTime } from './zoned-time.ts';
 
 export type Plugin = (args: unknown[], context: PluginContext) => unknown;
 
@@ -165,30 +166,30 @@ function timestampAs(ms: number, type: string): unknown {
   }
 }
 
-/** Java DateTimeFormatter letters used by date patterns: y M d H h m s S a (others fail). */
-function formatDate(pattern: string, d: Date): string {
+/** Java DateTimeFormatter letters used by date patterns: y M d H h m s S a (others stay as written). */
+function formatDate(pattern: string, t: ZonedTime): string {
   const p = (n: number, w: number) => String(n).padStart(w, '0');
-  return pattern.replace(/y+|M+|d+|H+|h+|m+|s+|S+|a/g, (t) => {
-    const w = t.length;
-    switch (t[0]) {
+  return pattern.replace(/y+|M+|d+|H+|h+|m+|s+|S+|a/g, (token) => {
+    const w = token.length;
+    switch (token[0]) {
       case 'y':
-        return w === 2 ? p(d.getFullYear() % 100, 2) : p(d.getFullYear(), w);
+        return w === 2 ? p(t.year % 100, 2) : p(t.year, w);
       case 'M':
-        return p(d.getMonth() + 1, w);
+        return p(t.month, w);
       case 'd':
-        return p(d.getDate(), w);
+        return p(t.day, w);
       case 'H':
-        return p(d.getHours(), w);
+        return p(t.hour, w);
       case 'h':
-        return p(d.getHours() % 12 || 12, w);
+        return p(t.hour % 12 || 12, w);
       case 'm':
-        return p(d.getMinutes(), w);
+        return p(t.minute, w);
       case 's':
-        return p(d.getSeconds(), w);
+        return p(t.second, w);
       case 'S':
-        return p(d.getMilliseconds(), 3).slice(0, w);
+        return p(t.millisecond, 3).slice(0, w);
       default:
-        return d.getHours() < 12 ? 'AM' : 'PM';
+        return t.hour < 12 ? 'AM' : 'PM';
     }
   });
 }
@@ -604,8 +605,8 @@ export const PLUGINS: ReadonlyMap<string, Plugin> = new Map<string, Plugin>([
   [
     'dateTime',
     (i) => {
-      if (i.length === 0) return isoTimestamp(Date.now());
-      return formatDate(javaText(i[0]), new Date());
+      const time = zonedTime(Date.now(), i.length === 2 ? javaText(i[1]) : undefined);
+      return i.length === 0 ? isoZoned(time) : formatDate(javaText(i[0]), time);
     },
   ],
   ['now', (i) => timestampAs(Date.now(), i.length > 0 ? javaText(i[0]) : 'iso')],
