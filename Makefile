@@ -16,7 +16,7 @@ TEST_FLAGS ?= --test-concurrency=1 --test-timeout=180000
 help:
 	@echo "make run        start the gateway (all services, memory bus, example config)"
 	@echo "make test       lint, typecheck and every test against real brokers"
-	@echo "make deps-up    start Kafka, Redis, a Redis Cluster, NATS, the Kinesis emulator and Jaeger (deps-down stops them)"
+	@echo "make deps-up    start Kafka, Redis, a Redis Cluster, NATS, the Kinesis emulator, Jaeger and a schema registry (deps-down stops them)"
 	@echo "make bench      side-by-side benchmarks (bench/README.md)"
 	@echo "make compose-test  docker-compose.yml for real on podman, checked from outside (test-deploy/)"
 	@echo "make helm-test  the chart installed into a local single-node Kubernetes, checked from outside"

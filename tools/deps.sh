@@ -3,16 +3,19 @@
 #   Apache Kafka (KRaft, jars from Maven Central), Redis, a Redis Cluster of three masters and NATS
 #   (Debian packages), a Kinesis emulator (npm package kinesis-local), and the trace backend
 #   `traces`: Jaeger v2 (OTLP/HTTP in, query API out), built once from the Go module proxy
-#   (tools/jaeger/go.mod).
+#   (tools/jaeger/go.mod), and `schema-registry`: a Confluent-compatible schema registry (Apicurio
+#   Registry from Maven Central, its ccompat API) keeping its schemas in a topic of that Kafka.
 # Usage: tools/deps.sh up|down|status [name...]    tools/deps.sh restart name...    tools/deps.sh tools
 #        tools/deps.sh kafka-libs   (only fetch the Kafka jars; prints their directory)
-# Names: kafka redis redis-cluster nats kinesis traces (default: all). Idempotent: `up` skips what
+# Names: kafka redis redis-cluster nats kinesis traces schema-registry (default: all; schema-registry
+# needs kafka up). Idempotent: `up` skips what
 # already runs. State, logs and PID files live under .cache/deps/<name>/. Ports come from the
 # environment:
 #   KAFKA_PORT (9092) KAFKA_CONTROLLER_PORT (9093) REDIS_PORT (6379) NATS_PORT (4222)
 #   NATS_MONITOR_PORT (8222) KINESIS_PORT (4567) TRACES_OTLP_PORT (4318) TRACES_QUERY_PORT (16686)
 #   TRACES_QUERY_GRPC_PORT (16685)
 #   REDIS_CLUSTER_PORT (7000): the cluster's masters listen on it and the next two ports
+#   SCHEMA_REGISTRY_PORT (8081): the registry's Confluent API is http://127.0.0.1:<port>/apis/ccompat/v7
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 state="$root/.cache/deps"
@@ -27,7 +30,8 @@ cluster_ports=("$REDIS_CLUSTER_PORT" $((REDIS_CLUSTER_PORT + 1)) $((REDIS_CLUSTE
 TRACES_OTLP_PORT=${TRACES_OTLP_PORT:-4318}
 TRACES_QUERY_PORT=${TRACES_QUERY_PORT:-16686}
 TRACES_QUERY_GRPC_PORT=${TRACES_QUERY_GRPC_PORT:-16685}
-all=(redis redis-cluster nats kinesis kafka traces)
+SCHEMA_REGISTRY_PORT=${SCHEMA_REGISTRY_PORT:-8081}
+all=(redis redis-cluster nats kinesis kafka traces schema-registry)
 
 say() { echo "deps: $*" >&2; }
 die() { say "$*"; exit 1; }
@@ -205,6 +209,43 @@ build_jaeger() {
   say "Jaeger $version built in $((SECONDS - t))s"
 }
 
+# ---- Schema registry: Apicurio Registry (Apache 2.0), whose ccompat API is the Confluent Schema
+#      Registry's REST API (Karapace, the brief's first choice, is not on PyPI). Its Quarkus build,
+#      checked against Maven Central's SHA-1, is unpacked once into .cache/schema-registry/; 3.0.x is
+#      the last line that runs on Java 17 (Debian bookworm's). Storage `kafkasql`: schemas live in the
+#      topic gatehouse-schemas of the local Kafka, so a restart keeps them, as Confluent's _schemas. ----
+apicurio_version=3.0.9
+schema-registry_up() {
+  running kafka || die "schema-registry keeps its schemas in Kafka: start kafka first"
+  apt_install java:default-jre-headless curl:curl
+  local dir="$root/.cache/schema-registry/$apicurio_version"
+  local jar="$dir/apicurio-registry-app-$apicurio_version-runner.jar"
+  [ -f "$jar" ] || fetch_apicurio "$dir"
+  mkdir -p "$state/schema-registry"
+  spawn schema-registry java -Xms64m -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+    -Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$SCHEMA_REGISTRY_PORT" \
+    -Dquarkus.log.console.level=WARN -Dquarkus.http.access-log.enabled=false \
+    -Dapicurio.storage.kind=kafkasql -Dapicurio.kafkasql.bootstrap.servers="127.0.0.1:$KAFKA_PORT" \
+    -Dapicurio.kafkasql.topic=gatehouse-schemas -jar "$jar"
+  wait_ready schema-registry 240 curl -fsS "$(schema_registry_url)/subjects"
+  # Confluent's default: a new version must read data written with the previous one.
+  curl -fsS -X PUT -H 'content-type: application/vnd.schemaregistry.v1+json' \
+    -d '{"compatibility":"BACKWARD"}' "$(schema_registry_url)/config" >/dev/null
+}
+schema_registry_url() { echo "http://127.0.0.1:$SCHEMA_REGISTRY_PORT/apis/ccompat/v7"; }
+fetch_apicurio() {
+  local dir=$1 t=$SECONDS name="apicurio-registry-app-$apicurio_version-all.tar.gz"
+  local url="https://repo1.maven.org/maven2/io/apicurio/apicurio-registry-app/$apicurio_version/$name"
+  say "fetching Apicurio Registry $apicurio_version from Maven Central (about 110 MB, once)"
+  mkdir -p "$dir"
+  curl -fsS -o "$dir/$name" "$url"
+  [ "$(sha1sum "$dir/$name" | cut -d' ' -f1)" = "$(curl -fsS "$url.sha1" | cut -c1-40)" ] ||
+    { rm -f "$dir/$name"; die "schema-registry: checksum mismatch for $name"; }
+  tar -xzf "$dir/$name" -C "$dir"
+  rm -f "$dir/$name"
+  say "Apicurio Registry $apicurio_version fetched in $((SECONDS - t))s"
+}
+
 up_one() {
   if running_all "$1"; then say "$1 already running (pid $(pid_of "$1"))"; return; fi
   # Some of its processes run (one of a cluster died): stop the rest, then start it whole.
@@ -237,7 +278,8 @@ names=("$@"); [ ${#names[@]} -eq 0 ] && names=("${all[@]}")
 for n in "${names[@]}"; do [[ " ${all[*]} " == *" $n "* ]] || die "unknown dependency '$n' (know: ${all[*]})"; done
 case "$cmd" in
   up) for n in "${names[@]}"; do up_one "$n"; done ;;
-  down) for n in "${names[@]}"; do down_one "$n"; done ;;
+  # In reverse: the schema registry stops before the Kafka it keeps its schemas in.
+  down) for ((i = ${#names[@]} - 1; i >= 0; i--)); do down_one "${names[$i]}"; done ;;
   restart) for n in "${names[@]}"; do down_one "$n"; up_one "$n"; done ;;
   # Test tools that are not servers: a browser (browser tests), nginx (the edge in test-e2e),
   # Prometheus and promtool (the scrape test starts its own server).

@@ -25,6 +25,8 @@ import {
   type GatewayService,
   Health,
   InternalApiAuth,
+  type InternalApiSetup,
+  loadInternalApiSetup,
   loadConfig,
   type Logger,
   packageVersion,
@@ -65,8 +67,14 @@ export interface EmbeddedGateway extends RunningHost {
 /** Without PROXY_CONFIG_FILE the edge routes /api/… to the example REST app (examples/). */
 const exampleApis = fileURLToPath(new URL('../../examples/proxy/apis.json', import.meta.url));
 
+export interface EmbeddedOptions {
+  /** Your own express middleware or routes on the internal API; overrides INTERNAL_API_MIDDLEWARE. */
+  configureInternalApi?: InternalApiSetup;
+}
+
 export async function startEmbeddedGateway(
   configured: NodeJS.ProcessEnv = process.env,
+  options: EmbeddedOptions = {},
 ): Promise<EmbeddedGateway> {
   const { env, generated } = withTokenSecret(configured);
   const config = loadConfig(embeddedConfig, env);
@@ -95,7 +103,7 @@ export async function startEmbeddedGateway(
     logger,
   );
   try {
-    const gateway = await startServices(config, env, initialApis, replica, logger);
+    const gateway = await startServices(config, env, initialApis, replica, logger, options);
     return {
       ...gateway,
       async stop() {
@@ -125,6 +133,7 @@ async function startServices(
   initialApis: ApiDefinition[],
   replica: string,
   logger: Logger,
+  options: EmbeddedOptions,
 ): Promise<EmbeddedGateway> {
   const registry = createRegistry();
   const health = new Health();
@@ -186,6 +195,8 @@ async function startServices(
     publicPort: config.INBOUND_PORT,
     apiPort: config.API_PORT,
     internalApiAuth: InternalApiAuth.from(config),
+    configureInternalApi:
+      options.configureInternalApi ?? (await loadInternalApiSetup(config.INTERNAL_API_MIDDLEWARE)),
     limits: { maxHeaderValueLength: config.MAX_HEADER_VALUE_LENGTH },
     drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT_MS,
     tls: tlsSettingsFrom(config),

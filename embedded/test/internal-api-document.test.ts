@@ -45,6 +45,8 @@ function schemaValidator(): Ajv2020 {
   const ajv = new Ajv2020({ allErrors: true, strict: true, strictTypes: false, strictRequired: false });
   addFormats(ajv);
   ajv.addKeyword({ keyword: 'discriminator' });
+  // The messages of the proxy's error map (an annotation, as service-kit's validators read it).
+  ajv.addKeyword({ keyword: 'x-error' });
   // The document is added whole so that the `#/components/…` references inside its schemas resolve;
   // its top-level members are not schema keywords.
   ajv.addVocabulary(['openapi', 'info', 'tags', 'paths', 'components', 'security']);

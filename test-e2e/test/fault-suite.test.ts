@@ -35,9 +35,9 @@
  *   accepted; `fault s` says how long the fault lasted, and `reposts` how many posts the producer
  *   had to make again). The clients the fault hit: those whose stream ended during the row for the
  *   hub rows (`moved`), every client for the others. A goal (p99 <= 2 s), printed, not asserted;
- * - kills, kills missed: a session is missed when its connection is still open 5 s after the heal,
- *   or a hub does not refuse its token then; slowest kill: from the blacklist service's 201 to the
- *   connection seen closed.
+ * - kills, kills missed: a session is missed when its connection is still open 20 s after the heal
+ *   (checked from 5 s on), or a hub does not refuse its token then; slowest kill: from the blacklist
+ *   service's 201 to the connection seen closed (a goal: within a second, printed, not asserted).
  * Asserted on every row: 0 lost, 0 duplicated, 0 kills missed; and no event left unaccepted, no
  * client told to resync.
  */
@@ -72,6 +72,8 @@ const groups = Number(process.env['FAULT_GROUPS'] ?? 5);
 const killsPerRow = Number(process.env['FAULT_KILLS'] ?? 4);
 const steadyMs = 3000;
 const afterHealMs = 5000;
+/** A kill still open after afterHealMs is waited for until this long after the heal. */
+const killGraceMs = 20_000;
 
 const run = uniqueName('faults');
 const jwtSecret = 'fault-suite-secret-long-enough-for-hs256';
@@ -247,6 +249,7 @@ describe('fault suite (2 hubs, 2 publishers, blacklist service; Kafka fan-out, R
         const outcome = await kills.outcome(
           targets,
           hubs.map((h) => publicUrlOf(h)),
+          healedAt + killGraceMs,
         );
         rows.push({
           fault,

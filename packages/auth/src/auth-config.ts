@@ -108,7 +108,6 @@ export function createAuthFromConfig(config: AuthConfig, store: Store, options: 
       : new JwksKeySource({
           url: config.JWT_JWKS_URL,
           refreshIntervalMs: config.JWT_JWKS_REFRESH,
-          now,
           ...(options.onJwksError && { onError: options.onJwksError }),
         });
   const keys: KeySource[] = [];

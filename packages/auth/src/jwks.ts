@@ -1,11 +1,17 @@
 /**
  * A JSON Web Key Set fetched from an identity provider, so key rotation needs no redeploy (RIG
- * #225). Keys are fetched at start, again every `refreshIntervalMs`, and when a token names a `kid`
- * we do not know (at most once per `minRefetchIntervalMs`, so a stream of tokens with made-up kids
- * cannot hammer the provider). A failed fetch keeps the keys we have: an outage of the provider
- * must not lock every user out.
+ * #225). jose's remote key set (`createRemoteJWKSet`) does the fetching: a time limit, no redirects
+ * followed, one fetch at a time shared by concurrent callers, the set kept until a fetch succeeds,
+ * and the cooldown after which a token naming a `kid` we do not know may fetch again (at most once
+ * per `minRefetchIntervalMs`, so a stream of tokens with made-up kids cannot hammer the provider).
+ *
+ * On top, ours: the set is fetched at start and again every `refreshIntervalMs` by a timer (never on
+ * a request's path, so an outage of the provider cannot lock every user out); a fetch that fails is
+ * not tried again for `minRefetchIntervalMs` either (jose's cooldown counts from the last success);
+ * keys we cannot use are skipped and told about, and a set without a usable key keeps the old one.
  */
 import type { JsonWebKey } from 'node:crypto';
+import { createRemoteJWKSet, customFetch, type JSONWebKeySet } from 'jose';
 import type { KeySource } from './key-source.ts';
 import { keyFromJwk, type VerificationKey } from './verification-key.ts';
 
@@ -19,7 +25,6 @@ export interface JwksKeySourceOptions {
   timeoutMs?: number;
   /** Told about failed fetches and skipped keys (the source itself goes on with the keys it has). */
   onError?: (err: Error) => void;
-  now?: () => number;
 }
 
 export class JwksError extends Error {
@@ -30,13 +35,12 @@ export class JwksKeySource implements KeySource {
   readonly url: string;
   private readonly refreshIntervalMs: number;
   private readonly minRefetchIntervalMs: number;
-  private readonly timeoutMs: number;
   private readonly onError: (err: Error) => void;
-  private readonly now: () => number;
+  private readonly remote: ReturnType<typeof createRemoteJWKSet>;
   private byKid = new Map<string, VerificationKey>();
   private all: readonly VerificationKey[] = [];
   private fingerprint = '';
-  private lastAttempt = Number.NEGATIVE_INFINITY;
+  private lastFailure = Number.NEGATIVE_INFINITY;
   private inFlight: Promise<boolean> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private generationCount = 0;
@@ -45,9 +49,15 @@ export class JwksKeySource implements KeySource {
     this.url = options.url;
     this.refreshIntervalMs = options.refreshIntervalMs ?? 10 * 60_000;
     this.minRefetchIntervalMs = options.minRefetchIntervalMs ?? 10_000;
-    this.timeoutMs = options.timeoutMs ?? 5_000;
     this.onError = options.onError ?? (() => {});
-    this.now = options.now ?? Date.now;
+    this.remote = createRemoteJWKSet(new URL(this.url), {
+      timeoutDuration: options.timeoutMs ?? 5_000,
+      cooldownDuration: this.minRefetchIntervalMs,
+      // Never stale for jose: a stale set would be fetched on a request's path, and a failed fetch
+      // there would refuse the token. The timer refreshes instead.
+      cacheMaxAge: Number.POSITIVE_INFINITY,
+      [customFetch]: (url, init) => this.download(url, init),
+    });
   }
 
   get generation(): number {
@@ -83,34 +93,41 @@ export class JwksKeySource implements KeySource {
     return key === undefined ? [] : [key];
   }
 
-  /** For an unknown kid: fetches unless a fetch ran recently; resolves whether the keys changed. */
+  /** For an unknown kid: fetches unless one ran recently; resolves whether the keys changed. */
   async refresh(): Promise<boolean> {
     if (this.inFlight) return this.inFlight.catch(() => false);
-    if (this.now() - this.lastAttempt < this.minRefetchIntervalMs) return false;
+    if (this.remote.coolingDown || Date.now() - this.lastFailure < this.minRefetchIntervalMs) return false;
     return this.fetchNow().catch(() => false);
   }
 
   /** One fetch at a time; concurrent callers share it. Rejects (after telling onError) on failure. */
   private fetchNow(): Promise<boolean> {
-    if (this.inFlight) return this.inFlight;
-    this.lastAttempt = this.now();
-    this.inFlight = this.load()
-      .catch((err: Error) => {
-        this.onError(err);
-        throw err;
-      })
-      .finally(() => {
-        this.inFlight = undefined;
-      });
+    this.inFlight ??= this.load().finally(() => {
+      this.inFlight = undefined;
+    });
     return this.inFlight;
   }
 
   private async load(): Promise<boolean> {
-    const keys = await this.download();
-    const fingerprint = JSON.stringify(keys);
+    try {
+      await this.remote.reload();
+    } catch (err) {
+      this.lastFailure = Date.now();
+      const error =
+        err instanceof JwksError
+          ? err
+          : new JwksError(`cannot fetch JWKS from ${this.url}: ${(err as Error).message}`);
+      this.onError(error);
+      throw error;
+    }
+    return this.adopt(this.remote.jwks());
+  }
+
+  /** Takes the set jose now holds (already checked by download); whether it changed. */
+  private adopt(set: JSONWebKeySet | undefined): boolean {
+    const fingerprint = JSON.stringify(set?.keys ?? []);
     if (fingerprint === this.fingerprint) return false;
-    const imported = this.importKeys(keys);
-    if (imported.length === 0) throw new JwksError(`JWKS at ${this.url} has no usable signing key`);
+    const imported = (set?.keys ?? []).map((jwk) => keyFromJwk(jwk as JsonWebKey));
     this.byKid = new Map(imported.flatMap((k) => (k.kid === undefined ? [] : [[k.kid, k] as const])));
     this.all = imported;
     this.fingerprint = fingerprint;
@@ -118,24 +135,23 @@ export class JwksKeySource implements KeySource {
     return true;
   }
 
-  private async download(): Promise<JsonWebKey[]> {
+  /**
+   * jose's fetch, with our checks: our error messages, and only the keys we can use handed on, so a
+   * set without one fails the fetch and the old keys stay.
+   */
+  private async download(url: string, init: RequestInit): Promise<Response> {
     let response: Response;
     try {
-      response = await fetch(this.url, {
-        headers: { accept: 'application/json' },
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
+      response = await fetch(url, init);
     } catch (err) {
       throw new JwksError(`cannot fetch JWKS from ${this.url}: ${(err as Error).message}`);
     }
-    if (!response.ok) {
+    if (response.status !== 200) {
       await response.body?.cancel();
-      throw new JwksError(`cannot fetch JWKS from ${this.url}: HTTP ${response.status}`);
-    }
-    // An https URL that redirects to http would undo what JWT_JWKS_URL's check stands for.
-    if (this.url.startsWith('https:') && !response.url.startsWith('https:')) {
-      await response.body?.cancel();
-      throw new JwksError(`JWKS from ${this.url} redirected to plain http; refused`);
+      // jose asks not to follow redirects: an https URL that redirects to http would undo what
+      // JWT_JWKS_URL's check stands for, and the provider's JWKS URL is not meant to move.
+      const moved = response.status >= 300 && response.status < 400 ? ' (redirects are not followed)' : '';
+      throw new JwksError(`cannot fetch JWKS from ${this.url}: HTTP ${response.status}${moved}`);
     }
     let body: unknown;
     try {
@@ -145,21 +161,25 @@ export class JwksKeySource implements KeySource {
     }
     const keys = (body as { keys?: unknown } | null)?.keys;
     if (!Array.isArray(keys)) throw new JwksError(`JWKS from ${this.url} has no "keys" array`);
-    return keys as JsonWebKey[];
+    const usable = this.usableKeys(keys as JsonWebKey[]);
+    if (usable.length === 0) throw new JwksError(`JWKS at ${this.url} has no usable signing key`);
+    return Response.json({ keys: usable });
   }
 
   /** Skips keys we cannot use (encryption keys, EC keys …) rather than failing the whole set. */
-  private importKeys(keys: JsonWebKey[]): VerificationKey[] {
-    const imported: VerificationKey[] = [];
-    for (const jwk of keys) {
+  private usableKeys(keys: JsonWebKey[]): JsonWebKey[] {
+    return keys.flatMap((jwk) => {
       try {
-        imported.push(keyFromJwk(jwk));
+        keyFromJwk(jwk);
       } catch (err) {
         this.onError(
           new JwksError(`JWKS key ${JSON.stringify(jwk?.kid ?? null)} skipped: ${(err as Error).message}`),
         );
+        return [];
       }
-    }
-    return imported;
+      // Only the public members: a published private key must not make us hold private material.
+      const { kty, n, e, kid, alg, use } = jwk;
+      return [{ kty, n, e, kid, alg, use }];
+    });
   }
 }

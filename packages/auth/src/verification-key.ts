@@ -1,18 +1,28 @@
 /**
- * Keys that verify JWT signatures, imported once into node:crypto KeyObjects (importing per token
- * is what makes OpenSSL 3 slow). A key knows its kind, so a token whose algorithm needs the other
- * kind is refused: an HS256 token is never checked against an RSA public key used as an HMAC secret.
+ * Keys that verify JWT signatures. A key knows its kind, so a token whose algorithm needs the other
+ * kind is refused before any crypto: an HS256 token is never checked against an RSA public key used
+ * as an HMAC secret. jose verifies with WebCrypto CryptoKeys, which are bound to one algorithm, so a
+ * key is imported once per algorithm it is asked for and kept (importing per token would cost more
+ * than the check itself).
  */
-import { createPublicKey, createSecretKey, type JsonWebKey, type KeyObject } from 'node:crypto';
-import { isJwtAlgorithm, type JwtAlgorithm, type KeyKind } from './jwt-algorithms.ts';
+import {
+  createPublicKey,
+  createSecretKey,
+  type JsonWebKey,
+  type KeyObject,
+  type webcrypto,
+} from 'node:crypto';
+import { importJWK, importSPKI } from 'jose';
+import { algorithmSpec, isJwtAlgorithm, type JwtAlgorithm, type KeyKind } from './jwt-algorithms.ts';
 
 export interface VerificationKey {
   kind: KeyKind;
-  key: KeyObject;
   /** The JWK `kid`, when the key came from a key set. */
   kid?: string;
   /** The JWK `alg`: the key then verifies only this algorithm. */
   alg?: JwtAlgorithm;
+  /** The key as jose verifies `alg` with it (imported on first use, then handed out as it is). */
+  forAlgorithm(alg: JwtAlgorithm): webcrypto.CryptoKey | Promise<webcrypto.CryptoKey>;
 }
 
 export class KeyImportError extends Error {
@@ -22,13 +32,23 @@ export class KeyImportError extends Error {
 /** RFC 7518 §3.3: RSA keys below 2048 bits are refused. */
 const minRsaBits = 2048;
 
+/**
+ * An HMAC secret. jose takes secrets as bytes or a KeyObject and imports them into WebCrypto on
+ * every verify; an HMAC CryptoKey made once per algorithm skips that.
+ */
 export function secretKey(secret: string | Uint8Array): VerificationKey {
   const bytes = typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret;
   if (bytes.length === 0) throw new KeyImportError('HMAC secret is empty');
-  return { kind: 'secret', key: createSecretKey(bytes) };
+  const key = createSecretKey(bytes);
+  return {
+    kind: 'secret',
+    forAlgorithm: perAlgorithm(async (alg) =>
+      key.toCryptoKey({ name: 'HMAC', hash: webCryptoHash(alg) }, false, ['verify']),
+    ),
+  };
 }
 
-/** An RSA public key (SPKI or PKCS#1 PEM, or an X.509 certificate). */
+/** An RSA public key (SPKI or PKCS#1 PEM, or an X.509 certificate), handed to jose as SPKI. */
 export function publicKeyFromPem(pem: string): VerificationKey {
   let key: KeyObject;
   try {
@@ -36,7 +56,9 @@ export function publicKeyFromPem(pem: string): VerificationKey {
   } catch (err) {
     throw new KeyImportError(`cannot read public key PEM: ${(err as Error).message}`);
   }
-  return { kind: checkRsa(key), key };
+  checkRsa(key);
+  const spki = key.export({ type: 'spki', format: 'pem' }).toString();
+  return { kind: 'rsa', forAlgorithm: perAlgorithm((alg) => importSPKI(spki, alg)) };
 }
 
 /** A public key from a JWK (`kty: RSA`); `use: enc` keys are refused. */
@@ -45,15 +67,21 @@ export function keyFromJwk(jwk: JsonWebKey): VerificationKey {
   if (jwk.use !== undefined && jwk.use !== 'sig') throw new KeyImportError(`key use ${jwk.use} is not sig`);
   const alg = jwk.alg as string | undefined;
   if (alg !== undefined && !isJwtAlgorithm(alg)) throw new KeyImportError(`unsupported key alg ${alg}`);
-  let key: KeyObject;
+  // Only the public members: a published private key must not make us hold private material.
+  const publicJwk = { kty: 'RSA', n: jwk.n, e: jwk.e };
   try {
-    // Only the public members: a published private key must not make us hold private material.
-    key = createPublicKey({ key: { kty: 'RSA', n: jwk.n, e: jwk.e }, format: 'jwk' });
+    checkRsa(createPublicKey({ key: publicJwk, format: 'jwk' }));
   } catch (err) {
+    if (err instanceof KeyImportError) throw err;
     throw new KeyImportError(`cannot import JWK: ${(err as Error).message}`);
   }
   const kid = typeof jwk.kid === 'string' ? jwk.kid : undefined;
-  return { kind: checkRsa(key), key, ...(kid !== undefined && { kid }), ...(alg !== undefined && { alg }) };
+  return {
+    kind: 'rsa',
+    ...(kid !== undefined && { kid }),
+    ...(alg !== undefined && { alg }),
+    forAlgorithm: perAlgorithm(async (a) => (await importJWK(publicJwk, a)) as webcrypto.CryptoKey),
+  };
 }
 
 /**
@@ -66,10 +94,36 @@ export function keyFromConfigValue(value: string): VerificationKey {
   return publicKeyFromPem(text.includes('\n') ? text : text.replaceAll('\\n', '\n'));
 }
 
-function checkRsa(key: KeyObject): KeyKind {
+function checkRsa(key: KeyObject): void {
   if (key.asymmetricKeyType !== 'rsa')
     throw new KeyImportError(`unsupported public key type ${key.asymmetricKeyType ?? 'unknown'}`);
   const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
   if (bits < minRsaBits) throw new KeyImportError(`RSA key of ${bits} bits is too short (min ${minRsaBits})`);
-  return 'rsa';
+}
+
+/** One import per algorithm, shared by concurrent first callers; a failed import is tried again. */
+function perAlgorithm(
+  load: (alg: JwtAlgorithm) => Promise<webcrypto.CryptoKey>,
+): (alg: JwtAlgorithm) => webcrypto.CryptoKey | Promise<webcrypto.CryptoKey> {
+  const imported = new Map<JwtAlgorithm, webcrypto.CryptoKey | Promise<webcrypto.CryptoKey>>();
+  return (alg) => {
+    const known = imported.get(alg);
+    if (known !== undefined) return known;
+    const importing = load(alg).then(
+      (key) => {
+        imported.set(alg, key);
+        return key;
+      },
+      (err: unknown) => {
+        imported.delete(alg);
+        throw err;
+      },
+    );
+    imported.set(alg, importing);
+    return importing;
+  };
+}
+
+function webCryptoHash(alg: JwtAlgorithm): string {
+  return `SHA-${algorithmSpec(alg).hash.slice(3)}`;
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, it } from 'node:test';
+import { afterEach, describe, it, mock } from 'node:test';
 import { waitFor } from '@gatehouse/testkit';
 import {
   JwksKeySource,
@@ -11,19 +11,29 @@ import {
   JwtVerifier,
   signJwt,
 } from '../src/index.ts';
-import { FakeClock, type RsaPair, rsaPair } from './fixtures.ts';
+import { type RsaPair, rsaPair } from './fixtures.ts';
+
+/**
+ * jose's remote key set reads Date.now for its cooldown, so the tests that move time move Date
+ * itself (timers, and so fetch time-outs, stay real).
+ */
+function mockClock(): { advance(ms: number): void } {
+  mock.timers.enable({ apis: ['Date'], now: Date.UTC(2025, 0, 1) });
+  return { advance: (ms) => mock.timers.tick(ms) };
+}
 
 /** A local identity provider whose key set the test rotates. */
 class JwksServer {
   requests = 0;
   status = 200;
+  headers: Record<string, string> = {};
   body: unknown = { keys: [] };
   private readonly server: Server;
 
   constructor() {
     this.server = createServer((_req, res) => {
       this.requests++;
-      res.writeHead(this.status, { 'content-type': 'application/json' });
+      res.writeHead(this.status, { 'content-type': 'application/json', ...this.headers });
       res.end(typeof this.body === 'string' ? this.body : JSON.stringify(this.body));
     });
   }
@@ -74,6 +84,7 @@ describe('JWKS key source', () => {
   }
 
   afterEach(async () => {
+    mock.timers.reset();
     await source?.close();
     source = undefined;
     await server.close();
@@ -93,8 +104,8 @@ describe('JWKS key source', () => {
   });
 
   it('fetches again on an unknown kid, so a rotated-in key works without waiting for the refresh', async () => {
-    const clock = new FakeClock();
-    const { source, verifier } = await setUp({ now: clock.now });
+    const clock = mockClock();
+    const { source, verifier } = await setUp();
     server.serve(jwk(keyA, 'a'));
     await source.start();
     assert.equal(server.requests, 1);
@@ -105,8 +116,8 @@ describe('JWKS key source', () => {
   });
 
   it('fetches for unknown kids at most once per interval', async () => {
-    const clock = new FakeClock();
-    const { source, verifier } = await setUp({ now: clock.now, minRefetchIntervalMs: 10_000 });
+    const clock = mockClock();
+    const { source, verifier } = await setUp({ minRefetchIntervalMs: 10_000 });
     server.serve(jwk(keyA, 'a'));
     await source.start();
     clock.advance(10_000);
@@ -127,8 +138,8 @@ describe('JWKS key source', () => {
   });
 
   it('stops accepting tokens of a key rotated out, even cached ones', async () => {
-    const clock = new FakeClock();
-    const { source, verifier } = await setUp({ now: clock.now });
+    const clock = mockClock();
+    const { source, verifier } = await setUp();
     server.serve(jwk(keyA, 'a'));
     await source.start();
     const old = token(keyA, 'a');
@@ -153,8 +164,8 @@ describe('JWKS key source', () => {
   });
 
   it('does not count an unchanged key set as a change', async () => {
-    const clock = new FakeClock();
-    const { source, verifier } = await setUp({ now: clock.now });
+    const clock = mockClock();
+    const { source, verifier } = await setUp();
     server.serve(jwk(keyA, 'a'));
     await source.start();
     const generation = source.generation;
@@ -169,8 +180,8 @@ describe('JWKS key source', () => {
   });
 
   it('keeps serving the old keys while the provider fails', async () => {
-    const clock = new FakeClock();
-    const { source, verifier } = await setUp({ now: clock.now });
+    const clock = mockClock();
+    const { source, verifier } = await setUp();
     server.serve(jwk(keyA, 'a'));
     await source.start();
     for (const [status, body] of [
@@ -232,15 +243,33 @@ describe('JWKS key source', () => {
   });
 
   it('rejects start when the first fetch fails, and recovers later', async () => {
-    const clock = new FakeClock();
-    const { source, verifier } = await setUp({ now: clock.now });
+    const clock = mockClock();
+    const { source, verifier } = await setUp();
     server.status = 503;
     await assert.rejects(source.start(), /HTTP 503/);
-    await assert.rejects(verifier.verify(token(keyA, 'a')), { message: 'unknown key id "a"' });
+    for (let i = 0; i < 5; i++)
+      await assert.rejects(verifier.verify(token(keyA, 'a', { i })), { message: 'unknown key id "a"' });
+    assert.equal(server.requests, 1, 'a failed fetch is not tried again within the interval');
     server.status = 200;
     server.serve(jwk(keyA, 'a'));
     clock.advance(10_000);
     assert.ok(await verifier.verify(token(keyA, 'a')));
+  });
+
+  it('does not follow a redirect, so an https key set cannot be moved to plain http', async () => {
+    const { source, verifier } = await setUp();
+    const keys = new JwksServer();
+    keys.serve(jwk(keyA, 'a'));
+    const moved = await keys.listen();
+    server.status = 302;
+    server.headers = { location: moved };
+    try {
+      await assert.rejects(source.start(), /HTTP 302 \(redirects are not followed\)/);
+      assert.equal(keys.requests, 0);
+      await assert.rejects(verifier.verify(token(keyA, 'a')), { message: 'unknown key id "a"' });
+    } finally {
+      await keys.close();
+    }
   });
 
   it('gives up on a provider that does not answer', async () => {

@@ -49,6 +49,7 @@ import {
   type Subscription,
   toBuffer,
 } from './bus.ts';
+import { isRetriableKafkaError } from './kafka-errors.ts';
 import { compareKafkaPositions, formatKafkaPosition, parseKafkaPosition } from './kafka-position.ts';
 import { KafkaPublishBatcher } from './kafka-publish-batcher.ts';
 import { KafkaSubscriber } from './kafka-subscriber.ts';
@@ -239,11 +240,13 @@ export class KafkaBus implements Bus {
         // A retry follows only a create that went through (see below).
         return created || attempt > 1;
       } catch (err) {
-        // Right after a create the broker may not list the topic yet, and kafkajs' wait for its
-        // leaders fails with UNKNOWN_TOPIC_OR_PARTITION instead of waiting (seen at pod start in a
-        // cluster: the proxy's start-up failed and its pod restarted). Ask again a little later.
-        if (attempt < maxTopicAttempts && kafkaErrorType(err) === 'UNKNOWN_TOPIC_OR_PARTITION') {
-          await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+        // What passes with time is asked again a little later: right after a create the broker may
+        // not list the topic yet (kafkajs' wait for its leaders fails with
+        // UNKNOWN_TOPIC_OR_PARTITION instead of waiting), and a broker that has just started
+        // answers metadata without a controller (KafkaJSBrokerNotFound "Broker -1"). Both were seen
+        // at pod start in a cluster: the proxy's start-up failed and its pod restarted.
+        if (attempt < maxTopicAttempts && isRetriableKafkaError(err)) {
+          await new Promise((resolve) => setTimeout(resolve, Math.min(250 * attempt, 2_000)));
           continue;
         }
         throw new BusError(`cannot create topic ${topic}: ${errorMessage(err)}`, { cause: err });
@@ -361,13 +364,8 @@ function refusedByKafka(err: unknown): boolean {
   return false;
 }
 
-const maxTopicAttempts = 6;
-
-/** The Kafka protocol error's name kafkajs gives (`type`), or undefined for any other error. */
-function kafkaErrorType(err: unknown): string | undefined {
-  const type = (err as { type?: unknown } | undefined)?.type;
-  return typeof type === 'string' ? type : undefined;
-}
+/** About 15 s of asking in all: a broker's start in a cluster, not an outage. */
+const maxTopicAttempts = 12;
 
 function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);

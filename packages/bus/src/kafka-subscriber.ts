@@ -5,6 +5,7 @@
  * see kafka-start-policies.ts).
  */
 import type { Consumer, ConsumerConfig, EachMessagePayload, IHeaders, Kafka, KafkaMessage } from 'kafkajs';
+import { isRetriableKafkaError } from './kafka-errors.ts';
 import { BusError, isNotHandled, type Message, type MessageHandler, type Subscription } from './bus.ts';
 import { formatKafkaPosition } from './kafka-position.ts';
 
@@ -69,13 +70,13 @@ export class KafkaSubscriber implements Subscription {
 
   /** Resolves once the consumer has joined its group and reads from where its policy says. */
   async start(): Promise<void> {
-    const { topic, policy, startTimeoutMs } = this.options;
+    const { topic, startTimeoutMs } = this.options;
     const timer = setTimeout(
       () => this.live.reject(new BusError(`no live subscription to ${topic} after ${startTimeoutMs} ms`)),
       startTimeoutMs,
     );
     try {
-      await this.launch(this.consumer, () => policy.prepare());
+      await this.launchUntilStarted(Date.now() + startTimeoutMs);
       await this.live.promise;
     } catch (err) {
       await this.close();
@@ -83,6 +84,27 @@ export class KafkaSubscriber implements Subscription {
       throw new BusError(`cannot subscribe to ${topic}: ${errorMessage(err)}`, { cause: err });
     } finally {
       clearTimeout(timer);
+    }
+  }
+
+  /**
+   * A broker that has just started refuses some requests for a moment (its group coordinator is
+   * still loading: GROUP_LOAD_IN_PROGRESS from the join, seen right after a Kafka restart): what
+   * kafkajs marks retriable is tried again with a new consumer until the start deadline.
+   */
+  private async launchUntilStarted(deadline: number): Promise<void> {
+    const { policy, retryDelayMs } = this.options;
+    for (;;) {
+      try {
+        return await this.launch(this.consumer, () => policy.prepare());
+      } catch (err) {
+        if (this.closing || !isRetriableKafkaError(err) || Date.now() + retryDelayMs >= deadline) throw err;
+        this.report(err);
+        await this.consumer.disconnect().catch(() => {});
+        this.joins++;
+        this.consumer = this.createConsumer();
+        await sleep(retryDelayMs);
+      }
     }
   }
 

@@ -14,6 +14,9 @@ export const commonConfig = {
   HOST: str('address the HTTP servers bind to', '0.0.0.0'),
   API_PORT: port('internal API port: /health, /ready, /metrics and internal endpoints', 4010),
   ...internalApiAuthConfig,
+  INTERNAL_API_MIDDLEWARE: optionalStr(
+    'path of an ES module whose default export (app) => void mounts your own express middleware or routes on the internal API, before its token check and routes',
+  ),
   MAX_HEADER_VALUE_LENGTH: int('longest accepted HTTP header value in bytes (431 beyond)', 16384, {
     min: 1024,
   }),

@@ -12,8 +12,9 @@
  * left of the drain window (`drainTimeoutMs`, counted from the start of shutdown), then are cut;
  * the internal API closes; the closeables (buses, store) close last.
  *
- * With `internalApiAuth` (INTERNAL_API_TOKEN), the internal API asks for a bearer token on every
- * path but the probes' (internal-api-auth.ts).
+ * The internal API is an express app (internal-api-app.ts); `configureInternalApi` mounts an
+ * operator's middleware on it. With `internalApiAuth` (INTERNAL_API_TOKEN), it asks for a bearer
+ * token on every path but the probes' (internal-api-auth.ts). The public edge stays on node:http.
  *
  * With `tls`, the public edge also listens with TLS, offering HTTP/2 (ALPN `h2`) and HTTP/1.1.
  * Services then get node's HTTP/2 compatibility objects (Http2ServerRequest/Response) for h2
@@ -31,7 +32,8 @@ import { type HttpLimits, nodeMaxHeaderSize, oversizedHeader } from './http-limi
 import { unavailabilityOf, sendUnavailable } from './dependency-unavailable.ts';
 import { HttpError, sendJson, sendText } from './http-response.ts';
 import type { InternalApiAuth } from './internal-api-auth.ts';
-import { internalApiDocumentPath, readInternalApiDocument } from './internal-api-document.ts';
+import { createInternalApiApp, type InternalApiSetup } from './internal-api-app.ts';
+import { readInternalApiDocument } from './internal-api-document.ts';
 import type { Logger } from './logger.ts';
 import { readOnlyMethod } from './read-only-method.ts';
 import type { TlsSettings } from './tls-settings.ts';
@@ -54,6 +56,8 @@ export interface HostOptions {
   tls?: TlsSettings | undefined;
   /** Bearer-token authentication of the internal API (INTERNAL_API_TOKEN); absent: open. */
   internalApiAuth?: InternalApiAuth | undefined;
+  /** The operator's middleware and routes on the internal API, mounted before ours (INTERNAL_API_MIDDLEWARE). */
+  configureInternalApi?: InternalApiSetup | undefined;
 }
 
 export interface RunningHost {
@@ -69,19 +73,16 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const limits = opts.limits ?? { maxHeaderValueLength: 16384 };
   const host = opts.host ?? '0.0.0.0';
 
-  const apiDocument = await readInternalApiDocument();
-  const auth = opts.internalApiAuth;
-  const internalHandlers: RequestHandler[] = [
-    ...(auth ? [auth.refuseUnauthorized] : []),
-    (req, res) =>
-      answerOperational(req, res, {
-        health,
-        registry,
-        apiDocument,
-        readinessDetail: () => auth === undefined || auth.authorized(req),
-      }),
-    ...services.flatMap((s) => (s.internal ? [s.internal] : [])),
-  ];
+  const internalApi = await createInternalApiApp({
+    logger,
+    registry,
+    health,
+    limits,
+    apiDocument: await readInternalApiDocument(),
+    auth: opts.internalApiAuth,
+    handlers: services.flatMap((s) => (s.internal ? [s.internal] : [])),
+    configure: opts.configureInternalApi,
+  });
   const publicHandlers: RequestHandler[] = [
     (req, res) => answerEdgeHealth(req, res),
     ...services.flatMap((s) => (s.public ? [s.public] : [])),
@@ -90,10 +91,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   for (const s of services) await s.start?.();
 
   const servers: Server[] = [];
-  const api = createServer(
-    { maxHeaderSize: nodeMaxHeaderSize(limits) },
-    dispatcher(internalHandlers, limits, logger),
-  );
+  const api = createServer({ maxHeaderSize: nodeMaxHeaderSize(limits) }, internalApi);
   servers.push(api);
   const apiPort = await listen(api, opts.apiPort, host);
 
@@ -225,50 +223,6 @@ function dispatcher(handlers: RequestHandler[], limits: HttpLimits, logger: Logg
       }
     }
   };
-}
-
-const operationalPaths = new Set(['/health', '/ready', '/metrics', internalApiDocumentPath]);
-
-interface Operational {
-  health: Health;
-  registry: Registry;
-  /** The OpenAPI document's bytes, served as they are. */
-  apiDocument: Buffer;
-  /** Whether /ready names its checks and their errors (not to callers without the token). */
-  readinessDetail: () => boolean;
-}
-
-async function answerOperational(
-  req: IncomingMessage,
-  res: ServerResponse,
-  { health, registry, apiDocument, readinessDetail }: Operational,
-) {
-  const path = req.url?.split('?', 1)[0];
-  if (!operationalPaths.has(path ?? '')) return false;
-  if (!readOnlyMethod(req, res)) return true;
-  if (path === '/health') {
-    sendText(res, 200, 'OK');
-    return true;
-  }
-  if (path === '/ready') {
-    const report = await health.readiness();
-    sendJson(res, report.ready ? 200 : 503, readinessDetail() ? report : { ready: report.ready });
-    return true;
-  }
-  if (path === '/metrics') {
-    const body = await registry.metrics();
-    sendText(res, 200, body, { 'content-type': registry.contentType });
-    return true;
-  }
-  if (path === internalApiDocumentPath) {
-    res.writeHead(200, {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': apiDocument.length,
-    });
-    res.end(apiDocument);
-    return true;
-  }
-  return false;
 }
 
 function answerEdgeHealth(req: IncomingMessage, res: ServerResponse): boolean {

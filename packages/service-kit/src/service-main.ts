@@ -9,6 +9,7 @@ import { commonConfig, replicaId } from './common-config.ts';
 import { ConfigError, type ConfigOf, loadConfig } from './env-config.ts';
 import type { GatewayService } from './gateway-service.ts';
 import { Health } from './health.ts';
+import { loadInternalApiSetup } from './internal-api-app.ts';
 import { InternalApiAuth } from './internal-api-auth.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { createRegistry, type Registry } from './metrics.ts';
@@ -65,6 +66,7 @@ export async function serviceMain(
       host: config.HOST,
       apiPort: config.API_PORT,
       internalApiAuth: InternalApiAuth.from(config),
+      configureInternalApi: await loadInternalApiSetup(config.INTERNAL_API_MIDDLEWARE),
       limits: { maxHeaderValueLength: config.MAX_HEADER_VALUE_LENGTH },
       drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT_MS,
       tls,

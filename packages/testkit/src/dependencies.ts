@@ -10,7 +10,14 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 const depsScript = fileURLToPath(new URL('../../../tools/deps.sh', import.meta.url));
 
-export type Dependency = 'kafka' | 'redis' | 'redis-cluster' | 'nats' | 'kinesis' | 'traces';
+export type Dependency =
+  | 'kafka'
+  | 'redis'
+  | 'redis-cluster'
+  | 'nats'
+  | 'kinesis'
+  | 'traces'
+  | 'schema-registry';
 
 const clusterPort = Number(process.env.REDIS_CLUSTER_PORT ?? 7000);
 
@@ -27,6 +34,8 @@ export const dependencyAddress = {
   tracesOtlpUrl: `http://127.0.0.1:${process.env.TRACES_OTLP_PORT ?? 4318}`,
   /** The trace backend's query API (Jaeger's /api/traces/<id>). */
   tracesQueryUrl: `http://127.0.0.1:${process.env.TRACES_QUERY_PORT ?? 16686}`,
+  /** The schema registry's Confluent-compatible API (KAFKA_SCHEMA_REGISTRY_HOST). */
+  schemaRegistryUrl: `http://127.0.0.1:${process.env.SCHEMA_REGISTRY_PORT ?? 8081}/apis/ccompat/v7`,
 };
 
 /** The Redis deployments tests run against: a single server and a Redis Cluster of three masters. */

@@ -43,6 +43,8 @@ export interface Endpoint {
   target: Target;
   /** Kafka topic, Kinesis stream or NATS subject of an event target. */
   topic?: string;
+  /** Kafka targets: the schema registry subject whose latest Avro schema encodes the event's data. */
+  schema?: string;
   response_from: ResponseFrom;
   /** Milliseconds; overrides the PROXY_*_TIMEOUT setting that would apply. */
   response_timeout?: number;

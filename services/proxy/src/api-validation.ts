@@ -1,29 +1,23 @@
 /**
- * Validation of API definitions, collecting every problem at once (RIG stopped at some). The error
- * map has RIG's shape (reference §2.3): a key names where the problem is — `api` for the API's own
- * fields, `<apiId>` for its auth settings, `<apiId>/<endpointId>` for an endpoint — and holds a list
- * of one-entry objects `{ field: message }`.
+ * Validation of API definitions, collecting every problem at once (RIG stopped at some). The rules
+ * are the JSON Schemas of the internal API's OpenAPI document (`ApiDefinition`,
+ * `ApiDefinitionUpdate`, `Endpoint` … in service-kit's internal-api.openapi.json), checked by ajv;
+ * a target's fields and rules (topic, response_from, publish_credentials, schema …) live in the
+ * `Endpoint` schema only. This module maps ajv's errors to RIG's error map (api-error-map.ts),
+ * checks what a schema cannot say (regexes compile, endpoint ids are unique, `use_env` variables,
+ * target hosts), and fills in every default.
  *
  * Unlike RIG it also validates methods (uppercased, one of the methods the proxy forwards), the
  * regex syntax, target/response_from combinations, unknown fields (a typo such as `secure` must not
  * leave an endpoint open), and it asks for `proxy` only when some endpoint forwards over HTTP.
  */
-import {
-  type ApiDefinition,
-  type AuthSettings,
-  type Endpoint,
-  type HttpMethod,
-  httpMethods,
-  type ProxySettings,
-  type ResponseFrom,
-  responseSources,
-  type Target,
-  targets,
-} from './api-definition.ts';
+import { fillInternalApiDefaults, internalApiSchema } from '@gatehouse/service-kit';
+import type { ApiDefinition } from './api-definition.ts';
+import { addError, MapBuilder, type ValidationErrors } from './api-error-map.ts';
 import { compilePathRegex } from './path-regex.ts';
 import { unreadableUseEnv } from './use-env-scope.ts';
 
-export type ValidationErrors = Record<string, Array<Record<string, string>>>;
+export type { ValidationErrors } from './api-error-map.ts';
 
 export type ValidationResult = { ok: true; api: ApiDefinition } | { ok: false; errors: ValidationErrors };
 
@@ -32,48 +26,27 @@ export interface ValidationOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** Fields RIG adds when it lists definitions; accepted on input so a listed API can be posted back. */
-const metadataFields = new Set(['active', 'ref_number', 'timestamp', 'node_name', 'phx_ref']);
-const apiFields = new Set(['id', 'name', 'auth_type', 'auth', 'versioned', 'version_data', 'proxy']);
-const endpointFields = new Set([
-  'id',
-  'method',
-  'path_regex',
-  'path_replacement',
-  'secured',
-  'transform_request_headers',
-  'target',
-  'topic',
-  'schema',
-  'response_from',
-  'response_timeout',
-  'publish_credentials',
-  'type',
-]);
-const maxResponseTimeoutMs = 10 * 60_000;
+type Json = Record<string, unknown>;
 
-/** Which response_from values each target can serve. */
-const responsesByTarget: Record<Target, readonly ResponseFrom[]> = {
-  http: ['http', 'kafka', 'http_async', 'kinesis'],
-  kafka: ['http', 'kafka', 'http_async', 'kinesis'],
-  kinesis: ['http', 'kafka', 'http_async', 'kinesis'],
-  nats: ['http', 'nats', 'kafka', 'http_async', 'kinesis'],
-};
-
-class Problems {
-  readonly errors: ValidationErrors = {};
-  add(where: string, field: string, message: string): void {
-    addError(this.errors, where, { [field]: message });
-  }
-  get empty(): boolean {
-    return Object.keys(this.errors).length === 0;
-  }
+/** A whole definition (POST, PROXY_CONFIG_FILE, the merged PUT). */
+export function validateApi(raw: unknown, options: ValidationOptions = {}): ValidationResult {
+  const input = canonicalCase(raw);
+  const errors = problemsOf(input, 'ApiDefinition', options.env ?? {});
+  return errors === undefined ? { ok: true, api: normalized(input as Json) } : { ok: false, errors };
 }
 
-export function validateApi(raw: unknown, options: ValidationOptions = {}): ValidationResult {
-  const problems = new Problems();
-  const api = readApi(raw, problems, options.env ?? {});
-  return problems.empty && api ? { ok: true, api } : { ok: false, errors: problems.errors };
+/**
+ * The body of a PUT on its own, before the stored definition is looked up: each field it gives
+ * must be valid (the merged definition is then validated whole). The path's id names the map keys.
+ */
+export function validateApiUpdate(
+  raw: unknown,
+  id: string,
+  options: ValidationOptions = {},
+): ValidationErrors | undefined {
+  const input = canonicalCase(raw);
+  if (isObject(input) && input['id'] === undefined) input['id'] = id;
+  return problemsOf(input, 'ApiDefinitionUpdate', options.env ?? {});
 }
 
 /** Validates a list of APIs (PROXY_CONFIG_FILE); ids must be unique across the list. */
@@ -106,285 +79,119 @@ export function describeValidationErrors(errors: ValidationErrors): string[] {
   );
 }
 
-function readApi(raw: unknown, problems: Problems, env: NodeJS.ProcessEnv): ApiDefinition | undefined {
-  if (!isObject(raw)) {
-    problems.add('api', 'api', 'must be an object');
-    return undefined;
+function problemsOf(input: unknown, schema: string, env: NodeJS.ProcessEnv): ValidationErrors | undefined {
+  const validate = internalApiSchema(schema);
+  const map = new MapBuilder(input);
+  if (!validate(input)) map.addSchemaErrors(validate.errors ?? []);
+  if (isObject(input)) checkBeyondSchema(input, map, env);
+  return map.result();
+}
+
+/** `method`, `target` and `response_from` are accepted in any case (the document says so). */
+function canonicalCase(raw: unknown): unknown {
+  if (!isObject(raw)) return raw;
+  const copy: Json = { ...raw };
+  const version = copy['version_data'];
+  const endpoints = isObject(version) && isObject(version['default']) ? version['default']['endpoints'] : [];
+  if (!Array.isArray(endpoints) || endpoints.length === 0) return copy;
+  const cased = endpoints.map((e: unknown) => {
+    if (!isObject(e)) return e;
+    const c: Json = { ...e };
+    if (typeof c['method'] === 'string') c['method'] = c['method'].toUpperCase();
+    for (const f of ['target', 'response_from']) if (typeof c[f] === 'string') c[f] = c[f].toLowerCase();
+    return c;
+  });
+  const defaults = (version as Json)['default'] as Json;
+  copy['version_data'] = { ...(version as Json), default: { ...defaults, endpoints: cased } };
+  return copy;
+}
+
+/** What a JSON Schema cannot say: regexes compile, ids are unique, env variables, target hosts. */
+function checkBeyondSchema(api: Json, map: MapBuilder, env: NodeJS.ProcessEnv): void {
+  const endpoints = endpointsOf(api);
+  const seen = new Set<string>();
+  for (const e of endpoints) {
+    if (!isObject(e)) continue;
+    const where = map.endpointKey(e);
+    const regex = e['path_regex'];
+    if (typeof regex === 'string' && regex !== '') {
+      const compiled = compilePathRegex(regex);
+      if (!compiled.ok) map.add(where, 'path_regex', `is not a valid regular expression: ${compiled.error}`);
+    }
+    if (typeof e['id'] === 'string' && e['id'] !== '') {
+      if (seen.has(e['id'])) map.add(where, 'id', 'must be unique within the API');
+      seen.add(e['id']);
+    }
   }
-  for (const key of Object.keys(raw))
-    if (!apiFields.has(key) && !metadataFields.has(key)) problems.add('api', key, 'is not a known field');
-  const id = requiredString(raw, 'id', 'api', problems);
-  const name = requiredString(raw, 'name', 'api', problems);
-  const authType = readAuthType(raw, problems);
-  const apiKey = id ?? '';
-  const auth = readAuth(raw['auth'], authType, apiKey, problems);
-  if (raw['versioned'] !== undefined && raw['versioned'] !== false) {
-    if (typeof raw['versioned'] !== 'boolean') problems.add('api', 'versioned', 'must be boolean');
-    else problems.add('api', 'versioned', 'versioned APIs are not supported; use false');
-  }
-  const version = readVersionData(raw['version_data'], problems);
-  const endpoints = (version?.endpoints ?? []).map((e) => readEndpoint(e, apiKey, authType, problems));
-  // From the raw endpoints: an endpoint with other problems still tells whether it needs `proxy`.
-  const forwardsOverHttp = (version?.endpoints ?? []).some(
-    (e) => isObject(e) && (e['target'] === undefined || String(e['target']).toLowerCase() === 'http'),
-  );
-  const proxy = readProxy(raw['proxy'], forwardsOverHttp, problems, env);
-  checkUniqueEndpointIds(endpoints, apiKey, problems);
-  if (id === undefined || name === undefined || version === undefined) return undefined;
-  if (endpoints.some((e) => e === undefined)) return undefined;
+  const proxy = api['proxy'];
+  if (!isObject(proxy) || typeof proxy['target_url'] !== 'string' || proxy['target_url'] === '') return;
+  const targetUrl = proxy['target_url'];
+  const useEnv = proxy['use_env'] === true;
+  const host = useEnv ? env[targetUrl] : targetUrl;
+  if (useEnv && (host === undefined || host === ''))
+    map.add('api', 'target_url', unreadableUseEnv(targetUrl));
+  else if (host !== undefined && !isTargetHost(host))
+    map.add('api', 'target_url', 'must be a host name or an http(s)://host URL');
+}
+
+/**
+ * The valid definition with every default filled in (the `default`s of the document's schemas), so
+ * the rest of the proxy never guesses; listing metadata and RIG's endpoint `type` are dropped. With
+ * `auth_type: jwt` and no source named, the Authorization header is the default (RIG forced it on
+ * create and dropped custom names); explicitly configured sources are kept as given.
+ */
+function normalized(input: Json): ApiDefinition {
+  const api = structuredClone(input);
+  fillInternalApiDefaults('ApiDefinition', api);
+  const auth = api['auth'] as ApiDefinition['auth'];
+  if (
+    api['auth_type'] === 'jwt' &&
+    (input['auth'] as Json | undefined)?.['use_header'] === undefined &&
+    !auth.use_query
+  )
+    Object.assign(auth, { use_header: true, header_name: 'Authorization' });
+  const version = (api['version_data'] as Json)['default'] as Json;
+  const add = (version['transform_request_headers'] as Json | undefined)?.['add_headers'] as
+    | Record<string, string>
+    | undefined;
+  const proxy = api['proxy'] as Json | undefined;
   return {
-    id,
-    name,
-    auth_type: authType,
+    ...pick(api, ['id', 'name', 'auth_type']),
     auth,
     versioned: false,
     version_data: {
       default: {
-        endpoints: endpoints as Endpoint[],
-        ...(version.addHeaders !== undefined && {
-          transform_request_headers: { add_headers: version.addHeaders },
+        endpoints: endpointsOf(api).map((e) => withoutEmpty(pick(e as Json, endpointFields))),
+        ...(add !== undefined && {
+          transform_request_headers: {
+            add_headers: Object.fromEntries(Object.entries(add).map(([n, v]) => [n.toLowerCase(), v])),
+          },
         }),
       },
     },
-    ...(proxy !== undefined && { proxy }),
-  };
+    ...(proxy !== undefined && { proxy: pick(proxy, ['target_url', 'port', 'use_env']) }),
+  } as unknown as ApiDefinition;
 }
 
-function readAuthType(raw: Record<string, unknown>, problems: Problems): 'jwt' | 'none' {
-  const value = raw['auth_type'];
-  if (value === undefined) return 'none';
-  if (value === 'jwt' || value === 'none') return value;
-  problems.add('api', 'auth_type', 'must be one of ["jwt", "none"]');
-  return 'none';
+/** An endpoint's fields as the proxy keeps them: all the schema knows but RIG's ignored `type`. */
+const endpointFields = Object.keys(
+  (internalApiSchema('Endpoint').schema as { properties: Json }).properties,
+).filter((f) => f !== 'type');
+
+function pick(from: Json, fields: readonly string[]): Json {
+  return Object.fromEntries(fields.filter((f) => from[f] !== undefined).map((f) => [f, from[f]]));
 }
 
-/**
- * With `auth_type: jwt` and no source named, the Authorization header is the default (RIG forced
- * it on create and dropped custom names); explicitly configured sources are kept as given.
- */
-function readAuth(raw: unknown, authType: 'jwt' | 'none', where: string, problems: Problems): AuthSettings {
-  const auth: AuthSettings = { use_header: false, header_name: '', use_query: false, query_name: '' };
-  if (raw !== undefined && !isObject(raw)) {
-    problems.add(where, 'auth', 'must be an object');
-    return auth;
-  }
-  const given = raw ?? {};
-  for (const key of Object.keys(given))
-    if (!(key in auth)) problems.add(where, key, 'is not a known field of auth');
-  auth.use_header = optionalBool(given, 'use_header', where, problems) ?? false;
-  auth.use_query = optionalBool(given, 'use_query', where, problems) ?? false;
-  auth.header_name = optionalString(given, 'header_name', where, problems) ?? '';
-  auth.query_name = optionalString(given, 'query_name', where, problems) ?? '';
-  if (auth.use_header && auth.header_name === '') problems.add(where, 'header_name', 'must be present');
-  if (auth.use_query && auth.query_name === '') problems.add(where, 'query_name', 'must be present');
-  if (auth.header_name !== '' && !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(auth.header_name))
-    problems.add(where, 'header_name', 'must be a valid header name');
-  if ((auth.use_header || auth.use_query) && authType !== 'jwt')
-    problems.add(where, 'auth_type', 'must be one of ["jwt"]');
-  if (authType === 'jwt' && !auth.use_header && !auth.use_query) {
-    if (given['use_header'] === undefined) {
-      auth.use_header = true;
-      auth.header_name = 'Authorization';
-    } else problems.add(where, 'auth', 'auth_type jwt needs use_header or use_query');
-  }
-  return auth;
+/** An empty `path_replacement` or `topic` is the same as none. */
+function withoutEmpty(endpoint: Json): Json {
+  for (const f of ['path_replacement', 'topic']) if (endpoint[f] === '') delete endpoint[f];
+  return endpoint;
 }
 
-interface VersionData {
-  endpoints: unknown[];
-  addHeaders: Record<string, string> | undefined;
-}
-
-function readVersionData(raw: unknown, problems: Problems): VersionData | undefined {
-  if (raw === undefined) {
-    problems.add('api', 'version_data', 'must be present');
-    return undefined;
-  }
-  if (!isObject(raw) || Object.keys(raw).length === 0) {
-    problems.add('api', 'version_data', 'must have at least one version, e.g. default');
-    return undefined;
-  }
-  for (const key of Object.keys(raw))
-    if (key !== 'default')
-      problems.add('api', 'version_data', `version "${key}" is not supported; use default`);
-  const version = raw['default'];
-  if (!isObject(version)) {
-    problems.add('api', 'default', 'must be an object with endpoints');
-    return undefined;
-  }
-  const endpoints = version['endpoints'];
-  if (!Array.isArray(endpoints)) {
-    problems.add('api', 'endpoints', 'must be list');
-    return undefined;
-  }
-  return { endpoints, addHeaders: readAddHeaders(version['transform_request_headers'], problems) };
-}
-
-function readAddHeaders(raw: unknown, problems: Problems): Record<string, string> | undefined {
-  if (raw === undefined) return undefined;
-  const add = isObject(raw) ? raw['add_headers'] : undefined;
-  if (!isObject(add) || !Object.values(add).every((v) => typeof v === 'string')) {
-    problems.add('api', 'transform_request_headers', 'must be { "add_headers": { name: string value } }');
-    return undefined;
-  }
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(add)) headers[name.toLowerCase()] = value as string;
-  return headers;
-}
-
-function readProxy(
-  raw: unknown,
-  required: boolean,
-  problems: Problems,
-  env: NodeJS.ProcessEnv,
-): ProxySettings | undefined {
-  if (raw === undefined) {
-    if (required) problems.add('api', 'proxy', 'must be present');
-    return undefined;
-  }
-  if (!isObject(raw)) {
-    problems.add('api', 'proxy', 'must be an object');
-    return undefined;
-  }
-  for (const key of Object.keys(raw))
-    if (!['target_url', 'port', 'use_env'].includes(key))
-      problems.add('api', key, 'is not a known field of proxy');
-  const targetUrl = requiredString(raw, 'target_url', 'api', problems);
-  const port = raw['port'];
-  const portOk = Number.isInteger(port) && (port as number) >= 1 && (port as number) <= 65535;
-  if (!portOk) problems.add('api', 'port', 'must be integer');
-  const useEnv = optionalBool(raw, 'use_env', 'api', problems) ?? false;
-  if (targetUrl === undefined || !portOk) return undefined;
-  const host = useEnv ? env[targetUrl] : targetUrl;
-  if (useEnv && (host === undefined || host === ''))
-    problems.add('api', 'target_url', unreadableUseEnv(targetUrl));
-  else if (host !== undefined && !isTargetHost(host))
-    problems.add('api', 'target_url', 'must be a host name or an http(s)://host URL');
-  return { target_url: targetUrl, port: port as number, use_env: useEnv };
-}
-
-function readEndpoint(
-  raw: unknown,
-  apiKey: string,
-  authType: 'jwt' | 'none',
-  problems: Problems,
-): Endpoint | undefined {
-  if (!isObject(raw)) {
-    problems.add(`${apiKey}/`, 'endpoint', 'must be an object');
-    return undefined;
-  }
-  const endpointId = typeof raw['id'] === 'string' ? raw['id'] : '';
-  const where = `${apiKey}/${endpointId}`;
-  const count = () => problems.errors[where]?.length ?? 0;
-  const before = count();
-  if ('path' in raw) problems.add(where, 'path', removedPathHint(raw['path']));
-  if ('not_secured' in raw) problems.add(where, 'not_secured', 'was removed; use "secured": true or false');
-  for (const key of Object.keys(raw))
-    if (!endpointFields.has(key) && key !== 'path' && key !== 'not_secured')
-      problems.add(where, key, 'is not a known field');
-  const id = requiredString(raw, 'id', where, problems);
-  const pathRegex = requiredString(raw, 'path_regex', where, problems);
-  const method = readMethod(raw, where, problems);
-  if (pathRegex !== undefined) {
-    const compiled = compilePathRegex(pathRegex);
-    if (!compiled.ok)
-      problems.add(where, 'path_regex', `is not a valid regular expression: ${compiled.error}`);
-  }
-  const pathReplacement = optionalString(raw, 'path_replacement', where, problems);
-  const secured = optionalBool(raw, 'secured', where, problems) ?? false;
-  if (secured && authType !== 'jwt') problems.add(where, 'auth_type', 'must be one of ["jwt"]');
-  const transform = optionalBool(raw, 'transform_request_headers', where, problems) ?? false;
-  const target = readChoice(raw, 'target', targets, where, problems) ?? 'http';
-  const responseFrom = readChoice(raw, 'response_from', responseSources, where, problems) ?? 'http';
-  const topic = optionalString(raw, 'topic', where, problems);
-  if (target !== 'http' && (topic === undefined || topic === ''))
-    problems.add(where, 'topic', 'must be present');
-  if (raw['schema'] !== undefined) {
-    if (raw['target'] === undefined) problems.add(where, 'target', 'must be present');
-    problems.add(where, 'schema', 'Avro with a schema registry is not supported yet; remove schema');
-  }
-  if (!responsesByTarget[target].includes(responseFrom))
-    problems.add(
-      where,
-      'response_from',
-      `must be one of ${JSON.stringify(responsesByTarget[target])} for target ${target}`,
-    );
-  const timeout = raw['response_timeout'];
-  if (
-    timeout !== undefined &&
-    !(Number.isInteger(timeout) && (timeout as number) > 0 && (timeout as number) <= maxResponseTimeoutMs)
-  )
-    problems.add(
-      where,
-      'response_timeout',
-      `must be an integer of milliseconds, 1 to ${maxResponseTimeoutMs}`,
-    );
-  const publishCredentials = optionalBool(raw, 'publish_credentials', where, problems) ?? false;
-  if (publishCredentials && target === 'http')
-    problems.add(
-      where,
-      'publish_credentials',
-      'applies to kafka, kinesis and nats targets only (an http target gets the headers anyway)',
-    );
-  if (count() !== before || id === undefined || pathRegex === undefined || method === undefined)
-    return undefined;
-  return {
-    id,
-    method,
-    path_regex: pathRegex,
-    ...(pathReplacement !== undefined && pathReplacement !== '' && { path_replacement: pathReplacement }),
-    secured,
-    transform_request_headers: transform,
-    target,
-    ...(topic !== undefined && topic !== '' && { topic }),
-    response_from: responseFrom,
-    ...(timeout !== undefined && { response_timeout: timeout as number }),
-    publish_credentials: publishCredentials,
-  };
-}
-
-function readMethod(raw: Record<string, unknown>, where: string, problems: Problems): HttpMethod | undefined {
-  const method = requiredString(raw, 'method', where, problems);
-  if (method === undefined) return undefined;
-  const upper = method.toUpperCase();
-  if ((httpMethods as readonly string[]).includes(upper)) return upper as HttpMethod;
-  problems.add(where, 'method', `must be one of ${JSON.stringify(httpMethods)}`);
-  return undefined;
-}
-
-function readChoice<T extends string>(
-  raw: Record<string, unknown>,
-  field: string,
-  choices: readonly T[],
-  where: string,
-  problems: Problems,
-): T | undefined {
-  const value = raw[field];
-  if (value === undefined) return undefined;
-  const lower = typeof value === 'string' ? value.toLowerCase() : undefined;
-  if (lower !== undefined && (choices as readonly string[]).includes(lower)) return lower as T;
-  problems.add(where, field, `must be one of ${JSON.stringify(choices)}`);
-  return undefined;
-}
-
-function checkUniqueEndpointIds(
-  endpoints: (Endpoint | undefined)[],
-  apiKey: string,
-  problems: Problems,
-): void {
-  const seen = new Set<string>();
-  for (const endpoint of endpoints) {
-    if (endpoint === undefined) continue;
-    if (seen.has(endpoint.id))
-      problems.add(`${apiKey}/${endpoint.id}`, 'id', 'must be unique within the API');
-    seen.add(endpoint.id);
-  }
-}
-
-/** The migration the 3.0 changelog describes, applied to the value the user gave. */
-function removedPathHint(path: unknown): string {
-  const example = typeof path === 'string' ? path.replace(/\{[^}/]*\}/g, '(.+)') : '/foo/(.+)';
-  return `was removed; use path_regex instead, e.g. "path_regex": ${JSON.stringify(example)}`;
+function endpointsOf(api: Json): unknown[] {
+  const version = api['version_data'];
+  const endpoints = isObject(version) && isObject(version['default']) ? version['default']['endpoints'] : [];
+  return Array.isArray(endpoints) ? endpoints : [];
 }
 
 function isTargetHost(value: string): boolean {
@@ -392,52 +199,6 @@ function isTargetHost(value: string): boolean {
   return URL.canParse(`http://${value}`) && !value.includes('/');
 }
 
-function requiredString(
-  raw: Record<string, unknown>,
-  field: string,
-  where: string,
-  problems: Problems,
-): string | undefined {
-  const value = raw[field];
-  if (typeof value !== 'string') {
-    problems.add(where, field, 'must be string');
-    problems.add(where, field, 'must have a length of at least 1');
-    return undefined;
-  }
-  if (value.length === 0) {
-    problems.add(where, field, 'must have a length of at least 1');
-    return undefined;
-  }
-  return value;
-}
-
-/** The field's value when absent or of the wanted JSON type; otherwise a problem and undefined. */
-function optional<T extends 'string' | 'boolean'>(
-  raw: Record<string, unknown>,
-  field: string,
-  type: T,
-  where: string,
-  problems: Problems,
-): (T extends 'string' ? string : boolean) | undefined {
-  const value = raw[field];
-  if (value === undefined) return undefined;
-  if (typeof value === type) return value as T extends 'string' ? string : boolean;
-  problems.add(where, field, `must be ${type}`);
-  return undefined;
-}
-
-const optionalString = (raw: Record<string, unknown>, field: string, where: string, problems: Problems) =>
-  optional(raw, field, 'string', where, problems);
-
-const optionalBool = (raw: Record<string, unknown>, field: string, where: string, problems: Problems) =>
-  optional(raw, field, 'boolean', where, problems);
-
-function addError(errors: ValidationErrors, where: string, entry: Record<string, string>): void {
-  const list = errors[where];
-  if (list === undefined) errors[where] = [entry];
-  else list.push(entry);
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
+function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -2,11 +2,12 @@
  * `/v2/apis` and `/v3/apis` on the internal API (reference §1.2.1): list, get, create (201), update
  * (200, a shallow merge over the current definition, as RIG did), delete (204); 404 for an unknown
  * id, 409 when creating an existing one, 400 with the full error map for an invalid definition (and
- * nothing is changed), 415 for a body that is not JSON.
+ * nothing is changed), 415 for a body that is not JSON. A PUT's body is validated before the id is
+ * looked up (the reference's order), then the merged definition.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HttpError, type Params, Router, readBody, sendJson } from '@gatehouse/service-kit';
-import { validateApi } from './api-validation.ts';
+import { validateApi, validateApiUpdate } from './api-validation.ts';
 import type { DefinitionStore } from './definition-store.ts';
 
 const maxDefinitionBytes = 1024 * 1024;
@@ -48,6 +49,9 @@ export function createApisEndpoint(options: ApisEndpointOptions): Router {
       if (!isObject(body)) return sendJson(res, 400, { api: [{ api: 'must be an object' }] });
       if (body['id'] !== undefined && body['id'] !== id)
         return sendJson(res, 400, { api: [{ id: 'must match the id in the path' }] });
+      // The body first (the reference's order): an invalid one is 400 even for an unknown id.
+      const invalid = validateApiUpdate(body, id!, { env: options.env });
+      if (invalid !== undefined) return sendJson(res, 400, invalid);
       const current = await definitions.get(id!);
       if (current === undefined) return notFound(res, id!);
       const result = validateApi({ ...current, ...body, id }, { env: options.env });

@@ -1,4 +1,5 @@
 /** The proxy's settings (environment variables; the README lists them with their defaults). */
+import { schemaRegistryConfig } from '@gatehouse/avro';
 import {
   bool,
   corsConfig,
@@ -27,7 +28,7 @@ export const proxyConfig = {
     min: '100ms',
   }),
   PROXY_BODY_IDLE_TIMEOUT: duration(
-    'longest pause inside a streamed response body from an HTTP target (0: none, for SSE)',
+    'longest pause inside a streamed response body from an HTTP target, or in a WebSocket tunnel either way (0: none, for SSE)',
     '0',
     { min: '100ms', off: true },
   ),
@@ -81,9 +82,10 @@ export const proxyConfig = {
     { min: '100ms' },
   ),
   ...corsConfig,
+  ...schemaRegistryConfig,
   REQUEST_LOG: requestLogList(),
   KAFKA_LOG_TOPIC: str('Kafka topic of the request log (REQUEST_LOG=kafka)', 'gw-request-log'),
-  KAFKA_LOG_SCHEMA: avroUnsupported('Avro subject of the request log: not supported (no schema registry)'),
+  KAFKA_LOG_SCHEMA: avroUnsupported('Avro subject of the request log: not supported (the log is JSON)'),
 };
 
 function requestLogList(): Field<RequestLogSink[]> {
@@ -99,13 +101,14 @@ function requestLogList(): Field<RequestLogSink[]> {
   };
 }
 
-/** Avro needs a schema registry, which Gatehouse does not speak yet: refuse instead of ignoring. */
+/** The request log is written as JSON only: refuse an Avro subject for it instead of ignoring it. */
 function avroUnsupported(description: string): Field<undefined> {
   return {
     description,
     defaultText: '(unset)',
     parse(raw) {
-      if (raw !== undefined) throw new Error('Avro with a schema registry is not supported yet; unset it');
+      if (raw !== undefined)
+        throw new Error('the request log is JSON only (Avro is per endpoint: schema); unset it');
       return undefined;
     },
   };

@@ -1,9 +1,9 @@
 /**
  * Headers of a forwarded request and of the response passed back (reference §2.4, spec forwarding
  * rules 1–4):
- * - hop-by-hop headers (RFC 9110 §7.6.1: `connection` and the headers it names, `keep-alive`,
- *   `proxy-connection`, `transfer-encoding`, `te`, `trailer`, `upgrade`, plus `http2-settings`)
- *   are dropped both ways, which is also what HTTP/2 requires of connection headers;
+ * - hop-by-hop headers (service-kit's hopByHopHeaders, RFC 9110 §7.6.1) and the headers
+ *   `connection` names are dropped both ways, which is also what HTTP/2 requires of connection
+ *   headers;
  * - `host` becomes the target's host; `expect` is answered by this server, not forwarded;
  * - a `Forwarded` element (RFC 7239) naming the client, this proxy, the original host and scheme is
  *   appended to any the client sent (RIG replaced the client's; appending is what the RFC asks, and
@@ -14,6 +14,7 @@
  *   reach the client.
  */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { hopByHopHeaders } from '@gatehouse/service-kit';
 import {
   readTraceContextFromHeaders,
   startHop,
@@ -23,16 +24,6 @@ import {
 
 export type HeaderMap = Record<string, string | string[]>;
 
-const hopByHop = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'te',
-  'trailer',
-  'upgrade',
-  'http2-settings',
-]);
 /** Request headers this proxy replaces or answers itself. */
 const replacedOnRequest = new Set(['host', 'expect', 'traceparent', 'tracestate']);
 
@@ -50,7 +41,7 @@ export function upstreamHeaders(req: IncomingMessage, options: UpstreamHeaderOpt
   const named = connectionNamed(source['connection']);
   const out: HeaderMap = {};
   for (const name in source) {
-    if (hopByHop.has(name) || replacedOnRequest.has(name) || name.charCodeAt(0) === 58) continue;
+    if (hopByHopHeaders.has(name) || replacedOnRequest.has(name) || name.charCodeAt(0) === 58) continue;
     if (named?.has(name)) continue;
     const value = source[name];
     if (value !== undefined) out[name] = value;
@@ -68,7 +59,7 @@ export function downstreamHeaders(headers: IncomingHttpHeaders): HeaderMap {
   const named = connectionNamed(headers['connection']);
   const out: HeaderMap = {};
   for (const name in headers) {
-    if (hopByHop.has(name)) continue;
+    if (hopByHopHeaders.has(name)) continue;
     if (named?.has(name)) continue;
     const value = headers[name];
     if (value !== undefined) out[name] = value;

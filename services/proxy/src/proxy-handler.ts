@@ -9,6 +9,7 @@
  * a time-out is 504 with a sentence instead of RIG's empty body.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { AvroDataMismatchError } from '@gatehouse/avro';
 import { InvalidCloudEventError, UnsupportedCloudEventError } from '@gatehouse/cloudevents';
 import {
   type CorsPolicy,
@@ -41,7 +42,7 @@ import {
 } from '@gatehouse/tracing';
 import { type ResponseFrom, waitsForCorrelation } from './api-definition.ts';
 import { eventEndpointPreflight } from './cors.ts';
-import type { EventPublisher } from './event-publishers.ts';
+import { AvroNotConfiguredError, type EventPublisher } from './event-publishers.ts';
 import { upstreamHeaders } from './forward-headers.ts';
 import type { HttpForwarder } from './http-forwarder.ts';
 import type { JwtGuard } from './jwt-guard.ts';
@@ -51,6 +52,7 @@ import type { EndpointMetrics, ProxyMetrics, RequestStatus } from './proxy-metri
 import { requestEvent } from './request-event.ts';
 import type { RequestLog } from './request-log.ts';
 import type { Route, RouteMatch, RouteTable } from './route-table.ts';
+import { upstreamPath } from './upstream-path.ts';
 
 export interface ProxyTimeouts {
   /** Response headers of an HTTP target. */
@@ -181,16 +183,14 @@ function answerUnmatched(
 async function forwardHttp(
   req: IncomingMessage,
   res: ServerResponse,
-  { route, match }: RouteMatch,
+  hit: RouteMatch,
   path: string,
   deps: ProxyHandlerDeps,
 ): Promise<RequestStatus> {
+  const { route } = hit;
   const { endpoint } = route;
   const origin = route.origin!;
-  const url = req.url ?? '/';
-  let upstreamPath = route.rewrite === undefined ? path : route.rewrite(match);
-  if (upstreamPath.charCodeAt(0) !== 47) upstreamPath = `/${upstreamPath}`;
-  let target = upstreamPath + url.slice(path.length);
+  let target = upstreamPath(hit, path, req.url ?? '/');
   const waiting = waitsForCorrelation(endpoint.response_from) ? openWait(res, endpoint, deps) : undefined;
   if (waiting !== undefined)
     target += `${target.includes('?') ? '&' : '?'}correlation=${encodeURIComponent(waiting.correlation)}`;
@@ -282,13 +282,21 @@ async function publish(
     return status;
   }
   try {
-    await publisher.publish(topic, event);
+    await publisher.publish(topic, event, endpoint.schema);
     deps.metrics.eventProduced(target, topic, true);
     producer?.end();
   } catch (err) {
     producer?.end(err);
     waiting?.cancel();
     deps.metrics.eventProduced(target, topic, false);
+    if (err instanceof AvroDataMismatchError) {
+      sendText(res, 400, `Bad request: ${err.message}.`);
+      return 'bad_request';
+    }
+    if (err instanceof AvroNotConfiguredError) {
+      sendText(res, 503, 'The schema registry (Avro) is not configured on this gateway.');
+      return 'unavailable';
+    }
     deps.logger.warn({ err, target, topic }, 'publishing a request event failed');
     const outage = unavailabilityOf(err);
     if (outage) {

@@ -4,6 +4,7 @@
  * on the internal API. Definitions live in the Store; pending requests in this replica's memory.
  */
 import type { Auth } from '@gatehouse/auth';
+import { schemaRegistryFrom } from '@gatehouse/avro';
 import type { Bus, Subscription } from '@gatehouse/bus';
 import type { ConfigOf, GatewayService, Health, Logger, Registry } from '@gatehouse/service-kit';
 import type { Store } from '@gatehouse/store';
@@ -19,10 +20,12 @@ import type { NatsTarget } from './nats-target.ts';
 import { PendingResponses } from './pending-responses.ts';
 import { createProxyHandler } from './proxy-handler.ts';
 import { ProxyMetrics } from './proxy-metrics.ts';
+import { createProxyUpgrade } from './proxy-upgrade.ts';
 import { createRequestLog } from './request-log.ts';
 import { startResponseConsumers } from './response-consumers.ts';
 import { ResponseRouter } from './response-router.ts';
 import { createResponsesEndpoint } from './responses-endpoint.ts';
+import { UpgradeForwarder } from './upgrade-forwarder.ts';
 import { useEnvScope } from './use-env-scope.ts';
 
 export interface ProxyDeps {
@@ -78,23 +81,27 @@ export function createProxy(config: ConfigOf<typeof proxyConfig>, deps: ProxyDep
     connectTimeoutMs: config.PROXY_CONNECT_TIMEOUT,
     bodyIdleTimeoutMs: config.PROXY_BODY_IDLE_TIMEOUT,
   });
+  const guard = new JwtGuard(deps.auth);
+  const requestLog = createRequestLog({
+    sinks: config.REQUEST_LOG,
+    logger,
+    kafka: deps.kafka,
+    topic: config.KAFKA_LOG_TOPIC,
+  });
   const proxy = createProxyHandler({
     table: () => sync.table,
     forwarder,
-    guard: new JwtGuard(deps.auth),
+    guard,
     pending,
     publishers: {
-      kafka: deps.kafka && new KafkaEventPublisher(deps.kafka, config.PROXY_KAFKA_EVENT_MODE),
+      kafka:
+        deps.kafka &&
+        new KafkaEventPublisher(deps.kafka, config.PROXY_KAFKA_EVENT_MODE, schemaRegistryFrom(config)),
       kinesis: deps.kinesis && new KinesisEventPublisher(deps.kinesis),
     },
     nats: deps.nats,
     metrics,
-    requestLog: createRequestLog({
-      sinks: config.REQUEST_LOG,
-      logger,
-      kafka: deps.kafka,
-      topic: config.KAFKA_LOG_TOPIC,
-    }),
+    requestLog,
     cors: config.CORS_ALLOWED_ORIGINS,
     timeouts: {
       recvMs: config.PROXY_RECV_TIMEOUT,
@@ -109,6 +116,20 @@ export function createProxy(config: ConfigOf<typeof proxyConfig>, deps: ProxyDep
     maxEventBytes: config.PROXY_MAX_EVENT_BYTES,
     logger,
   });
+  const tunnels = new UpgradeForwarder({
+    connectTimeoutMs: config.PROXY_CONNECT_TIMEOUT,
+    idleTimeoutMs: config.PROXY_BODY_IDLE_TIMEOUT,
+  });
+  const upgrade = createProxyUpgrade({
+    table: () => sync.table,
+    forwarder: tunnels,
+    guard,
+    metrics,
+    requestLog,
+    cors: config.CORS_ALLOWED_ORIGINS,
+    recvTimeoutMs: config.PROXY_RECV_TIMEOUT,
+    logger,
+  });
   const apis = createApisEndpoint({ definitions, env: useEnv, onChange: (id) => sync.refresh(id, true) });
   const responses = createResponsesEndpoint({
     router,
@@ -120,6 +141,7 @@ export function createProxy(config: ConfigOf<typeof proxyConfig>, deps: ProxyDep
   return {
     name: 'proxy',
     public: proxy,
+    upgrade,
     internal: async (req, res) => (await apis.handle(req, res)) || responses.handle(req, res),
     resync: () => sync.resync(),
     async start() {
@@ -144,7 +166,11 @@ export function createProxy(config: ConfigOf<typeof proxyConfig>, deps: ProxyDep
       for (const c of consumers) await c.close();
       await router.close();
       await sync.stop();
-      await forwarder.close(deps.drainTimeoutMs ?? 10_000);
+      // Forwarded requests and WebSocket tunnels get the same drain window, then are cut.
+      await Promise.all([
+        forwarder.close(deps.drainTimeoutMs ?? 10_000),
+        tunnels.close(deps.drainTimeoutMs ?? 10_000),
+      ]);
     },
   };
 }

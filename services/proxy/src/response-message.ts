@@ -18,6 +18,7 @@ import {
   encodeData,
   gwExtension,
 } from '@gatehouse/cloudevents';
+import { hopByHopHeaders } from '@gatehouse/service-kit';
 import type { CorrelatedResponse } from './pending-responses.ts';
 
 export const correlationHeader = 'gw-correlation';
@@ -36,14 +37,7 @@ const notPassedOn = new Set([
   'accept-encoding',
   'accept-language',
   'content-length',
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'te',
-  'trailer',
-  'upgrade',
-  'http2-settings',
+  ...hopByHopHeaders,
   'expect',
   'authorization',
   'proxy-authorization',

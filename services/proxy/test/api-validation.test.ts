@@ -130,14 +130,19 @@ describe('API definition validation', () => {
     ]);
   });
 
-  it('says clearly that Avro schemas are not supported, and that schema needs a target', () => {
-    const errors = errorsOf(
-      api({ version_data: { default: { endpoints: [{ ...endpoint, schema: 'subject' }] } } }),
-    );
-    assert.deepEqual(errors['svc/e1'], [
-      { target: 'must be present' },
-      { schema: 'Avro with a schema registry is not supported yet; remove schema' },
+  it('takes schema (an Avro subject) on kafka targets only, and schema needs a target', () => {
+    const withSchema = (extra: Record<string, unknown>) =>
+      api({ version_data: { default: { endpoints: [{ ...endpoint, schema: 'orders-value', ...extra }] } } });
+    assert.deepEqual(errorsOf(withSchema({}))['svc/e1'], [{ target: 'must be present' }]);
+    assert.deepEqual(errorsOf(withSchema({ target: 'nats', topic: 't' }))['svc/e1'], [
+      { schema: 'applies to kafka targets only' },
     ]);
+    assert.deepEqual(errorsOf(withSchema({ target: 'kafka', topic: 't', schema: '' }))['svc/e1'], [
+      { schema: 'must have a length of at least 1' },
+    ]);
+    const result = validateApi(withSchema({ target: 'kafka', topic: 't' }));
+    assert.ok(result.ok);
+    assert.equal(result.api.version_data.default.endpoints[0]!.schema, 'orders-value');
   });
 
   it('applies the auth rules: secured needs jwt, use_* need names and jwt', () => {

@@ -172,6 +172,20 @@ describe('proxy API definitions (two replicas, Redis)', () => {
       (await fetch(`${b.apiUrl}/v3/apis/ghost`, { ...json({ name: 'g' }), method: 'PUT' })).status,
       404,
     );
+    // The body is validated before the id is looked up: an invalid one is 400 even for an unknown id.
+    const invalidGhost = await fetch(`${b.apiUrl}/v2/apis/ghost`, {
+      ...json({
+        name: 1,
+        version_data: { default: { endpoints: [{ id: 'e', method: 'BREW', path_regex: '/(' }] } },
+      }),
+      method: 'PUT',
+    });
+    assert.equal(invalidGhost.status, 400);
+    const map = (await invalidGhost.json()) as Record<string, Array<Record<string, string>>>;
+    assert.deepEqual(map['api'], [{ name: 'must be string' }, { name: 'must have a length of at least 1' }]);
+    const [regex, method] = map['ghost/e']!;
+    assert.match(regex!.path_regex!, /^is not a valid regular expression/);
+    assert.match(method!.method!, /^must be one of/);
 
     const deleted = await fetch(`${b.apiUrl}/v2/apis/runtime`, { method: 'DELETE' });
     assert.equal(deleted.status, 204);

@@ -1,9 +1,11 @@
 /** The publisher's settings (environment variables; defaults documented in the README). */
 import { accessCheckField } from '@gatehouse/auth';
+import { schemaRegistryConfig } from '@gatehouse/avro';
 import { bool, corsConfig, duration, int, list, optionalStr, str } from '@gatehouse/service-kit';
 
 export const publisherConfig = {
   ...corsConfig,
+  ...schemaRegistryConfig,
   SUBMISSION_CHECK: accessCheckField(
     'who may submit on /_gw/v1/events: no_check, jwt_validation, or the URL of a check service',
   ),

@@ -3,6 +3,7 @@
  * them as CloudEvents, and puts them on the fan-out stream that every push-hub replica consumes.
  */
 import { type Auth, createAccessCheck } from '@gatehouse/auth';
+import { schemaRegistryFrom } from '@gatehouse/avro';
 import type { Bus } from '@gatehouse/bus';
 import type { ConfigOf, GatewayService, Health, Logger, Registry } from '@gatehouse/service-kit';
 import type { publisherConfig } from './config.ts';
@@ -58,6 +59,7 @@ export function createPublisher(
         metrics,
         logger,
         wrappedType: config.WRAPPED_EVENT_TYPE,
+        schemaRegistry: schemaRegistryFrom(config),
       });
     },
     async stop() {

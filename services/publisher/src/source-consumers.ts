@@ -5,6 +5,11 @@
  * and logged, never fatal to the consumer. While tracing, handling a message is a CONSUMER span
  * under the context the event carries (the CloudEvents distributed-tracing extension).
  *
+ * Kafka messages with Avro values (the Confluent wire format, see @gatehouse/avro) are decoded through
+ * the schema registry first. While the registry is unavailable the consumer retries, holding its
+ * partition, as it does for the fan-out stream; a schema id the registry does not know makes the
+ * message malformed.
+ *
  * At least once: a source message counts as handled (offset committed, acknowledged, checkpointed)
  * only once the fan-out stream has accepted its event. While the stream is unavailable the consumer
  * retries, holding its partition. When the publisher stops, a message whose event was not accepted
@@ -14,8 +19,9 @@
  * second one.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { type Bus, NotHandledError, type Subscription } from '@gatehouse/bus';
-import type { Logger } from '@gatehouse/service-kit';
+import { avroToJsonMessage, type SchemaRegistryClient } from '@gatehouse/avro';
+import { type Bus, type Message, NotHandledError, type Subscription } from '@gatehouse/bus';
+import { type Logger, unavailabilityOf } from '@gatehouse/service-kit';
 import {
   endSpan,
   gatewayTracer,
@@ -51,6 +57,8 @@ export async function startSourceConsumers(
     metrics: PublisherMetrics;
     logger: Logger;
     wrappedType: string | undefined;
+    /** Reads Avro messages of Kafka sources (KAFKA_SCHEMA_REGISTRY_HOST); absent: Avro is off. */
+    schemaRegistry?: SchemaRegistryClient | undefined;
   },
 ): Promise<SourceConsumers> {
   const stopping = new AbortController();
@@ -64,8 +72,13 @@ export async function startSourceConsumers(
           const receivedAt = process.hrtime.bigint();
           let event: ReturnType<typeof sourceMessageToEvent>;
           try {
-            event = sourceMessageToEvent(message, bus.kind, deps.wrappedType);
+            const read =
+              bus.kind === 'kafka' && deps.schemaRegistry !== undefined
+                ? await readAvroUntilAvailable(message, deps.schemaRegistry, deps.logger, stopping.signal)
+                : message;
+            event = sourceMessageToEvent(read, bus.kind, deps.wrappedType);
           } catch (err) {
+            if (err instanceof NotHandledError) throw err;
             deps.metrics.consumedFailed(bus.kind, topic, 'malformed');
             deps.logger.warn(
               { err: (err as Error).message, source: bus.kind, topic, position: message.position },
@@ -132,6 +145,25 @@ async function publishUntilAccepted(publish: () => Promise<unknown>, logger: Log
     }
   }
   throw notAccepted(undefined);
+}
+
+/** The message with its Avro value read as JSON, retrying while the schema registry is unavailable. */
+async function readAvroUntilAvailable(
+  message: Message,
+  registry: SchemaRegistryClient,
+  logger: Logger,
+  stop: AbortSignal,
+): Promise<Message> {
+  for (let attempt = 0; !stop.aborted; attempt++) {
+    try {
+      return await avroToJsonMessage(message, registry);
+    } catch (err) {
+      if (!unavailabilityOf(err)) throw err;
+      if (attempt === 0) logger.warn({ err }, 'schema registry unavailable; retrying the source message');
+      await delay(Math.min(5000, 100 * 2 ** attempt), undefined, { signal: stop }).catch(() => {});
+    }
+  }
+  throw new NotHandledError('stopped before the schema registry could read the message');
 }
 
 /** The publish's own outcome, unless the stop comes first and the publish outlasts the grace. */

@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { BearerTokens } from './hub-auth.ts';
-import { badRequest, type SubscriptionRequest } from './subscription-request.ts';
+import { authorizationProblem, badRequest, type SubscriptionRequest } from './subscription-request.ts';
 
 export interface ConnectRequest extends SubscriptionRequest {
   /** SSE `Last-Event-ID` header (or `lastEventId` query parameter for clients that cannot set headers). */
@@ -43,16 +43,29 @@ export function fromParams(p: ConnectParams, bearerTokens: BearerTokens): Connec
   try {
     headerTokens = bearerTokens(p.authorization);
   } catch (err) {
-    throw badRequest(`invalid authorization header: ${(err as Error).message}`);
+    throw badRequest(authorizationProblem((err as Error).message));
   }
   const jwts = [...(p.jwt ? [p.jwt] : []), ...headerTokens];
   return {
+    kind: 'connect',
     jwts,
+    headerJwts: headerTokens,
     manual: p.subscriptions,
+    checkBody: checkBodyOf(p.subscriptions),
     authorization: p.jwt ? `Bearer ${p.jwt}` : headerValue(p.authorization),
     resumeFrom: p.lastEventId || undefined,
     connectionToken: p.connectionToken || undefined,
   };
+}
+
+/**
+ * What an external SUBSCRIPTION_CHECK gets for a connect: `{"subscriptions": …}` with the list as
+ * the client wrote it (RIG synthesizes the same body from the query parameter); nothing without one.
+ */
+function checkBodyOf(subscriptions: unknown): string | undefined {
+  if (subscriptions === undefined) return undefined;
+  const list = typeof subscriptions === 'string' ? subscriptions : JSON.stringify(subscriptions);
+  return `{"subscriptions":${list}}`;
 }
 
 function headerValue(v: string | string[] | undefined): string | undefined {

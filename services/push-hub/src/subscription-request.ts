@@ -1,7 +1,11 @@
 /**
  * Turning what a client sends (a JWT and/or a manual subscription list) into the effective
  * subscriptions: JWT-inferred ∪ manual, validated against the extractor configuration, then
- * authorised by SUBSCRIPTION_CHECK. Shared by every transport's connect and by the PUT endpoint.
+ * authorised by SUBSCRIPTION_CHECK when the client named subscriptions (as RIG: a connect without
+ * any has nothing to check; its JWT-inferred ones need no more than a valid JWT, and a later PUT is
+ * checked). Shared by every transport's connect and by the PUT endpoint, whose 400 texts are RIG's
+ * (`cannot accept subscription request: could not parse given subscriptions: …`,
+ * `… invalid authorization header: …`), since clients match on them.
  */
 import type { AccessCheck } from '@gatehouse/auth';
 import { unavailabilityOf, unavailableHeaders } from '@gatehouse/service-kit';
@@ -52,11 +56,21 @@ export function refusalOf(err: unknown): SubscriptionRequestError | undefined {
 }
 
 export interface SubscriptionRequest {
+  /** A connect, or a change of an existing connection's subscriptions (PUT): their 400 texts differ. */
+  kind: 'connect' | 'change';
   jwts: string[];
+  /** Those of `jwts` that came in the Authorization header (a bad one is a bad header). */
+  headerJwts: string[];
   /** The manual list as JSON text or decoded; undefined when the client sent none. */
   manual: unknown;
   /** Forwarded to an external SUBSCRIPTION_CHECK. */
   authorization: string | undefined;
+  /**
+   * The body an external SUBSCRIPTION_CHECK receives: the client's own `{"subscriptions": …}` as
+   * it gave it (a PUT's body verbatim). Undefined when the client named no subscriptions: then
+   * SUBSCRIPTION_CHECK is not consulted.
+   */
+  checkBody: string | undefined;
 }
 
 export interface ResolvedSubscriptions {
@@ -87,7 +101,8 @@ export function createSubscriptionResolver(deps: SubscriptionResolverDeps) {
       } catch (err) {
         // The blacklist could not be read: our outage, not an invalid token.
         if (unavailabilityOf(err)) throw err;
-        throw badRequest(`invalid JWT: ${(err as Error).message}`);
+        const problem = `invalid JWT: ${(err as Error).message}`;
+        throw badRequestOf(req, req.headerJwts.includes(jwt) ? authorizationProblem(problem) : problem);
       }
       if (sessionId === undefined) {
         sessionId = deps.auth.sessionIdOf(claims);
@@ -101,16 +116,31 @@ export function createSubscriptionResolver(deps: SubscriptionResolverDeps) {
       if (req.manual !== undefined) manual = parseSubscriptions(req.manual);
       const subscriptions = uniqueSubscriptions([...fromJwt, ...manual]);
       deps.validate(subscriptions);
-      const allowed = await deps.check({
-        jwts: req.jwts,
-        authorization: req.authorization,
-        body: JSON.stringify({ subscriptions }),
-      });
+      const allowed =
+        req.checkBody === undefined ||
+        (await deps.check({ jwts: req.jwts, authorization: req.authorization, body: req.checkBody }));
       if (!allowed) throw new SubscriptionRequestError(403, 'denied', 'Subscription denied.');
       return { subscriptions, sessionId, sessionExpiresAt };
     } catch (err) {
-      if (err instanceof InvalidSubscriptionError) throw badRequest(`invalid subscriptions: ${err.message}`);
+      if (err instanceof InvalidSubscriptionError) {
+        const problem =
+          req.kind === 'change'
+            ? `could not parse given subscriptions: ${err.message}`
+            : `invalid subscriptions: ${err.message}`;
+        throw badRequestOf(req, problem);
+      }
       throw err;
     }
   };
+}
+
+/** A bad Authorization header, in RIG's words (the detail after the colon is ours). */
+export const authorizationProblem = (detail: string) => `invalid authorization header: ${detail}`;
+
+/** A 400; a PUT's says it is the subscription request that could not be accepted, as RIG's does. */
+export function badRequestOf(
+  req: Pick<SubscriptionRequest, 'kind'>,
+  problem: string,
+): SubscriptionRequestError {
+  return badRequest(req.kind === 'change' ? `cannot accept subscription request: ${problem}` : problem);
 }

@@ -3,9 +3,9 @@
  * connection's subscriptions with JWT-inferred (from the Authorization header) ∪ the body's list,
  * whichever replica holds it: long-poll connections live in the store; the others are asked of the
  * replica the token names. 204 on success (the connection then gets `gw.subscriptions_set`);
- * 400 for a bad body, token (forged, altered or expired), JWT or subscription; 403 when
- * SUBSCRIPTION_CHECK denies; 410 when the connection is gone; 503 with Retry-After when the store
- * or the control bus cannot be reached.
+ * 400 for a bad body, token (forged, altered or expired), JWT or subscription (RIG's texts); 403
+ * when SUBSCRIPTION_CHECK denies (always consulted here, with the body as sent); 410 when the
+ * connection is gone; 503 with Retry-After when the store or the control bus cannot be reached.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type CorsPolicy, HttpError, readBody, requestPath, sendText } from '@gatehouse/service-kit';
@@ -14,7 +14,9 @@ import type { ConnectionTokens } from './connection-tokens.ts';
 import type { BearerTokens } from './hub-auth.ts';
 import type { Subscription } from './subscription.ts';
 import {
+  authorizationProblem,
   badRequest,
+  badRequestOf,
   type ResolvedSubscriptions,
   refusalOf,
   type SubscriptionRequest,
@@ -45,19 +47,23 @@ export function createSubscriptionsEndpoint(deps: SubscriptionsEndpointDeps) {
     const cors = deps.cors.headers(req);
     try {
       assertAcceptsJson(req.headers.accept);
-      const body = await readJsonBody(req, deps.maxBodyBytes);
+      const { json, text } = await readJsonBody(req, deps.maxBodyBytes);
       const address = deps.tokens.read(decodeToken(encodedToken));
       if (!address) throw badRequest('Invalid connection token.');
       let jwts: string[];
       try {
         jwts = deps.bearerTokens(req.headers.authorization);
       } catch (err) {
-        throw badRequest(`invalid authorization header: ${(err as Error).message}`);
+        throw badRequestOf({ kind: 'change' }, authorizationProblem((err as Error).message));
       }
       const resolved = await deps.resolve({
+        kind: 'change',
         jwts,
-        manual: body['subscriptions'],
+        headerJwts: jwts,
+        manual: json['subscriptions'],
         authorization: req.headers.authorization,
+        // A change is always checked, with the body as the client sent it (as RIG does).
+        checkBody: text,
       });
       const applied = await deps.apply(address.replica, { id: address.id, ...resolved });
       if (!applied) return sendText(res, 410, 'Connection no longer exists.', cors);
@@ -101,13 +107,19 @@ function assertAcceptsJson(accept: string | undefined): void {
   if (!ok) throw new HttpError(406, 'This endpoint answers application/json only.');
 }
 
-async function readJsonBody(req: IncomingMessage, limit: number): Promise<Record<string, unknown>> {
+/** The body decoded, and its text (what an external SUBSCRIPTION_CHECK receives). */
+async function readJsonBody(
+  req: IncomingMessage,
+  limit: number,
+): Promise<{ json: Record<string, unknown>; text: string }> {
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/json')
     throw badRequest('Expected JSON encoded body (content-type application/json).');
   let json: unknown;
+  let text: string;
   try {
-    json = JSON.parse((await readBody(req, limit)).toString('utf8'));
+    text = (await readBody(req, limit)).toString('utf8');
+    json = JSON.parse(text);
   } catch (err) {
     if (err instanceof HttpError) throw err;
     throw badRequest(`Expected JSON encoded body: ${(err as Error).message}`);
@@ -115,5 +127,5 @@ async function readJsonBody(req: IncomingMessage, limit: number): Promise<Record
   if (json === null || typeof json !== 'object' || Array.isArray(json))
     throw badRequest('Expected a JSON object body.');
   if (!('subscriptions' in json)) throw badRequest('Expected field "subscriptions" is not present.');
-  return json as Record<string, unknown>;
+  return { json: json as Record<string, unknown>, text };
 }

@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { openSse, sleep, waitFor } from '@gatehouse/testkit';
 import { sseFrame } from '../src/transports/sse-transport.ts';
@@ -142,7 +140,12 @@ describe('SSE transport', () => {
         `subscriptions=${subs([{ eventType: 'greeting', oneOf: [{ mood: 'happy' }] }])}`,
         /field "mood" is not defined/,
       ],
-      ['', /authorization credential without a scheme/, { authorization: f.jwt({ username: 'x' }) }],
+      [
+        '',
+        /^invalid authorization header: authorization credential without a scheme/,
+        { authorization: f.jwt({ username: 'x' }) },
+      ],
+      ['', /^invalid authorization header: invalid JWT: /, { authorization: 'Bearer not-a-jwt' }],
     ];
     for (const [query, pattern, headers] of cases) {
       const sse = await openSse(`${f.url}/_gw/v1/connection/sse?${query}`, headers);
@@ -206,7 +209,7 @@ describe('SSE transport', () => {
   });
 });
 
-describe('SSE connection rate limit and subscription check', () => {
+describe('SSE connection rate limit', () => {
   it('refuses connections beyond MAX_CONNECTIONS_PER_MINUTE with 429', async () => {
     const f = await startHubFixture({ MAX_CONNECTIONS_PER_MINUTE: '3' });
     try {
@@ -222,60 +225,6 @@ describe('SSE connection rate limit and subscription check', () => {
       for (const c of open) c.close();
     } finally {
       await f.stop();
-    }
-  });
-
-  it('with jwt_validation denies connections without a valid token (403)', async () => {
-    const f = await startHubFixture({ SUBSCRIPTION_CHECK: 'jwt_validation' });
-    try {
-      const denied = await openSse(
-        `${f.url}/_gw/v1/connection/sse?subscriptions=${subs([{ eventType: 'greeting' }])}`,
-      );
-      assert.equal(denied.status, 403);
-      assert.equal(denied.errorBody, 'Subscription denied.');
-      const ok = await openSse(`${f.url}/_gw/v1/connection/sse?jwt=${f.jwt({ username: 'x' })}`);
-      assert.equal(ok.status, 200);
-      ok.close();
-    } finally {
-      await f.stop();
-    }
-  });
-
-  it('with a URL asks that service, passing the subscriptions and the token', async () => {
-    const seen: Array<{ auth: string | undefined; body: string }> = [];
-    const checker = createServer((req, res) => {
-      let body = '';
-      req.on('data', (d) => (body += d));
-      req.on('end', () => {
-        seen.push({ auth: req.headers.authorization, body });
-        res.writeHead(body.includes('"secret"') ? 403 : 200).end();
-      });
-    }).listen(0, '127.0.0.1');
-    await new Promise((r) => checker.once('listening', r));
-    const f = await startHubFixture({
-      SUBSCRIPTION_CHECK: `http://127.0.0.1:${(checker.address() as AddressInfo).port}/check`,
-    });
-    try {
-      const jwt = f.jwt({ username: 'x' });
-      const ok = await openSse(
-        `${f.url}/_gw/v1/connection/sse?jwt=${jwt}&subscriptions=${subs([{ eventType: 'open' }])}`,
-      );
-      assert.equal(ok.status, 200);
-      const denied = await openSse(
-        `${f.url}/_gw/v1/connection/sse?subscriptions=${subs([{ eventType: 'secret' }])}`,
-      );
-      assert.equal(denied.status, 403);
-      assert.equal(seen[0]!.auth, `Bearer ${jwt}`);
-      assert.deepEqual(JSON.parse(seen[0]!.body), {
-        subscriptions: [
-          { eventType: 'greeting', oneOf: [{ name: 'x' }] },
-          { eventType: 'open', oneOf: [] },
-        ],
-      });
-      ok.close();
-    } finally {
-      await f.stop();
-      checker.close();
     }
   });
 });

@@ -112,13 +112,22 @@ describe('PUT subscriptions', () => {
       (await put(a.url, token, { subs: [] })).text,
       /Expected field "subscriptions" is not present/,
     );
+    // RIG's texts, which clients match on; the detail after the colon is ours.
     assert.match(
       (await put(a.url, token, { subscriptions: [{ eventType: 1 }] })).text,
-      /invalid subscriptions/,
+      /^cannot accept subscription request: could not parse given subscriptions: subscription 0: eventType/,
+    );
+    assert.match(
+      (await put(a.url, token, { subscriptions: 'greeting' })).text,
+      /^cannot accept subscription request: could not parse given subscriptions: failed to decode subscription list: /,
     );
     assert.match(
       (await put(a.url, token, { subscriptions: [] }, { authorization: 'Bearer broken' })).text,
-      /^invalid JWT/,
+      /^cannot accept subscription request: invalid authorization header: invalid JWT: /,
+    );
+    assert.match(
+      (await put(a.url, token, { subscriptions: [] }, { authorization: 'Bearer' })).text,
+      /^cannot accept subscription request: invalid authorization header: Bearer credential without a token/,
     );
     assert.equal((await put(a.url, token, { subscriptions: [] }, { accept: 'text/html' })).status, 406);
     sse.close();

@@ -1,17 +1,11 @@
 /**
  * Functions the engine brings along: the actuator endpoints (`/health`, `/info`, `/livenessprobe`,
- * served unless the user's rest.yaml takes those paths). The flow adapter is no function: the request
- * pipeline runs the endpoint's flow itself (flow-adapter.ts).
+ * served unless the user's rest.yaml takes those paths; see actuators.ts). The flow adapter is no
+ * function: the request pipeline's flow target runs the endpoint's flow (pipeline/targets/flow-target.ts).
  */
-import { defineFunction, type FunctionRegistration } from '@gatehouse/functions';
-
-export interface AppIdentity {
-  name: string;
-  version: string;
-  description: string;
-  /** Id of this engine instance, also the `origin` of trace records. */
-  origin: string;
-}
+import type { FunctionRegistration } from '@gatehouse/functions';
+import { type AppIdentity, actuatorFunctions, type HealthDependencies } from './actuators.ts';
+import type { FunctionRegistry } from './function-registry.ts';
 
 /** The `service` of endpoints that run a flow (`flow: <id>`). */
 export const flowAdapterRoute = 'http.flow.adapter';
@@ -20,26 +14,13 @@ export const responseRoute = 'async.http.response';
 /** The built-in HTTP relay client, primary of `service: http://…` endpoints. */
 export const relayRoute = 'async.http.request';
 
-export function builtinFunctions(app: AppIdentity, startedAt: Date): FunctionRegistration[] {
-  return [
-    defineFunction({
-      route: 'health.actuator.service',
-      instances: 10,
-      handleEvent: () => ({ status: 'UP', origin: app.origin, name: app.name }),
-    }),
-    defineFunction({
-      route: 'info.actuator.service',
-      instances: 10,
-      handleEvent: () => ({
-        app: { name: app.name, version: app.version, description: app.description },
-        origin: app.origin,
-        node: process.version,
-        started: startedAt.toISOString(),
-        uptime_seconds: Math.round(process.uptime()),
-      }),
-    }),
-    defineFunction({ route: 'liveness.actuator.service', instances: 10, handleEvent: () => 'OK' }),
-  ];
+export function builtinFunctions(
+  app: AppIdentity,
+  startedAt: Date,
+  dependencies: HealthDependencies,
+  registry: FunctionRegistry,
+): FunctionRegistration[] {
+  return actuatorFunctions(app, startedAt, dependencies, registry);
 }
 
 /** Actuator endpoints, added for each path the user's rest.yaml does not declare. */

@@ -1,9 +1,12 @@
 /**
- * Which of JSON, XML or HTML the caller prefers, from its Accept header: the supported type with the
- * highest quality wins, ties go to the one listed first; the any-type wildcard and `application/*`
- * mean JSON.
- * Results are memoised per header value because clients repeat the same few Accept lines.
+ * Which of JSON, XML or HTML the caller prefers, from its Accept header, by the `negotiator`
+ * package (RFC 9110 rules: quality, then the more specific range, then the order given); the
+ * any-type wildcard, `application/*` and an Accept that names none of them mean JSON. Results are
+ * memoised per header value because clients repeat the same few Accept lines (the hot path then
+ * pays one Map lookup, not a parse).
  */
+import Negotiator from 'negotiator';
+
 export type Format = 'json' | 'xml' | 'html';
 
 const memo = new Map<string, Format>();
@@ -19,30 +22,20 @@ export function preferredFormat(accept: string | undefined): Format {
   return format;
 }
 
-function negotiate(accept: string): Format {
-  let best: Format = 'json';
-  let bestQ = -1;
-  for (const part of accept.split(',')) {
-    const [type = '', ...params] = part.split(';').map((s) => s.trim().toLowerCase());
-    const format = formatOf(type);
-    if (format === undefined) continue;
-    const qParam = params.find((p) => p.startsWith('q='));
-    const q = qParam === undefined ? 1 : Number(qParam.slice(2));
-    if (Number.isFinite(q) && q > bestQ) {
-      best = format;
-      bestQ = q;
-    }
-  }
-  return best;
-}
+/** The media types the engine renders, each with its format; the first is the default. */
+const offered: ReadonlyArray<readonly [string, Format]> = [
+  ['application/json', 'json'],
+  ['application/xml', 'xml'],
+  ['text/html', 'html'],
+  ['application/xhtml+xml', 'html'],
+  ['text/xml', 'xml'],
+];
+const offeredTypes = offered.map(([type]) => type);
+const formatOfType = new Map(offered);
 
-function formatOf(type: string): Format | undefined {
-  if (type === 'text/html' || type === 'application/xhtml+xml') return 'html';
-  if (type === 'application/xml' || type === 'text/xml' || type.endsWith('+xml')) return 'xml';
-  if (type === 'application/json' || type.endsWith('+json') || type === '*/*' || type === 'application/*') {
-    return 'json';
-  }
-  return undefined;
+function negotiate(accept: string): Format {
+  const type = new Negotiator({ headers: { accept } }).mediaType(offeredTypes);
+  return (type === undefined ? undefined : formatOfType.get(type)) ?? 'json';
 }
 
 export const contentTypeOf: Record<Format, string> = {

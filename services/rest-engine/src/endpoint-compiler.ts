@@ -1,8 +1,9 @@
 /**
  * Turns the merged rest.yaml into compiled endpoints. Each entry is checked against the JSON Schema
- * and then for what a schema cannot see (a route that no function serves, an unknown cors or
- * headers id, a bad url segment). An invalid entry is skipped with an error that names it and the
- * reason; the others still load.
+ * and then for what a schema cannot see (an unknown cors or headers id, a bad url segment). An
+ * invalid entry is skipped with an error that names it and the reason; the others still load. A
+ * route that no function serves is not an invalid entry (Mercury keeps it too): it is a warning at
+ * start and a 503 at request time, so the mistake shows instead of hiding behind a 404.
  */
 import { pairsWildcardWithCredentials } from '@gatehouse/service-kit';
 import { authRoutes, parseAuthSelector } from './authentication.ts';
@@ -76,10 +77,12 @@ function compileEndpoint(
   }
   const primary = relay ? relayRoute : first.toLowerCase();
   const secondaries = [...new Set(rest.map((s) => s.toLowerCase()))].filter((s) => s !== primary);
-  for (const route of relay ? secondaries : [primary, ...secondaries]) {
-    if (ctx.reservedRoutes.has(route)) return `${route} is reserved for the engine`;
-    if (!ctx.routeExists(route)) return `service ${route} not available (no function has this route)`;
-  }
+  const routes = relay ? secondaries : [primary, ...secondaries];
+  const reserved = routes.find((route) => ctx.reservedRoutes.has(route));
+  if (reserved) return `${reserved} is reserved for the engine`;
+  // Kept, as Mercury keeps it: the URL answers 503 `Service <route> not reachable`, not 404.
+  for (const route of routes.filter((r) => !ctx.routeExists(r)))
+    ctx.report.warn(`REST entry ${describeEntry(entry)}: ${notRegistered('service', route)}`);
   // Without `flow` the caller could pick the flow with its own x-flow-id header (Mercury's hazard).
   if (primary === 'http.flow.adapter' && typeof v['flow'] !== 'string') {
     return 'service http.flow.adapter needs a flow (the id of the flow to run)';
@@ -92,8 +95,10 @@ function compileEndpoint(
   if (v['authentication'] !== undefined) {
     const selector = parseAuthSelector(v['authentication']);
     if (typeof selector === 'string') return selector;
-    const missing = authRoutes(selector).find((r) => !ctx.routeExists(r));
-    if (missing) return `authentication service ${missing} not available`;
+    for (const route of authRoutes(selector).filter((r) => !ctx.routeExists(r)))
+      ctx.report.warn(
+        `REST entry ${describeEntry(entry)}: ${notRegistered('authentication service', route)}`,
+      );
     authentication = selector;
   }
 
@@ -142,6 +147,10 @@ function compileEndpoint(
     flow: typeof v['flow'] === 'string' ? v['flow'] : undefined,
     upload: v['upload'] === true,
   };
+}
+
+function notRegistered(what: string, route: string): string {
+  return `${what} ${route} has no function: requests answer 503 Service ${route} not reachable`;
 }
 
 function parseRelay(target: string, v: Record<string, unknown>): RelayTarget | string {

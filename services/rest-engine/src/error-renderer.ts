@@ -1,6 +1,7 @@
 /**
  * Error bodies in the caller's preferred format: `{"message","type":"error","status"}` as JSON, the
- * same fields as XML, or a small HTML page with the message HTML-escaped.
+ * same fields as XML under Mercury's `<root>` element, or a small HTML page with the message
+ * HTML-escaped.
  */
 import { contentTypeOf, type Format, preferredFormat } from './content-negotiation.ts';
 import { escapeXml, toXml } from './xml.ts';
@@ -16,7 +17,7 @@ export function renderError(status: number, message: string, accept: string | un
 }
 
 function errorBody(format: Format, status: number, message: string): string {
-  if (format === 'xml') return toXml({ message, status, type: 'error' }, 'error');
+  if (format === 'xml') return toXml({ message, status, type: 'error' }, 'root');
   if (format === 'html') return errorPage(status, message);
   return JSON.stringify({ message, type: 'error', status });
 }

@@ -11,20 +11,11 @@ import { Agent as HttpAgent, type IncomingHttpHeaders, request as httpRequest } 
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Readable } from 'node:stream';
 import { EventEnvelope } from '@gatehouse/functions';
+import { hopByHopHeaders } from '@gatehouse/service-kit';
 import type { RelayTarget } from './endpoint.ts';
 
-const hopByHop = new Set([
-  'host',
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'te',
-  'trailer',
-  'upgrade',
-  'content-length',
-  'accept-encoding',
-]);
+/** Not relayed either way: hop-by-hop, and what the relay's own request sets (host, length, encoding). */
+const notRelayed = new Set([...hopByHopHeaders, 'host', 'content-length', 'accept-encoding']);
 
 const httpAgent = new HttpAgent({ keepAlive: true });
 const httpsAgent = new HttpsAgent({ keepAlive: true });
@@ -48,7 +39,7 @@ export function rewritePath(path: string, rewrite: RelayTarget['rewrite']): stri
 export function relay(target: RelayTarget, input: RelayInput): Promise<EventEnvelope> {
   const path = rewritePath(input.path, target.rewrite) + (input.queryString ? `?${input.queryString}` : '');
   const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(input.headers)) if (!hopByHop.has(k)) headers[k] = v;
+  for (const [k, v] of Object.entries(input.headers)) if (!notRelayed.has(k)) headers[k] = v;
   for (const [k, v] of Object.entries(input.session ?? {})) headers[k] = v;
   if (Buffer.isBuffer(input.body)) headers['content-length'] = String(input.body.length);
   const https = target.origin.protocol === 'https:';
@@ -70,7 +61,9 @@ export function relay(target: RelayTarget, input: RelayInput): Promise<EventEnve
 function toEnvelope(status: number, headers: IncomingHttpHeaders, body: Readable): EventEnvelope {
   const envelope = new EventEnvelope().setStatus(status).setBody(body);
   for (const [k, v] of Object.entries(headers)) {
-    if (v !== undefined && !hopByHop.has(k) && k !== 'date') envelope.setHeader(k, v);
+    // content-length stays: the response writer keeps it, so a relayed HEAD says what GET sends.
+    if (v !== undefined && (k === 'content-length' || !notRelayed.has(k)) && k !== 'date')
+      envelope.setHeader(k, v);
   }
   return envelope;
 }

@@ -5,7 +5,11 @@
  *   are honoured as given and never transformed; `trace_id`, `trace_path` and `my_*` never leave;
  * - objects, arrays, numbers and booleans become JSON, or XML / an HTML page when the caller's
  *   Accept prefers those; strings are text; Buffers are bytes; a Readable is streamed (chunked);
- * - an error status (≥ 400) with a text body or none becomes the standard error body.
+ * - an error status (≥ 400) with a text body or none becomes the standard error body, unless the
+ *   function set a content type (then the text is sent as it is, as Mercury's /livenessprobe does);
+ * - every answer, errors included, gets the `add` headers of the endpoint's response transform;
+ * - a HEAD answer carries the length the GET would have: the body's, or a `content-length` the
+ *   function declared without computing the body (Mercury's way); a stream keeps a declared length.
  */
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { pipeline, type Readable } from 'node:stream';
@@ -32,6 +36,8 @@ export function writeResult(target: ResponseTarget, result: unknown): number {
   let status = 200;
   let body = result;
   let contentType: string | undefined;
+  /** A length the function or upstream declared: kept for a stream, and for a bodiless HEAD. */
+  let declaredLength: number | undefined;
   const headers = target.headers;
   if (isEventEnvelope(result)) {
     status = result.getStatus() ?? 200;
@@ -40,21 +46,21 @@ export function writeResult(target: ResponseTarget, result: unknown): number {
     for (const [name, value] of Object.entries(result.getHeaders())) {
       if (name === 'content-type') contentType = String(value);
       else if (name === 'set-cookie') headers['set-cookie'] = value;
+      else if (name === 'content-length') declaredLength = contentLengthOf(value);
       else if (!hiddenHeaders.has(name) && !name.startsWith('my_') && !framingHeaders.has(name))
         own[name] = value;
     }
     if (target.responseTransform) transformHeaders(own, target.responseTransform, (s) => s);
     Object.assign(headers, own);
-  } else if (target.responseTransform) {
-    const own: Record<string, string> = {};
-    transformHeaders(own, target.responseTransform, (s) => s);
-    Object.assign(headers, own);
+  } else {
+    addTransformHeaders(target);
   }
 
-  if (status >= 400 && (body === undefined || body === null || isPlainMessage(body))) {
+  // An error message becomes the standard error body, unless the function chose its content type.
+  if (status >= 400 && (body === undefined || body === null || (isPlainMessage(body) && !contentType))) {
     return writeError(target, status, body === undefined || body === null ? `HTTP ${status}` : String(body));
   }
-  if (isReadable(body)) return writeStream(target, status, body, contentType);
+  if (isReadable(body)) return writeStream(target, status, body, contentType, declaredLength);
 
   let payload: string | Buffer;
   if (body === undefined || body === null) {
@@ -72,7 +78,10 @@ export function writeResult(target: ResponseTarget, result: unknown): number {
     payload = format === 'xml' ? toXml(body) : format === 'html' ? htmlWrapped(body) : JSON.stringify(body);
   }
   if (contentType !== undefined) headers['content-type'] = contentType;
-  headers['content-length'] = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
+  const length = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
+  // Mercury's HEAD handlers declare the GET's length instead of computing the body.
+  headers['content-length'] =
+    target.head && length === 0 && declaredLength !== undefined ? declaredLength : length;
   target.res.writeHead(status, headers);
   if (target.head) target.res.end();
   else target.res.end(payload);
@@ -82,6 +91,7 @@ export function writeResult(target: ResponseTarget, result: unknown): number {
 /** The standard error body, in the format the caller's Accept prefers. */
 export function writeError(target: ResponseTarget, status: number, message: string): number {
   const { contentType, body } = renderError(status, message, target.accept);
+  addTransformHeaders(target);
   const headers = target.headers;
   headers['content-type'] = contentType;
   headers['content-length'] = Buffer.byteLength(body);
@@ -96,9 +106,12 @@ function writeStream(
   status: number,
   body: Readable,
   contentType: string | undefined,
+  declaredLength: number | undefined,
 ) {
   const headers = target.headers;
   headers['content-type'] = contentType ?? 'application/octet-stream';
+  // A relayed answer keeps its length (a HEAD then says what the GET would send); else chunked.
+  if (declaredLength !== undefined) headers['content-length'] = declaredLength;
   target.res.writeHead(status, headers);
   if (target.head) {
     body.destroy();
@@ -109,6 +122,20 @@ function writeStream(
     pipeline(body, target.res, () => undefined);
   }
   return status;
+}
+
+/**
+ * The `add` headers of the endpoint's response transform, on every answer (errors included). Its
+ * `keep` and `drop` apply to a function's own headers, which an engine error does not have.
+ */
+function addTransformHeaders(target: ResponseTarget): void {
+  const t = target.responseTransform;
+  if (t) for (const [name, value] of t.add) target.headers[name] = value;
+}
+
+function contentLengthOf(value: unknown): number | undefined {
+  const text = String(Array.isArray(value) ? value[0] : value).trim();
+  return /^\d{1,15}$/.test(text) ? Number(text) : undefined;
 }
 
 /** A string that is a message rather than a JSON or XML document. */

@@ -80,7 +80,11 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
         return;
       }
       const registry = new FunctionRegistry();
-      for (const fn of builtinFunctions(appIdentity(settings, origin), new Date()))
+      const dependencies = {
+        mandatory: settings['mandatory.health.dependencies'],
+        optional: settings['optional.health.dependencies'],
+      };
+      for (const fn of builtinFunctions(appIdentity(settings, origin), new Date(), dependencies, registry))
         registry.register(fn, 'built-in');
       const folders = settings['functions.path'].map((p) => resolveLocation(p, configFolder));
       registerFlowFunctions(registry);
@@ -88,6 +92,10 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
       logger.info({ functions: loaded, folders }, 'functions loaded');
       const flows = startFlowEngine(settings, props, env, registry, logger);
 
+      for (const route of [...dependencies.mandatory, ...dependencies.optional].filter(
+        (r) => !registry.has(r),
+      ))
+        report.warn(`Health dependency ${route} has no function: /health reports it as not found`);
       const rendered = renderEndpoints(settings, props, registry, report);
       endpoints = rendered.endpoints;
       metrics.endpoints = endpoints.length;

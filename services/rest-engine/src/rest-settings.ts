@@ -51,6 +51,10 @@ export const restSettingsSpec = {
   'application.name': str('application name in /info, /health and trace records', 'rest-engine'),
   'info.app.version': str('version shown by /info', '0.1.0'),
   'info.app.description': str('description shown by /info', 'Gatehouse REST engine'),
+  'mandatory.health.dependencies': list(
+    'function routes /health calls (header `type: info`, then `type: health`); one failing makes it 400 DOWN',
+  ),
+  'optional.health.dependencies': list('function routes /health calls and reports without failing'),
 } satisfies Record<string, Field<unknown>>;
 
 export type RestSettings = ConfigOf<typeof restSettingsSpec> & { configFolder: string };

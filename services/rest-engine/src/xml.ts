@@ -1,12 +1,15 @@
 /**
- * XML in both directions. Writing: keys sorted, two-space indent, lists repeat their element, text
+ * XML in both directions. Writing: keys sorted, two-space indent, lists repeat their element (a list
+ * at the top is wrapped in the root element, as Mercury renders it), text
  * escaped, element names reduced to `[0-9A-Za-z_-]`. Reading: a document becomes a plain object
  * (the root element dropped, attributes as keys, values as strings), via fast-xml-parser.
  */
 import { XMLParser } from 'fast-xml-parser';
 
 export function toXml(value: unknown, root = 'result'): string {
-  return `<?xml version="1.0" encoding="UTF-8"?>\n${element(root, value, '')}`;
+  // A list at the top keeps its level: `<result><result>item</result>…</result>` (one root).
+  const top = Array.isArray(value) ? { [root]: value } : value;
+  return `<?xml version="1.0" encoding="UTF-8"?>\n${element(root, top, '')}`;
 }
 
 function element(name: string, value: unknown, indent: string): string {

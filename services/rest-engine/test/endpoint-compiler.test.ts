@@ -55,7 +55,7 @@ describe('endpoint compiler', () => {
     assert.equal(e.traceIdHeader, 'x-trace-id');
   });
 
-  it('skips invalid entries with an error naming the entry and the reason, keeping the others', () => {
+  it('skips invalid entries with an error naming the entry and the reason, keeping the others; an unregistered route is only a warning', () => {
     const { endpoints, report } = compile({
       rest: [
         { service: 'hello.world', methods: ['GET'], url: '/ok' },
@@ -71,19 +71,20 @@ describe('endpoint compiler', () => {
     });
     assert.deepEqual(
       endpoints.map((e) => e.label),
-      ['GET /ok'],
+      ['GET /ok', 'GET /unknown-route', 'GET /auth'],
     );
     const errors = report.errors.join('\n');
+    const warnings = report.warnings.join('\n');
     assert.match(
       errors,
       /rest\[1\] \(\? \/no-methods\) in rest\.yaml - entry must have required property 'methods'/,
     );
     assert.match(errors, /rest\[2\] \(FETCH \/bad-method\).*must be equal to one of the allowed values/);
-    assert.match(errors, /rest\[3\].*service no\.such not available/);
+    assert.match(warnings, /rest\[3\].*service no\.such has no function: requests answer 503/);
     assert.match(errors, /rest\[4\].*cors ID missing is not found/);
     assert.match(errors, /rest\[5\].*timeout/);
     assert.match(errors, /rest\[6\].*curly brackets/);
-    assert.match(errors, /rest\[7\].*authentication service nobody\.home not available/);
+    assert.match(warnings, /rest\[7\].*authentication service nobody\.home has no function/);
     assert.match(errors, /rest\[8\].*reserved/);
   });
 

@@ -16,7 +16,7 @@ describe('error rendering', () => {
     assert.equal(r.contentType, 'application/xml');
     assert.equal(
       r.body,
-      '<?xml version="1.0" encoding="UTF-8"?>\n<error>\n  <message>Unauthorized &amp; &lt;gone&gt;</message>\n  <status>401</status>\n  <type>error</type>\n</error>',
+      '<?xml version="1.0" encoding="UTF-8"?>\n<root>\n  <message>Unauthorized &amp; &lt;gone&gt;</message>\n  <status>401</status>\n  <type>error</type>\n</root>',
     );
   });
 

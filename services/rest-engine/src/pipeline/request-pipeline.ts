@@ -18,7 +18,7 @@ import { answerPreflight } from './cors-stage.ts';
 import { type Exchange, openExchange, type PipelineContext } from './exchange.ts';
 import { answerError, failed, plainError, startTimer } from './respond-stage.ts';
 import { routeOf } from './route-stage.ts';
-import { runTarget } from './target-stage.ts';
+import { runTarget, unreachableService } from './target-stage.ts';
 import { runStaticTarget } from './targets/static-target.ts';
 
 export type { PipelineContext } from './exchange.ts';
@@ -68,6 +68,11 @@ function serveEndpoint(
     route.queryString,
     startedAt,
   );
+  const missing = unreachableService(ctx, x, data.headers);
+  if (missing !== undefined) {
+    answerError(ctx, x, 503, `Service ${missing} not reachable`);
+    return;
+  }
   if (bodyMethods.has(data.method) || endpoint.authentication) {
     // Reading the body and authenticating take time: the endpoint timeout covers them too.
     startTimer(ctx, x);

@@ -9,9 +9,26 @@ import {
   isAppException,
   isEventEnvelope,
 } from '@gatehouse/functions';
+import { selectAuthRoute } from '../authentication.ts';
 import type { TraceStep } from '../trace-recorder.ts';
 import { type Exchange, eventHeaders, isThenable, type PipelineContext } from './exchange.ts';
 import { answerError, answerResult, startTimer } from './respond-stage.ts';
+
+/**
+ * The route of the function target or of the authentication service the request would use, when
+ * no function has it (an entry Mercury keeps: a 503 before the body is read, not a 404).
+ */
+export function unreachableService(
+  ctx: PipelineContext,
+  x: Exchange,
+  headers: Record<string, string>,
+): string | undefined {
+  const { endpoint } = x;
+  if (x.target.kind === 'function' && !ctx.registry.has(endpoint.primary)) return endpoint.primary;
+  if (!endpoint.authentication) return undefined;
+  const authRoute = selectAuthRoute(endpoint.authentication, headers);
+  return ctx.registry.has(authRoute) ? undefined : authRoute;
+}
 
 export function runTarget(
   ctx: PipelineContext,

@@ -1,0 +1,3 @@
+export * from './avro-kafka.ts';
+export * from './schema-registry-client.ts';
+export * from './schema-registry-config.ts';

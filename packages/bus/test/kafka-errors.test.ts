@@ -1,0 +1,28 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import kafkajs from 'kafkajs';
+import { isRetriableKafkaError } from '../src/kafka-errors.ts';
+
+const { KafkaJSBrokerNotFound, KafkaJSNonRetriableError, KafkaJSProtocolError } = kafkajs;
+
+// kafkajs's types declare no constructor argument, but the class takes the message as its first.
+const BrokerNotFound = KafkaJSBrokerNotFound as unknown as new (message: string) => Error;
+
+/** A protocol error as kafkajs makes it from a broker's error code. */
+function protocolError(type: string, code: number, retriable: boolean): Error {
+  return new KafkaJSProtocolError(Object.assign(new Error(type), { type, code, retriable }));
+}
+
+test('a broker without a controller yet (Broker -1) and a topic not listed yet are retried', () => {
+  assert.equal(isRetriableKafkaError(new BrokerNotFound('Broker -1 not found in the cached metadata')), true);
+  const unknownTopic = protocolError('UNKNOWN_TOPIC_OR_PARTITION', 3, true);
+  assert.equal(isRetriableKafkaError(unknownTopic), true);
+});
+
+test('what does not pass with time fails at once', () => {
+  const invalidPartitions = protocolError('INVALID_PARTITIONS', 37, false);
+  assert.equal(isRetriableKafkaError(invalidPartitions), false);
+  assert.equal(isRetriableKafkaError(new KafkaJSNonRetriableError('no')), false);
+  assert.equal(isRetriableKafkaError(new Error('plain')), false);
+  assert.equal(isRetriableKafkaError(undefined), false);
+});
