@@ -167,6 +167,7 @@ describe('FlowRunner', () => {
   });
 
   it('loops a pipeline with for and break', async () => {
+    const conditions = [{ key: 'model.quit', action: 'break' as const }];
     const tasks = [
       task('p', 'begin', 'echo', 'pipeline', [], [], {
         pipeline: ['step'],
@@ -176,8 +177,9 @@ describe('FlowRunner', () => {
           init: { key: 'model.n', value: 0 },
           compare: { left: { key: 'model.n' }, op: '<', right: { value: 5 } },
           step: { key: 'model.n', delta: 1 },
-          conditions: [{ key: 'model.quit', action: 'break' }],
+          conditions,
         },
+        loopConditions: conditions,
       }),
       task(
         'p',
@@ -191,6 +193,29 @@ describe('FlowRunner', () => {
     ];
     const result = await runnerOf(flow('p', tasks)).run('p', {}, { cid: 'x' });
     assert.deepEqual((result as { body: unknown }).body, { seen: [0, 1, 2], n: 2 });
+  });
+
+  it('breaks a pipeline without a loop statement on its condition (Mercury checks them anyway)', async () => {
+    const tasks = [
+      task('q', 'begin', 'echo', 'pipeline', [], [], {
+        pipeline: ['one', 'two', 'three'],
+        next: ['done'],
+        loopConditions: [{ key: 'model.quit', action: 'break' }],
+      }),
+      task('q', 'one', 'echo', 'sequential', [], ['text(one) -> model.seen[]']),
+      task(
+        'q',
+        'two',
+        'echo',
+        'sequential',
+        [],
+        ['text(two) -> model.seen[]', 'boolean(true) -> model.quit'],
+      ),
+      task('q', 'three', 'echo', 'sequential', [], ['text(three) -> model.seen[]']),
+      task('q', 'done', 'echo', 'end', [], ['model.seen -> output.body.seen']),
+    ];
+    const result = await runnerOf(flow('q', tasks)).run('q', {}, { cid: 'x' });
+    assert.deepEqual((result as { body: unknown }).body, { seen: ['one', 'two'] });
   });
 
   it('runs a sub-flow that writes the parent model', async () => {

@@ -394,10 +394,11 @@ export class FlowInstance {
     if (!p) return;
     const steps = p.task.pipeline;
     const last = p.index === steps.length - 1;
-    const loop = p.task.loop;
-    // Conditions are checked after every step but the last one of a multi-step round (Mercury).
-    if (loop && (steps.length === 1 || !last)) {
-      const fired = firedCondition(loop.conditions, this.model);
+    // Conditions are checked after every step but the last one of a multi-step round, with or
+    // without a loop statement (Mercury's handlePipeline looks at the task's conditions only).
+    const conditions = p.task.loopConditions ?? [];
+    if (conditions.length > 0 && (steps.length === 1 || !last)) {
+      const fired = firedCondition(conditions, this.model);
       if (fired?.action === 'break') {
         this.pipelineDone(pipelineId, p);
         return;
