@@ -516,7 +516,7 @@ describe('metrics', () => {
     assert.match(text, /^gw_rest_function_calls_total\{route="hello\.world",outcome="ok"\} \d+$/m);
     assert.match(text, /^gw_rest_function_calls_total\{route="hello\.error",outcome="error"\} \d+$/m);
     assert.match(text, /^gw_rest_request_duration_seconds_count \d+$/m);
-    assert.match(text, /^gw_rest_endpoints 21$/m);
+    assert.match(text, /^gw_rest_endpoints 37$/m);
   });
 });
 
