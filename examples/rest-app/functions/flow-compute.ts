@@ -1,10 +1,9 @@
 /** Flow task `flow.compute`: sum and product of `a` and `b` (numbers or numeric text). */
-import { AppException, defineFunction } from '@gatehouse/functions';
+import { AppException, defineFunction, type TaskBody } from '@gatehouse/functions';
 
-export default defineFunction({
+export default defineFunction<TaskBody>({
   route: 'flow.compute',
-  handleEvent: (_headers, input) => {
-    const body = input as unknown as Record<string, unknown>;
+  handleEvent: (_headers, body) => {
     const a = Number(body['a']);
     const b = Number(body['b']);
     if (!Number.isFinite(a) || !Number.isFinite(b)) throw new AppException(400, 'a and b must be numbers');

@@ -1,10 +1,9 @@
 /** Flow task `flow.slow`: answers `{slept}` after `ms` milliseconds (time-out examples). */
-import { defineFunction } from '@gatehouse/functions';
+import { defineFunction, type TaskBody } from '@gatehouse/functions';
 
-export default defineFunction({
+export default defineFunction<TaskBody>({
   route: 'flow.slow',
-  handleEvent: async (_headers, input) => {
-    const body = input as unknown as Record<string, unknown>;
+  handleEvent: async (_headers, body) => {
     const ms = Math.min(Number(body['ms'] ?? 0) || 0, 30_000);
     await new Promise((resolve) => setTimeout(resolve, ms));
     return { slept: ms, id: body['id'] ?? null };

@@ -3,12 +3,11 @@
  * mapped input with a greeting and the time. Set `exception` to a status to make it fail.
  * A flow task's input is its mapped body, not an HTTP request.
  */
-import { AppException, defineFunction } from '@gatehouse/functions';
+import { AppException, defineFunction, type TaskBody } from '@gatehouse/functions';
 
-export default defineFunction({
+export default defineFunction<TaskBody>({
   route: 'greeting.demo',
-  handleEvent: (headers, input) => {
-    const body = input as unknown as Record<string, unknown>;
+  handleEvent: (headers, body) => {
     const failure = Number(body['exception']);
     if (Number.isInteger(failure) && failure >= 400 && failure <= 599) {
       throw new AppException(failure, 'Simulated exception');

@@ -1,10 +1,9 @@
 /** Flow task `v1.hello.exception` (Mercury's test flows): turns `error.*` into an error answer. */
-import { defineFunction } from '@gatehouse/functions';
+import { defineFunction, type TaskBody } from '@gatehouse/functions';
 
-export default defineFunction({
+export default defineFunction<TaskBody>({
   route: 'v1.hello.exception',
-  handleEvent: (_headers, input) => {
-    const body = input as unknown as Record<string, unknown>;
+  handleEvent: (_headers, body) => {
     return { type: 'error', status: body['status'] ?? 500, message: body['message'] ?? null };
   },
 });
