@@ -19,11 +19,11 @@ import { resolve } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Registry } from 'prom-client';
-import { unavailabilityOf, sendUnavailable } from './dependency-unavailable.ts';
+import { answerFailure } from './failure-answer.ts';
 import type { RequestHandler } from './gateway-service.ts';
 import type { Health } from './health.ts';
 import { type HttpLimits, oversizedHeader } from './http-limits.ts';
-import { HttpError, sendJson, sendText } from './http-response.ts';
+import { sendJson, sendText } from './http-response.ts';
 import type { InternalApiAuth } from './internal-api-auth.ts';
 import { internalApiDocumentPath } from './internal-api-document.ts';
 import type { Logger } from './logger.ts';
@@ -124,32 +124,6 @@ function claimOrNext(handler: RequestHandler) {
 }
 
 function errorAnswer(logger: Logger) {
-  return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    if (res.headersSent) {
-      logger.error({ err, url: req.url }, 'request failed after response started');
-      res.destroy();
-    } else if (err instanceof HttpError) {
-      sendJson(res, err.status, { error: err.message });
-    } else if (unavailabilityOf(err)) {
-      logger.warn({ err, url: req.url }, 'dependency unavailable');
-      sendUnavailable(res, unavailabilityOf(err)!.dependency);
-    } else if (clientErrorStatus(err) !== undefined) {
-      // express's own refusals (a path parameter that is not valid percent-encoding …).
-      sendJson(res, clientErrorStatus(err)!, { error: (err as Error).message });
-    } else {
-      logger.error({ err, url: req.url }, 'request failed');
-      sendJson(res, 500, { error: 'internal error' });
-    }
-  };
-}
-
-/**
- * The 4xx status an error from express or a middleware says it is: with `expose` (http-errors),
- * or a path parameter that is not valid percent-encoding (express's router: a URIError, 400).
- */
-function clientErrorStatus(err: unknown): number | undefined {
-  const e = err as { status?: unknown; statusCode?: unknown; expose?: unknown };
-  const status = typeof e?.status === 'number' ? e.status : e?.statusCode;
-  const told = e?.expose === true || err instanceof URIError;
-  return typeof status === 'number' && status >= 400 && status < 500 && told ? status : undefined;
+  return (err: unknown, req: Request, res: Response, _next: NextFunction) =>
+    answerFailure(logger, err, req, res);
 }

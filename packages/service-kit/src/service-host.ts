@@ -29,8 +29,8 @@ import type { Registry } from 'prom-client';
 import type { GatewayService, RequestHandler } from './gateway-service.ts';
 import type { Health } from './health.ts';
 import { type HttpLimits, nodeMaxHeaderSize, oversizedHeader } from './http-limits.ts';
-import { unavailabilityOf, sendUnavailable } from './dependency-unavailable.ts';
-import { HttpError, sendJson, sendText } from './http-response.ts';
+import { answerFailure } from './failure-answer.ts';
+import { sendJson, sendText } from './http-response.ts';
 import type { InternalApiAuth } from './internal-api-auth.ts';
 import { createInternalApiApp, type InternalApiSetup } from './internal-api-app.ts';
 import { readInternalApiDocument } from './internal-api-document.ts';
@@ -209,18 +209,7 @@ function dispatcher(handlers: RequestHandler[], limits: HttpLimits, logger: Logg
       for (const handle of handlers) if (await handle(req, res)) return;
       sendJson(res, 404, { error: 'not found' });
     } catch (err) {
-      if (res.headersSent) {
-        logger.error({ err, url: req.url }, 'request failed after response started');
-        res.destroy();
-      } else if (err instanceof HttpError) {
-        sendJson(res, err.status, { error: err.message });
-      } else if (unavailabilityOf(err)) {
-        logger.warn({ err, url: req.url }, 'dependency unavailable');
-        sendUnavailable(res, unavailabilityOf(err)!.dependency);
-      } else {
-        logger.error({ err, url: req.url }, 'request failed');
-        sendJson(res, 500, { error: 'internal error' });
-      }
+      answerFailure(logger, err, req, res);
     }
   };
 }
