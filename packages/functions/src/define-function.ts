@@ -12,9 +12,27 @@ const registrationMark = Symbol.for('gatehouse.functions.FunctionRegistration');
  */
 export type EventHeaders = Readonly<Record<string, string>>;
 
-export type HandleEvent = (headers: EventHeaders, input: AsyncHttpRequest, instance: number) => unknown;
+/**
+ * What a flow task's function receives as `input`: the body its input data mapping built (a map;
+ * a task that maps `* -> *` or a single value to the body gets that value instead).
+ */
+export type TaskBody = Record<string, unknown>;
 
-export interface FunctionDefinition {
+/**
+ * `input` is the request (an AsyncHttpRequest) when the function serves an endpoint, and the mapped
+ * body when a flow task calls it: a function written for flows says so with
+ * `defineFunction<TaskBody>({ … })` instead of casting.
+ */
+export type HandleEvent<I = AsyncHttpRequest> = (
+  headers: EventHeaders,
+  input: I,
+  instance: number,
+) => unknown;
+
+/** How the engine holds a function: it passes whatever the caller has (request or mapped body). */
+export type RegisteredHandler = (headers: EventHeaders, input: unknown, instance: number) => unknown;
+
+export interface FunctionDefinition<I = AsyncHttpRequest> {
   /** Route name referenced by `service` in rest.yaml: lower case letters, digits, `.`, `-`, `_`. */
   route: string;
   /** How many events the function handles at the same time; more wait in line. Default 100. */
@@ -23,20 +41,22 @@ export interface FunctionDefinition {
    * Returns the response body, an EventEnvelope (status, headers, body), or a promise of either;
    * throws AppException(status, message) to reject the request.
    */
-  handleEvent: HandleEvent;
+  handleEvent: HandleEvent<I>;
 }
 
 export interface FunctionRegistration {
   readonly route: string;
   readonly instances: number;
-  readonly handleEvent: HandleEvent;
+  readonly handleEvent: RegisteredHandler;
   readonly [registrationMark]: true;
 }
 
 export const defaultInstances = 100;
 const routePattern = /^[a-z0-9][a-z0-9._-]*$/;
 
-export function defineFunction(definition: FunctionDefinition): FunctionRegistration {
+export function defineFunction<I = AsyncHttpRequest>(
+  definition: FunctionDefinition<I>,
+): FunctionRegistration {
   const route = definition.route?.trim().toLowerCase() ?? '';
   if (!routePattern.test(route)) {
     throw new TypeError(`invalid route name '${definition.route}': use letters, digits, '.', '-' and '_'`);
@@ -51,7 +71,7 @@ export function defineFunction(definition: FunctionDefinition): FunctionRegistra
   return Object.freeze({
     route,
     instances,
-    handleEvent: definition.handleEvent,
+    handleEvent: definition.handleEvent as RegisteredHandler,
     [registrationMark]: true as const,
   });
 }

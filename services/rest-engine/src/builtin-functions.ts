@@ -1,12 +1,13 @@
 /**
  * Functions the engine brings along: the actuator endpoints (`/health`, `/info`, `/livenessprobe`,
- * served unless the user's rest.yaml takes those paths; see actuators.ts) and the flow adapter, which answers 501
- * until the flow engine exists.
+ * served unless the user's rest.yaml takes those paths; see actuators.ts). The flow adapter is no
+ * function: the request pipeline's flow target runs the endpoint's flow (pipeline/targets/flow-target.ts).
  */
-import { AppException, defineFunction, type FunctionRegistration } from '@gatehouse/functions';
+import type { FunctionRegistration } from '@gatehouse/functions';
 import { type AppIdentity, actuatorFunctions, type HealthDependencies } from './actuators.ts';
 import type { FunctionRegistry } from './function-registry.ts';
 
+/** The `service` of endpoints that run a flow (`flow: <id>`). */
 export const flowAdapterRoute = 'http.flow.adapter';
 /** The built-in response writer: an endpoint cannot name it, trace records do. */
 export const responseRoute = 'async.http.response';
@@ -19,20 +20,7 @@ export function builtinFunctions(
   dependencies: HealthDependencies,
   registry: FunctionRegistry,
 ): FunctionRegistration[] {
-  return [
-    ...actuatorFunctions(app, startedAt, dependencies, registry),
-    defineFunction({
-      route: flowAdapterRoute,
-      instances: 100,
-      handleEvent: (_headers, request) => {
-        const flow = request.getHeader('x-flow-id');
-        throw new AppException(
-          501,
-          `Flow ${flow ?? '(none)'} cannot run: the flow engine is not available in this version`,
-        );
-      },
-    }),
-  ];
+  return actuatorFunctions(app, startedAt, dependencies, registry);
 }
 
 /** Actuator endpoints, added for each path the user's rest.yaml does not declare. */

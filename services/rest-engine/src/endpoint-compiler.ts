@@ -83,6 +83,10 @@ function compileEndpoint(
   // Kept, as Mercury keeps it: the URL answers 503 `Service <route> not reachable`, not 404.
   for (const route of routes.filter((r) => !ctx.routeExists(r)))
     ctx.report.warn(`REST entry ${describeEntry(entry)}: ${notRegistered('service', route)}`);
+  // Without `flow` the caller could pick the flow with its own x-flow-id header (Mercury's hazard).
+  if (primary === 'http.flow.adapter' && typeof v['flow'] !== 'string') {
+    return 'service http.flow.adapter needs a flow (the id of the flow to run)';
+  }
   if (v['flow'] !== undefined && primary !== 'http.flow.adapter') {
     ctx.report.warn(`REST entry ${describeEntry(entry)}: flow is used only with service http.flow.adapter`);
   }
@@ -132,6 +136,7 @@ function compileEndpoint(
     secondaries,
     relay,
     timeoutMs,
+    timeoutGiven: v['timeout'] !== undefined,
     cors,
     headers,
     authentication,

@@ -22,6 +22,8 @@ export interface Endpoint {
   secondaries: string[];
   relay: RelayTarget | undefined;
   timeoutMs: number;
+  /** Whether rest.yaml set `timeout` (a flow's deadline is then this timeout, else its own ttl). */
+  timeoutGiven: boolean;
   cors: CorsSet | undefined;
   headers: HeaderTransformSet | undefined;
   authentication: AuthSelector | undefined;

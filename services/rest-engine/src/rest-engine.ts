@@ -11,9 +11,10 @@ import { hostname } from 'node:os';
 import type { GatewayService, Health, Logger, Registry } from '@gatehouse/service-kit';
 import { type Tracer, trace } from '@opentelemetry/api';
 import { loadAppProperties } from './app-properties.ts';
-import { actuatorEndpoints, builtinFunctions, responseRoute } from './builtin-functions.ts';
+import { actuatorEndpoints, builtinFunctions, flowAdapterRoute, responseRoute } from './builtin-functions.ts';
 import type { Endpoint } from './endpoint.ts';
 import { compileEndpoints } from './endpoint-compiler.ts';
+import { checkFlowEndpoints, registerFlowFunctions, startFlowEngine } from './flow-engine.ts';
 import { FunctionRegistry } from './function-registry.ts';
 import { loadFunctions } from './function-loader.ts';
 import { loggingReport, type ProblemReport } from './problem-report.ts';
@@ -86,8 +87,10 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
       for (const fn of builtinFunctions(appIdentity(settings, origin), new Date(), dependencies, registry))
         registry.register(fn, 'built-in');
       const folders = settings['functions.path'].map((p) => resolveLocation(p, configFolder));
+      registerFlowFunctions(registry);
       const loaded = await loadFunctions(folders, registry, report);
       logger.info({ functions: loaded, folders }, 'functions loaded');
+      const flows = startFlowEngine(settings, props, env, registry, logger);
 
       for (const route of [...dependencies.mandatory, ...dependencies.optional].filter(
         (r) => !registry.has(r),
@@ -97,11 +100,13 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
       endpoints = rendered.endpoints;
       metrics.endpoints = endpoints.length;
       for (const e of endpoints) logger.info(describeEndpoint(e));
+      checkFlowEndpoints(endpoints, flows, logger);
 
       const staticFolder = openStaticFolder(settings, report);
       const handle = requestHandler({
         table: rendered.table,
         registry,
+        flows,
         staticFolder,
         staticRules: rendered.staticRules,
         maxBodySize: settings['rest.server.max-body-size'],
@@ -144,7 +149,8 @@ function renderEndpoints(
   const paths = resolveLocations(settings['yaml.rest.automation'], settings.configFolder);
   const merged = mergeRestFiles(loadRestFiles(paths, props, report), report);
   const ctx = {
-    routeExists: (route: string) => registry.has(route),
+    // The flow adapter is no function: the flow target runs the endpoint's flow.
+    routeExists: (route: string) => route === flowAdapterRoute || registry.has(route),
     reservedRoutes: new Set([responseRoute]),
     traceIdHeader: settings['http.trace.id.header'],
     correlationIdHeader: settings['http.correlation.id.header'],

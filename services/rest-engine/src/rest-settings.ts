@@ -25,6 +25,10 @@ export const restSettingsSpec = {
     'rest.yaml locations, comma-separated, `classpath:` (config folder) or `file:`; read in order and merged',
     'classpath:/rest.yaml',
   ),
+  'yaml.flow.automation': str(
+    'flows index files (Event Script), comma-separated, `classpath:` or `file:`; each lists flow files under its `location`',
+    'classpath:/flows.yaml',
+  ),
   'static.html.folder': str(
     'folder of static content, `classpath:` or `file:`',
     'classpath:/resources/public',

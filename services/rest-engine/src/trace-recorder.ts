@@ -34,6 +34,8 @@ export interface TraceRecord {
   parent_span_id?: string;
   /** Whole request time in milliseconds, on the first record. */
   round_trip?: number;
+  /** Flow steps: the flow id and task name (tasks), or the run summary (flows). */
+  annotations?: Record<string, unknown>;
 }
 
 export interface TraceStep {
@@ -78,9 +80,16 @@ export class RequestTrace {
     this.inboundParent = inboundParent;
   }
 
-  begin(service: string, from: string, parent: TraceStep | undefined): TraceStep {
+  /** `attributes` are added to the span (flow steps: `gw.flow.id`, `gw.flow.task`). */
+  begin(
+    service: string,
+    from: string,
+    parent: TraceStep | undefined,
+    attributes?: Record<string, string>,
+  ): TraceStep {
     const parentSpanId = parent?.spanId ?? this.inboundParent;
     const span = this.startSpan(service, parent);
+    if (span && attributes) span.setAttributes(attributes);
     const ids = span?.spanContext();
     const spanId = ids && ids.traceId === this.id ? ids.spanId : newSpanId();
     return {
@@ -94,7 +103,7 @@ export class RequestTrace {
     };
   }
 
-  end(step: TraceStep, status: number, error?: string): void {
+  end(step: TraceStep, status: number, error?: string, annotations?: Record<string, unknown>): void {
     const record: TraceRecord = {
       origin: this.origin,
       id: this.id,
@@ -109,6 +118,7 @@ export class RequestTrace {
     };
     if (step.parentSpanId) record.parent_span_id = step.parentSpanId;
     if (error !== undefined) record.exception = error;
+    if (annotations !== undefined) record.annotations = annotations;
     this.records.push(record);
     if (step.span) {
       step.span.setAttribute('http.response.status_code', status);

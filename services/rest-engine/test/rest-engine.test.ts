@@ -343,16 +343,6 @@ describe('functions', () => {
     assert.deepEqual(await res.json(), { message: 'boom', type: 'error', status: 500 });
   });
 
-  it('answers 501 from the flow adapter until the flow engine exists', async () => {
-    const res = await fetch(`${base}/api/flow/greetings`, {
-      method: 'POST',
-      body: '{}',
-      headers: { 'content-type': 'application/json' },
-    });
-    assert.equal(res.status, 501);
-    assert.match((await json(res))['message'], /Flow greetings cannot run/);
-  });
-
   it('relays to another server with the url rewritten', async () => {
     const res = await get('/api/relay/hello/world?x=1');
     assert.equal(res.status, 200);
@@ -526,7 +516,7 @@ describe('metrics', () => {
     assert.match(text, /^gw_rest_function_calls_total\{route="hello\.world",outcome="ok"\} \d+$/m);
     assert.match(text, /^gw_rest_function_calls_total\{route="hello\.error",outcome="error"\} \d+$/m);
     assert.match(text, /^gw_rest_request_duration_seconds_count \d+$/m);
-    assert.match(text, /^gw_rest_endpoints 21$/m);
+    assert.match(text, /^gw_rest_endpoints 37$/m);
   });
 });
 

@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
+import type { FlowRunner } from '@gatehouse/flows';
 import type { HttpRequestData } from '@gatehouse/functions';
 import type { Logger } from '@gatehouse/service-kit';
 import type { Tracer } from '@opentelemetry/api';
@@ -27,6 +28,8 @@ import { type Target, targetOf } from './targets/target.ts';
 export interface PipelineContext {
   table: RouteTable<Endpoint>;
   registry: FunctionRegistry;
+  /** The flow engine, for `http.flow.adapter` endpoints. */
+  flows: FlowRunner | undefined;
   staticFolder: StaticFolder | undefined;
   staticRules: StaticContentConfig;
   maxBodySize: number;

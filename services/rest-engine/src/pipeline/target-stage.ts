@@ -44,7 +44,7 @@ export function runTarget(
   for (const secondary of endpoint.secondaries) fireAndForget(ctx, x, secondary, from, parent, request);
   let result: unknown;
   try {
-    result = x.target.run(ctx, { x, data, request });
+    result = x.target.run(ctx, { x, data, request, step });
   } catch (err) {
     targetFailed(ctx, x, step, err);
     return;

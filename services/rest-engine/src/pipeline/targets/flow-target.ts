@@ -1,17 +1,49 @@
 /**
- * The flow target (`service: http.flow.adapter` with `flow: <id>`; the flow id is also in the
- * request header `x-flow-id`). Today it calls the built-in `http.flow.adapter` function, which
- * answers 501 until the flow engine exists. The flow engine plugs in here: `run` starts the flow
- * `x.endpoint.flow` with `data` as its input and `x.cid` as `model.cid`, and returns (a promise of)
- * the flow's answer; `x.abort.signal` fires when the endpoint timeout passes.
+ * The flow target (`service: http.flow.adapter` with `flow: <id>`), Mercury's HttpToFlow: runs the
+ * endpoint's flow with the request as its input dataset (flow-input.ts), the correlation id as
+ * `model.cid` and the endpoint's `timeout` (when rest.yaml sets one, else the flow's `ttl`) as the
+ * instance's deadline, and answers with the flow's `output.*`. Unknown or refused flow → 500
+ * `Flow <id> not found`; an abort → its status and message (408 `Flow timeout for N ms` at the
+ * deadline). The endpoint's own 408 is held back past the flow's deadline so the flow's answers.
  */
-import { flowAdapterRoute } from '../../builtin-functions.ts';
-import { eventHeaders } from '../exchange.ts';
+import { AppException, EventEnvelope } from '@gatehouse/functions';
+import { abortBody } from '@gatehouse/flows';
+import { flowDeadlineMs, flowInputOf } from '../../flow-input.ts';
+import { flowTraceOf } from '../../flow-tracing.ts';
+import { onTimeout } from '../respond-stage.ts';
 import type { Target } from './target.ts';
+
+/** How long after the flow's deadline the endpoint's 408 may still come (a flow stuck in a bug). */
+const watchdogGraceMs = 1000;
 
 export const flowTarget: Target = {
   kind: 'flow',
-  abortable: true,
-  run: (ctx, { x, request }) =>
-    ctx.registry.call(flowAdapterRoute, eventHeaders(flowAdapterRoute, x), request),
+  abortable: false,
+  run: async (ctx, { x, data, step }) => {
+    const flowId = x.endpoint.flow;
+    if (!flowId) throw new AppException(400, 'Missing x-flow-id in HTTP request headers');
+    const flow = ctx.flows?.flows.get(flowId);
+    if (!ctx.flows || !flow) throw new AppException(500, `Flow ${flowId} not found`);
+    const ttlMs = flowDeadlineMs(
+      x.endpoint.timeoutGiven ? x.endpoint.timeoutMs : undefined,
+      flow.ttlMs,
+      data.headers,
+    );
+    clearTimeout(x.timer);
+    x.timer = setTimeout(onTimeout, ttlMs + watchdogGraceMs, ctx, x);
+    const result = await ctx.flows.run(flowId, flowInputOf(data, ttlMs), {
+      cid: x.cid,
+      ttlMs,
+      ...(x.trace ? { trace: flowTraceOf(x.trace) } : {}),
+      ...(step ? { parentStep: step } : {}),
+    });
+    if (result.kind === 'abort') {
+      if (typeof result.message === 'string') throw new AppException(result.status, result.message);
+      // A failed function's own error body (a map) stays as it was, inside Mercury's error map.
+      return new EventEnvelope().setStatus(result.status).setBody(abortBody(result));
+    }
+    const reply = new EventEnvelope().setStatus(result.status).setBody(result.body);
+    for (const [name, value] of Object.entries(result.headers)) reply.setHeader(name, value);
+    return reply;
+  },
 };

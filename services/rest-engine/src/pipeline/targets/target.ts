@@ -9,6 +9,7 @@
 import type { AsyncHttpRequest, HttpRequestData } from '@gatehouse/functions';
 import { flowAdapterRoute } from '../../builtin-functions.ts';
 import type { Endpoint } from '../../endpoint.ts';
+import type { TraceStep } from '../../trace-recorder.ts';
 import type { Exchange, PipelineContext } from '../exchange.ts';
 import { flowTarget } from './flow-target.ts';
 import { functionTarget } from './function-target.ts';
@@ -19,6 +20,8 @@ export interface TargetCall {
   data: HttpRequestData;
   /** `data` as the AsyncHttpRequest functions receive. */
   request: AsyncHttpRequest;
+  /** The target's trace step (traced endpoints): a flow's steps go under it. */
+  step: TraceStep | undefined;
 }
 
 export interface Target {

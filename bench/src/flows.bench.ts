@@ -1,0 +1,189 @@
+/**
+ * Flow engine benchmarks (issue 15): one engine process serves four endpoints over the same
+ * functions (bench/src/baselines/flow-functions):
+ * - F1 `GET /chain`: the three steps chained inside one function (baseline);
+ * - F2 `GET /flow/seq`: a three-task sequential flow running the same steps, one function per task;
+ * - F3 `GET /pair`: both fork branches inside one function (baseline);
+ * - F4 `GET /flow/fork`: a fork of the two branches plus a join task.
+ * Goal: F2 ≥ 0.5× F1 and F4 ≥ 0.5× F3. Per-task overhead = (server CPU per request of the flow −
+ * of its baseline) / tasks in the flow, in µs.
+ *
+ * The engine runs pinned to cpu0, wrk to cpu1 (`-t1 -c50`); after a 3 s warm-up of each, the four
+ * are measured interleaved 5 times for 5 s. Bounded: about 2 minutes.
+ *
+ * Run: `node bench/src/flows.bench.ts`.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  boxLine,
+  formatRatio,
+  median,
+  type PinnedProcess,
+  ratio,
+  runWrk,
+  spawnPinned,
+} from './harness/index.ts';
+
+const rounds = 5;
+const seconds = 5;
+const warmupSeconds = 3;
+const port = 24041;
+const apiPort = 24042;
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const engineMain = join(root, 'services/rest-engine/src/main.ts');
+const functions = fileURLToPath(new URL('./baselines/flow-functions', import.meta.url));
+
+interface Target {
+  name: string;
+  path: string;
+  tasks: number;
+  rps: number[];
+  cpuPerRequestUs: number[];
+}
+
+const task = (
+  name: string,
+  process: string,
+  input: string[],
+  output: string[],
+  execution: string,
+  extra = '',
+) =>
+  `  - name: '${name}'
+    process: '${process}'
+    description: '${name}'
+    input: [${input.map((l) => `'${l}'`).join(', ')}]
+    output: [${output.map((l) => `'${l}'`).join(', ')}]
+    execution: ${execution}
+${extra}`;
+
+const sequentialFlow = `flow: { id: 'bench-seq', description: 'three steps', ttl: 10s }
+first.task: 's1'
+tasks:
+${task('s1', 'bench.step1', ['input.query.n -> n'], ['result -> model.r1'], 'sequential', "    next: ['s2']\n")}
+${task('s2', 'bench.step2', ['model.r1 -> *'], ['result -> model.r2'], 'sequential', "    next: ['s3']\n")}
+${task('s3', 'bench.step3', ['model.r2 -> *'], ['result -> output.body'], 'end')}
+`;
+
+const forkFlow = `flow: { id: 'bench-fork', description: 'fork of two', ttl: 10s }
+first.task: 'split'
+tasks:
+${task('split', 'no.op', [], [], 'fork', "    next: ['left', 'right']\n    join: 'join'\n")}
+${task('left', 'bench.left', ['input.query.n -> n'], ['result.sum -> model.sum'], 'sink')}
+${task('right', 'bench.right', ['input.query.n -> n'], ['result.product -> model.product'], 'sink')}
+${task('join', 'no.op', ['model.sum -> sum', 'model.product -> product'], ['result -> output.body'], 'end')}
+`;
+
+function configFolder(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'flows-bench-'));
+  mkdirSync(join(dir, 'flows'));
+  const endpoint = (url: string, service: string, flow?: string) =>
+    `  - { service: ${service}, methods: [GET], url: ${url}, timeout: 10s${flow ? `, flow: ${flow}` : ''} }`;
+  writeFileSync(
+    join(dir, 'rest.yaml'),
+    [
+      'rest:',
+      endpoint('/chain', 'bench.chained'),
+      endpoint('/pair', 'bench.pair'),
+      endpoint('/flow/seq', 'http.flow.adapter', 'bench-seq'),
+      endpoint('/flow/fork', 'http.flow.adapter', 'bench-fork'),
+    ].join('\n'),
+  );
+  writeFileSync(join(dir, 'flows.yaml'), "location: 'classpath:/flows/'\nflows: ['seq.yml', 'fork.yml']\n");
+  writeFileSync(join(dir, 'flows', 'seq.yml'), sequentialFlow);
+  writeFileSync(join(dir, 'flows', 'fork.yml'), forkFlow);
+  writeFileSync(join(dir, 'application.yml'), 'rest.automation: true\n');
+  return dir;
+}
+
+/** Both sides of each comparison must give the same answer before their speed means anything. */
+async function checkAnswers(base: string): Promise<void> {
+  const get = async (path: string) => {
+    const res = await fetch(`${base}${path}?n=4`);
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`${path} answered ${res.status} ${text}`);
+    return JSON.parse(text) as unknown;
+  };
+  const pairs: Array<[string, string]> = [
+    ['/chain', '/flow/seq'],
+    ['/pair', '/flow/fork'],
+  ];
+  for (const [a, b] of pairs) {
+    const [x, y] = [await get(a), await get(b)];
+    if (JSON.stringify(x) !== JSON.stringify(y))
+      throw new Error(`${a} ${JSON.stringify(x)} ≠ ${b} ${JSON.stringify(y)}`);
+  }
+}
+
+async function measure(engine: PinnedProcess, base: string, t: Target): Promise<void> {
+  const cpuBefore = engine.cpuSeconds();
+  const r = await runWrk({ url: `${base}${t.path}?n=4`, seconds });
+  const cpu = engine.cpuSeconds() - cpuBefore;
+  if (r.errors > 0) console.log(`  ${t.name}: ${r.errors} socket errors or non-2xx answers`);
+  t.rps.push(r.requestsPerSecond);
+  t.cpuPerRequestUs.push((cpu / r.requests) * 1e6);
+  console.log(
+    `  ${t.name.padEnd(10)} ${r.requestsPerSecond.toFixed(0).padStart(7)} rps  p99 ${r.p99.toFixed(2)} ms  ${t.cpuPerRequestUs.at(-1)!.toFixed(1)} µs CPU/request`,
+  );
+}
+
+function compare(flow: Target, baseline: Target, label: string): void {
+  const r = ratio(median(flow.rps), median(baseline.rps));
+  const [flowCpu, baselineCpu] = [median(flow.cpuPerRequestUs), median(baseline.cpuPerRequestUs)];
+  const overhead = (flowCpu - baselineCpu) / flow.tasks;
+  // The CPU ratio is the steadier figure on a shared box: rps moves with what else runs on cpu0.
+  const byCpu = ratio(baselineCpu, flowCpu);
+  console.log(
+    `${label}: ${flow.name} ${median(flow.rps).toFixed(0)} rps vs ${baseline.name} ${median(baseline.rps).toFixed(0)} rps → ${formatRatio(r)} (${r >= 0.5 ? 'meets' : 'MISSES'} ≥ 0.5×); by CPU ${flowCpu.toFixed(1)} vs ${baselineCpu.toFixed(1)} µs/request → ${formatRatio(byCpu)}; per-task overhead ${overhead.toFixed(1)} µs CPU (${flow.tasks} tasks)`,
+  );
+}
+
+async function main(): Promise<void> {
+  console.log(`Flows benchmark — ${boxLine()}`);
+  const started = performance.now();
+  const config = configFolder();
+  const engine = await spawnPinned({
+    name: 'engine',
+    script: engineMain,
+    port,
+    cpu: 0,
+    env: {
+      REST_SERVER_PORT: String(port),
+      REST_SERVER_HOST: '127.0.0.1',
+      API_PORT: String(apiPort),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      REST_CONFIG_FOLDER: config,
+      FUNCTIONS_PATH: functions,
+    },
+  });
+  try {
+    const base = `http://127.0.0.1:${port}`;
+    await checkAnswers(base);
+    const targets: Target[] = [
+      { name: 'F1 chain', path: '/chain', tasks: 1, rps: [], cpuPerRequestUs: [] },
+      { name: 'F2 seq', path: '/flow/seq', tasks: 3, rps: [], cpuPerRequestUs: [] },
+      { name: 'F3 pair', path: '/pair', tasks: 1, rps: [], cpuPerRequestUs: [] },
+      { name: 'F4 fork', path: '/flow/fork', tasks: 4, rps: [], cpuPerRequestUs: [] },
+    ];
+    for (const t of targets) await runWrk({ url: `${base}${t.path}?n=4`, seconds: warmupSeconds });
+    for (let round = 1; round <= rounds; round++) {
+      console.log(`round ${round}`);
+      for (const t of targets) await measure(engine, base, t);
+    }
+    const [chain, seq, pair, fork] = targets as [Target, Target, Target, Target];
+    console.log('');
+    compare(seq, chain, 'sequential flow');
+    compare(fork, pair, 'fork/join flow');
+  } finally {
+    await engine.stop();
+    rmSync(config, { recursive: true, force: true });
+    console.log(`done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  }
+}
+
+await main();

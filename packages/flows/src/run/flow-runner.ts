@@ -1,0 +1,127 @@
+/**
+ * Runs flow instances over compiled flows and a host's functions. `run(flowId, input, options)`
+ * starts a root instance and resolves with its answer (FlowResult) — never rejects: an unknown
+ * flow, a timeout or an unhandled failure come back as an abort with Mercury's status and message.
+ * Sub-flows (`flow://id` tasks) and `ext:` targets of the external state machine go through here.
+ */
+import type { CompiledFlow } from '../compile/compiled-flow.ts';
+import type { MappingHooks } from '../mapping/compiled-mapping.ts';
+import type { FlowFunctions } from './flow-functions.ts';
+import { FlowInstance } from './flow-instance.ts';
+import type { FlowResult } from './flow-result.ts';
+import type { FlowLogger, FlowTrace, TaskStep } from './flow-trace.ts';
+
+/** The flows that loaded (invalid ones are absent). */
+export interface FlowSource {
+  get(id: string): CompiledFlow | undefined;
+}
+
+export interface FlowRunnerOptions {
+  flows: FlowSource;
+  functions: FlowFunctions;
+  logger: FlowLogger;
+  /** `map(config.key)`, `f:setConfig` and `classpath(...)` of the mapping language. */
+  config?: MappingHooks['config'];
+  resourceFolder?: string;
+}
+
+export interface RunOptions {
+  /** Business correlation id, `model.cid`. */
+  cid: string;
+  /** The instance's deadline in ms; the flow's `ttl` when not given. */
+  ttlMs?: number;
+  /** Traced requests: the host's trace, and the step the flow runs under. */
+  trace?: FlowTrace;
+  parentStep?: TaskStep;
+}
+
+export class FlowRunner {
+  readonly flows: FlowSource;
+  readonly functions: FlowFunctions;
+  readonly logger: FlowLogger;
+  readonly mappingHooks: MappingHooks;
+
+  constructor(options: FlowRunnerOptions) {
+    this.flows = options.flows;
+    this.functions = options.functions;
+    this.logger = options.logger;
+    const hooks: { config?: MappingHooks['config']; resourceFolder?: string } = {};
+    if (options.config) hooks.config = options.config;
+    if (options.resourceFolder !== undefined) hooks.resourceFolder = options.resourceFolder;
+    this.mappingHooks = hooks;
+  }
+
+  run(flowId: string, input: unknown, options: RunOptions): Promise<FlowResult> {
+    const flow = this.flows.get(flowId);
+    if (!flow) return Promise.resolve({ kind: 'abort', status: 500, message: `Flow ${flowId} not found` });
+    return this.start(flow, input, { ...options, ttlMs: options.ttlMs ?? flow.ttlMs });
+  }
+
+  /** A sub-flow of `parent`: same correlation id, trace and shared root map. */
+  startChild(
+    flow: CompiledFlow,
+    input: unknown,
+    parent: FlowInstance,
+    options: { ttlMs: number; parentStep: TaskStep | undefined },
+  ): Promise<FlowResult> {
+    const trace = parent.trace;
+    return this.start(
+      flow,
+      input,
+      {
+        cid: parent.cid,
+        ttlMs: options.ttlMs,
+        ...(trace ? { trace } : {}),
+        ...(options.parentStep !== undefined ? { parentStep: options.parentStep } : {}),
+        root: parent.root,
+      },
+      parent,
+    );
+  }
+
+  /**
+   * An `ext:<key>` target: fire-and-forget to the flow's external state machine, a function
+   * (headers `type: put|remove` and `key`, body `{data}`) or a flow (`input.header.type/key`,
+   * `input.body.data`).
+   */
+  external(flow: CompiledFlow, from: FlowInstance, key: string, value: unknown): void {
+    const target = flow.externalStateMachine;
+    if (target === undefined) return;
+    const type = value === null || value === undefined ? 'remove' : 'put';
+    const body = type === 'put' ? { data: value } : {};
+    if (target.startsWith('flow://')) {
+      const id = target.slice('flow://'.length);
+      const machine = this.flows.get(id);
+      if (!machine) {
+        this.logger.error(
+          { flow: flow.id },
+          `Unable to process flow ${flow.id}:${from.id} - missing sub-flow ${target}`,
+        );
+        return;
+      }
+      void this.start(machine, { header: { key, type }, body }, { cid: from.cid, ttlMs: machine.ttlMs });
+      return;
+    }
+    const headers = { type, key, my_route: target, my_correlation_id: from.cid };
+    this.functions.invoke(target, headers, body).catch((err: unknown) => {
+      this.logger.warn({ flow: flow.id, err, route: target }, `External state machine ${target} failed`);
+    });
+  }
+
+  private start(
+    flow: CompiledFlow,
+    input: unknown,
+    options: RunOptions & { ttlMs: number; root?: Record<string, unknown> },
+    parent?: FlowInstance,
+  ): Promise<FlowResult> {
+    return new Promise((resolve) => {
+      const instance = new FlowInstance(flow, input, this, options, resolve);
+      if (parent)
+        this.logger.info(
+          { flow: flow.id },
+          `${flow.id}:${instance.id} extends ${parent.flowId}:${parent.id}`,
+        );
+      instance.start();
+    });
+  }
+}
