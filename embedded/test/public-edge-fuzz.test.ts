@@ -115,7 +115,10 @@ function exchange(port: number, request: RawRequest): Promise<number> {
     // The server may close after answering while the request is still being written (an early 413).
     socket.on('error', () => {});
     socket.on('close', () => done(0));
-    socket.end(bytes);
+    // Written, not ended: an HTTP client does not half-close its side while it waits for the answer,
+    // and Node's server drops a request whose client half-closed before the answer started (an SSE
+    // connect whose JWT check is still running would then get no answer at all).
+    socket.write(bytes);
   });
 }
 
