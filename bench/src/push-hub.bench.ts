@@ -38,6 +38,7 @@ import { pushpinVersion } from './baselines/pushpin-hub.ts';
 import { type PushClient, startPushClients } from './clients/push-client-process.ts';
 import { boxLine, formatRatio, median, pinProcess, raiseFdLimit, ratio } from './harness/index.ts';
 import { type BrokerKind, brokerHub } from './push-hub/broker-targets.ts';
+import type { LatencyRow } from './report/write-report.ts';
 import {
   centrifugoHub,
   GATEHOUSE_SSE_PATH,
@@ -251,18 +252,8 @@ function memorySummary(results: Array<FanoutResult | FilterResult>): MemorySumma
   };
 }
 
-interface LatencySummary {
-  p50: number;
-  p99: number;
-  p99Min: number;
-  p99Max: number;
-  max: number;
-  cpuPerDelivery: number;
-  cpuMin: number;
-  cpuMax: number;
-  /** Median over publishes of each quantile (0 %, 0.5 %, … 100 %), ms: the CDF to plot. */
-  cdf: number[];
-}
+/** One hub's latency over the publishes of a run (the report's row). */
+type LatencySummary = LatencyRow;
 
 /** Medians of one target's publishes over all rounds. */
 function latencySummary(results: FanoutResult[]): LatencySummary {

@@ -11,7 +11,7 @@ import { dirname } from 'node:path';
 import { AppException } from '@gatehouse/functions';
 import type { CompiledMapping, MappingRule, MappingScope } from './compiled-mapping.ts';
 import { type DataMap, getPath, isDataMap, removePath, setPath } from './data-path.ts';
-import { javaText, str2int } from './java-text.ts';
+import { javaText, javaTypeName, str2int } from './java-text.ts';
 import { parseSource } from './compile-mapping.ts';
 import { copyForModel, type ReadContext, readSource, type Source, sourceExists } from './mapping-source.ts';
 import { reservedKeyViolation } from './mapping-syntax.ts';
@@ -293,13 +293,4 @@ function substitute(statement: string, root: DataMap, isRhs: boolean, max: numbe
     start = close + 1;
   }
   return out;
-}
-
-function javaTypeName(value: unknown): string {
-  if (typeof value === 'string') return 'String';
-  if (typeof value === 'boolean') return 'Boolean';
-  if (typeof value === 'number') return Number.isInteger(value) ? 'Integer' : 'Double';
-  if (Array.isArray(value)) return 'ArrayList';
-  if (value instanceof Uint8Array) return 'byte[]';
-  return 'HashMap';
 }

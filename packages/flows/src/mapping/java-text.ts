@@ -79,3 +79,13 @@ export function durationSeconds(text: string): number {
   if (unit in units) return str2int(text.slice(0, -1).trim()) * units[unit]!;
   return str2int(text);
 }
+
+/** The Java class name Mercury prints for a value in its messages. */
+export function javaTypeName(value: unknown): string {
+  if (typeof value === 'string') return 'String';
+  if (typeof value === 'boolean') return 'Boolean';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'Integer' : 'Double';
+  if (Array.isArray(value)) return 'ArrayList';
+  if (value instanceof Uint8Array) return 'byte[]';
+  return 'HashMap';
+}

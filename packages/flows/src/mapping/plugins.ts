@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppException } from '@gatehouse/functions';
 import { type DataMap, deepCopy, isDataMap, setPath } from './data-path.ts';
-import { javaText, str2double, str2int, str2long } from './java-text.ts';
+import { javaText, javaTypeName, str2double, str2int, str2long } from './java-text.ts';
 import { isoZoned, type ZonedTime, zonedTime } from './zoned-time.ts';
 
 export type Plugin = (args: unknown[], context: PluginContext) => unknown;
@@ -262,15 +262,6 @@ function validClass(value: unknown, type: string): boolean {
     default:
       return typeof value === 'string';
   }
-}
-
-function javaTypeName(value: unknown): string {
-  if (typeof value === 'string') return 'String';
-  if (typeof value === 'boolean') return 'Boolean';
-  if (typeof value === 'number') return Number.isInteger(value) ? 'Integer' : 'Double';
-  if (Array.isArray(value)) return 'ArrayList';
-  if (value instanceof Uint8Array) return 'byte[]';
-  return 'HashMap';
 }
 
 function rangeCheck(id: string, value: unknown, from: string | undefined, to: string | undefined): void {
