@@ -9,9 +9,14 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { type Auth, JwtError, parseAuthorizationHeader } from '@gatehouse/auth';
-import type { AuthSettings } from './api-definition.ts';
+import type { ApiDefinition, AuthSettings, Endpoint } from './api-definition.ts';
 
 export type GuardVerdict = 'allowed' | 'refused' | 'unavailable';
+
+/** Whether a request to this endpoint must carry a valid token: `secured` under `auth_type: jwt`. */
+export function requiresToken(api: ApiDefinition, endpoint: Endpoint): boolean {
+  return endpoint.secured && api.auth_type === 'jwt';
+}
 
 export class JwtGuard {
   private readonly auth: Auth;

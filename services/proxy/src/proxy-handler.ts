@@ -45,7 +45,7 @@ import { eventEndpointPreflight } from './cors.ts';
 import { AvroNotConfiguredError, type EventPublisher } from './event-publishers.ts';
 import { upstreamHeaders } from './forward-headers.ts';
 import type { HttpForwarder } from './http-forwarder.ts';
-import type { JwtGuard } from './jwt-guard.ts';
+import { type JwtGuard, requiresToken } from './jwt-guard.ts';
 import type { NatsTarget } from './nats-target.ts';
 import type { CorrelatedResponse, PendingRequest, PendingResponses } from './pending-responses.ts';
 import type { EndpointMetrics, ProxyMetrics, RequestStatus } from './proxy-metrics.ts';
@@ -140,7 +140,7 @@ async function handleMatched(
 ): Promise<RequestStatus> {
   deps.requestLog?.(req, hit.route, path);
   const { api, endpoint } = hit.route;
-  if (endpoint.secured && api.auth_type === 'jwt') {
+  if (requiresToken(api, endpoint)) {
     const verdict = await deps.guard.check(req, api.auth);
     if (verdict !== 'allowed') {
       if (verdict === 'unavailable') sendText(res, 503, 'Authentication unavailable.', unavailableHeaders());

@@ -13,7 +13,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type CorsPolicy, type Logger, requestPath, type UpgradeHandler } from '@gatehouse/service-kit';
 import { upstreamHeaders } from './forward-headers.ts';
-import type { JwtGuard } from './jwt-guard.ts';
+import { type JwtGuard, requiresToken } from './jwt-guard.ts';
 import type { ProxyMetrics, RequestStatus } from './proxy-metrics.ts';
 import type { RequestLog } from './request-log.ts';
 import type { RouteMatch, RouteTable } from './route-table.ts';
@@ -74,7 +74,7 @@ async function serve(
     answer(socket, 403, 'Origin not allowed.');
     return 'unauthorized';
   }
-  if (endpoint.secured && api.auth_type === 'jwt') {
+  if (requiresToken(api, endpoint)) {
     const verdict = await deps.guard.check(req, api.auth);
     if (verdict === 'unavailable') {
       answer(socket, 503, 'Authentication unavailable.', { 'retry-after': '1' });
