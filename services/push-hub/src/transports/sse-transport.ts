@@ -6,6 +6,7 @@
  * comes back (shutdown, a resume that cannot be served now) ends with a `retry:` hint with jitter.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Writable } from 'node:stream';
 import { requestPath, sendText } from '@gatehouse/service-kit';
 import type { CloseReason, Connection } from '../connection.ts';
 import { newConnectionId } from '../connection-tokens.ts';
@@ -15,56 +16,86 @@ import { SubscriptionRequestError } from '../subscription-request.ts';
 import { connectionPreflight } from './cors.ts';
 import { oncePerEvent } from './once-per-event.ts';
 import type { TransportContext } from './transport-context.ts';
+import { writeInTurn } from './turn-writes.ts';
 
 export const SSE_PATH = '/_gw/v1/connection/sse';
 
+/**
+ * After the header, an event's bytes go straight to the socket: they are the same for every
+ * subscriber, HTTP/1.1 chunk framing included, so they are made once per event (sseBytesOf) and
+ * ServerResponse's per-write work (a chunk header, a UTF-8 encoding, a cork) is not paid per
+ * subscriber. A response still queued behind an unfinished one on its connection (pipelining) has
+ * no socket yet and writes through the response.
+ */
 class SseConnection implements Connection {
   readonly transport = 'sse' as const;
   sessionId: string | undefined;
   readonly id: string;
   readonly token: string;
-  private readonly res: ServerResponse;
-  private readonly maxBuffered: number;
-  private readonly onClose: (c: SseConnection) => void;
-  private readonly retryMs: () => number;
+  readonly response: ServerResponse;
+  private readonly out: Writable;
+  /** Whether `out` needs the chunk framing (the socket of a chunked response). */
+  private readonly framed: boolean;
+  private readonly shared: SseTransportState;
 
-  constructor(
-    id: string,
-    token: string,
-    res: ServerResponse,
-    options: { maxBuffered: number; onClose: (c: SseConnection) => void; retryMs: () => number },
-  ) {
+  constructor(id: string, token: string, res: ServerResponse, shared: SseTransportState) {
     this.id = id;
     this.token = token;
-    this.res = res;
-    this.maxBuffered = options.maxBuffered;
-    this.onClose = options.onClose;
-    this.retryMs = options.retryMs;
+    this.response = res;
+    this.out = res.socket ?? res;
+    this.framed = res.socket !== null && res.chunkedEncoding;
+    this.shared = shared;
   }
 
   send(e: OutgoingEvent): void {
-    // The socket may be gone before our 'close' listener ran: writing then would emit an error.
-    if (this.res.destroyed) return;
-    if (this.res.writableLength > this.maxBuffered) this.close('slow_consumer');
-    else this.res.write(frameOf(e));
+    this.write(sseBytesOf(e));
   }
 
   heartbeat(): void {
-    if (!this.res.destroyed) this.res.write(': heartbeat\n\n');
+    this.write(HEARTBEAT);
   }
 
   close(reason: CloseReason): void {
     // A slow consumer is not reading: ending would wait behind what it never reads, keeping those
     // bytes (up to MAX_BUFFERED_BYTES) resident for as long as the client keeps the socket open.
-    if (reason === 'slow_consumer') this.res.destroy();
-    else if (!this.res.writableEnded) {
+    if (reason === 'slow_consumer') this.response.destroy();
+    else if (!this.response.writableEnded) {
       const comeBack = reason === 'shutdown' || reason === 'unavailable';
-      if (comeBack && !this.res.destroyed) this.res.end(`retry: ${this.retryMs()}\n\n`);
-      else this.res.end();
+      if (comeBack && !this.response.destroyed) this.response.end(`retry: ${this.shared.retryMs()}\n\n`);
+      else this.response.end();
     }
-    this.onClose(this);
+    this.shared.forget(this);
+  }
+
+  private write(bytes: SseBytes): void {
+    // The socket may be gone before our 'close' listener ran: writing then would emit an error.
+    if (this.out.destroyed) return;
+    if (this.out.writableLength > this.shared.maxBuffered) this.close('slow_consumer');
+    else writeInTurn(this.out, this.framed ? bytes.chunk : bytes.frame);
   }
 }
+
+/** What every connection of the transport shares (kept out of the connection, which is held 10k times). */
+interface SseTransportState {
+  maxBuffered: number;
+  retryMs: () => number;
+  forget: (c: SseConnection) => void;
+}
+
+/** An SSE frame as bytes: bare, and as one HTTP/1.1 chunk. */
+interface SseBytes {
+  frame: Buffer;
+  chunk: Buffer;
+}
+
+function sseBytes(text: string): SseBytes {
+  const frame = Buffer.from(text);
+  const chunk = Buffer.concat([Buffer.from(`${frame.length.toString(16)}\r\n`), frame, CRLF]);
+  return { frame, chunk };
+}
+
+const CRLF = Buffer.from('\r\n');
+const HEARTBEAT = sseBytes(': heartbeat\n\n');
 
 /**
  * One event as SSE text. A line break ends a field in SSE, so none reaches a field raw whatever
@@ -91,18 +122,27 @@ function dataLines(data: string): string {
     .join('');
 }
 
-/** The frame is built once per event; the first write flattens it, the others reuse it. */
-const frameOf = oncePerEvent(sseFrame);
+/** The bytes are made once per event, for its first subscriber, and reused for the others. */
+const sseBytesOf = oncePerEvent((e) => sseBytes(sseFrame(e)));
 
 export function createSseTransport(ctx: TransportContext) {
-  const open = new Set<SseConnection>();
+  const open = new Map<ServerResponse, SseConnection>();
   const timer = setInterval(() => {
-    for (const c of open) c.heartbeat();
+    for (const c of open.values()) c.heartbeat();
   }, ctx.heartbeatMs);
   timer.unref();
-  const forget = (c: SseConnection) => {
-    if (open.delete(c)) ctx.hub.remove(c);
+  const state: SseTransportState = {
+    maxBuffered: ctx.maxBufferedBytes,
+    retryMs: ctx.reconnectDelayMs,
+    forget(c) {
+      if (open.delete(c.response)) ctx.hub.remove(c);
+    },
   };
+  // One listener shared by every response (`this` is the response): a connection has no closure.
+  function onResponseClose(this: ServerResponse): void {
+    const conn = open.get(this);
+    if (conn) state.forget(conn);
+  }
 
   async function connect(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const cors = ctx.cors.headers(req);
@@ -130,14 +170,10 @@ export function createSseTransport(ctx: TransportContext) {
     res.flushHeaders();
     req.socket.setNoDelay(true);
     const id = newConnectionId();
-    const conn = new SseConnection(id, ctx.tokens.issue(id), res, {
-      maxBuffered: ctx.maxBufferedBytes,
-      onClose: forget,
-      retryMs: ctx.reconnectDelayMs,
-    });
+    const conn = new SseConnection(id, ctx.tokens.issue(id), res, state);
     conn.sessionId = resolved.sessionId;
-    open.add(conn);
-    res.on('close', () => forget(conn));
+    open.set(res, conn);
+    res.on('close', onResponseClose);
     ctx.hub.add(conn, resolved.subscriptions, connectReq.resumeFrom);
   }
 
