@@ -93,7 +93,7 @@ export async function startEmbeddedGateway(
     logger.warn(
       'TOKEN_SECRET is not set: generated a random one for this process (connection tokens and correlation ids do not outlive it)',
     );
-  const tracing = startServiceTracing(
+  const tracing = await startServiceTracing(
     {
       serviceName: 'gatehouse',
       serviceInstanceId: replica,

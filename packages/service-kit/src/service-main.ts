@@ -50,7 +50,7 @@ export async function serviceMain(
       projectId: config.GOOGLE_CLOUD_PROJECT,
     });
     const replica = replicaId(config.REPLICA_ID);
-    tracing = startServiceTracing(
+    tracing = await startServiceTracing(
       { serviceName: name, serviceInstanceId: replica, serviceVersion: packageVersion(process.argv[1]) },
       logger,
     );

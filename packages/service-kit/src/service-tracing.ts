@@ -7,10 +7,10 @@ import { startTracing, type TracingHandle, type TracingOptions } from '@gatehous
 import { ConfigError } from './env-config.ts';
 import type { Logger } from './logger.ts';
 
-export function startServiceTracing(options: TracingOptions, logger: Logger): TracingHandle {
+export async function startServiceTracing(options: TracingOptions, logger: Logger): Promise<TracingHandle> {
   let tracing: TracingHandle;
   try {
-    tracing = startTracing(options);
+    tracing = await startTracing(options);
   } catch (err) {
     throw new ConfigError([(err as Error).message]);
   }

@@ -19,21 +19,6 @@
  * parent, sample new traces) and batching (OTEL_BSP_*) are the SDK's, read from the environment.
  */
 import { context, logs, propagation, trace } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import {
-  defaultResource,
-  detectResources,
-  envDetector,
-  hostDetector,
-  processDetector,
-  resourceFromAttributes,
-} from '@opentelemetry/resources';
-import { NodeSDK } from '@opentelemetry/sdk-node';
-import {
-  ATTR_SERVICE_INSTANCE_ID,
-  ATTR_SERVICE_NAME,
-  ATTR_SERVICE_VERSION,
-} from '@opentelemetry/semantic-conventions';
 
 export interface TracingOptions {
   serviceName: string;
@@ -67,19 +52,16 @@ export function isTracingActive(): boolean {
   return active;
 }
 
-export function startTracing(options: TracingOptions): TracingHandle {
+/**
+ * The SDK (exporter, resources, NodeSDK: about 30 MiB resident) is imported only here, when tracing
+ * is on, so a process without an OTLP endpoint never loads it.
+ */
+export async function startTracing(options: TracingOptions): Promise<TracingHandle> {
   const env = options.env ?? process.env;
   const url = tracesUrl(options, env);
   if (url === undefined) return disabledHandle;
-  const sdk = new NodeSDK({
-    resource: serviceResource(options, env),
-    autoDetectResources: false,
-    traceExporter: new OTLPTraceExporter({ url }),
-    metricReaders: [],
-    logRecordProcessors: [],
-    instrumentations: [],
-  });
-  sdk.start();
+  const { startOtelSdk } = await import('./otel-sdk.ts');
+  const sdk = startOtelSdk(url, options, env);
   active = true;
   let stopping: Promise<void> | undefined;
   return {
@@ -97,17 +79,6 @@ export function startTracing(options: TracingOptions): TracingHandle {
       return stopping;
     },
   };
-}
-
-/** Ours last: OTEL_SERVICE_NAME is the one way to rename a service, the replica id always wins. */
-function serviceResource(options: TracingOptions, env: NodeJS.ProcessEnv) {
-  const detected = detectResources({ detectors: [hostDetector, processDetector, envDetector] });
-  const own: Record<string, string> = {
-    [ATTR_SERVICE_NAME]: env['OTEL_SERVICE_NAME']?.trim() || options.serviceName,
-  };
-  if (options.serviceInstanceId) own[ATTR_SERVICE_INSTANCE_ID] = options.serviceInstanceId;
-  if (options.serviceVersion) own[ATTR_SERVICE_VERSION] = options.serviceVersion;
-  return defaultResource().merge(detected).merge(resourceFromAttributes(own));
 }
 
 /** The URL spans would be posted to under these options, or undefined when tracing stays off. */

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -104,7 +105,7 @@ describe('startTracing', () => {
   });
 
   it('stays off without configuration: no-op API, nothing sent', async () => {
-    const handle = startTracing({ serviceName: 'off', env: {} });
+    const handle = await startTracing({ serviceName: 'off', env: {} });
     assert.equal(handle.enabled, false);
     assert.equal(isTracingActive(), false);
     assert.equal(handle.tracesUrl, undefined);
@@ -115,8 +116,27 @@ describe('startTracing', () => {
     assert.equal(receiver.received.length, 0);
   });
 
+  it('loads the SDK only when tracing is on', () => {
+    const seen = (env: string) => {
+      // A child process records every module it loads; the SDK is @opentelemetry/sdk-node.
+      const script = `
+        import { registerHooks } from 'node:module';
+        const loaded = [];
+        registerHooks({ resolve: (s, c, next) => { loaded.push(s); return next(s, c); } });
+        const { startTracing } = await import(${JSON.stringify(new URL('../src/index.ts', import.meta.url).href)});
+        const handle = await startTracing({ serviceName: 'probe', env: ${env} });
+        await handle.shutdown();
+        console.log(JSON.stringify(loaded.filter((s) => s.startsWith('@opentelemetry/'))));`;
+      const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+      return JSON.parse(out) as string[];
+    };
+    assert.ok(!seen('{}').includes('@opentelemetry/sdk-node'), 'not loaded when off');
+    const on = seen(`{ OTEL_EXPORTER_OTLP_ENDPOINT: ${JSON.stringify(receiver.url)} }`);
+    assert.ok(on.includes('@opentelemetry/sdk-node'), `loaded when on: ${on.join(', ')}`);
+  });
+
   it('exports spans over OTLP/HTTP to the configured endpoint, under the incoming trace', async () => {
-    const handle = startTracing({
+    const handle = await startTracing({
       serviceName: 'code-name',
       serviceInstanceId: 'hub-7f3a',
       serviceVersion: '1.2.3',
@@ -180,7 +200,7 @@ describe('startTracing', () => {
 
   it('can start again in the same process after a shutdown', async () => {
     const before = receiver.received.length;
-    const handle = startTracing({ serviceName: 'again', endpoint: receiver.url, env: {} });
+    const handle = await startTracing({ serviceName: 'again', endpoint: receiver.url, env: {} });
     trace.getTracer('gatehouse').startSpan('second run').end();
     await handle.shutdown();
     const posts = receiver.received.slice(before).filter((r) => r.url === '/v1/traces');

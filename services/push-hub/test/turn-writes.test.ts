@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
-import { writeInTurn } from '../src/transports/turn-writes.ts';
+import { type TurnMark, writeInTurn } from '../src/transports/turn-writes.ts';
 
 /** A stream that records each write it is handed below the stream layer (one per system call on a socket). */
-function recordingStream(): { stream: Writable; writes: string[][] } {
+function recordingStream(): { stream: Writable; writes: string[][]; mark: TurnMark } {
   const writes: string[][] = [];
   const stream = new Writable({
     write(chunk, _enc, done) {
@@ -16,31 +16,31 @@ function recordingStream(): { stream: Writable; writes: string[][] } {
       done();
     },
   });
-  return { stream, writes };
+  return { stream, writes, mark: { writtenInTurn: 0 } };
 }
 
 const nextTick = () => new Promise((resolve) => process.nextTick(resolve));
 
 describe('writes in one turn', () => {
-  it('reach each stream as one write, in order, on the next tick', async () => {
+  it('send the first at once and the rest of the turn as one write on the next tick, in order', async () => {
     const a = recordingStream();
     const b = recordingStream();
-    writeInTurn(a.stream, Buffer.from('1'));
-    writeInTurn(b.stream, Buffer.from('x'));
-    writeInTurn(a.stream, Buffer.from('2'));
-    writeInTurn(a.stream, Buffer.from('3'));
-    assert.deepEqual(a.writes, [], 'nothing is written during the turn');
-    await nextTick();
-    assert.deepEqual(a.writes, [['1', '2', '3']]);
+    writeInTurn(a.stream, Buffer.from('1'), a.mark);
+    writeInTurn(b.stream, Buffer.from('x'), b.mark);
+    writeInTurn(a.stream, Buffer.from('2'), a.mark);
+    writeInTurn(a.stream, Buffer.from('3'), a.mark);
+    assert.deepEqual(a.writes, [['1']], 'a single event waits for nothing');
     assert.deepEqual(b.writes, [['x']]);
+    await nextTick();
+    assert.deepEqual(a.writes, [['1'], ['2', '3']]);
     assert.equal(a.stream.writableCorked, 0);
   });
 
   it('start over in the next turn', async () => {
     const a = recordingStream();
-    writeInTurn(a.stream, Buffer.from('1'));
+    writeInTurn(a.stream, Buffer.from('1'), a.mark);
     await nextTick();
-    writeInTurn(a.stream, Buffer.from('2'));
+    writeInTurn(a.stream, Buffer.from('2'), a.mark);
     await nextTick();
     assert.deepEqual(a.writes, [['1'], ['2']]);
   });
@@ -48,10 +48,11 @@ describe('writes in one turn', () => {
   it('leave a stream corked by someone else to them, adding to what they send', async () => {
     const a = recordingStream();
     a.stream.cork();
-    writeInTurn(a.stream, Buffer.from('1'));
+    writeInTurn(a.stream, Buffer.from('1'), a.mark);
+    writeInTurn(a.stream, Buffer.from('2'), a.mark);
     await nextTick();
     assert.deepEqual(a.writes, [], 'still corked by its owner');
     a.stream.uncork();
-    assert.deepEqual(a.writes, [['1']]);
+    assert.deepEqual(a.writes, [['1', '2']]);
   });
 });

@@ -16,7 +16,7 @@ import { SubscriptionRequestError } from '../subscription-request.ts';
 import { connectionPreflight } from './cors.ts';
 import { oncePerEvent } from './once-per-event.ts';
 import type { TransportContext } from './transport-context.ts';
-import { writeInTurn } from './turn-writes.ts';
+import { type TurnMark, writeInTurn } from './turn-writes.ts';
 
 export const SSE_PATH = '/_gw/v1/connection/sse';
 
@@ -24,10 +24,10 @@ export const SSE_PATH = '/_gw/v1/connection/sse';
  * After the header, an event's bytes go straight to the socket: they are the same for every
  * subscriber, HTTP/1.1 chunk framing included, so they are made once per event (sseBytesOf) and
  * ServerResponse's per-write work (a chunk header, a UTF-8 encoding, a cork) is not paid per
- * subscriber. A response still queued behind an unfinished one on its connection (pipelining) has
+ * subscriber; writes of one turn are coalesced (turn-writes.ts). A response still queued behind an unfinished one on its connection (pipelining) has
  * no socket yet and writes through the response.
  */
-class SseConnection implements Connection {
+class SseConnection implements Connection, TurnMark {
   readonly transport = 'sse' as const;
   sessionId: string | undefined;
   readonly id: string;
@@ -37,6 +37,7 @@ class SseConnection implements Connection {
   /** Whether `out` needs the chunk framing (the socket of a chunked response). */
   private readonly framed: boolean;
   private readonly shared: SseTransportState;
+  writtenInTurn = 0;
 
   constructor(id: string, token: string, res: ServerResponse, shared: SseTransportState) {
     this.id = id;
@@ -71,7 +72,7 @@ class SseConnection implements Connection {
     // The socket may be gone before our 'close' listener ran: writing then would emit an error.
     if (this.out.destroyed) return;
     if (this.out.writableLength > this.shared.maxBuffered) this.close('slow_consumer');
-    else writeInTurn(this.out, this.framed ? bytes.chunk : bytes.frame);
+    else writeInTurn(this.out, this.framed ? bytes.chunk : bytes.frame, this);
   }
 }
 

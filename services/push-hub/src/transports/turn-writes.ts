@@ -1,23 +1,38 @@
 /**
- * Writes made to a socket in one turn of the event loop (one dispatch, a broker batch, the welcome
- * pair of a new connection) leave as one write: the first write of the turn corks the socket, and
- * every socket corked this turn is uncorked on the next tick. A burst of k events to a subscriber
- * then costs one system call instead of k.
+ * Coalesces what one turn of the event loop writes to a socket (a broker batch of events, the
+ * welcome pair of a new connection): the first write of the turn goes out at once, so a single
+ * event waits for nothing; a second one corks the socket, and the rest of the turn's writes leave
+ * with it as one write on the next tick. A burst of k events to a subscriber costs two system calls
+ * instead of k.
  */
 import type { Writable } from 'node:stream';
 
+/** Where a writer notes the turn it last wrote in (a field of the connection: no object of its own). */
+export interface TurnMark {
+  writtenInTurn: number;
+}
+
+let turn = 1;
+let turnEndScheduled = false;
 let corked: Writable[] = [];
 
-export function writeInTurn(out: Writable, bytes: Buffer): void {
-  if (out.writableCorked === 0) {
+export function writeInTurn(out: Writable, bytes: Buffer, mark: TurnMark): void {
+  if (!turnEndScheduled) {
+    turnEndScheduled = true;
+    process.nextTick(endTurn);
+  }
+  if (mark.writtenInTurn !== turn) mark.writtenInTurn = turn;
+  else if (out.writableCorked === 0) {
     out.cork();
-    if (corked.push(out) === 1) process.nextTick(uncorkAll);
+    corked.push(out);
   }
   out.write(bytes);
 }
 
-function uncorkAll(): void {
-  const turn = corked;
+function endTurn(): void {
+  turn++;
+  turnEndScheduled = false;
+  const written = corked;
   corked = [];
-  for (const out of turn) out.uncork();
+  for (const out of written) out.uncork();
 }
