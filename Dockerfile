@@ -1,7 +1,7 @@
 # One image for every Gatehouse service: the services run their TypeScript directly (Node 24 strips
 # the types; there is no build step), so the image is the workspace with its production
 # dependencies. Each service is a command on it:
-#   docker run gatehouse services/push-hub/src/main.ts      (push-hub, publisher, proxy, blacklist,
+#   docker run gatehouse services/publisher/src/main.ts     (push-hub, publisher, proxy, blacklist,
 #   docker run gatehouse                                      rest-engine; no argument: everything
 #                                                             in one process, memory bus)
 # Settings are environment variables only (see each service's README and docs/deploy.md).
@@ -34,4 +34,5 @@ USER 10001:10001
 # public edge (INBOUND_PORT), internal API (API_PORT), REST engine (rest.server.port)
 EXPOSE 4000 4010 8085
 ENTRYPOINT ["node"]
-CMD ["embedded/src/main.ts"]
+# The embedded runner holds the push connections too: see docs/deploy.md, "Sizing a push hub".
+CMD ["--max-semi-space-size=8", "embedded/src/main.ts"]

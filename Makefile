@@ -28,7 +28,7 @@ $(STAMP): pnpm-lock.yaml package.json $(wildcard packages/*/package.json service
 install: $(STAMP)
 
 run: install
-	node embedded/src/main.ts
+	node --max-semi-space-size=8 embedded/src/main.ts
 
 # Each stage says how long it took (tools/timed.sh). The node tests run last, so the test runner's
 # summary is the last thing before their stage line.

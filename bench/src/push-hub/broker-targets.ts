@@ -24,7 +24,13 @@ import { type Bus, KafkaBus, NatsBus, RedisBus } from '@gatehouse/bus';
 import { dependencyAddress, gatewayEnv } from '@gatehouse/testkit';
 import { cpuNanosOf, descendantsOf, pinProcess } from '../harness/proc.ts';
 import { type PinnedProcess, spawnPinned } from '../harness/spawn-pinned.ts';
-import { GATEHOUSE_SSE_PATH, type HubTarget, type RunningHub, subscriptionPath } from './hub-targets.ts';
+import {
+  GATEHOUSE_SSE_PATH,
+  HUB_NODE_ARGS,
+  type HubTarget,
+  type RunningHub,
+  subscriptionPath,
+} from './hub-targets.ts';
 import { post } from './publish.ts';
 
 export type BrokerKind = 'kafka' | 'redis' | 'nats';
@@ -109,6 +115,7 @@ export function brokerHub(kind: BrokerKind, ports: BrokerPorts, cpu: number): Hu
               port: ports.hubs[i],
               cpu,
               probe: true,
+              nodeArgs: HUB_NODE_ARGS,
               env: {
                 ...env,
                 HOST: '127.0.0.1',

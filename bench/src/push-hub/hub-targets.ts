@@ -76,6 +76,12 @@ const embeddedMain = `${root}embedded/src/main.ts`;
 const rawSseHub = fileURLToPath(new URL('../baselines/raw-sse-hub.ts', import.meta.url));
 const rawWsHub = fileURLToPath(new URL('../baselines/raw-ws-hub.ts', import.meta.url));
 
+/**
+ * Node options a push hub is started with where users start one (the chart's pushHub.nodeArgs,
+ * docker-compose, the image's default command, `make run`): a young generation of 8 MiB semi-spaces.
+ */
+export const HUB_NODE_ARGS = ['--max-semi-space-size=8'];
+
 export const GATEHOUSE_SSE_PATH = '/_gw/v1/connection/sse';
 export const GATEHOUSE_WS_PATH = '/_gw/v1/connection/ws';
 
@@ -132,7 +138,7 @@ export function gatehouseHub(o: GatehouseOptions): HubTarget {
         port: o.port,
         cpu: o.cpu,
         probe: true,
-        nodeArgs: o.nodeArgs,
+        nodeArgs: [...HUB_NODE_ARGS, ...(o.nodeArgs ?? [])],
         env: {
           INBOUND_PORT: String(o.port),
           API_PORT: String(o.apiPort),
