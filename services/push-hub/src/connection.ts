@@ -12,8 +12,6 @@ export type CloseReason = 'session_killed' | 'shutdown' | 'slow_consumer' | 'una
 
 export interface Connection {
   readonly id: string;
-  /** Opaque, authenticated token naming this replica and the connection (see connection-tokens.ts). */
-  readonly token: string;
   readonly transport: TransportKind;
   sessionId: string | undefined;
   send(event: OutgoingEvent): void;

@@ -73,10 +73,16 @@ export class Hub {
   }
 
   /**
-   * Registers a connection and sends the welcome events; with `resumeFrom`, then the events after
-   * that position that match, or `gw.resync_required` when the position is no longer held.
+   * Registers a connection and sends the welcome events (`token` in the first: the connection keeps
+   * no copy, it is sent once); with `resumeFrom`, then the events after that position that match, or
+   * `gw.resync_required` when the position is no longer held.
    */
-  add(conn: Connection, subs: Subscription[], resumeFrom?: string): void {
+  add(
+    conn: Connection,
+    subs: Subscription[],
+    welcome: { token: string; resumeFrom?: string | undefined },
+  ): void {
+    const { token, resumeFrom } = welcome;
     this.index.set(conn, subs);
     this.connections.set(conn.id, conn);
     this.joinSession(conn);
@@ -84,7 +90,7 @@ export class Hub {
     // A resuming client's welcome carries its own position: it has nothing after it yet.
     if (resumeFrom !== undefined)
       this.resuming.set(conn, { at: resumeFrom, floor: undefined, target: undefined });
-    this.sendOwn(conn, connectionCreated(conn.token));
+    this.sendOwn(conn, connectionCreated(token));
     this.sendOwn(conn, subscriptionsSet(subs));
     if (resumeFrom !== undefined) this.resume(conn, resumeFrom);
   }

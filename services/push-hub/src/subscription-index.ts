@@ -11,9 +11,16 @@ type Clause = Array<[number, string]>;
 /** OR of clauses; an empty list matches every event of the type. */
 type CompiledSubscription = Clause[];
 
+/**
+ * What most connections hold for a type: one subscription without constraints. It is shared rather
+ * than made per connection (two arrays each); set() copies it before adding to it.
+ */
+const EVERY_EVENT: readonly CompiledSubscription[] = Object.freeze([Object.freeze<Clause[]>([]) as Clause[]]);
+
 export class SubscriptionIndex<C> {
-  private readonly byType = new Map<string, Map<C, CompiledSubscription[]>>();
-  private readonly bySubscriber = new Map<C, string[]>();
+  private readonly byType = new Map<string, Map<C, readonly CompiledSubscription[]>>();
+  /** The types a subscriber is indexed under: one type as is, several as a list (no list per connection). */
+  private readonly bySubscriber = new Map<C, string | string[]>();
   private readonly extractors: ExtractorConfig;
   private count = 0;
 
@@ -38,20 +45,20 @@ export class SubscriptionIndex<C> {
         this.byType.set(type, entries);
       }
       const list = entries.get(subscriber);
-      if (list) list.push(sub);
+      if (list) entries.set(subscriber, [...list, sub]);
       else {
-        entries.set(subscriber, [sub]);
+        entries.set(subscriber, sub.length === 0 ? EVERY_EVENT : [sub]);
         types.push(type);
       }
     }
-    this.bySubscriber.set(subscriber, types);
+    this.bySubscriber.set(subscriber, types.length === 1 ? types[0]! : types);
     this.count += compiled.length;
   }
 
   remove(subscriber: C): void {
-    const types = this.bySubscriber.get(subscriber);
-    if (!types) return;
-    for (const type of types) {
+    const indexed = this.bySubscriber.get(subscriber);
+    if (indexed === undefined) return;
+    for (const type of typeof indexed === 'string' ? [indexed] : indexed) {
       const entries = this.byType.get(type);
       this.count -= entries?.get(subscriber)?.length ?? 0;
       entries?.delete(subscriber);
@@ -130,7 +137,7 @@ class EventFields {
   }
 }
 
-function anyMatches(subs: CompiledSubscription[], fields: EventFields): boolean {
+function anyMatches(subs: readonly CompiledSubscription[], fields: EventFields): boolean {
   return subs.some(
     (sub) => sub.length === 0 || sub.some((clause) => clause.every(([i, v]) => fields.get(i) === v)),
   );

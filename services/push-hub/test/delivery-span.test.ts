@@ -11,7 +11,7 @@ import { HubMetrics } from '../src/hub-metrics.ts';
 
 function connection(id: string): Connection & { got: OutgoingEvent[] } {
   const got: OutgoingEvent[] = [];
-  return { id, token: id, transport: 'sse', sessionId: undefined, got, send: (e) => got.push(e), close() {} };
+  return { id, transport: 'sse', sessionId: undefined, got, send: (e) => got.push(e), close() {} };
 }
 
 function hubWith(connections: Connection[], eventType: string): Hub {
@@ -21,7 +21,7 @@ function hubWith(connections: Connection[], eventType: string): Hub {
     metrics: new HubMetrics(createRegistry()),
     fanout: { system: 'redis', topic: 'gw.events' },
   });
-  for (const conn of connections) hub.add(conn, [{ eventType, oneOf: [] }]);
+  for (const conn of connections) hub.add(conn, [{ eventType, oneOf: [] }], { token: 't' });
   return hub;
 }
 

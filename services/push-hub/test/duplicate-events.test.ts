@@ -57,7 +57,7 @@ describe('duplicate events', () => {
     const bus = new MemoryBus();
     const { hub, registry } = hubOn(bus, 10);
     const conn = new RecordingConnection();
-    hub.add(conn, [{ eventType: 'tick', oneOf: [] }]);
+    hub.add(conn, [{ eventType: 'tick', oneOf: [] }], { token: 't' });
     hub.dispatch('1', json('a'));
     hub.dispatch('2', json('b'));
     assert.equal(hub.dispatch('3', json('a')), undefined, 'the second a is dropped');
@@ -77,7 +77,7 @@ describe('duplicate events', () => {
     for (const [n, id] of ids.entries()) hub.dispatch(positions[n]!, json(id));
     const conn = new RecordingConnection();
     // Position 5 is far older than the ring's 5 events: the replay comes from the bus.
-    hub.add(conn, [{ eventType: 'tick', oneOf: [] }], positions[5]);
+    hub.add(conn, [{ eventType: 'tick', oneOf: [] }], { token: 't', resumeFrom: positions[5] });
     await waitFor(() => conn.ids().length >= 33, { what: `the events after 5 (have ${conn.ids()})` });
     const expected = ids.slice(6).filter((_, i) => i + 6 !== 25);
     assert.deepEqual(conn.ids(), expected);

@@ -42,7 +42,7 @@ describe('hub resume on a replica behind the client', () => {
   it('replays up to the client position, then drops live events it already had', async () => {
     const { hub, positions } = await laggingHub(100, 60);
     const conn = new RecordingConnection();
-    hub.add(conn, [{ eventType: 'tick', oneOf: [] }], positions[80]);
+    hub.add(conn, [{ eventType: 'tick', oneOf: [] }], { token: 't', resumeFrom: positions[80] });
     await waitFor(() => conn.sent.some((e) => e.type === 'gw.subscriptions_set'));
     await sleep(100); // the replay is handed over: position 80 is past this replica's newest (59)
     for (let n = 60; n < 100; n++) hub.dispatch(positions[n]!, json(n)); // the live consumer catches up
@@ -61,8 +61,8 @@ describe('hub resume on a replica behind the client', () => {
     const early = new RecordingConnection();
     const ahead = new RecordingConnection();
     // The reader starts at the older position; the other joins it unchecked.
-    hub.add(early, [{ eventType: 'tick', oneOf: [] }], positions[10]);
-    hub.add(ahead, [{ eventType: 'tick', oneOf: [] }], '5000');
+    hub.add(early, [{ eventType: 'tick', oneOf: [] }], { token: 't', resumeFrom: positions[10] });
+    hub.add(ahead, [{ eventType: 'tick', oneOf: [] }], { token: 't', resumeFrom: '5000' });
     await waitFor(() => ahead.sent.some((e) => e.type === 'gw.resync_required'), {
       timeoutMs: 2000,
       what: 'the resync after the grace',

@@ -6,7 +6,6 @@ export class RecordingConnection implements Connection {
   readonly transport = 'sse' as const;
   sessionId: string | undefined;
   readonly id = crypto.randomUUID();
-  readonly token = 'token';
   readonly sent: OutgoingEvent[] = [];
   send(e: OutgoingEvent): void {
     this.sent.push(e);

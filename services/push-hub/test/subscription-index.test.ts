@@ -33,6 +33,32 @@ describe('subscription index', () => {
     assert.deepEqual(matches(index, { type: 'greet' }), []);
   });
 
+  it("keeps each subscriber's subscriptions to a type its own, with or without constraints", () => {
+    const index = new SubscriptionIndex<string>(extractors);
+    index.set('all', [{ eventType: 'greeting', oneOf: [] }]);
+    index.set('both', [
+      { eventType: 'greeting', oneOf: [] },
+      { eventType: 'greeting', oneOf: [{ name: 'x' }] },
+    ]);
+    index.set('only-x', [{ eventType: 'greeting', oneOf: [{ name: 'x' }] }]);
+    index.set('x-then-all', [
+      { eventType: 'greeting', oneOf: [{ name: 'x' }] },
+      { eventType: 'greeting', oneOf: [] },
+    ]);
+    assert.deepEqual(matches(index, greeting('y')), ['all', 'both', 'x-then-all']);
+    assert.deepEqual(matches(index, greeting('x')), ['all', 'both', 'only-x', 'x-then-all']);
+    index.set('all', [
+      { eventType: 'greeting', oneOf: [{ name: 'z' }] },
+      { eventType: 'other', oneOf: [] },
+    ]);
+    assert.deepEqual(matches(index, greeting('y')), ['both', 'x-then-all']);
+    assert.deepEqual(matches(index, { type: 'other' }), ['all']);
+    index.remove('all');
+    index.remove('both');
+    assert.deepEqual(matches(index, greeting('y')), ['x-then-all']);
+    assert.equal(index.size, 3);
+  });
+
   it('reads oneOf as an OR of ANDs', () => {
     const index = new SubscriptionIndex<string>(extractors);
     index.set('c', [

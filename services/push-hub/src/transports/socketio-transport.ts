@@ -40,13 +40,11 @@ class SocketIoConnection implements Connection {
   readonly transport = 'socketio' as const;
   sessionId: string | undefined;
   readonly id: string;
-  readonly token: string;
   private readonly socket: Socket;
   private readonly output: EngineOutput;
 
-  constructor(id: string, token: string, socket: Socket, maxBuffered: number) {
+  constructor(id: string, socket: Socket, maxBuffered: number) {
     this.id = id;
-    this.token = token;
     this.socket = socket;
     this.output = new EngineOutput(socket.conn, maxBuffered);
   }
@@ -112,11 +110,14 @@ export function createSocketIoTransport(ctx: TransportContext) {
   io.on('connection', (socket) => {
     const { request, resolved } = socket.data as SocketData;
     const id = newConnectionId();
-    const conn = new SocketIoConnection(id, ctx.tokens.issue(id), socket, ctx.maxBufferedBytes);
+    const conn = new SocketIoConnection(id, socket, ctx.maxBufferedBytes);
     conn.sessionId = resolved.sessionId;
     socket.onAny(() => socket.disconnect(true));
     socket.on('disconnect', () => ctx.hub.remove(conn));
-    ctx.hub.add(conn, resolved.subscriptions, request.resumeFrom);
+    ctx.hub.add(conn, resolved.subscriptions, {
+      token: ctx.tokens.issue(id),
+      resumeFrom: request.resumeFrom,
+    });
   });
 
   const owns = (req: IncomingMessage) => requestPath(req).startsWith(SOCKETIO_PATH);

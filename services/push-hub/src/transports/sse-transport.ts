@@ -31,7 +31,6 @@ class SseConnection implements Connection, TurnMark {
   readonly transport = 'sse' as const;
   sessionId: string | undefined;
   readonly id: string;
-  readonly token: string;
   readonly response: ServerResponse;
   private readonly out: Writable;
   /** Whether `out` needs the chunk framing (the socket of a chunked response). */
@@ -39,9 +38,8 @@ class SseConnection implements Connection, TurnMark {
   private readonly shared: SseTransportState;
   writtenInTurn = 0;
 
-  constructor(id: string, token: string, res: ServerResponse, shared: SseTransportState) {
+  constructor(id: string, res: ServerResponse, shared: SseTransportState) {
     this.id = id;
-    this.token = token;
     this.response = res;
     this.out = res.socket ?? res;
     this.framed = res.socket !== null && res.chunkedEncoding;
@@ -171,11 +169,14 @@ export function createSseTransport(ctx: TransportContext) {
     res.flushHeaders();
     req.socket.setNoDelay(true);
     const id = newConnectionId();
-    const conn = new SseConnection(id, ctx.tokens.issue(id), res, state);
+    const conn = new SseConnection(id, res, state);
     conn.sessionId = resolved.sessionId;
     open.set(res, conn);
     res.on('close', onResponseClose);
-    ctx.hub.add(conn, resolved.subscriptions, connectReq.resumeFrom);
+    ctx.hub.add(conn, resolved.subscriptions, {
+      token: ctx.tokens.issue(id),
+      resumeFrom: connectReq.resumeFrom,
+    });
   }
 
   return {

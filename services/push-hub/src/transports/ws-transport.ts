@@ -36,16 +36,14 @@ class WsConnection implements Connection {
   readonly transport = 'ws' as const;
   sessionId: string | undefined;
   readonly id: string;
-  readonly token: string;
   alive = true;
   private readonly ws: WebSocket;
   private readonly maxBuffered: number;
 
   private readonly positions: boolean;
 
-  constructor(id: string, token: string, ws: WebSocket, maxBuffered: number, positions: boolean) {
+  constructor(id: string, ws: WebSocket, maxBuffered: number, positions: boolean) {
     this.id = id;
-    this.token = token;
     this.ws = ws;
     this.maxBuffered = maxBuffered;
     this.positions = positions;
@@ -132,12 +130,15 @@ export function createWsTransport(ctx: TransportContext) {
     if (ws.readyState !== ws.OPEN) return;
     const id = newConnectionId();
     const positions = new URL(req.url ?? '/', 'http://local').searchParams.get('positions') === 'true';
-    const conn = new WsConnection(id, ctx.tokens.issue(id), ws, ctx.maxBufferedBytes, positions);
+    const conn = new WsConnection(id, ws, ctx.maxBufferedBytes, positions);
     conn.sessionId = resolved.sessionId;
     open.set(ws, conn);
     ws.on('pong', onPong);
     ws.on('close', onClose);
-    ctx.hub.add(conn, resolved.subscriptions, connectReq.resumeFrom);
+    ctx.hub.add(conn, resolved.subscriptions, {
+      token: ctx.tokens.issue(id),
+      resumeFrom: connectReq.resumeFrom,
+    });
   }
 
   return {
