@@ -144,7 +144,7 @@ describe('SSE on the wire', () => {
         'greeting',
         'greeting',
       ]);
-      assert.match(payload, /"name":"first"[^]*"name":"second"/);
+      assert.match(payload, /"name":"first"[\s\S]*"name":"second"/);
       c.socket.destroy();
     } finally {
       await f.stop();
