@@ -24,8 +24,8 @@ export const SSE_PATH = '/_gw/v1/connection/sse';
  * After the header, an event's bytes go straight to the socket: they are the same for every
  * subscriber, HTTP/1.1 chunk framing included, so they are made once per event (sseBytesOf) and
  * ServerResponse's per-write work (a chunk header, a UTF-8 encoding, a cork) is not paid per
- * subscriber; writes of one turn are coalesced (turn-writes.ts). A response still queued behind an unfinished one on its connection (pipelining) has
- * no socket yet and writes through the response.
+ * subscriber; writes of one turn are coalesced (turn-writes.ts). A response still queued behind an
+ * unfinished one on its connection (pipelining) has no socket yet and writes through the response.
  */
 class SseConnection implements Connection, TurnMark {
   readonly transport = 'sse' as const;
