@@ -6,6 +6,7 @@
 import { signJwt } from '@gatehouse/auth';
 import {
   dependencyAddress,
+  freePort,
   gatewayEnv,
   type ServiceProcess,
   spawnService,
@@ -25,7 +26,14 @@ export interface EventTopology {
   stop(): Promise<void>;
 }
 
-export async function startEventTopology(hubEnv: Record<string, string> = {}): Promise<EventTopology> {
+/**
+ * `tls`: each hub also serves HTTPS and HTTP/2 with this certificate, on a port of its own
+ * (`INBOUND_HTTPS_PORT` in the hub's env).
+ */
+export async function startEventTopology(
+  hubEnv: Record<string, string> = {},
+  options: { tls?: { certFile: string; keyFile: string } } = {},
+): Promise<EventTopology> {
   const run = uniqueName('e2e');
   const kafkaSourceTopic = `${run}-kafka-source`;
   const natsSourceSubject = `${run}-nats-source`;
@@ -68,12 +76,12 @@ export async function startEventTopology(hubEnv: Record<string, string> = {}): P
     ),
   );
   const hubs = await Promise.all(
-    ['a', 'b'].map((r) =>
+    ['a', 'b'].map(async (r) =>
       spawnService({
         entry: 'services/push-hub/src/main.ts',
         name: `hub-${r}`,
         publicPort: true,
-        env: { ...shared, REPLICA_ID: `${run}-hub-${r}`, ...hubEnv },
+        env: { ...shared, REPLICA_ID: `${run}-hub-${r}`, ...(await tlsEnv(options.tls)), ...hubEnv },
         readyTimeoutMs: 60_000,
       }),
     ),
@@ -89,6 +97,17 @@ export async function startEventTopology(hubEnv: Record<string, string> = {}): P
     async stop() {
       await Promise.all([...hubs, ...publishers].map((p) => p.stop()));
     },
+  };
+}
+
+async function tlsEnv(
+  tls: { certFile: string; keyFile: string } | undefined,
+): Promise<Record<string, string>> {
+  if (!tls) return {};
+  return {
+    HTTPS_CERTFILE: tls.certFile,
+    HTTPS_KEYFILE: tls.keyFile,
+    INBOUND_HTTPS_PORT: String(await freePort()),
   };
 }
 

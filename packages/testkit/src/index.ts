@@ -1,6 +1,7 @@
 export * from './dependencies.ts';
 export * from './wait-for.ts';
 export * from './sse-client.ts';
+export * from './h2-sse-client.ts';
 export * from './spawn-service.ts';
 export * from './longpoll-client.ts';
 export * from './ws-client.ts';

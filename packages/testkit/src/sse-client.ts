@@ -54,10 +54,16 @@ export async function openSse(url: string, headers: Record<string, string> = {})
 
 async function read(body: ReadableStream<Uint8Array>, frames: SseFrame[], comments: string[]): Promise<void> {
   const decoder = new TextDecoder();
+  const parse = parseSseText(frames, comments);
+  for await (const chunk of body) parse(decoder.decode(chunk, { stream: true }));
+}
+
+/** An incremental SSE parser: feed it text as it arrives; frames and comments are appended. */
+export function parseSseText(frames: SseFrame[], comments: string[]): (text: string) => void {
   let buffer = '';
   let current: { id?: string; event?: string; data: string[] } = { data: [] };
-  for await (const chunk of body) {
-    buffer += decoder.decode(chunk, { stream: true });
+  return (text) => {
+    buffer += text;
     let nl = buffer.indexOf('\n');
     while (nl >= 0) {
       const line = buffer.slice(0, nl).replace(/\r$/, '');
@@ -78,5 +84,5 @@ async function read(body: ReadableStream<Uint8Array>, frames: SseFrame[], commen
       }
       nl = buffer.indexOf('\n');
     }
-  }
+  };
 }

@@ -1,4 +1,5 @@
 /** A push hub on the memory bus and store, listening on free ports, for the transport tests. */
+import { readFileSync } from 'node:fs';
 import { authConfig, blacklistKey, createAuthFromConfig, signJwt } from '@gatehouse/auth';
 import { MemoryBus } from '@gatehouse/bus';
 import {
@@ -8,7 +9,9 @@ import {
   Health,
   loadConfig,
   startHost,
+  tlsSettingsFrom,
 } from '@gatehouse/service-kit';
+import { selfSignedCertificate } from '@gatehouse/testkit';
 import { MemoryStore } from '@gatehouse/store';
 import { createPushHub, pushHubConfig } from '../src/index.ts';
 
@@ -26,11 +29,16 @@ export const extractors = {
 
 export type HubFixture = Awaited<ReturnType<typeof startHubFixture>>;
 
-/** `shared` lets two hubs (two "replicas") meet on one memory bus and store. */
+/**
+ * `shared` lets two hubs (two "replicas") meet on one memory bus and store. With `tls`, the edge
+ * also serves HTTPS and HTTP/2 (a certificate made for the run, for 127.0.0.1): `tlsUrl`, `ca`.
+ */
 export async function startHubFixture(
   env: Record<string, string> = {},
   shared?: { bus: MemoryBus; store: MemoryStore },
+  options: { tls?: boolean } = {},
 ) {
+  const cert = options.tls ? selfSignedCertificate() : undefined;
   const bus = shared?.bus ?? new MemoryBus();
   const store = shared?.store ?? new MemoryStore();
   const config = loadConfig(
@@ -69,10 +77,20 @@ export async function startHubFixture(
     apiPort: 0,
     drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT_MS,
     closeables: shared ? [auth] : [auth, bus, store],
+    tls:
+      cert &&
+      tlsSettingsFrom({
+        HTTPS_CERTFILE: cert.certFile,
+        HTTPS_KEYFILE: cert.keyFile,
+        HTTPS_KEYFILE_PASS: undefined,
+        INBOUND_HTTPS_PORT: 0,
+      }),
   });
   const url = `http://127.0.0.1:${host.publicPort}`;
   return {
     url,
+    tlsUrl: `https://127.0.0.1:${host.publicTlsPort}`,
+    ca: cert && readFileSync(cert.certFile),
     apiUrl: `http://127.0.0.1:${host.apiPort}`,
     wsUrl: url.replace('http', 'ws'),
     bus,

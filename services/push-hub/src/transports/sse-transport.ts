@@ -6,6 +6,7 @@
  * comes back (shutdown, a resume that cannot be served now) ends with a `retry:` hint with jitter.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { constants, type ServerHttp2Stream } from 'node:http2';
 import type { Writable } from 'node:stream';
 import { requestPath, sendText } from '@gatehouse/service-kit';
 import type { CloseReason, Connection } from '../connection.ts';
@@ -26,6 +27,8 @@ export const SSE_PATH = '/_gw/v1/connection/sse';
  * ServerResponse's per-write work (a chunk header, a UTF-8 encoding, a cork) is not paid per
  * subscriber; writes of one turn are coalesced (turn-writes.ts). A response still queued behind an
  * unfinished one on its connection (pipelining) has no socket yet and writes through the response.
+ * Over HTTP/2 the same bare bytes go to the response's own stream (its socket is the session's,
+ * shared by every stream, and may not be written to), so the slow-consumer bound is per stream.
  */
 class SseConnection implements Connection, TurnMark {
   readonly transport = 'sse' as const;
@@ -41,8 +44,9 @@ class SseConnection implements Connection, TurnMark {
   constructor(id: string, res: ServerResponse, shared: SseTransportState) {
     this.id = id;
     this.response = res;
-    this.out = res.socket ?? res;
-    this.framed = res.socket !== null && res.chunkedEncoding;
+    const h2 = http2StreamOf(res);
+    this.out = h2 ?? res.socket ?? res;
+    this.framed = h2 === undefined && res.socket !== null && res.chunkedEncoding;
     this.shared = shared;
   }
 
@@ -57,7 +61,7 @@ class SseConnection implements Connection, TurnMark {
   close(reason: CloseReason): void {
     // A slow consumer is not reading: ending would wait behind what it never reads, keeping those
     // bytes (up to MAX_BUFFERED_BYTES) resident for as long as the client keeps the socket open.
-    if (reason === 'slow_consumer') this.response.destroy();
+    if (reason === 'slow_consumer') this.cut();
     else if (!this.response.writableEnded) {
       const comeBack = reason === 'shutdown' || reason === 'unavailable';
       if (comeBack && !this.response.destroyed) this.response.end(`retry: ${this.shared.retryMs()}\n\n`);
@@ -66,12 +70,24 @@ class SseConnection implements Connection, TurnMark {
     this.shared.forget(this);
   }
 
+  /** Drops the unsent output at once: the socket, or over HTTP/2 only this stream (RST_STREAM CANCEL). */
+  private cut(): void {
+    const h2 = http2StreamOf(this.response);
+    if (h2) h2.close(constants.NGHTTP2_CANCEL);
+    else this.response.destroy();
+  }
+
   private write(bytes: SseBytes): void {
     // The socket may be gone before our 'close' listener ran: writing then would emit an error.
     if (this.out.destroyed) return;
     if (this.out.writableLength > this.shared.maxBuffered) this.close('slow_consumer');
     else writeInTurn(this.out, this.framed ? bytes.chunk : bytes.frame, this);
   }
+}
+
+/** The HTTP/2 stream of a response from node's compatibility layer (Http2ServerResponse). */
+function http2StreamOf(res: ServerResponse): ServerHttp2Stream | undefined {
+  return (res as unknown as { stream?: ServerHttp2Stream }).stream;
 }
 
 /** What every connection of the transport shares (kept out of the connection, which is held 10k times). */
@@ -156,18 +172,20 @@ export function createSseTransport(ctx: TransportContext) {
       throw err;
     }
     if (req.destroyed) return;
+    const h2 = req.httpVersionMajor === 2;
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
       'x-accel-buffering': 'no',
-      connection: 'keep-alive',
+      // HTTP/2 has no connection-specific headers: the stream stays open by itself.
+      ...(!h2 && { connection: 'keep-alive' }),
       ...cors,
     });
     // Sends the header on its own now: node:http keeps the header text for the life of the response,
     // and only writing it alone flattens it (otherwise it stays a rope of ~27 string pieces, ~1 KiB
     // per connection).
     res.flushHeaders();
-    req.socket.setNoDelay(true);
+    if (!h2) req.socket.setNoDelay(true);
     const id = newConnectionId();
     const conn = new SseConnection(id, res, state);
     conn.sessionId = resolved.sessionId;
