@@ -72,9 +72,19 @@ export const pushHubConfig = {
     { min: 1 },
   ),
   MAX_BUFFERED_BYTES: int(
-    'unsent output per connection (SSE, WebSocket, socket.io) before it is closed as a slow consumer',
+    'bytes of events a connection (SSE, WebSocket, socket.io) leaves unread before it is closed as a slow consumer; a resume backlog does not count',
     4 * 1024 * 1024,
     { min: 1024 },
+  ),
+  CONNECTION_HIGH_WATER_BYTES: int(
+    'unsent output at which the hub stops writing to a connection until it drains (the rest waits in the event buffer)',
+    256 * 1024,
+    { min: 16 * 1024 },
+  ),
+  LONGPOLL_MAX_RESPONSE_BYTES: int(
+    'most bytes of events one long-poll answer carries (at least one event); the cursor moves by what was sent',
+    1024 * 1024,
+    { min: 16 * 1024 },
   ),
   CONTROL_REQUEST_TIMEOUT: duration(
     'how long a replica waits for the replica holding a connection to answer',

@@ -7,14 +7,22 @@ export const TRANSPORTS: readonly TransportKind[] = ['sse', 'ws', 'socketio', 'l
 /**
  * `shutdown`: this replica is stopping; the client should reconnect (elsewhere) and resume.
  * `unavailable`: a resume could not be served now (broker unreachable); the client should retry.
+ * `session_expired`: the JWT the connection was admitted with has expired; reconnect with a new one.
  */
-export type CloseReason = 'session_killed' | 'shutdown' | 'slow_consumer' | 'unavailable';
+export type CloseReason = 'session_killed' | 'session_expired' | 'shutdown' | 'slow_consumer' | 'unavailable';
 
 export interface Connection {
   readonly id: string;
   readonly transport: TransportKind;
   sessionId: string | undefined;
-  send(event: OutgoingEvent): void;
+  /**
+   * Writes the event. False when the connection's unsent output has reached its high-water mark
+   * (TransportContext.writeHighWater): the hub then writes nothing more to it until `whenDrained`
+   * calls back, and what it would have written waits in the hub's ring (catch-up.ts).
+   */
+  send(event: OutgoingEvent): boolean;
+  /** Calls `ready` once, when the output the connection had not sent has gone out. */
+  whenDrained(ready: () => void): void;
   /** Ends the connection; for `session_killed` after `gw.session_killed` was sent. */
   close(reason: CloseReason): void;
 }

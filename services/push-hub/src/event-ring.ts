@@ -101,6 +101,34 @@ export class EventRing {
     return this.index.has(position);
   }
 
+  /**
+   * Sequence numbers name the events pushed, 0 for the first: `end` is the next one to come, and
+   * `get(seq)` is the event while the ring holds it. A connection catching up keeps its place as one.
+   */
+  get end(): number {
+    return this.nextSeq;
+  }
+
+  get(seq: number): RingEvent | undefined {
+    return seq >= this.firstSeq && seq < this.nextSeq ? this.slots[seq % this.capacity] : undefined;
+  }
+
+  /**
+   * The sequence number of the first event after `position` when the ring holds every event after
+   * it: the position is held, or (with the stream's order) lies between the oldest and the newest
+   * held. Undefined otherwise (older, beyond the newest, malformed).
+   */
+  seqAfter(position: string, compare?: (a: string, b: string) => number): number | undefined {
+    const held = this.index.get(position);
+    if (held !== undefined) return held + 1;
+    if (compare === undefined || this.size === 0) return undefined;
+    if (compare(this.oldest!, position) > 0 || compare(position, this.head!) > 0) return undefined;
+    let seq = this.nextSeq;
+    while (seq > this.firstSeq && compare(this.slots[(seq - 1) % this.capacity]!.position, position) > 0)
+      seq--;
+    return seq;
+  }
+
   /** Every event since the replica started; undefined once the oldest ones were evicted. */
   fromStart(): RingEvent[] | undefined {
     if (this.firstSeq > 0) return undefined;

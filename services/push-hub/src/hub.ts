@@ -3,12 +3,13 @@
  * the fan-out stream, and sessions (for kills). Transports add and remove connections; the fan-out
  * consumer dispatches every stream event; each matching connection gets it exactly once.
  *
- * A connection resuming from a position older than the ring is served by a broker replay
- * (stream-replay.ts). While it runs, live events are not sent to that connection: they are in the
- * ring, and the hand-over sends the ring's events after the replay's position in the same step.
- * While tracing, each dispatched event is one delivery span (delivery-span.ts).
+ * A connection that resumes, or whose client reads slower than events come, is behind: it is
+ * written from the ring (or a broker replay) at its own place with backpressure, and goes live
+ * again when it reaches the newest event (catch-up.ts). While tracing, each dispatched event is one
+ * delivery span (delivery-span.ts).
  */
 import { isTracingActive } from '@gatehouse/tracing';
+import { type Behind, CatchUp } from './catch-up.ts';
 import type { CloseReason, Connection } from './connection.ts';
 import { type FanoutSource, traceDelivery } from './delivery-span.ts';
 import type { EventRing, RingEvent } from './event-ring.ts';
@@ -22,7 +23,7 @@ import {
 } from './gateway-events.ts';
 import type { HubMetrics } from './hub-metrics.ts';
 import { readStreamEvent } from './stream-event.ts';
-import type { ReplayTarget, StreamReplay } from './stream-replay.ts';
+import type { StreamReplay } from './stream-replay.ts';
 import type { Subscription } from './subscription.ts';
 import { SubscriptionIndex } from './subscription-index.ts';
 
@@ -37,15 +38,11 @@ export interface HubOptions {
   fanout?: FanoutSource;
   /** How long a resume position ahead of this replica may wait for it before it counts as unknown. */
   aheadGraceMs?: number;
-}
-
-/** A connection served by a broker replay, then until live events pass the replay's position. */
-interface Resuming {
-  /** What the connection has had up to; gateway events carry it as their position. */
-  at: string;
-  /** Undefined while replaying; then live events up to it are dropped (already replayed). */
-  floor: string | undefined;
-  target: ReplayTarget | undefined;
+  /**
+   * Bytes of events a connection that is behind may leave unread before it is closed as a slow
+   * consumer (MAX_BUFFERED_BYTES); a resume's backlog does not count (catch-up.ts).
+   */
+  maxUnreadBytes?: number;
 }
 
 export class Hub {
@@ -54,7 +51,7 @@ export class Hub {
   readonly index: SubscriptionIndex<Connection>;
   private readonly connections = new Map<string, Connection>();
   private readonly sessions = new Map<string, Set<Connection>>();
-  private readonly resuming = new Map<Connection, Resuming>();
+  private readonly catchUp: CatchUp;
   private readonly metrics: HubMetrics;
   private readonly aheadGraceMs: number;
   private readonly fanout: FanoutSource | undefined;
@@ -66,6 +63,22 @@ export class Hub {
     this.metrics = options.metrics;
     this.aheadGraceMs = options.aheadGraceMs ?? 5000;
     this.fanout = options.fanout;
+    this.catchUp = new CatchUp({
+      ring: this.ring,
+      replay: this.replay,
+      maxUnreadBytes: options.maxUnreadBytes ?? 4 * 1024 * 1024,
+      matches: (conn, e) => this.index.matches(conn, e.event as { type: string }),
+      resync: (conn, from) => this.resyncOwn(conn, from),
+      closeSlow: (conn) => this.close(conn, 'slow_consumer'),
+      closeUnavailable: (conn) => this.close(conn, 'unavailable'),
+      expectAhead: (conn, b) => this.expectAhead(conn, b),
+      resumed: (source) => this.metrics.resumed(source),
+    });
+  }
+
+  /** Connections written at their own place rather than live (resuming, or reading slowly). */
+  get behind(): number {
+    return this.catchUp.size;
   }
 
   get size(): number {
@@ -88,21 +101,16 @@ export class Hub {
     this.joinSession(conn);
     this.metrics.connectionOpened(conn.transport, this.index.size);
     // A resuming client's welcome carries its own position: it has nothing after it yet.
-    if (resumeFrom !== undefined)
-      this.resuming.set(conn, { at: resumeFrom, floor: undefined, target: undefined });
-    this.sendOwn(conn, connectionCreated(token));
-    this.sendOwn(conn, subscriptionsSet(subs));
-    if (resumeFrom !== undefined) this.resume(conn, resumeFrom);
+    const welcomeAt = resumeFrom ?? this.ring.head;
+    this.sendOwn(conn, connectionCreated(token), welcomeAt);
+    this.sendOwn(conn, subscriptionsSet(subs), welcomeAt);
+    if (resumeFrom !== undefined && this.connections.get(conn.id) === conn) this.resume(conn, resumeFrom);
   }
 
   remove(conn: Connection): void {
     if (this.connections.get(conn.id) !== conn) return;
     this.connections.delete(conn.id);
-    const resuming = this.resuming.get(conn);
-    if (resuming) {
-      this.resuming.delete(conn);
-      if (resuming.target) this.replay?.cancel(resuming.target);
-    }
+    this.catchUp.forget(conn);
     this.index.remove(conn);
     if (conn.sessionId !== undefined) {
       const set = this.sessions.get(conn.sessionId);
@@ -181,11 +189,12 @@ export class Hub {
       return undefined;
     }
     this.ring.push(e);
+    const seq = this.ring.end - 1;
     const out: OutgoingEvent = { type: e.type, json: e.json, position };
     const delivered =
       this.fanout !== undefined && isTracingActive()
-        ? traceDelivery(this.fanout, e.event, () => this.deliver(e.event as { type: string }, out, position))
-        : this.deliver(e.event as { type: string }, out, position);
+        ? traceDelivery(this.fanout, e.event, () => this.deliver(e.event as { type: string }, out, seq))
+        : this.deliver(e.event as { type: string }, out, seq);
     this.metrics.eventDispatched(e.type, delivered);
     return e;
   }
@@ -201,12 +210,18 @@ export class Hub {
     for (const conn of this.held()) this.close(conn, 'shutdown');
   }
 
-  /** Sends the event to every matching connection (not to one still catching up); answers how many. */
-  private deliver(event: { type: string }, out: OutgoingEvent, position: string): number {
+  /**
+   * Writes the event to every matching live connection; one that is behind gets it in its turn. A
+   * connection that says it is full after it falls behind. Answers how many were written to.
+   */
+  private deliver(event: { type: string }, out: OutgoingEvent, seq: number): number {
     let delivered = 0;
     this.index.match(event, (conn) => {
-      if (this.resuming.size !== 0 && !this.passesResume(conn, position)) return;
-      conn.send(out);
+      if (this.catchUp.size !== 0) {
+        const b = this.catchUp.get(conn);
+        if (b) return this.catchUp.queued(conn, b, out);
+      }
+      if (!conn.send(out)) this.catchUp.fellBehind(conn, out.position, seq + 1);
       delivered++;
     });
     return delivered;
@@ -222,18 +237,7 @@ export class Hub {
 
   /** Serves a resume from the ring when it holds everything after `from`, else from the broker. */
   private resume(conn: Connection, from: string): void {
-    const missed = this.eventsAfter(from);
-    if (missed) {
-      this.resuming.delete(conn);
-      this.metrics.resumed('ring');
-      this.sendMatching(conn, missed);
-    } else if (!this.replay || !this.wellFormed(from)) {
-      this.resyncOwn(conn, from);
-    } else {
-      const state = this.resuming.get(conn)!;
-      state.target = this.replayTarget(conn, from, state);
-      this.replay.request(state.target);
-    }
+    if (!this.catchUp.resume(conn, from, this.wellFormed(from))) this.resyncOwn(conn, from);
   }
 
   /** The ring's events after a position it does not hold but whose successors it does. */
@@ -254,80 +258,38 @@ export class Hub {
     }
   }
 
-  private replayTarget(conn: Connection, from: string, state: Resuming): ReplayTarget {
-    const hub = this;
-    return {
-      from,
-      get wanted() {
-        return hub.connections.get(conn.id) === conn;
-      },
-      event: (e) => {
-        this.sendMatching(conn, [e]);
-        state.at = e.position;
-        return true;
-      },
-      caughtUp: (at, rest, beyondRing) => {
-        this.metrics.resumed('broker');
-        this.sendMatching(conn, rest);
-        state.at = rest.at(-1)?.position ?? at;
-        state.target = undefined;
-        if (!beyondRing) this.resuming.delete(conn);
-        else {
-          state.floor = at;
-          if (!this.replay!.reached(at)) this.expectAhead(conn, state);
-        }
-      },
-      unavailable: () => this.resyncOwn(conn, from),
-      failed: () => {
-        this.resuming.delete(conn);
-        conn.close('unavailable');
-        this.remove(conn);
-      },
-    };
-  }
-
   /**
    * A floor beyond every event this replica has seen: a client that was on a replica ahead of this
    * one, or a position the stream never had. Once the grace has passed without the stream
    * reaching it, it counts as unknown.
    */
-  private expectAhead(conn: Connection, state: Resuming): void {
+  private expectAhead(conn: Connection, b: Behind): void {
     const timer = setTimeout(() => {
-      if (this.resuming.get(conn) === state && !this.replay!.reached(state.floor!))
-        this.resyncOwn(conn, state.floor!);
+      if (this.catchUp.get(conn) === b && b.floor !== undefined && !this.replay!.reached(b.floor)) {
+        this.catchUp.forget(conn);
+        this.resyncOwn(conn, b.floor);
+      }
     }, this.aheadGraceMs);
     timer.unref();
   }
 
   private resyncOwn(conn: Connection, from: string): void {
-    this.resuming.delete(conn);
     this.metrics.resumed('resync');
     this.sendOwn(conn, resyncRequired(from));
   }
 
-  /** Live delivery to a connection being resumed: none while replaying, then only after the floor. */
-  private passesResume(conn: Connection, position: string): boolean {
-    const state = this.resuming.get(conn);
-    if (!state) return true;
-    if (state.floor === undefined || this.replay!.compare(position, state.floor) <= 0) return false;
-    this.resuming.delete(conn);
-    return true;
-  }
-
-  private sendMatching(conn: Connection, events: RingEvent[]): void {
-    for (const e of events) {
-      if (this.index.matches(conn, e.event as { type: string })) {
-        conn.send({ type: e.type, json: e.json, position: e.position });
-      }
-    }
-  }
-
   /**
    * Gateway-made events carry the position the connection is at (the stream head once it is live),
-   * so a client that resumes from one continues where it was.
+   * so a client that resumes from one continues where it was. They are written at once, also to a
+   * connection that is behind.
    */
-  private sendOwn(conn: Connection, e: OutgoingEvent): void {
-    conn.send({ ...e, position: this.resuming.get(conn)?.at ?? this.ring.head });
+  private sendOwn(conn: Connection, e: OutgoingEvent, at?: string): void {
+    const b = this.catchUp.get(conn);
+    const position = b?.at ?? at ?? this.ring.head;
+    const more = conn.send({ ...e, position });
+    if (b) this.catchUp.wroteOwn(conn, b, more);
+    else if (!more && this.connections.get(conn.id) === conn)
+      this.catchUp.fellBehind(conn, position, this.ring.end);
   }
 
   private joinSession(conn: Connection): void {

@@ -74,6 +74,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     ring,
     replay,
     metrics,
+    maxUnreadBytes: config.MAX_BUFFERED_BYTES,
     fanout: { system: deps.fanoutBus.kind, topic: config.FANOUT_TOPIC },
   });
   const check = createAccessCheck(config.SUBSCRIPTION_CHECK, {
@@ -104,7 +105,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     logger,
     cors: config.CORS_ALLOWED_ORIGINS,
     heartbeatMs: config.HEARTBEAT_INTERVAL,
-    maxBufferedBytes: config.MAX_BUFFERED_BYTES,
+    writeHighWater: config.CONNECTION_HIGH_WATER_BYTES,
     reconnectDelayMs: () => Math.round(Math.random() * config.DRAIN_RECONNECT_JITTER),
   };
   const sse = createSseTransport(ctx);
@@ -118,6 +119,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     pollWindowMs: config.LONGPOLL_TIMEOUT,
     sessionTtlSeconds: Math.ceil(config.LONGPOLL_SESSION_TTL / 1000),
     maxQueued: config.LONGPOLL_QUEUE_SIZE,
+    maxResponseBytes: config.LONGPOLL_MAX_RESPONSE_BYTES,
   });
   const channel = new ReplicaChannel({
     bus: deps.controlBus,

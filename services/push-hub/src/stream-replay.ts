@@ -10,6 +10,11 @@
  * at or after where the reader currently is; a target further back waits for the next round. At
  * most `maxReaders` rounds run at once per replica, so a thousand clients coming back after a
  * rolling deploy cost at most that many broker subscriptions, not a thousand.
+ *
+ * Backpressure: after each message a round waits until every target that says it is full (`ready`)
+ * has drained, so a replay goes at the pace of its readers and never piles up output. A target
+ * still full after `stallMs` is detached: the round reads on for the others, and the target asks
+ * for a replay from its own place again once it has drained.
  */
 import {
   type Bus,
@@ -28,6 +33,10 @@ export interface ReplayTarget {
   readonly wanted: boolean;
   /** One replayed event after `from`, in stream order, not filtered; false: send nothing more. */
   event(e: RingEvent): boolean | undefined;
+  /** A promise when the target cannot take more yet: the round waits for it (at most `stallMs`). */
+  ready?(): Promise<void> | undefined;
+  /** The round stopped waiting for it and read on: it is no longer served by the round. */
+  detach?(): void;
   /**
    * The replay has reached the ring: `rest` are the ring's events after `at` (the replay's
    * position, or the target's own when that is later), and every later event is dispatched live.
@@ -54,6 +63,8 @@ export interface StreamReplayOptions {
   /** Where the live fan-out subscription started (its `liveAfter`), once it runs. */
   liveAfter(): Position | undefined;
   maxReaders: number;
+  /** How long a round waits for a full target before it reads on without it (default 2 s). */
+  stallMs?: number;
   metrics: ReplayMetrics;
   onError(err: Error): void;
 }
@@ -147,6 +158,8 @@ class ReplayRound {
   private done = false;
   /** CloudEvent identities replayed by this round: a second one is a duplicate, sent to nobody. */
   private readonly replayed = new Set<string>();
+  /** Targets the round waits for (full), each released when it drains or leaves. */
+  private readonly released = new Map<ReplayTarget, PromiseWithResolvers<void>>();
   private readonly finished = Promise.withResolvers<void>();
   private subscription: Subscription | undefined;
 
@@ -165,6 +178,8 @@ class ReplayRound {
   }
 
   leave(target: ReplayTarget): void {
+    // A round waiting for it to drain need not wait any more.
+    this.released.get(target)?.resolve();
     if (this.targets.delete(target) && this.targets.size === 0) this.finish();
   }
 
@@ -207,7 +222,7 @@ class ReplayRound {
     return undefined;
   }
 
-  private handle(message: Message): void {
+  private handle(message: Message): void | Promise<void> {
     if (this.done) return;
     const { compare } = this.replay;
     const e = readStreamEvent(message.position, message.value.toString('utf8'));
@@ -223,6 +238,37 @@ class ReplayRound {
     }
     if (sent) this.options.metrics.replayed(sent);
     this.catchUp(message.position);
+    return this.untilReady();
+  }
+
+  /** Resolves once every target can take more; the ones still full after the stall are detached. */
+  private untilReady(): Promise<void> | undefined {
+    const full: ReplayTarget[] = [];
+    for (const t of this.targets) {
+      const ready = t.ready?.();
+      if (!ready) continue;
+      const released = Promise.withResolvers<void>();
+      void ready.then(released.resolve);
+      this.released.set(t, released);
+      full.push(t);
+    }
+    return full.length === 0 ? undefined : this.waitForDrain(full);
+  }
+
+  private async waitForDrain(full: ReplayTarget[]): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const stall = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.options.stallMs ?? 2000);
+    });
+    const drained = new Set<ReplayTarget>();
+    const each = full.map((t) => this.released.get(t)!.promise.then(() => void drained.add(t)));
+    await Promise.race([Promise.all(each), stall]);
+    clearTimeout(timer);
+    for (const t of full) {
+      this.released.delete(t);
+      if (!drained.has(t) && this.targets.delete(t)) t.detach?.();
+    }
+    if (this.targets.size === 0) this.finish();
   }
 
   /**

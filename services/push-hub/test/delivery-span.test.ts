@@ -11,7 +11,15 @@ import { HubMetrics } from '../src/hub-metrics.ts';
 
 function connection(id: string): Connection & { got: OutgoingEvent[] } {
   const got: OutgoingEvent[] = [];
-  return { id, transport: 'sse', sessionId: undefined, got, send: (e) => got.push(e), close() {} };
+  return {
+    id,
+    transport: 'sse',
+    sessionId: undefined,
+    got,
+    send: (e) => got.push(e) > 0,
+    whenDrained: (ready) => setImmediate(ready),
+    close() {},
+  };
 }
 
 function hubWith(connections: Connection[], eventType: string): Hub {

@@ -7,8 +7,12 @@ export class RecordingConnection implements Connection {
   sessionId: string | undefined;
   readonly id = crypto.randomUUID();
   readonly sent: OutgoingEvent[] = [];
-  send(e: OutgoingEvent): void {
+  send(e: OutgoingEvent): boolean {
     this.sent.push(e);
+    return true;
+  }
+  whenDrained(ready: () => void): void {
+    setImmediate(ready);
   }
   close(): void {}
   /** The CloudEvents of type `tick` it got, in order. */

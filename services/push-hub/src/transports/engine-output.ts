@@ -1,10 +1,11 @@
 /**
- * The unsent output of one socket.io connection, for the slow-consumer limit (MAX_BUFFERED_BYTES,
- * as for SSE and WebSocket). engine.io keeps what it cannot send yet in its write buffer (a polling
+ * The output of one socket.io connection, with its high-water mark (as for SSE and WebSocket: a
+ * full connection is written again once drained, catch-up.ts). engine.io keeps what it cannot send yet in its write buffer (a polling
  * client that stops polling, a WebSocket whose previous frames are still unsent); what it handed to
  * its WebSocket is counted by that WebSocket's `bufferedAmount`.
  */
 import type { Socket as EngineSocket } from 'engine.io';
+import type { SocketIoFrame } from './socketio-frame.ts';
 
 interface TransportWebSocket {
   bufferedAmount: number;
@@ -13,23 +14,44 @@ interface TransportWebSocket {
 
 export class EngineOutput {
   private readonly conn: EngineSocket;
-  private readonly maxBuffered: number;
+  private readonly highWater: number;
   /** Bytes of frames written to engine.io since it last flushed its write buffer to the transport. */
   private pending = 0;
+  /** A frame written with a callback (the one that made the output full) has not gone out yet. */
+  private awaitingWrite = false;
+  private drained: (() => void) | undefined;
 
-  constructor(conn: EngineSocket, maxBuffered: number) {
+  constructor(conn: EngineSocket, highWater: number) {
     this.conn = conn;
-    this.maxBuffered = maxBuffered;
+    this.highWater = highWater;
     conn.on('flush', () => {
       this.pending = 0;
     });
   }
 
-  /** Whether `bytes` more may be written; counts them when so. */
-  accepts(bytes: number): boolean {
-    if (this.pending + this.inTransport() > this.maxBuffered) return false;
-    this.pending += bytes;
-    return true;
+  /** Writes the frame; false when the unsent output has reached the high-water mark. */
+  write(frame: SocketIoFrame): boolean {
+    const full = this.pending + this.inTransport() + frame.bytes >= this.highWater;
+    this.pending += frame.bytes;
+    if (!full) {
+      this.conn.write(frame.packet, frame.options);
+      return true;
+    }
+    // engine.io calls back once the transport has sent the packet (a poll answered, a frame written).
+    this.awaitingWrite = true;
+    this.conn.write(frame.packet, frame.options, () => {
+      this.awaitingWrite = false;
+      const ready = this.drained;
+      this.drained = undefined;
+      ready?.();
+    });
+    return false;
+  }
+
+  whenDrained(ready: () => void): void {
+    // Without a frame to wait for, the caller tries again (and gets false with one if still full).
+    if (this.awaitingWrite && this.pending + this.inTransport() > 0) this.drained = ready;
+    else setImmediate(ready);
   }
 
   /**

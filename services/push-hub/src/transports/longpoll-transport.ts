@@ -8,7 +8,9 @@
  * - No `connection_token` cookie (or an unknown one): create the connection → 200 `"ok"` with the
  *   cookies `connection_token` and `last_event_id`.
  * - With the cookie: answer `{"last_event_id": …, "events": […]}` as soon as there is something,
- *   or empty after the poll window; the cookie moves the cursor along. An answer carrying private
+ *   or empty after the poll window; the cookie moves the cursor along. An answer carries at most
+ *   `maxResponseBytes` of events (LONGPOLL_MAX_RESPONSE_BYTES): the cursor then stops at the last
+ *   one sent, and the next poll goes on from there. An answer carrying private
  *   events sets `last_private_event_id`; they are removed once the next poll brings it back.
  * - A waiting poll sleeps until an event its subscriptions match arrives, its private events
  *   change, its session is killed, or the window ends (longpoll-waiters.ts): no polling loop.
@@ -55,6 +57,8 @@ export interface LongPollOptions {
   maxQueued: number;
   /** Most stream events one answer reads from a broker replay (the client polls on for more). */
   replayPageSize?: number;
+  /** Most bytes of events one answer carries (at least one event); the cursor moves by what was sent. */
+  maxResponseBytes: number;
 }
 
 /** The stream events after a cursor, not yet filtered, and the cursor after them. */
@@ -139,6 +143,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     const replay = ctx.hub.replay!;
     return new Promise((resolve) => {
       const events: RingEvent[] = [];
+      let bytes = 0;
       let settled = false;
       const settle = (slice: StreamSlice) => {
         if (settled) return;
@@ -155,7 +160,8 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
         },
         event: (e) => {
           events.push(e);
-          if (events.length < pageSize) return true;
+          bytes += e.json.length;
+          if (events.length < pageSize && bytes < opts.maxResponseBytes) return true;
           opts.metrics.resumed('broker');
           settle({ events, cursor: e.position });
           return false;
@@ -207,9 +213,11 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
         // published applies to it (a poll waiting since before the change has the old ones).
         if (slice.events.length > 0) await reload();
         const matches = ctx.hub.index.matcherFor(rec.subscriptions);
-        const stream = slice.events.filter((e) => matches(e.event as { type: string })).map((e) => e.json);
+        const room = opts.maxResponseBytes - privateEvents.reduce((n, e) => n + e.json.length, 0);
+        const taken = takeMatching(slice, (e) => matches(e.event as { type: string }), room);
+        const stream = taken.events;
         if (slice.resync) stream.unshift(resyncRequired(cursor).json);
-        cursor = slice.cursor;
+        cursor = taken.cursor;
         const waitMs = deadline - Date.now();
         if (privateEvents.length > 0 || stream.length > 0 || waitMs <= 0 || draining)
           return answer(res, id, token, cursor, privateEvents, stream);
@@ -332,6 +340,30 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     waiters,
     records,
   };
+}
+
+/**
+ * The matching events of a slice that fit in `maxBytes` (at least one), and the cursor after what
+ * was taken: the slice's own cursor when all of it fit, else the position of the last event looked
+ * at before the first one that did not.
+ */
+export function takeMatching(
+  slice: { events: RingEvent[]; cursor: string },
+  matches: (e: RingEvent) => boolean,
+  maxBytes: number,
+): { events: string[]; cursor: string } {
+  const events: string[] = [];
+  let bytes = 0;
+  let lastSeen: string | undefined;
+  for (const e of slice.events) {
+    if (matches(e)) {
+      if (events.length > 0 && bytes + e.json.length > maxBytes) return { events, cursor: lastSeen! };
+      events.push(e.json);
+      bytes += e.json.length;
+    }
+    lastSeen = e.position;
+  }
+  return { events, cursor: slice.cursor };
 }
 
 function cookies(token: string, cursor: string, acknowledge: string | undefined, path: string): string[] {

@@ -4,7 +4,8 @@
  * Authorization header. Each CloudEvent is emitted with its type as the event name and the event as
  * the argument. A rejected connect fails with `connect_error` whose message is the reason and whose
  * `data.status` is the HTTP status the other transports would answer; a session kill emits
- * `gw.session_killed`, then disconnects. A replica that stops (or cannot serve a resume now) closes
+ * `gw.session_killed`, then disconnects, and so does the end of the JWT the connection was admitted
+ * with (`gw.session_expired`). A replica that stops (or cannot serve a resume now) closes
  * the connection's transport instead: the socket.io client reconnects by itself, with its offset.
  *
  * Resume: every event with a stream position is emitted with the position as a last, extra
@@ -43,16 +44,18 @@ class SocketIoConnection implements Connection {
   private readonly socket: Socket;
   private readonly output: EngineOutput;
 
-  constructor(id: string, socket: Socket, maxBuffered: number) {
+  constructor(id: string, socket: Socket, highWater: number) {
     this.id = id;
     this.socket = socket;
-    this.output = new EngineOutput(socket.conn, maxBuffered);
+    this.output = new EngineOutput(socket.conn, highWater);
   }
 
-  send(e: OutgoingEvent): void {
-    const frame = socketIoFrameOf(e);
-    if (!this.output.accepts(frame.bytes)) this.close('slow_consumer');
-    else this.socket.conn.write(frame.packet, frame.options);
+  send(e: OutgoingEvent): boolean {
+    return this.output.write(socketIoFrameOf(e));
+  }
+
+  whenDrained(ready: () => void): void {
+    this.output.whenDrained(ready);
   }
 
   close(reason: CloseReason): void {
@@ -110,7 +113,7 @@ export function createSocketIoTransport(ctx: TransportContext) {
   io.on('connection', (socket) => {
     const { request, resolved } = socket.data as SocketData;
     const id = newConnectionId();
-    const conn = new SocketIoConnection(id, socket, ctx.maxBufferedBytes);
+    const conn = new SocketIoConnection(id, socket, ctx.writeHighWater);
     conn.sessionId = resolved.sessionId;
     socket.onAny(() => socket.disconnect(true));
     socket.on('disconnect', () => ctx.hub.remove(conn));

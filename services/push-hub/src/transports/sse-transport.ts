@@ -50,12 +50,20 @@ class SseConnection implements Connection, TurnMark {
     this.shared = shared;
   }
 
-  send(e: OutgoingEvent): void {
+  send(e: OutgoingEvent): boolean {
     this.write(sseBytesOf(e));
+    return this.out.writableLength < this.shared.highWater;
+  }
+
+  whenDrained(ready: () => void): void {
+    if (this.out.destroyed) return;
+    if (this.out.writableNeedDrain) this.out.once('drain', ready);
+    else setImmediate(ready);
   }
 
   heartbeat(): void {
-    this.write(HEARTBEAT);
+    // A stream that is full has data on its way: no heartbeat needed.
+    if (this.out.writableLength < this.shared.highWater) this.write(HEARTBEAT);
   }
 
   close(reason: CloseReason): void {
@@ -80,8 +88,7 @@ class SseConnection implements Connection, TurnMark {
   private write(bytes: SseBytes): void {
     // The socket may be gone before our 'close' listener ran: writing then would emit an error.
     if (this.out.destroyed) return;
-    if (this.out.writableLength > this.shared.maxBuffered) this.close('slow_consumer');
-    else writeInTurn(this.out, this.framed ? bytes.chunk : bytes.frame, this);
+    writeInTurn(this.out, this.framed ? bytes.chunk : bytes.frame, this);
   }
 }
 
@@ -92,7 +99,7 @@ function http2StreamOf(res: ServerResponse): ServerHttp2Stream | undefined {
 
 /** What every connection of the transport shares (kept out of the connection, which is held 10k times). */
 interface SseTransportState {
-  maxBuffered: number;
+  highWater: number;
   retryMs: () => number;
   forget: (c: SseConnection) => void;
 }
@@ -147,7 +154,7 @@ export function createSseTransport(ctx: TransportContext) {
   }, ctx.heartbeatMs);
   timer.unref();
   const state: SseTransportState = {
-    maxBuffered: ctx.maxBufferedBytes,
+    highWater: ctx.writeHighWater,
     retryMs: ctx.reconnectDelayMs,
     forget(c) {
       if (open.delete(c.response)) ctx.hub.remove(c);

@@ -14,8 +14,11 @@ export interface TransportContext {
   /** CORS for browser clients (CORS_ALLOWED_ORIGINS). */
   cors: CorsPolicy;
   heartbeatMs: number;
-  /** A connection whose unsent output grows beyond this is closed as a slow consumer. */
-  maxBufferedBytes: number;
+  /**
+   * A connection with this much unsent output says it is full (Connection.send); the hub then
+   * writes to it again once it has drained, from its ring (catch-up.ts).
+   */
+  writeHighWater: number;
   /** The SSE `retry:` hint (ms) sent to a client told to reconnect: jittered, so they come back apart. */
   reconnectDelayMs(): number;
 }

@@ -4,8 +4,10 @@
  * The endpoint is one-way: a client frame closes the connection (1003). A rejected connect is
  * upgraded and then closed with code 4000 + the HTTP status (4400 bad request, 4403 denied,
  * 4429 rate limited, 4503 store unavailable) and the reason as payload; a session kill closes with
- * 1000 `Session killed.`; a replica that stops closes with 1012 (Service Restart): reconnect and
- * resume elsewhere.
+ * 1000 `Session killed.`; the end of the JWT the connection was admitted with with 4401
+ * `Session expired.` (reconnect with a fresh one); a replica that stops closes with 1012 (Service
+ * Restart): reconnect and resume elsewhere. A client too slow to read is dropped without a close
+ * handshake (it would not read one).
  *
  * Resume: with `?positions=true`, every event with a stream position carries it as the CloudEvents
  * extension attribute `gwposition`; a client reconnecting with `?lastEventId=<gwposition>` (or a
@@ -27,6 +29,7 @@ export const WS_PATH = '/_gw/v1/connection/ws';
 
 const closeFor: Record<CloseReason, [number, string]> = {
   session_killed: [1000, 'Session killed.'],
+  session_expired: [4401, 'Session expired.'],
   shutdown: [1012, 'Service restart.'],
   slow_consumer: [1008, 'Client too slow.'],
   unavailable: [1013, 'Try again later.'],
@@ -38,25 +41,51 @@ class WsConnection implements Connection {
   readonly id: string;
   alive = true;
   private readonly ws: WebSocket;
-  private readonly maxBuffered: number;
-
+  private readonly highWater: number;
   private readonly positions: boolean;
+  /** Called once the frame that made the connection full has been written out. */
+  private drained: (() => void) | undefined;
+  /** A frame sent with a write callback has not been written out yet. */
+  private awaitingWrite = false;
 
-  constructor(id: string, ws: WebSocket, maxBuffered: number, positions: boolean) {
+  constructor(id: string, ws: WebSocket, highWater: number, positions: boolean) {
     this.id = id;
     this.ws = ws;
-    this.maxBuffered = maxBuffered;
+    this.highWater = highWater;
     this.positions = positions;
   }
 
-  send(e: OutgoingEvent): void {
-    if (this.ws.bufferedAmount > this.maxBuffered) this.close('slow_consumer');
-    else this.ws.send(this.positions ? positionedPayloadOf(e) : payloadOf(e), asText);
+  send(e: OutgoingEvent): boolean {
+    const payload = this.positions ? positionedPayloadOf(e) : payloadOf(e);
+    if (this.ws.bufferedAmount + payload.length < this.highWater) {
+      this.ws.send(payload, asText);
+      return true;
+    }
+    // ws calls back once the frame is written to the socket, and so every frame before it.
+    this.awaitingWrite = true;
+    this.ws.send(payload, asText, () => {
+      this.awaitingWrite = false;
+      const ready = this.drained;
+      this.drained = undefined;
+      ready?.();
+    });
+    return false;
+  }
+
+  whenDrained(ready: () => void): void {
+    // Without a frame to wait for, the caller tries again (and gets false with one if still full).
+    if (this.awaitingWrite && this.ws.bufferedAmount > 0) this.drained = ready;
+    else setImmediate(ready);
   }
 
   close(reason: CloseReason): void {
-    const [code, text] = closeFor[reason];
-    this.ws.close(code, text);
+    // A slow consumer does not read: a closing handshake would keep its unsent frames for ws's
+    // 30 s close timer, so the connection is dropped at once.
+    if (reason === 'slow_consumer') this.ws.terminate();
+    else {
+      const [code, text] = closeFor[reason];
+      this.ws.close(code, text);
+    }
   }
 }
 
@@ -130,7 +159,7 @@ export function createWsTransport(ctx: TransportContext) {
     if (ws.readyState !== ws.OPEN) return;
     const id = newConnectionId();
     const positions = new URL(req.url ?? '/', 'http://local').searchParams.get('positions') === 'true';
-    const conn = new WsConnection(id, ws, ctx.maxBufferedBytes, positions);
+    const conn = new WsConnection(id, ws, ctx.writeHighWater, positions);
     conn.sessionId = resolved.sessionId;
     open.set(ws, conn);
     ws.on('pong', onPong);
