@@ -168,7 +168,10 @@ export class CatchUp {
       const seq = b.next!;
       const e = ring.get(seq);
       // Dropped from the ring while the client was reading slowly: the broker has it.
-      if (!e) return this.fromBroker(conn, b);
+      if (!e) {
+        this.fromBroker(conn, b);
+        return;
+      }
       b.next = seq + 1;
       // Up to the floor, the replay has sent the events already.
       const pastFloor = b.floor === undefined || replay!.compare(e.position, b.floor) > 0;
@@ -183,7 +186,10 @@ export class CatchUp {
       // Writing may have ended the connection (its socket was gone).
       if (this.behind.get(conn) !== b) return;
       budget -= e.json.length;
-      if (!more) return this.full(conn, b);
+      if (!more) {
+        this.full(conn, b);
+        return;
+      }
       if (budget <= 0) {
         b.full = true;
         setImmediate(() => this.drained(conn, b));
