@@ -65,6 +65,8 @@ function env(kind: Kind, run: string, warmUp: boolean): Record<string, string> {
   return {
     ...gatewayEnv({ run, fanout: kind, jwtSecret: 'bench-resume-secret-long-enough-for-hs256' }),
     MAX_CONNECTIONS_PER_MINUTE: '1000000',
+    // Every benchmark client connects from this machine.
+    MAX_CONNECTIONS_PER_IP_PER_MINUTE: '1000000',
     EVENT_BUFFER_SIZE: String(history),
     EVENT_BUFFER_WARMUP: String(warmUp),
     LOG_LEVEL: 'info',

@@ -89,7 +89,10 @@ describe('catch-up of a 100k-event backlog from Kafka', () => {
       what: 'the live events after the backlog',
       timeoutMs: 30_000,
     });
-    assert.deepEqual(sseNumbers().slice(-10), Array.from({ length: 10 }, (_, i) => EVENTS + i));
+    assert.deepEqual(
+      sseNumbers().slice(-10),
+      Array.from({ length: 10 }, (_, i) => EVENTS + i),
+    );
   });
 });
 

@@ -2,6 +2,7 @@ export * from './bounded-label.ts';
 export * from './common-config.ts';
 export * from './cors.ts';
 export * from './cors-config.ts';
+export * from './client-address.ts';
 export * from './dependency-unavailable.ts';
 export * from './duration.ts';
 export * from './env-config.ts';

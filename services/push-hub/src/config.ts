@@ -1,6 +1,6 @@
 /** The push hub's settings (environment variables; defaults documented in the README). */
 import { accessCheckField } from '@gatehouse/auth';
-import { bool, corsConfig, duration, int, optionalStr, str } from '@gatehouse/service-kit';
+import { addressRanges, bool, corsConfig, duration, int, optionalStr, str } from '@gatehouse/service-kit';
 
 export const pushHubConfig = {
   ...corsConfig,
@@ -17,6 +17,14 @@ export const pushHubConfig = {
     'new SSE, WebSocket, socket.io and long-polling connections per minute, all replicas together',
     5000,
     { min: 1 },
+  ),
+  MAX_CONNECTIONS_PER_IP_PER_MINUTE: int(
+    'connect attempts one client address may make per minute on each replica, every transport together (socket.io handshakes too); IPv6 per /64',
+    1000,
+    { min: 1 },
+  ),
+  TRUSTED_PROXIES: addressRanges(
+    'addresses and CIDR ranges of the proxies in front of the hub (edge nginx, ingress): their X-Forwarded-For names the client for the per-address budget',
   ),
   MAX_RECONNECTS_PER_MINUTE: int(
     'reconnects (a valid connection token or a resume position the stream could hold) per minute, all replicas together, counted apart from new connections',

@@ -1,9 +1,19 @@
 /**
- * The steps every new connection passes, on every transport: resolve and authorise its
- * subscriptions, then the cross-replica connection rate limit, where a reconnect (a valid
- * connection token or a plausible resume position, reconnect-evidence.ts) counts against its own
- * budget. Rejections are counted by reason; an unreachable store or bus is a 503 refusal.
+ * The steps every new connection passes, on every transport, cheapest first, so a connect that is
+ * refused costs as little as possible:
+ *   1. the per-address budget (address-budget.ts): local, no I/O;
+ *   2. whether it is a reconnect (reconnect-evidence.ts): an HMAC or a look-up in the ring;
+ *   3. the cross-replica rate limit (connection-rate-limit.ts): one store round trip, where a
+ *      reconnect counts against its own budget;
+ *   4. resolving and authorising its subscriptions: JWT checks, SUBSCRIPTION_CHECK (maybe an
+ *      external call). A connect refused here gives its admission back, so the rate limit counts
+ *      admitted connections only.
+ * Rejections are counted by reason; an unreachable store or bus is a 503 refusal.
  */
+import type { IncomingMessage } from 'node:http';
+import { clientAddress } from '@gatehouse/service-kit';
+import type { BlockList } from 'node:net';
+import type { AddressBudget } from './address-budget.ts';
 import type { TransportKind } from './connection.ts';
 import type { ConnectRequest } from './connect-request.ts';
 import type { ConnectionRateLimit } from './connection-rate-limit.ts';
@@ -13,22 +23,33 @@ import { type ResolvedSubscriptions, refusalOf, SubscriptionRequestError } from 
 export type ConnectionGate = (
   transport: TransportKind,
   req: ConnectRequest,
+  /** The HTTP request the connect came with (its client address). */
+  from: IncomingMessage,
 ) => Promise<ResolvedSubscriptions>;
 
-export function createConnectionGate(deps: {
+export interface ConnectionGateDeps {
+  addressBudget: AddressBudget;
+  trustedProxies: BlockList | undefined;
   resolve(req: ConnectRequest): Promise<ResolvedSubscriptions>;
   rateLimit: ConnectionRateLimit;
   isReconnect(req: ConnectRequest): boolean;
   metrics: HubMetrics;
-}): ConnectionGate {
-  return async (transport, req) => {
+}
+
+export function createConnectionGate(deps: ConnectionGateDeps): ConnectionGate {
+  return async (transport, req, from) => {
     try {
-      const resolved = await deps.resolve(req);
-      const admitted = await deps.rateLimit(deps.isReconnect(req) ? 'reconnect' : 'new');
-      if (admitted === undefined) {
-        throw new SubscriptionRequestError(429, 'rate_limited', 'Reached maximum number of connections.');
+      takeAddressBudget(deps, from);
+      const admission = await deps.rateLimit(deps.isReconnect(req) ? 'reconnect' : 'new');
+      if (admission === undefined) throw rateLimited('Reached maximum number of connections.', 1);
+      let resolved: ResolvedSubscriptions;
+      try {
+        resolved = await deps.resolve(req);
+      } catch (err) {
+        await admission.refund().catch(() => {});
+        throw err;
       }
-      deps.metrics.connectAdmitted(admitted);
+      deps.metrics.connectAdmitted(admission.kind);
       return resolved;
     } catch (err) {
       const refusal = refusalOf(err);
@@ -37,4 +58,37 @@ export function createConnectionGate(deps: {
       throw refusal;
     }
   };
+}
+
+/**
+ * The per-address budget alone, for what opens a session before a connect (socket.io's engine
+ * handshake): the 429 to answer, or undefined when the address has budget left.
+ */
+export function handshakeRefusal(
+  deps: Pick<ConnectionGateDeps, 'addressBudget' | 'trustedProxies' | 'metrics'>,
+  transport: TransportKind,
+  from: IncomingMessage,
+): SubscriptionRequestError | undefined {
+  try {
+    takeAddressBudget(deps, from);
+    return undefined;
+  } catch (err) {
+    deps.metrics.connectionRejected(transport, 'rate_limited');
+    return err as SubscriptionRequestError;
+  }
+}
+
+/** Throws the 429 for an address that has spent its budget. */
+function takeAddressBudget(
+  deps: Pick<ConnectionGateDeps, 'addressBudget' | 'trustedProxies'>,
+  from: IncomingMessage,
+): void {
+  const taken = deps.addressBudget.take(clientAddress(from, deps.trustedProxies));
+  if (!taken.ok) throw rateLimited('Too many connections from this address.', taken.retryAfterSeconds);
+}
+
+function rateLimited(message: string, retryAfterSeconds: number): SubscriptionRequestError {
+  return new SubscriptionRequestError(429, 'rate_limited', message, undefined, {
+    'retry-after': String(retryAfterSeconds),
+  });
 }

@@ -142,15 +142,6 @@ export class Hub {
     return true;
   }
 
-  /**
-   * Whether the fan-out stream could hold this position: the ring holds it, or it is well-formed
-   * for the broker and not beyond the newest position this replica has reached (reconnect-evidence.ts).
-   */
-  couldHold(position: string): boolean {
-    if (this.ring.has(position)) return true;
-    return this.replay !== undefined && this.wellFormed(position) && this.replay.reached(position);
-  }
-
   /** Replaces a held connection's subscriptions; false when this replica does not hold it. */
   setSubscriptions(id: string, subs: Subscription[], sessionId?: string): boolean {
     const conn = this.connections.get(id);

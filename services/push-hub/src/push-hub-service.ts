@@ -11,8 +11,9 @@ import type { ConfigOf, GatewayService, Health, Logger, Registry } from '@gateho
 import type { Store } from '@gatehouse/store';
 import { bearerTokens, connectionTokensFrom, hubAuthFrom } from './auth-adapter.ts';
 import type { pushHubConfig } from './config.ts';
+import { AddressBudget } from './address-budget.ts';
 import { drainConnections } from './connection-drain.ts';
-import { createConnectionGate } from './connection-gate.ts';
+import { createConnectionGate, handshakeRefusal } from './connection-gate.ts';
 import { createConnectionRateLimit } from './connection-rate-limit.ts';
 import { KillRescan } from './kill-rescan.ts';
 import { createReconnectCheck } from './reconnect-evidence.ts';
@@ -88,13 +89,16 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     validate: (subs) => hub.index.validate(subs),
     check,
   });
+  const addressBudget = new AddressBudget({ perMinute: config.MAX_CONNECTIONS_PER_IP_PER_MINUTE });
   const gate = createConnectionGate({
+    addressBudget,
+    trustedProxies: config.TRUSTED_PROXIES,
     resolve,
     rateLimit: createConnectionRateLimit(deps.store, {
       maxPerMinute: config.MAX_CONNECTIONS_PER_MINUTE,
       maxReconnectsPerMinute: config.MAX_RECONNECTS_PER_MINUTE,
     }),
-    isReconnect: createReconnectCheck({ tokens, couldHold: (p) => hub.couldHold(p) }),
+    isReconnect: createReconnectCheck({ tokens, holds: (p) => ring.has(p) }),
     metrics,
   });
   const ctx: TransportContext = {
@@ -110,7 +114,10 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
   };
   const sse = createSseTransport(ctx);
   const ws = createWsTransport(ctx);
-  const socketio = createSocketIoTransport(ctx);
+  const socketio = createSocketIoTransport(ctx, {
+    refuseHandshake: (req) =>
+      handshakeRefusal({ addressBudget, trustedProxies: config.TRUSTED_PROXIES, metrics }, 'socketio', req),
+  });
   const longpoll = createLongPollTransport(ctx, {
     store: deps.store,
     auth,

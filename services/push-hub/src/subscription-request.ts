@@ -25,15 +25,23 @@ export class SubscriptionRequestError extends Error {
   override readonly name = 'SubscriptionRequestError';
   readonly status: number;
   readonly reason: RejectReason;
-  constructor(status: number, reason: RejectReason, message: string, options?: ErrorOptions) {
+  private readonly extraHeaders: Record<string, string> | undefined;
+  constructor(
+    status: number,
+    reason: RejectReason,
+    message: string,
+    options?: ErrorOptions,
+    headers?: Record<string, string>,
+  ) {
     super(message, options);
     this.status = status;
     this.reason = reason;
+    this.extraHeaders = headers;
   }
 
-  /** Headers of the answer: Retry-After for a 503. */
+  /** Headers of the answer: Retry-After for a 503 or a 429. */
   get headers(): Record<string, string> {
-    return this.status === 503 ? unavailableHeaders() : {};
+    return this.status === 503 ? unavailableHeaders() : (this.extraHeaders ?? {});
   }
 }
 

@@ -97,7 +97,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       const cursorCookie = sent['last_event_id'] ? decodeCookieValue(sent['last_event_id']) : '';
       request.resumeFrom ??= cursorCookie || undefined;
       request.connectionToken ??= sent['connection_token'] || undefined;
-      resolved = await ctx.gate('longpolling', request);
+      resolved = await ctx.gate('longpolling', request, req);
     } catch (err) {
       const refusal = refusalOf(err);
       if (refusal) return sendText(res, refusal.status, refusal.message, { ...cors, ...refusal.headers });

@@ -17,14 +17,18 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { requestPath } from '@gatehouse/service-kit';
+import { requestPath, sendText } from '@gatehouse/service-kit';
 import { Server as EngineServer } from 'engine.io';
 import { Server, type Socket } from 'socket.io';
 import type { CloseReason, Connection } from '../connection.ts';
 import { newConnectionId } from '../connection-tokens.ts';
 import { type ConnectRequest, fromParams } from '../connect-request.ts';
 import type { OutgoingEvent } from '../gateway-events.ts';
-import { refusalOf, type ResolvedSubscriptions } from '../subscription-request.ts';
+import {
+  refusalOf,
+  type ResolvedSubscriptions,
+  type SubscriptionRequestError,
+} from '../subscription-request.ts';
 import { socketIoPreflight } from './cors.ts';
 import { EngineOutput } from './engine-output.ts';
 import { socketIoFrameOf } from './socketio-frame.ts';
@@ -67,7 +71,12 @@ class SocketIoConnection implements Connection {
   }
 }
 
-export function createSocketIoTransport(ctx: TransportContext) {
+export interface SocketIoLimits {
+  /** Takes an engine.io handshake from the client address's budget: the 429 when it has none left. */
+  refuseHandshake(req: IncomingMessage): SubscriptionRequestError | undefined;
+}
+
+export function createSocketIoTransport(ctx: TransportContext, limits: SocketIoLimits) {
   // The engine is driven by our own routing (handleRequest/handleUpgrade), so it needs no path.
   const engine = new EngineServer({
     pingInterval: ctx.heartbeatMs,
@@ -99,7 +108,7 @@ export function createSocketIoTransport(ctx: TransportContext) {
     } catch (err) {
       return next(connectError(err));
     }
-    ctx.gate('socketio', request).then(
+    ctx.gate('socketio', request, socket.request).then(
       (resolved) => {
         (socket.data as SocketData) = { request, resolved };
         // The session id of the recovery protocol: kept across reconnects, never used to look up state.
@@ -124,15 +133,32 @@ export function createSocketIoTransport(ctx: TransportContext) {
   });
 
   const owns = (req: IncomingMessage) => requestPath(req).startsWith(SOCKETIO_PATH);
+  /**
+   * An engine.io handshake (a request without a session id) opens a session engine.io holds until
+   * it times out: it takes from the client address's budget like any connect; the refusal is 429.
+   */
+  const refusedHandshake = (req: IncomingMessage) =>
+    req.method === 'OPTIONS' || new URL(req.url ?? '/', 'http://local').searchParams.has('sid')
+      ? undefined
+      : limits.refuseHandshake(req);
   return {
     handle(req: IncomingMessage, res: ServerResponse): boolean {
       if (!owns(req)) return false;
-      engine.handleRequest(req, res);
+      const refusal = refusedHandshake(req);
+      if (refusal)
+        sendText(res, refusal.status, refusal.message, { ...ctx.cors.headers(req), ...refusal.headers });
+      else engine.handleRequest(req, res);
       return true;
     },
     upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
       if (!owns(req)) return false;
-      engine.handleUpgrade(req, socket, head);
+      const refusal = refusedHandshake(req);
+      if (refusal) {
+        const retry = refusal.headers['retry-after'];
+        socket.end(
+          `HTTP/1.1 ${refusal.status} Too Many Requests\r\nconnection: close\r\ncontent-length: 0\r\n${retry ? `retry-after: ${retry}\r\n` : ''}\r\n`,
+        );
+      } else engine.handleUpgrade(req, socket, head);
       return true;
     },
     async close(): Promise<void> {

@@ -172,7 +172,7 @@ export function createSseTransport(ctx: TransportContext) {
     let resolved: Awaited<ReturnType<TransportContext['gate']>>;
     try {
       connectReq = readConnectRequest(req, ctx.bearerTokens);
-      resolved = await ctx.gate('sse', connectReq);
+      resolved = await ctx.gate('sse', connectReq, req);
     } catch (err) {
       if (err instanceof SubscriptionRequestError)
         return sendText(res, err.status, err.message, { ...cors, ...err.headers });

@@ -149,7 +149,7 @@ export function createWsTransport(ctx: TransportContext) {
     let resolved: Awaited<ReturnType<TransportContext['gate']>>;
     try {
       connectReq = readConnectRequest(req, ctx.bearerTokens);
-      resolved = await ctx.gate('ws', connectReq);
+      resolved = await ctx.gate('ws', connectReq, req);
     } catch (err) {
       const refusal = refusalOf(err);
       if (!refusal) ctx.logger.error({ err }, 'websocket connect failed');
