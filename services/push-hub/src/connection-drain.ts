@@ -7,7 +7,7 @@
  * closed) is moved away with the others. The ones still open keep receiving events meanwhile. Each
  * transport tells its client to come back (SSE `retry:` with jitter, WebSocket 1012, socket.io a
  * transport close its client reconnects from), and the client resumes from its last position on
- * whichever replica it reaches.
+ * whichever replica it reaches. Once no connection is left (or there was none), it returns at once.
  */
 import type { Hub } from './hub.ts';
 
@@ -26,6 +26,8 @@ export async function drainConnections(hub: Hub, options: DrainOptions): Promise
   let closed = 0;
   for (let tick = 0; tick < ticks; tick++) {
     const open = hub.held();
+    // Nothing (left) to move: the replica stops now rather than wait out the window.
+    if (open.length === 0) break;
     const share = Math.ceil(open.length / (ticks - tick));
     let batch = 0;
     for (const conn of open.slice(0, share)) if (hub.close(conn, 'shutdown')) batch++;

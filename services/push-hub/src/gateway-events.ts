@@ -1,7 +1,8 @@
 /**
  * Events the hub itself sends to a connection: the welcome pair `gw.connection.create` (with the
  * connection token) and `gw.subscriptions_set` (the effective subscriptions), `gw.session_killed`
- * before a blacklisted session's connection closes, and `gw.resync_required` when a client resumes
+ * before a blacklisted session's connection closes, `gw.session_expired` before a connection ends
+ * with the JWT it was admitted with, and `gw.resync_required` when a client resumes
  * from a position the hub can no longer serve. CloudEvents 0.2, as the spec asks for events the
  * gateway creates.
  */
@@ -36,6 +37,12 @@ export const subscriptionsSet = (subs: Subscription[]) => gatewayEvent('gw.subsc
 
 export const sessionKilled = (sessionId: string) =>
   gatewayEvent('gw.session_killed', { session_id: sessionId });
+
+export const sessionExpired = (expiredAt: number) =>
+  gatewayEvent('gw.session_expired', {
+    expired_at: new Date(expiredAt).toISOString(),
+    reason: 'the JWT this connection was admitted with has expired; reconnect with a fresh one',
+  });
 
 export const resyncRequired = (lastEventId: string) =>
   gatewayEvent('gw.resync_required', {

@@ -19,6 +19,7 @@ export class HubMetrics {
   private readonly dropped: Counter<'reason'>;
   private readonly rejected: Counter<'transport' | 'reason'>;
   private readonly kills: Counter;
+  private readonly expired: Counter;
   private readonly resumes: Counter<'source'>;
   private readonly replayReaders: Gauge;
   private readonly replayReadersOpened: Counter;
@@ -67,6 +68,10 @@ export class HubMetrics {
     this.kills = counter(registry, {
       name: 'gw_session_kills_total',
       help: 'Connections closed by a session kill',
+    });
+    this.expired = counter(registry, {
+      name: 'gw_connections_expired_total',
+      help: 'Connections ended because the JWT they were admitted with expired',
     });
     this.resumes = counter(registry, {
       name: 'gw_resumes_total',
@@ -155,5 +160,9 @@ export class HubMetrics {
 
   sessionKilled(connections: number): void {
     this.kills.inc(connections);
+  }
+
+  connectionsExpired(connections: number): void {
+    this.expired.inc(connections);
   }
 }

@@ -10,6 +10,7 @@
  */
 import { isTracingActive } from '@gatehouse/tracing';
 import { type Behind, CatchUp } from './catch-up.ts';
+import { ExpiryWheel } from './expiry-wheel.ts';
 import type { CloseReason, Connection } from './connection.ts';
 import { type FanoutSource, traceDelivery } from './delivery-span.ts';
 import type { EventRing, RingEvent } from './event-ring.ts';
@@ -18,6 +19,7 @@ import {
   connectionCreated,
   type OutgoingEvent,
   resyncRequired,
+  sessionExpired,
   sessionKilled,
   subscriptionsSet,
 } from './gateway-events.ts';
@@ -52,6 +54,8 @@ export class Hub {
   private readonly connections = new Map<string, Connection>();
   private readonly sessions = new Map<string, Set<Connection>>();
   private readonly catchUp: CatchUp;
+  /** When each connection's JWT expires: the connection ends then (gw.session_expired). */
+  private readonly expiries = new ExpiryWheel<Connection>((due) => this.expire(due));
   private readonly metrics: HubMetrics;
   private readonly aheadGraceMs: number;
   private readonly fanout: FanoutSource | undefined;
@@ -93,10 +97,11 @@ export class Hub {
   add(
     conn: Connection,
     subs: Subscription[],
-    welcome: { token: string; resumeFrom?: string | undefined },
+    welcome: { token: string; resumeFrom?: string | undefined; expiresAt?: number | undefined },
   ): void {
-    const { token, resumeFrom } = welcome;
+    const { token, resumeFrom, expiresAt } = welcome;
     this.index.set(conn, subs);
+    if (expiresAt !== undefined) this.expiries.set(conn, expiresAt);
     this.connections.set(conn.id, conn);
     this.joinSession(conn);
     this.metrics.connectionOpened(conn.transport, this.index.size);
@@ -111,6 +116,7 @@ export class Hub {
     if (this.connections.get(conn.id) !== conn) return;
     this.connections.delete(conn.id);
     this.catchUp.forget(conn);
+    this.expiries.delete(conn);
     this.index.remove(conn);
     if (conn.sessionId !== undefined) {
       const set = this.sessions.get(conn.sessionId);
@@ -142,11 +148,15 @@ export class Hub {
     return true;
   }
 
-  /** Replaces a held connection's subscriptions; false when this replica does not hold it. */
-  setSubscriptions(id: string, subs: Subscription[], sessionId?: string): boolean {
+  /**
+   * Replaces a held connection's subscriptions; false when this replica does not hold it. With
+   * `expiresAt` (the change came with a JWT), the connection now ends when that JWT expires.
+   */
+  setSubscriptions(id: string, subs: Subscription[], sessionId?: string, expiresAt?: number): boolean {
     const conn = this.connections.get(id);
     if (!conn) return false;
     this.index.set(conn, subs);
+    if (expiresAt !== undefined) this.expiries.set(conn, expiresAt);
     if (sessionId !== undefined && conn.sessionId === undefined) {
       conn.sessionId = sessionId;
       this.joinSession(conn);
@@ -199,6 +209,17 @@ export class Hub {
   /** Closes every connection (shutdown); clients reconnect elsewhere and resume with their last id. */
   closeAll(): void {
     for (const conn of this.held()) this.close(conn, 'shutdown');
+    this.expiries.close();
+  }
+
+  /** Connections whose JWT has expired: told so, then closed. */
+  private expire(due: Connection[]): void {
+    for (const conn of due) {
+      if (this.connections.get(conn.id) !== conn) continue;
+      this.sendOwn(conn, sessionExpired(Date.now()));
+      this.close(conn, 'session_expired');
+    }
+    this.metrics.connectionsExpired(due.length);
   }
 
   /**

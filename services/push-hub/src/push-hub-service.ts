@@ -151,7 +151,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       return true;
     }
     if (replica === deps.replica)
-      return hub.setSubscriptions(change.id, change.subscriptions, change.sessionId);
+      return hub.setSubscriptions(change.id, change.subscriptions, change.sessionId, change.expiresAt);
     const reply = await channel.request(replica, change, config.CONTROL_REQUEST_TIMEOUT);
     return reply === true;
   }
@@ -202,7 +202,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     async start() {
       await channel.start((body) => {
         const change = body as SubscriptionChange;
-        return hub.setSubscriptions(change.id, change.subscriptions, change.sessionId);
+        return hub.setSubscriptions(change.id, change.subscriptions, change.sessionId, change.expiresAt);
       });
       unwatch = await deps.store.watch(blacklistPrefix, (change) => {
         if (change.kind === 'set') killSession(change.key.slice(blacklistPrefix.length));

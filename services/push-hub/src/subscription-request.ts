@@ -87,6 +87,8 @@ export interface ResolvedSubscriptions {
   sessionId: string | undefined;
   /** When that JWT expires (ms since the Unix epoch); undefined without one or without `exp`. */
   sessionExpiresAt?: number | undefined;
+  /** When the first of the JWTs it was resolved with expires; undefined without any `exp`. */
+  expiresAt?: number | undefined;
 }
 
 export interface SubscriptionResolverDeps {
@@ -102,6 +104,7 @@ export function createSubscriptionResolver(deps: SubscriptionResolverDeps) {
     const fromJwt: Subscription[] = [];
     let sessionId: string | undefined;
     let sessionExpiresAt: number | undefined;
+    let expiresAt: number | undefined;
     for (const jwt of req.jwts) {
       let claims: Record<string, unknown>;
       try {
@@ -112,6 +115,8 @@ export function createSubscriptionResolver(deps: SubscriptionResolverDeps) {
         const problem = `invalid JWT: ${(err as Error).message}`;
         throw badRequestOf(req, req.headerJwts.includes(jwt) ? authorizationProblem(problem) : problem);
       }
+      if (typeof claims['exp'] === 'number')
+        expiresAt = Math.min(expiresAt ?? Number.POSITIVE_INFINITY, claims['exp'] * 1000);
       if (sessionId === undefined) {
         sessionId = deps.auth.sessionIdOf(claims);
         if (sessionId !== undefined && typeof claims['exp'] === 'number')
@@ -128,7 +133,7 @@ export function createSubscriptionResolver(deps: SubscriptionResolverDeps) {
         req.checkBody === undefined ||
         (await deps.check({ jwts: req.jwts, authorization: req.authorization, body: req.checkBody }));
       if (!allowed) throw new SubscriptionRequestError(403, 'denied', 'Subscription denied.');
-      return { subscriptions, sessionId, sessionExpiresAt };
+      return { subscriptions, sessionId, sessionExpiresAt, expiresAt };
     } catch (err) {
       if (err instanceof InvalidSubscriptionError) {
         const problem =

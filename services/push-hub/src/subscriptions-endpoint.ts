@@ -30,6 +30,8 @@ export interface SubscriptionChange {
   subscriptions: Subscription[];
   sessionId: string | undefined;
   sessionExpiresAt?: number | undefined;
+  /** When the JWTs of the change expire: the connection then ends with them. */
+  expiresAt?: number | undefined;
 }
 
 export interface SubscriptionsEndpointDeps {

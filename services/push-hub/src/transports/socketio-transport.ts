@@ -129,6 +129,7 @@ export function createSocketIoTransport(ctx: TransportContext, limits: SocketIoL
     ctx.hub.add(conn, resolved.subscriptions, {
       token: ctx.tokens.issue(id),
       resumeFrom: request.resumeFrom,
+      expiresAt: resolved.expiresAt,
     });
   });
 

@@ -201,6 +201,7 @@ export function createSseTransport(ctx: TransportContext) {
     ctx.hub.add(conn, resolved.subscriptions, {
       token: ctx.tokens.issue(id),
       resumeFrom: connectReq.resumeFrom,
+      expiresAt: resolved.expiresAt,
     });
   }
 

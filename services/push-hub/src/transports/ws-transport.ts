@@ -167,6 +167,7 @@ export function createWsTransport(ctx: TransportContext) {
     ctx.hub.add(conn, resolved.subscriptions, {
       token: ctx.tokens.issue(id),
       resumeFrom: connectReq.resumeFrom,
+      expiresAt: resolved.expiresAt,
     });
   }
 
