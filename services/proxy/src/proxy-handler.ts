@@ -50,6 +50,7 @@ import type { NatsTarget } from './nats-target.ts';
 import type { CorrelatedResponse, PendingRequest, PendingResponses } from './pending-responses.ts';
 import type { EndpointMetrics, ProxyMetrics, RequestStatus } from './proxy-metrics.ts';
 import { requestEvent } from './request-event.ts';
+import { refusedTargetAnswer } from './target-connect.ts';
 import type { RequestLog } from './request-log.ts';
 import type { Route, RouteMatch, RouteTable } from './route-table.ts';
 import { upstreamPath } from './upstream-path.ts';
@@ -229,6 +230,10 @@ async function forwardHttp(
       deps.logger.warn({ err: outcome.error, origin: origin.origin, path: target }, 'target unreachable');
       sendText(res, 502, 'Bad gateway.');
       return 'unreachable';
+    case 'target_refused':
+      deps.logger.warn({ err: outcome.error, origin: origin.origin }, 'target address refused');
+      sendText(res, 502, refusedTargetAnswer);
+      return 'target_refused';
     case 'broken':
       deps.logger.warn({ err: outcome.error, origin: origin.origin }, 'target response broke off');
       return 'unreachable';
