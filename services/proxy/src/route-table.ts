@@ -8,6 +8,7 @@
  * a HEAD endpoint could never match; here both work).
  */
 import type { ApiDefinition, Endpoint } from './api-definition.ts';
+import { requiresToken } from './jwt-guard.ts';
 import { compilePathRegex, compileReplacement, type PathMatch, type PathPattern } from './path-regex.ts';
 import { type TargetOrigin, targetOrigin } from './target-origin.ts';
 
@@ -82,10 +83,13 @@ export class RouteTable {
     return firstMatch(this.byMethod.get('GET'), path);
   }
 
-  /** Some endpoint publishing events has this path, whatever its method (for CORS preflights). */
-  matchEventTarget(path: string): RouteMatch | undefined {
+  /**
+   * Some endpoint whose CORS preflights the proxy answers has this path, whatever its method: one
+   * publishing events, or a secured one (cors.ts).
+   */
+  matchPreflightTarget(path: string): RouteMatch | undefined {
     for (const route of this.all) {
-      if (route.endpoint.target === 'http') continue;
+      if (route.endpoint.target === 'http' && !requiresToken(route.api, route.endpoint)) continue;
       const match = route.regex.match(path);
       if (match) return { route, match };
     }

@@ -142,6 +142,6 @@ describe('RouteTable', () => {
       api('a', [{ id: 'k', method: 'POST', path_regex: '/publish', target: 'kafka', topic: 't' }]),
     ]);
     assert.equal(table.match('OPTIONS', '/publish'), undefined);
-    assert.equal(table.matchEventTarget('/publish')?.route.endpoint.id, 'k');
+    assert.equal(table.matchPreflightTarget('/publish')?.route.endpoint.id, 'k');
   });
 });
