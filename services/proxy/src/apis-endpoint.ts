@@ -3,7 +3,8 @@
  * (200, a shallow merge over the current definition, as RIG did), delete (204); 404 for an unknown
  * id, 409 when creating an existing one, 400 with the full error map for an invalid definition (and
  * nothing is changed), 415 for a body that is not JSON. A PUT's body is validated before the id is
- * looked up (the reference's order), then the merged definition.
+ * looked up (the reference's order), then the merged definition; for an unknown id that is the
+ * body alone, so `{}` is a 400 with the map, as in RIG, and only a whole valid definition a 404.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HttpError, type Params, Router, readBody, sendJson } from '@gatehouse/service-kit';
@@ -57,9 +58,10 @@ export function createApisEndpoint(options: ApisEndpointOptions): Router {
       const invalid = validateApiUpdate(body, id!, validation);
       if (invalid !== undefined) return sendJson(res, 400, invalid);
       const current = await definitions.get(id!);
-      if (current === undefined) return notFound(res, id!);
+      // Nothing to merge with: the body alone must be a whole definition, as RIG checked it.
       const result = validateApi({ ...current, ...body, id }, validation);
       if (!result.ok) return sendJson(res, 400, result.errors);
+      if (current === undefined) return notFound(res, id!);
       await definitions.update(result.api, current);
       await changed(id!);
       sendJson(res, 200, { message: 'ok' });
