@@ -35,12 +35,12 @@ export const targetAllowSetting = (): Field<string[]> => {
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
 const rangeNames: Record<string, string> = {
-  loopback: 'loopback',
-  linkLocal: 'link-local (cloud metadata services live here)',
-  private: 'private',
-  uniqueLocal: 'private (unique local)',
-  carrierGradeNat: 'shared (carrier-grade NAT)',
-  unspecified: 'unspecified',
+  loopback: 'a loopback',
+  linkLocal: 'a link-local (cloud metadata services live here)',
+  private: 'a private',
+  uniqueLocal: 'a private (unique local)',
+  carrierGradeNat: 'a shared (carrier-grade NAT)',
+  unspecified: 'an unspecified',
 };
 
 export class TargetAllowList {
@@ -87,7 +87,7 @@ export class TargetAllowList {
     if (this.ranges.some((range) => sameKind(parsed, range[0]) && parsed.match(range))) return undefined;
     const range = parsed.range();
     if (range === 'unicast') return undefined;
-    return `${address} is a ${rangeNames[range] ?? `special-purpose (${range})`} address`;
+    return `${address} is ${rangeNames[range] ?? `a special-purpose (${range})`} address`;
   }
 
   private allowsName(name: string): boolean {

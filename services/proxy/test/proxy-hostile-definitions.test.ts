@@ -187,7 +187,7 @@ describe('hostile API definitions', () => {
         ['10.1.2.3', /10\.1\.2\.3 is a private address/],
         ['https://192.168.0.10', /192\.168\.0\.10 is a private address/],
         ['http://[fd00::5]', /fd00::5 is a private \(unique local\) address/],
-        ['0.0.0.0', /0\.0\.0\.0 is a unspecified address/],
+        ['0.0.0.0', /0\.0\.0\.0 is an unspecified address/],
       ];
       for (const [target, reason] of cases) {
         const res = await post(`${strict.apiUrl}/v3/apis`, api('ssrf', target, 6379));
