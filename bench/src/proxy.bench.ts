@@ -183,6 +183,7 @@ function proxyEnv(
     JWT_ALG: jwt.alg,
     TOKEN_SECRET: randomBytes(32).toString('hex'),
     PROXY_CONFIG_FILE: apis(withKafka),
+    PROXY_TARGET_ALLOW: '127.0.0.1',
     ...(withKafka && {
       KAFKA_BROKERS: process.env['KAFKA_BROKERS'] ?? '127.0.0.1:9092',
       KAFKA_SCHEMA_REGISTRY_HOST: schemaRegistryUrl,

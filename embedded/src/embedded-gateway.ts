@@ -13,7 +13,14 @@ import { fileURLToPath } from 'node:url';
 import { authConfig, startAuth } from '@gatehouse/auth';
 import { blacklistConfig, createBlacklistService } from '@gatehouse/blacklist';
 import { MemoryBus } from '@gatehouse/bus';
-import { type ApiDefinition, createProxy, loadProxyConfig, proxyConfig, useEnvScope } from '@gatehouse/proxy';
+import {
+  type ApiDefinition,
+  createProxy,
+  loadProxyConfig,
+  proxyConfig,
+  TargetAllowList,
+  useEnvScope,
+} from '@gatehouse/proxy';
 import { createPublisher, publisherConfig } from '@gatehouse/publisher';
 import { createPushHub, pushHubConfig } from '@gatehouse/push-hub';
 import { createRestEngine } from '@gatehouse/rest-engine';
@@ -64,8 +71,13 @@ export interface EmbeddedGateway extends RunningHost {
   restPort: number | undefined;
 }
 
-/** Without PROXY_CONFIG_FILE the edge routes /api/… to the example REST app (examples/). */
+/**
+ * Without PROXY_CONFIG_FILE the edge routes /api/… to the example REST app (examples/), the REST
+ * engine of this process on loopback: its address joins PROXY_TARGET_ALLOW, which refuses
+ * loopback targets otherwise.
+ */
 const exampleApis = fileURLToPath(new URL('../../examples/proxy/apis.json', import.meta.url));
+const exampleTarget = '127.0.0.1';
 
 export interface EmbeddedOptions {
   /** Your own express middleware or routes on the internal API; overrides INTERNAL_API_MIDDLEWARE. */
@@ -77,10 +89,15 @@ export async function startEmbeddedGateway(
   options: EmbeddedOptions = {},
 ): Promise<EmbeddedGateway> {
   const { env, generated } = withTokenSecret(configured);
-  const config = loadConfig(embeddedConfig, env);
+  const loaded = loadConfig(embeddedConfig, env);
+  const config =
+    loaded.PROXY_CONFIG_FILE === undefined
+      ? { ...loaded, PROXY_TARGET_ALLOW: [...loaded.PROXY_TARGET_ALLOW, exampleTarget] }
+      : loaded;
   const initialApis = loadProxyConfig(
     config.PROXY_CONFIG_FILE ?? exampleApis,
     useEnvScope(env, config.PROXY_USE_ENV_ALLOWED),
+    new TargetAllowList(config.PROXY_TARGET_ALLOW),
   );
   const replica = replicaId(config.REPLICA_ID);
   const logger = createLogger({

@@ -50,7 +50,12 @@ export async function startFullTopology(options: FullTopologyOptions = {}): Prom
           entry: 'services/proxy/src/main.ts',
           name: `proxy-${r}`,
           publicPort: true,
-          env: { ...shared, PROXY_CONFIG_FILE: JSON.stringify(options.proxyApis ?? []) },
+          // The tests' backends listen on loopback, which the proxy refuses unless listed.
+          env: {
+            ...shared,
+            PROXY_TARGET_ALLOW: '127.0.0.1',
+            PROXY_CONFIG_FILE: JSON.stringify(options.proxyApis ?? []),
+          },
           readyTimeoutMs: 60_000,
         }),
       ),

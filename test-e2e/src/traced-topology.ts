@@ -87,6 +87,7 @@ export async function startTracedTopology(): Promise<TracedTopology> {
         ...shared,
         REPLICA_ID: replicas.proxy,
         PROXY_CONFIG_FILE: JSON.stringify(apis),
+        PROXY_TARGET_ALLOW: '127.0.0.1',
         PROXY_KAFKA_RESPONSE_TOPICS: `${run}-responses`,
         REQUEST_LOG: 'console',
         LOG_FMT: 'GCL',

@@ -169,7 +169,10 @@ describe('browser CORS with CORS_ALLOWED_ORIGINS', () => {
 
   before(async () => {
     [allowed, other] = await Promise.all([startPageServer(), startPageServer()]);
-    gw = await startGateway({ CORS_ALLOWED_ORIGINS: allowed.origin });
+    gw = await startGateway({
+      CORS_ALLOWED_ORIGINS: allowed.origin,
+      JWT_SECRET_KEY: 'a-browser-cors-test-secret-long-enough-for-hs256',
+    });
     edge = `http://127.0.0.1:${gw.publicPort}`;
     browser = await launch();
   });
@@ -220,6 +223,39 @@ describe('browser CORS with CORS_ALLOWED_ORIGINS', () => {
     assert.equal(await socketIoFrom(page, edge, 'polling'), 'connected');
     assert.equal(await socketIoFrom(page, edge, 'websocket'), 'connected');
     assert.equal(await webSocketFrom(page, `${edge.replace('http', 'ws')}/_gw/v1/connection/ws`), 'open');
+    await page.close();
+  });
+
+  it("lets the listed origin read the proxy's 401 of a secured route, preflighted or not", async () => {
+    const created = await fetch(`http://127.0.0.1:${gw.apiPort}/v3/apis`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        id: 'cors-secured',
+        name: 'cors-secured',
+        auth_type: 'jwt',
+        version_data: {
+          default: { endpoints: [{ id: 'orders', method: 'POST', path_regex: '/orders', secured: true }] },
+        },
+        // Never reached: the token check answers first.
+        proxy: { target_url: '127.0.0.1', port: 9 },
+      }),
+    });
+    assert.equal(created.status, 201, await created.text());
+    const page = await pageOf(browser, allowed.origin);
+    const attempts: Array<Record<string, string>> = [
+      { 'content-type': 'application/json' },
+      { 'content-type': 'application/json', authorization: 'Bearer expired.or.forged' },
+    ];
+    for (const headers of attempts) {
+      const refused = await fetchFrom(page, `${edge}/orders`, {
+        method: 'POST',
+        credentials: 'include',
+        headers,
+        body: '{"item":"tea"}',
+      });
+      assert.deepEqual(refused, { status: 401, body: 'Authentication failed.' }, JSON.stringify(headers));
+    }
     await page.close();
   });
 

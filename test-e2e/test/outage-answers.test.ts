@@ -249,7 +249,12 @@ describe('outage answers (every service as a process, real Redis and Kafka)', ()
       spawnService({
         entry: 'services/proxy/src/main.ts',
         publicPort: true,
-        env: { ...shared, PROXY_CONFIG_FILE: JSON.stringify(apis), REPLICA_ID: `${run}-proxy` },
+        env: {
+          ...shared,
+          PROXY_CONFIG_FILE: JSON.stringify(apis),
+          PROXY_TARGET_ALLOW: '127.0.0.1',
+          REPLICA_ID: `${run}-proxy`,
+        },
       }),
       spawnService({ entry: 'services/blacklist/src/main.ts', env: shared }),
     ])) as [ServiceProcess, ServiceProcess, ServiceProcess, ServiceProcess];

@@ -110,6 +110,8 @@ references follow unless env names them too; the EnvVar lists (extraEnv) come la
 {{- with $v.tracing.otlpEndpoint }}{{ $_ := set $derived "OTEL_EXPORTER_OTLP_ENDPOINT" . }}{{ end -}}
 {{- with $v.tracing.resourceAttributes }}{{ $_ := set $derived "OTEL_RESOURCE_ATTRIBUTES" . }}{{ end -}}
 {{- with $c.ports.http }}{{ $_ := set $derived "REST_SERVER_PORT" . }}{{ end -}}
+{{- /* The proxy refuses private targets unless listed: the release's REST engine is (env overrides). */}}
+{{- if and (eq .key "proxy") $v.components.restEngine.enabled }}{{ $_ := set $derived "PROXY_TARGET_ALLOW" (include "gatehouse.componentFullname" (dict "root" $root "key" "restEngine")) }}{{ end -}}
 {{- if $c.brokers -}}
 {{- $_ := set $derived "REDIS_URL" $v.redis.url -}}
 {{- $_ := set $derived "REDIS_CLUSTER" $v.redis.cluster -}}

@@ -15,6 +15,7 @@ import { fillInternalApiDefaults, internalApiSchema } from '@gatehouse/service-k
 import type { ApiDefinition } from './api-definition.ts';
 import { addError, MapBuilder, type ValidationErrors } from './api-error-map.ts';
 import { compilePathRegex } from './path-regex.ts';
+import { TargetAllowList } from './target-allow-list.ts';
 import { unreadableUseEnv } from './use-env-scope.ts';
 
 export type { ValidationErrors } from './api-error-map.ts';
@@ -24,14 +25,18 @@ export type ValidationResult = { ok: true; api: ApiDefinition } | { ok: false; e
 export interface ValidationOptions {
   /** The variables `proxy.use_env` may read (use-env-scope.ts); default none. */
   env?: NodeJS.ProcessEnv;
+  /** PROXY_TARGET_ALLOW (target-allow-list.ts); default: public addresses only. */
+  targets?: TargetAllowList;
 }
+
+const publicTargetsOnly = new TargetAllowList();
 
 type Json = Record<string, unknown>;
 
 /** A whole definition (POST, PROXY_CONFIG_FILE, the merged PUT). */
 export function validateApi(raw: unknown, options: ValidationOptions = {}): ValidationResult {
   const input = canonicalCase(raw);
-  const errors = problemsOf(input, 'ApiDefinition', options.env ?? {});
+  const errors = problemsOf(input, 'ApiDefinition', options);
   return errors === undefined ? { ok: true, api: normalized(input as Json) } : { ok: false, errors };
 }
 
@@ -46,7 +51,7 @@ export function validateApiUpdate(
 ): ValidationErrors | undefined {
   const input = canonicalCase(raw);
   if (isObject(input) && input['id'] === undefined) input['id'] = id;
-  return problemsOf(input, 'ApiDefinitionUpdate', options.env ?? {});
+  return problemsOf(input, 'ApiDefinitionUpdate', options);
 }
 
 /** Validates a list of APIs (PROXY_CONFIG_FILE); ids must be unique across the list. */
@@ -79,11 +84,15 @@ export function describeValidationErrors(errors: ValidationErrors): string[] {
   );
 }
 
-function problemsOf(input: unknown, schema: string, env: NodeJS.ProcessEnv): ValidationErrors | undefined {
+function problemsOf(
+  input: unknown,
+  schema: string,
+  options: ValidationOptions,
+): ValidationErrors | undefined {
   const validate = internalApiSchema(schema);
   const map = new MapBuilder(input);
   if (!validate(input)) map.addSchemaErrors(validate.errors ?? []);
-  if (isObject(input)) checkBeyondSchema(input, map, env);
+  if (isObject(input)) checkBeyondSchema(input, map, options);
   return map.result();
 }
 
@@ -107,7 +116,7 @@ function canonicalCase(raw: unknown): unknown {
 }
 
 /** What a JSON Schema cannot say: regexes compile, ids are unique, env variables, target hosts. */
-function checkBeyondSchema(api: Json, map: MapBuilder, env: NodeJS.ProcessEnv): void {
+function checkBeyondSchema(api: Json, map: MapBuilder, options: ValidationOptions): void {
   const endpoints = endpointsOf(api);
   const seen = new Set<string>();
   for (const e of endpoints) {
@@ -127,11 +136,16 @@ function checkBeyondSchema(api: Json, map: MapBuilder, env: NodeJS.ProcessEnv): 
   if (!isObject(proxy) || typeof proxy['target_url'] !== 'string' || proxy['target_url'] === '') return;
   const targetUrl = proxy['target_url'];
   const useEnv = proxy['use_env'] === true;
-  const host = useEnv ? env[targetUrl] : targetUrl;
+  const host = useEnv ? options.env?.[targetUrl] : targetUrl;
   if (useEnv && (host === undefined || host === ''))
     map.add('api', 'target_url', unreadableUseEnv(targetUrl));
   else if (host !== undefined && !isTargetHost(host))
     map.add('api', 'target_url', 'must be a host name or an http(s)://host URL');
+  else if (host !== undefined) {
+    const refusal = (options.targets ?? publicTargetsOnly).refusalOfHost(hostnameOf(host));
+    if (refusal !== undefined)
+      map.add('api', 'target_url', `is not allowed: ${refusal} (PROXY_TARGET_ALLOW lists what may be)`);
+  }
 }
 
 /**
@@ -192,6 +206,11 @@ function endpointsOf(api: Json): unknown[] {
   const version = api['version_data'];
   const endpoints = isObject(version) && isObject(version['default']) ? version['default']['endpoints'] : [];
   return Array.isArray(endpoints) ? endpoints : [];
+}
+
+/** The hostname as target-origin.ts will connect to it (the URL parser normalizes `0x7f.1` too). */
+function hostnameOf(value: string): string {
+  return new URL(/^https?:\/\//i.test(value) ? value : `http://${value}`).hostname;
 }
 
 function isTargetHost(value: string): boolean {

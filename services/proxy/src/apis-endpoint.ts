@@ -3,18 +3,22 @@
  * (200, a shallow merge over the current definition, as RIG did), delete (204); 404 for an unknown
  * id, 409 when creating an existing one, 400 with the full error map for an invalid definition (and
  * nothing is changed), 415 for a body that is not JSON. A PUT's body is validated before the id is
- * looked up (the reference's order), then the merged definition.
+ * looked up (the reference's order), then the merged definition; for an unknown id that is the
+ * body alone, so `{}` is a 400 with the map, as in RIG, and only a whole valid definition a 404.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HttpError, type Params, Router, readBody, sendJson } from '@gatehouse/service-kit';
 import { validateApi, validateApiUpdate } from './api-validation.ts';
 import type { DefinitionStore } from './definition-store.ts';
+import type { TargetAllowList } from './target-allow-list.ts';
 
 const maxDefinitionBytes = 1024 * 1024;
 
 export interface ApisEndpointOptions {
   definitions: DefinitionStore;
   env?: NodeJS.ProcessEnv;
+  /** PROXY_TARGET_ALLOW: a target address it refuses is a 400. */
+  targets?: TargetAllowList;
   /** Told after a successful write, so this replica applies it without waiting for the notification. */
   onChange?: (id: string) => Promise<void>;
 }
@@ -23,6 +27,7 @@ export function createApisEndpoint(options: ApisEndpointOptions): Router {
   const { definitions } = options;
   const router = new Router();
   const changed = async (id: string) => options.onChange?.(id);
+  const validation = { env: options.env, targets: options.targets };
 
   for (const version of ['v2', 'v3']) {
     const base = `/${version}/apis`;
@@ -36,7 +41,7 @@ export function createApisEndpoint(options: ApisEndpointOptions): Router {
 
     router.post(base, async (req, res) => {
       const body = await readJson(req);
-      const result = validateApi(body, { env: options.env });
+      const result = validateApi(body, validation);
       if (!result.ok) return sendJson(res, 400, result.errors);
       if (!(await definitions.create(result.api)))
         return sendJson(res, 409, { message: `API with id=${result.api.id} already exists.` });
@@ -50,12 +55,13 @@ export function createApisEndpoint(options: ApisEndpointOptions): Router {
       if (body['id'] !== undefined && body['id'] !== id)
         return sendJson(res, 400, { api: [{ id: 'must match the id in the path' }] });
       // The body first (the reference's order): an invalid one is 400 even for an unknown id.
-      const invalid = validateApiUpdate(body, id!, { env: options.env });
+      const invalid = validateApiUpdate(body, id!, validation);
       if (invalid !== undefined) return sendJson(res, 400, invalid);
       const current = await definitions.get(id!);
-      if (current === undefined) return notFound(res, id!);
-      const result = validateApi({ ...current, ...body, id }, { env: options.env });
+      // Nothing to merge with: the body alone must be a whole definition, as RIG checked it.
+      const result = validateApi({ ...current, ...body, id }, validation);
       if (!result.ok) return sendJson(res, 400, result.errors);
+      if (current === undefined) return notFound(res, id!);
       await definitions.update(result.api, current);
       await changed(id!);
       sendJson(res, 200, { message: 'ok' });

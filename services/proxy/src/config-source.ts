@@ -8,11 +8,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import { ConfigError } from '@gatehouse/service-kit';
 import type { ApiDefinition } from './api-definition.ts';
 import { describeValidationErrors, validateApiList } from './api-validation.ts';
+import type { TargetAllowList } from './target-allow-list.ts';
 
 export function loadProxyConfig(
   setting: string | undefined,
   /** The variables `proxy.use_env` may read (useEnvScope); default none. */
   env: NodeJS.ProcessEnv = {},
+  /** PROXY_TARGET_ALLOW; default: public addresses only. */
+  targets?: TargetAllowList,
 ): ApiDefinition[] {
   if (setting === undefined) return [];
   const text = readSetting(setting);
@@ -24,7 +27,7 @@ export function loadProxyConfig(
       `PROXY_CONFIG_FILE: not a readable file nor valid JSON: ${(err as Error).message}`,
     ]);
   }
-  const result = validateApiList(raw, { env });
+  const result = validateApiList(raw, { env, targets });
   if (!result.ok)
     throw new ConfigError(
       describeValidationErrors(result.errors).map((line) => `PROXY_CONFIG_FILE: ${line}`),

@@ -11,6 +11,7 @@ import {
   optionalStr,
   str,
 } from '@gatehouse/service-kit';
+import { targetAllowSetting } from './target-allow-list.ts';
 import { useEnvAllowedSetting } from './use-env-scope.ts';
 
 export const requestLogSinks = ['console', 'kafka'] as const;
@@ -24,6 +25,7 @@ export const proxyConfig = {
     'API definitions at start: a path to a JSON file or the JSON text itself (a list of APIs)',
   ),
   PROXY_USE_ENV_ALLOWED: useEnvAllowedSetting(),
+  PROXY_TARGET_ALLOW: targetAllowSetting(),
   PROXY_RECV_TIMEOUT: duration('how long an HTTP target may take to send its response headers', '5s', {
     min: '100ms',
   }),

@@ -6,18 +6,22 @@
  *
  * Outcomes: `responded` (the target's answer was passed on), `held` (the caller asked to keep a
  * status for itself, e.g. the 202 of a target that answers later through response_from),
- * `unreachable` (no connection, reset: answer 502), `timeout` (no response headers in time: 504),
+ * `unreachable` (no connection, reset: answer 502), `target_refused` (its address is not one
+ * PROXY_TARGET_ALLOW lets through, target-connect.ts: 502), `timeout` (no response headers in time: 504),
  * `client_gone`, and `broken` (failed after the response had started: the client connection is cut,
  * which is the only honest signal left).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Agent, type Dispatcher } from 'undici';
 import { downstreamHeaders, type HeaderMap } from './forward-headers.ts';
+import type { TargetAllowList } from './target-allow-list.ts';
+import { guardedConnector, TargetRefusedError } from './target-connect.ts';
 
 export type ForwardOutcome =
   | { kind: 'responded'; status: number }
   | { kind: 'held'; status: number }
   | { kind: 'unreachable'; error: Error }
+  | { kind: 'target_refused'; error: TargetRefusedError }
   | { kind: 'timeout' }
   | { kind: 'client_gone' }
   | { kind: 'broken'; error: Error };
@@ -40,6 +44,8 @@ export interface HttpForwarderOptions {
   connectTimeoutMs: number;
   /** Longest pause between body chunks of a response (0: none). */
   bodyIdleTimeoutMs: number;
+  /** Where targets may be (PROXY_TARGET_ALLOW), checked on the address each connection goes to. */
+  targets: TargetAllowList;
 }
 
 const timeoutCodes = new Set(['UND_ERR_HEADERS_TIMEOUT']);
@@ -52,7 +58,7 @@ export class HttpForwarder {
     this.bodyIdleTimeoutMs = options.bodyIdleTimeoutMs;
     this.agent = new Agent({
       connections: options.connectionsPerOrigin,
-      connect: { timeout: options.connectTimeoutMs },
+      connect: guardedConnector(options.targets, { timeout: options.connectTimeoutMs }),
       keepAliveTimeout: 4_000,
       pipelining: 1,
     });
@@ -163,6 +169,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
       this.request.res.destroy(error);
       return { kind: 'broken', error };
     }
+    if (error instanceof TargetRefusedError) return { kind: 'target_refused', error };
     const code = (error as { code?: string }).code;
     if (code !== undefined && timeoutCodes.has(code)) return { kind: 'timeout' };
     return { kind: 'unreachable', error };

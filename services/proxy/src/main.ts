@@ -10,6 +10,7 @@ import { proxyConfig } from './config.ts';
 import { loadProxyConfig } from './config-source.ts';
 import { NatsTarget } from './nats-target.ts';
 import { createProxy } from './proxy-service.ts';
+import { TargetAllowList } from './target-allow-list.ts';
 import { useEnvScope } from './use-env-scope.ts';
 
 const settings = {
@@ -25,6 +26,7 @@ await serviceMain('proxy', async ({ config: common, replica, logger, registry, h
   const initialApis = loadProxyConfig(
     config.PROXY_CONFIG_FILE,
     useEnvScope(process.env, config.PROXY_USE_ENV_ALLOWED),
+    new TargetAllowList(config.PROXY_TARGET_ALLOW),
   );
   if (config.PROXY_KINESIS_RESPONSE_STREAMS.length > 0 && !config.PROXY_KINESIS_ENABLED)
     throw new ConfigError(['PROXY_KINESIS_RESPONSE_STREAMS: needs PROXY_KINESIS_ENABLED=true']);

@@ -41,7 +41,7 @@ import {
   withActiveSpan,
 } from '@gatehouse/tracing';
 import { type ResponseFrom, waitsForCorrelation } from './api-definition.ts';
-import { eventEndpointPreflight } from './cors.ts';
+import { preflightRules, refusedTokenHeaders } from './cors.ts';
 import { AvroNotConfiguredError, type EventPublisher } from './event-publishers.ts';
 import { upstreamHeaders } from './forward-headers.ts';
 import type { HttpForwarder } from './http-forwarder.ts';
@@ -50,6 +50,7 @@ import type { NatsTarget } from './nats-target.ts';
 import type { CorrelatedResponse, PendingRequest, PendingResponses } from './pending-responses.ts';
 import type { EndpointMetrics, ProxyMetrics, RequestStatus } from './proxy-metrics.ts';
 import { requestEvent } from './request-event.ts';
+import { refusedTargetAnswer } from './target-connect.ts';
 import type { RequestLog } from './request-log.ts';
 import type { Route, RouteMatch, RouteTable } from './route-table.ts';
 import { upstreamPath } from './upstream-path.ts';
@@ -147,6 +148,7 @@ async function handleMatched(
       else
         sendText(res, 401, 'Authentication failed.', {
           ...deps.cors.headers(req),
+          ...refusedTokenHeaders,
           'www-authenticate': 'Bearer',
         });
       req.resume();
@@ -169,9 +171,9 @@ function answerUnmatched(
   startedAt: number,
 ): void {
   req.resume();
-  const preflight = method === 'OPTIONS' ? deps.table().matchEventTarget(path) : undefined;
+  const preflight = method === 'OPTIONS' ? deps.table().matchPreflightTarget(path) : undefined;
   if (preflight !== undefined) {
-    deps.cors.preflight(req, res, eventEndpointPreflight);
+    deps.cors.preflight(req, res, preflightRules(preflight.route.api));
     const { path_regex, target, response_from } = preflight.route.endpoint;
     deps.metrics.request({ method, path_regex, target, response_from }, 'ok', startedAt);
     return;
@@ -229,6 +231,10 @@ async function forwardHttp(
       deps.logger.warn({ err: outcome.error, origin: origin.origin, path: target }, 'target unreachable');
       sendText(res, 502, 'Bad gateway.');
       return 'unreachable';
+    case 'target_refused':
+      deps.logger.warn({ err: outcome.error, origin: origin.origin }, 'target address refused');
+      sendText(res, 502, refusedTargetAnswer);
+      return 'target_refused';
     case 'broken':
       deps.logger.warn({ err: outcome.error, origin: origin.origin }, 'target response broke off');
       return 'unreachable';
@@ -244,7 +250,7 @@ async function publish(
   const { endpoint, api } = route;
   if (req.method === 'OPTIONS') {
     req.resume();
-    deps.cors.preflight(req, res, eventEndpointPreflight);
+    deps.cors.preflight(req, res, preflightRules(api));
     return 'ok';
   }
   const target = endpoint.target as 'kafka' | 'kinesis' | 'nats';

@@ -18,6 +18,7 @@ export type RequestStatus =
   | 'not_found'
   | 'unauthorized'
   | 'unreachable'
+  | 'target_refused'
   | 'request_timeout'
   | 'response_timeout'
   | 'unavailable';

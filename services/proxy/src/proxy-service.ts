@@ -25,6 +25,7 @@ import { createRequestLog } from './request-log.ts';
 import { startResponseConsumers } from './response-consumers.ts';
 import { ResponseRouter } from './response-router.ts';
 import { createResponsesEndpoint } from './responses-endpoint.ts';
+import { TargetAllowList } from './target-allow-list.ts';
 import { UpgradeForwarder } from './upgrade-forwarder.ts';
 import { useEnvScope } from './use-env-scope.ts';
 
@@ -61,6 +62,7 @@ export function createProxy(config: ConfigOf<typeof proxyConfig>, deps: ProxyDep
   const logger = deps.logger.child({ service: 'proxy' });
   const definitions = new DefinitionStore(deps.store);
   const useEnv = useEnvScope(deps.env ?? process.env, config.PROXY_USE_ENV_ALLOWED);
+  const targets = new TargetAllowList(config.PROXY_TARGET_ALLOW);
   const sync = new DefinitionSync({
     store: deps.store,
     definitions,
@@ -80,6 +82,7 @@ export function createProxy(config: ConfigOf<typeof proxyConfig>, deps: ProxyDep
     connectionsPerOrigin: config.PROXY_MAX_CONNECTIONS_PER_TARGET,
     connectTimeoutMs: config.PROXY_CONNECT_TIMEOUT,
     bodyIdleTimeoutMs: config.PROXY_BODY_IDLE_TIMEOUT,
+    targets,
   });
   const guard = new JwtGuard(deps.auth);
   const requestLog = createRequestLog({
@@ -119,6 +122,7 @@ export function createProxy(config: ConfigOf<typeof proxyConfig>, deps: ProxyDep
   const tunnels = new UpgradeForwarder({
     connectTimeoutMs: config.PROXY_CONNECT_TIMEOUT,
     idleTimeoutMs: config.PROXY_BODY_IDLE_TIMEOUT,
+    targets,
   });
   const upgrade = createProxyUpgrade({
     table: () => sync.table,
@@ -130,7 +134,12 @@ export function createProxy(config: ConfigOf<typeof proxyConfig>, deps: ProxyDep
     recvTimeoutMs: config.PROXY_RECV_TIMEOUT,
     logger,
   });
-  const apis = createApisEndpoint({ definitions, env: useEnv, onChange: (id) => sync.refresh(id, true) });
+  const apis = createApisEndpoint({
+    definitions,
+    env: useEnv,
+    targets,
+    onChange: (id) => sync.refresh(id, true),
+  });
   const responses = createResponsesEndpoint({
     router,
     maxBodyBytes: config.PROXY_MAX_EVENT_BYTES,

@@ -17,6 +17,7 @@ import { type JwtGuard, requiresToken } from './jwt-guard.ts';
 import type { ProxyMetrics, RequestStatus } from './proxy-metrics.ts';
 import type { RequestLog } from './request-log.ts';
 import type { RouteMatch, RouteTable } from './route-table.ts';
+import { refusedTargetAnswer } from './target-connect.ts';
 import type { UpgradeForwarder } from './upgrade-forwarder.ts';
 import { upstreamPath } from './upstream-path.ts';
 
@@ -111,6 +112,10 @@ async function serve(
       deps.logger.warn({ err: outcome.error, origin: origin.origin, path: target }, 'target unreachable');
       answer(socket, 502, 'Bad gateway.');
       return 'unreachable';
+    case 'target_refused':
+      deps.logger.warn({ err: outcome.error, origin: origin.origin }, 'target address refused');
+      answer(socket, 502, refusedTargetAnswer);
+      return 'target_refused';
     case 'timeout':
       answer(socket, 504, 'Timed out while waiting for the response.');
       return 'request_timeout';

@@ -3,7 +3,8 @@
  *
  * Binary (Kafka response messages, `POST /v3/responses`): the body is the response body; the header
  * `gw-correlation` names the request, `gw-response-code` its status (200 when absent; a value that
- * is not an integer 100–599 is refused); the other headers become response headers. RIG copied
+ * is not an integer 200–599 is refused: a 1xx is no final answer, so the waiting client would
+ * hang on it); the other headers become response headers. RIG copied
  * every request header of a /v3/responses POST into the client's response (`host`, `user-agent` …);
  * here headers that only make sense on the way in are left out.
  *
@@ -67,7 +68,7 @@ export function parseBinaryResponse(
   if (status === undefined)
     return {
       ok: false,
-      error: `${responseCodeHeader} must be an integer from 100 to 599, got ${lower[responseCodeHeader]}`,
+      error: `${responseCodeHeader} must be an integer from 200 to 599, got ${lower[responseCodeHeader]}`,
     };
   const passed: Record<string, string> = {};
   for (const [name, value] of Object.entries(lower)) {
@@ -89,7 +90,7 @@ export function parseCloudEventResponse(event: CloudEvent): ParsedResponse {
   const code = gwExtension(event)?.['responseCode'];
   const status = parseStatus(code === undefined ? undefined : String(code));
   if (status === undefined)
-    return { ok: false, error: `gw.responseCode must be an integer from 100 to 599, got ${String(code)}` };
+    return { ok: false, error: `gw.responseCode must be an integer from 200 to 599, got ${String(code)}` };
   const body = encodeData(event);
   const contentType = dataContentType(event) ?? 'application/json';
   return {
@@ -103,5 +104,5 @@ function parseStatus(text: string | undefined): number | undefined {
   if (text === undefined || text.trim() === '') return 200;
   if (!/^\d{3}$/.test(text.trim())) return undefined;
   const status = Number(text.trim());
-  return status >= 100 && status <= 599 ? status : undefined;
+  return status >= 200 && status <= 599 ? status : undefined;
 }

@@ -8,15 +8,16 @@
  * a HEAD endpoint could never match; here both work).
  */
 import type { ApiDefinition, Endpoint } from './api-definition.ts';
-import { compilePathRegex, compileReplacement } from './path-regex.ts';
+import { requiresToken } from './jwt-guard.ts';
+import { compilePathRegex, compileReplacement, type PathMatch, type PathPattern } from './path-regex.ts';
 import { type TargetOrigin, targetOrigin } from './target-origin.ts';
 
 export interface Route {
   api: ApiDefinition;
   endpoint: Endpoint;
-  regex: RegExp;
+  regex: PathPattern;
   /** The forwarded path for a match; undefined: the request path itself. */
-  rewrite: ((match: RegExpExecArray) => string) | undefined;
+  rewrite: ((match: PathMatch) => string) | undefined;
   /** Where an HTTP endpoint forwards to. */
   origin: TargetOrigin | undefined;
   /** Headers merged over the request's when the endpoint transforms headers. */
@@ -25,7 +26,7 @@ export interface Route {
 
 export interface RouteMatch {
   route: Route;
-  match: RegExpExecArray;
+  match: PathMatch;
 }
 
 export interface RouteProblem {
@@ -82,11 +83,14 @@ export class RouteTable {
     return firstMatch(this.byMethod.get('GET'), path);
   }
 
-  /** Some endpoint publishing events has this path, whatever its method (for CORS preflights). */
-  matchEventTarget(path: string): RouteMatch | undefined {
+  /**
+   * Some endpoint whose CORS preflights the proxy answers has this path, whatever its method: one
+   * publishing events, or a secured one (cors.ts).
+   */
+  matchPreflightTarget(path: string): RouteMatch | undefined {
     for (const route of this.all) {
-      if (route.endpoint.target === 'http') continue;
-      const match = route.regex.exec(path);
+      if (route.endpoint.target === 'http' && !requiresToken(route.api, route.endpoint)) continue;
+      const match = route.regex.match(path);
       if (match) return { route, match };
     }
     return undefined;
@@ -100,7 +104,7 @@ export class RouteTable {
 function firstMatch(routes: Route[] | undefined, path: string): RouteMatch | undefined {
   if (routes === undefined) return undefined;
   for (const route of routes) {
-    const match = route.regex.exec(path);
+    const match = route.regex.match(path);
     if (match) return { route, match };
   }
   return undefined;

@@ -7,6 +7,7 @@
  *
  * Outcomes: `upgraded` (the tunnel is open), `refused` (the target answered without switching:
  * 502), `unreachable` (no connection, reset, no connect within the connect time-out: 502),
+ * `target_refused` (its address is not one PROXY_TARGET_ALLOW lets through, target-connect.ts: 502),
  * `timeout` (no answer within the headers time-out: 504) and `client_gone`.
  */
 import { type IncomingMessage, request as httpRequest } from 'node:http';
@@ -14,11 +15,14 @@ import { request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { downstreamHeaders, type HeaderMap } from './forward-headers.ts';
+import type { TargetAllowList } from './target-allow-list.ts';
+import { guardedLookup, refusalOfLiteral, TargetRefusedError } from './target-connect.ts';
 
 export type UpgradeOutcome =
   | { kind: 'upgraded' }
   | { kind: 'refused'; status: number }
   | { kind: 'unreachable'; error: Error }
+  | { kind: 'target_refused'; error: TargetRefusedError }
   | { kind: 'timeout' }
   | { kind: 'client_gone' };
 
@@ -42,6 +46,8 @@ export interface UpgradeForwarderOptions {
   connectTimeoutMs: number;
   /** An open tunnel with no bytes either way for this long is closed (0: never). */
   idleTimeoutMs: number;
+  /** Where targets may be (PROXY_TARGET_ALLOW), checked on the address each connection goes to. */
+  targets: TargetAllowList;
 }
 
 export class UpgradeForwarder {
@@ -58,14 +64,17 @@ export class UpgradeForwarder {
   }
 
   forward(r: UpgradeRequest): Promise<UpgradeOutcome> {
+    const url = new URL(r.path, r.origin);
+    const refused = refusalOfLiteral(this.options.targets, url.hostname);
+    if (refused !== undefined) return Promise.resolve({ kind: 'target_refused', error: refused });
     return new Promise((resolve) => {
-      const url = new URL(r.path, r.origin);
       const secure = url.protocol === 'https:';
       const upstream = (secure ? httpsRequest : httpRequest)(url, {
         method: r.req.method ?? 'GET',
         headers: { ...r.headers, connection: 'upgrade', upgrade: r.req.headers.upgrade ?? 'websocket' },
         // One connection per tunnel: it leaves any pool once it is upgraded anyway.
         agent: false,
+        lookup: guardedLookup(this.options.targets),
       });
       let timedOut = false;
       let clientGone = false;
@@ -104,6 +113,7 @@ export class UpgradeForwarder {
       upstream.once('error', (error: Error) => {
         if (clientGone) settle({ kind: 'client_gone' });
         else if (timedOut) settle({ kind: 'timeout' });
+        else if (error instanceof TargetRefusedError) settle({ kind: 'target_refused', error });
         else settle({ kind: 'unreachable', error });
       });
       upstream.end();

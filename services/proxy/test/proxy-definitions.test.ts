@@ -168,10 +168,18 @@ describe('proxy API definitions (two replicas, Redis)', () => {
     assert.equal(stored.name, 'runtime', 'fields left out of the PUT are kept');
     const mismatch = await fetch(`${b.apiUrl}/v3/apis/runtime`, { ...json({ id: 'other' }), method: 'PUT' });
     assert.equal(mismatch.status, 400);
-    assert.equal(
-      (await fetch(`${b.apiUrl}/v3/apis/ghost`, { ...json({ name: 'g' }), method: 'PUT' })).status,
-      404,
-    );
+    // An unknown id has nothing to merge with: the body must be a whole definition (RIG's answer).
+    for (const body of [{}, { name: 'g' }]) {
+      const partial = await fetch(`${b.apiUrl}/v3/apis/ghost`, { ...json(body), method: 'PUT' });
+      assert.equal(partial.status, 400, JSON.stringify(body));
+      const problems = ((await partial.json()) as { api: Array<Record<string, string>> }).api;
+      assert.ok(
+        problems.some((p) => p['version_data'] === 'must be present'),
+        JSON.stringify(problems),
+      );
+    }
+    const whole = { ...runtimeApi(), id: 'ghost', name: 'ghost' };
+    assert.equal((await fetch(`${b.apiUrl}/v3/apis/ghost`, { ...json(whole), method: 'PUT' })).status, 404);
     // The body is validated before the id is looked up: an invalid one is 400 even for an unknown id.
     const invalidGhost = await fetch(`${b.apiUrl}/v2/apis/ghost`, {
       ...json({

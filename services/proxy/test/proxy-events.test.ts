@@ -363,13 +363,25 @@ describe('proxy events and correlated responses (two replicas, Kafka, Kinesis, N
       });
       assert.equal(res.status, 400);
     }
-    const badCode = await fetch(`${b.apiUrl}/v3/responses`, {
-      method: 'POST',
-      headers: { 'gw-correlation': correlation, 'gw-response-code': 'abc201' },
-      body: 'x',
+    // A 1xx is not a final answer: relayed as one, the client's request would never complete.
+    for (const code of ['abc201', '100', '101', '199']) {
+      const badCode = await fetch(`${b.apiUrl}/v3/responses`, {
+        method: 'POST',
+        headers: { 'gw-correlation': correlation, 'gw-response-code': code },
+        body: 'x',
+      });
+      assert.equal(badCode.status, 400, code);
+      assert.match(await badCode.text(), /gw-response-code must be an integer from 200 to 599/);
+    }
+    const informational = await post(`${a.apiUrl}/v1/responses`, {
+      specversion: '1.0',
+      type: 'order.done',
+      source: '/backend',
+      id: 'r0',
+      gw: { correlation, responseCode: 103 },
     });
-    assert.equal(badCode.status, 400);
-    assert.match(await badCode.text(), /gw-response-code must be an integer/);
+    assert.equal(informational.status, 400);
+    assert.match(await informational.text(), /gw\.responseCode must be an integer from 200 to 599, got 103/);
     const ok = await fetch(`${a.apiUrl}/v3/responses`, {
       method: 'POST',
       headers: { 'gw-correlation': correlation, 'gw-response-code': '409' },

@@ -284,7 +284,15 @@ describe('proxy forwarding (two replicas, real backends)', () => {
     assert.equal((await status('/secure/header', { authorization: `Bearer ${expired}` })).status, 401);
     assert.equal((await status('/secure/header', { authorization: `Bearer ${forged}` })).status, 401);
     assert.equal((await status('/secure/custom', { 'x-token': hsToken() })).status, 200);
-    assert.equal((await status(`/secure/custom?jwt=${expired},${hsToken()}`)).status, 200);
+    // One signature check per request, whatever it carries: only the first token counts.
+    assert.equal((await status(`/secure/custom?jwt=${hsToken()},${expired}`)).status, 200);
+    assert.equal((await status(`/secure/custom?jwt=${expired},${hsToken()}`)).status, 401);
+    const many = Array.from({ length: 50 }, () => `Bearer ${forged}`).join(', ');
+    assert.equal(
+      (await status('/secure/header', { authorization: `${many}, Bearer ${hsToken()}` })).status,
+      401,
+    );
+    assert.equal((await status('/secure/custom', { 'x-token': `${hsToken()}, ${forged}` })).status, 200);
     assert.equal((await status('/secure/custom', { authorization: `Bearer ${hsToken()}` })).status, 401);
 
     const token = hsToken({ jti: 'session-killed' });
@@ -296,6 +304,41 @@ describe('proxy forwarding (two replicas, real backends)', () => {
       headers: { authorization: `Bearer ${token}` },
     });
     assert.equal(onB.status, 401);
+  });
+
+  it("answers browsers' preflights of secured endpoints, so a page can read the 401", async () => {
+    // A page POSTing JSON, or sending its (expired) token, is preflighted; a 404 there hides the 401.
+    const preflight = (path: string, origin: string, headers: string) =>
+      fetch(`${a.publicUrl}${path}`, {
+        method: 'OPTIONS',
+        headers: {
+          origin,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': headers,
+        },
+      });
+    const allowed = await preflight('/secure/header', 'https://app.example', 'content-type, authorization');
+    assert.equal(allowed.status, 204);
+    assert.equal(allowed.headers.get('access-control-allow-origin'), 'https://app.example');
+    assert.equal(allowed.headers.get('access-control-allow-credentials'), 'true');
+    assert.match(allowed.headers.get('access-control-allow-methods') ?? '', /\bPOST\b/);
+    assert.equal(allowed.headers.get('access-control-allow-headers'), 'content-type, authorization');
+    const custom = await preflight('/secure/custom', 'https://app.example', 'x-token');
+    assert.equal(custom.status, 204);
+    assert.equal(custom.headers.get('access-control-allow-headers'), 'content-type, authorization, x-token');
+    const stranger = await preflight('/secure/header', 'https://evil.example', 'authorization');
+    assert.equal(stranger.status, 204);
+    assert.equal(stranger.headers.get('access-control-allow-origin'), null);
+    // An open endpoint's CORS stays its target's business (RIG): define an OPTIONS endpoint for it.
+    assert.equal((await preflight('/echo', 'https://app.example', 'content-type')).status, 404);
+    const refused = await fetch(`${a.publicUrl}/secure/header`, {
+      method: 'GET',
+      headers: { origin: 'https://app.example', 'content-type': 'application/json' },
+    });
+    assert.equal(refused.status, 401);
+    assert.equal(refused.headers.get('access-control-allow-origin'), 'https://app.example');
+    assert.equal(refused.headers.get('access-control-expose-headers'), 'www-authenticate');
+    await refused.arrayBuffer();
   });
 
   it('streams a 50 MB upload with backpressure, never holding it in memory', async () => {

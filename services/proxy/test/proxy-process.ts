@@ -9,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 const mainFile = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 /** Shared by every proxy a test starts, so correlation ids cross between them. */
 const testTokenSecret = 'proxy-process-test-token-secret';
+/** The tests' backends listen on loopback, which PROXY_TARGET_ALLOW must list (a test may override it). */
+const testTargets = '127.0.0.1';
 
 export interface ProxyProcess {
   child: ChildProcess;
@@ -32,6 +34,7 @@ export async function startProxy(env: Record<string, string>, timeoutMs = 30_000
       HOST: '127.0.0.1',
       LOG_LEVEL: 'info',
       TOKEN_SECRET: testTokenSecret,
+      PROXY_TARGET_ALLOW: testTargets,
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -82,6 +85,7 @@ export function runProxyExpectingExit(
       API_PORT: '0',
       HOST: '127.0.0.1',
       TOKEN_SECRET: testTokenSecret,
+      PROXY_TARGET_ALLOW: testTargets,
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

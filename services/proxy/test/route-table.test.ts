@@ -19,30 +19,64 @@ function api(
 }
 
 describe('path_regex and path_replacement', () => {
+  const matches = (source: string, path: string) => {
+    const compiled = compilePathRegex(source);
+    assert.ok(compiled.ok, JSON.stringify(compiled));
+    return compiled.regex.match(path) !== undefined;
+  };
+
   it('anchors the regex without doubling anchors the author wrote', () => {
     for (const source of ['/a/(.+)', '^/a/(.+)', '/a/(.+)$', '^/a/(.+)$']) {
-      const compiled = compilePathRegex(source);
-      assert.ok(compiled.ok);
-      assert.ok(compiled.regex.test('/a/b'));
-      assert.ok(!compiled.regex.test('/x/a/b'));
+      assert.ok(matches(source, '/a/b'));
+      assert.ok(!matches(source, '/x/a/b'));
     }
-    const escaped = compilePathRegex('/price\\$');
-    assert.ok(escaped.ok && escaped.regex.test('/price$'));
+    assert.ok(matches('/price\\$', '/price$'));
   });
 
-  it('matches case-sensitively unless the author asks for (?i:…)', () => {
-    const plain = compilePathRegex('/admin');
-    assert.ok(plain.ok && !plain.regex.test('/ADMIN'));
-    const insensitive = compilePathRegex('/(?i:admin)');
-    assert.ok(insensitive.ok && insensitive.regex.test('/ADMIN'));
+  it('matches case-sensitively unless the author asks for (?i:…) or a leading (?i)', () => {
+    assert.ok(!matches('/admin', '/ADMIN'));
+    assert.ok(matches('/(?i:admin)', '/ADMIN'));
+    assert.ok(matches('(?i)/admin', '/ADMIN'));
+  });
+
+  it('gives the groups of a match, undefined for a group that took no part', () => {
+    const compiled = compilePathRegex('/a/(x)?(b)');
+    assert.ok(compiled.ok);
+    assert.deepEqual(compiled.regex.match('/a/b'), ['/a/b', undefined, 'b']);
+    assert.equal(compiled.regex.match('/a/c'), undefined);
+  });
+
+  it('refuses what a linear-time engine cannot run, naming the construct', () => {
+    for (const [source, feature] of [
+      ['/a(?=b)', 'lookahead'],
+      ['/a(?!b)', 'lookahead'],
+      ['(?<=/a)/b', 'lookbehind'],
+      ['(?<!/a)/b', 'lookbehind'],
+      ['/(a)/\\1', 'backreferences'],
+      ['/(?>a+)', 'atomic groups'],
+      ['/a++', 'possessive quantifiers'],
+    ]) {
+      const compiled = compilePathRegex(source!);
+      assert.ok(!compiled.ok, source);
+      assert.match(
+        compiled.error,
+        new RegExp(`^${feature} is not supported \\(path_regex is matched in linear time`),
+      );
+    }
+    const broken = compilePathRegex('/(');
+    assert.ok(!broken.ok);
+    assert.match(broken.error, /missing closing \)/);
   });
 
   it('rewrites with \\N groups and keeps other characters literal', () => {
-    const regex = /^\/foo\/([^/]+)\/bar\/([^/]+)$/;
+    const foo = compilePathRegex('/foo/([^/]+)/bar/([^/]+)');
+    assert.ok(foo.ok);
     const rewrite = compileReplacement('/bar/\\1/foo/\\2?x=$1');
-    assert.equal(rewrite(regex.exec('/foo/a/bar/b')!), '/bar/a/foo/b?x=$1');
+    assert.equal(rewrite(foo.regex.match('/foo/a/bar/b')!), '/bar/a/foo/b?x=$1');
+    const docs = compilePathRegex('/docs/(\\d+)/tables/(\\d+)');
+    assert.ok(docs.ok);
     assert.equal(
-      compileReplacement('/mytables/\\1/\\2')(/^\/docs\/(\d+)\/tables\/(\d+)$/.exec('/docs/123/tables/456')!),
+      compileReplacement('/mytables/\\1/\\2')(docs.regex.match('/docs/123/tables/456')!),
       '/mytables/123/456',
     );
   });
@@ -108,6 +142,6 @@ describe('RouteTable', () => {
       api('a', [{ id: 'k', method: 'POST', path_regex: '/publish', target: 'kafka', topic: 't' }]),
     ]);
     assert.equal(table.match('OPTIONS', '/publish'), undefined);
-    assert.equal(table.matchEventTarget('/publish')?.route.endpoint.id, 'k');
+    assert.equal(table.matchPreflightTarget('/publish')?.route.endpoint.id, 'k');
   });
 });
