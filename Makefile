@@ -7,8 +7,10 @@ ROOT := $(CURDIR)
 # Node 24 and pnpm from .cache/ when the machine's own are too old (tools/toolchain.sh).
 export PATH := $(shell $(ROOT)/tools/toolchain.sh):$(PATH)
 STAMP := node_modules/.install-stamp
-TESTS ?= packages/*/test/*.test.ts services/*/test/*.test.ts embedded/test/*.test.ts bench/test/*.test.ts test-e2e/test/*.test.ts
-TEST_FLAGS ?= --test-concurrency=1 --test-timeout=180000
+TESTS ?= packages/*/test/*.test.ts services/*/test/*.test.ts embedded/test/*.test.ts bench/test/*.test.ts tools/test/*.test.ts test-e2e/test/*.test.ts
+# Each test 3 minutes at most; each file TEST_FILE_TIMEOUT seconds (tools/run-tests.ts kills it then).
+TEST_FLAGS ?= --test-timeout=180000
+export TEST_FILE_TIMEOUT ?= 900
 
 .PHONY: help install run test test-only typecheck lint format deps-up deps-down deps-status bench clean \
 	fuzz-api chart-test compose-check compose-test helm-test skipped-compose skipped-cluster
@@ -45,7 +47,7 @@ test:
 	@tools/timed.sh "node tests" $(MAKE) -s test-only
 
 test-only:
-	node --test $(TEST_FLAGS) $(TESTS)
+	node tools/run-tests.ts $(TEST_FLAGS) -- $(TESTS)
 
 typecheck: install
 	tsc -p tsconfig.json

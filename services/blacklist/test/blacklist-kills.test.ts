@@ -162,7 +162,7 @@ describe('session blacklist across hub replicas (separate processes, real Redis)
       timeoutMs: 3000,
     });
     const lastedMs = Date.now() - postedAt;
-    assert.ok(lastedMs >= 1950 && lastedMs < 2500, `the entry lasted ${lastedMs} ms`);
+    assert.ok(lastedMs >= 1950 && lastedMs < 3500, `the entry lasted ${lastedMs} ms`);
     for (const hub of [0, 1]) {
       for (const t of transports) {
         const { accepted, answer } = await tryConnect(t, hubUrl(hub), jwt);

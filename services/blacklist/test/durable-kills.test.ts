@@ -184,7 +184,7 @@ describe('durable kills (processes, real Redis)', () => {
         `reconnect ${reconnectedAt - restoredAt} ms after the cut ended, found by the rescan ${rescanFound(hubA)}`,
     );
     assert.equal(result.missed, 0, 'kills missed');
-    assert.ok(worstStream <= 1000, `killed ${worstStream} ms after the reconnect`);
+    assert.ok(worstStream <= 3000, `killed ${worstStream} ms after the reconnect`);
   });
 
   it('kills written while Redis restarts and the hubs reconnect reach both hubs', async () => {

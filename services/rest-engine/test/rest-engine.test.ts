@@ -311,7 +311,8 @@ describe('functions', () => {
     const elapsed = performance.now() - started;
     assert.equal(res.status, 408);
     assert.deepEqual(await res.json(), { message: 'Timeout for 1 seconds', type: 'error', status: 408 });
-    assert.ok(elapsed >= 950 && elapsed < 1800, `answered after ${elapsed} ms`);
+    // Well before the handler's 3 s, with room for a loaded machine.
+    assert.ok(elapsed >= 950 && elapsed < 2700, `answered after ${elapsed} ms`);
   });
 
   it('answers in time when the function is fast enough', async () => {
