@@ -138,16 +138,12 @@ describe('rolling restart of the hub replicas', () => {
       );
       const resumeFrom = i < fresh ? undefined : marker;
       return i % 2 === 0
-        ? new ResumingSseClient(
-            balancer.pick,
-            `/_gw/v1/connection/sse?subscriptions=${subscriptions}`,
+        ? new ResumingSseClient(balancer.pick, `/_gw/v1/connection/sse?subscriptions=${subscriptions}`, {
             resumeFrom,
-          )
-        : new ResumingWsClient(
-            balancer.pick,
-            `/_gw/v1/connection/ws?subscriptions=${subscriptions}`,
+          })
+        : new ResumingWsClient(balancer.pick, `/_gw/v1/connection/ws?subscriptions=${subscriptions}`, {
             resumeFrom,
-          );
+          });
     });
     try {
       for (let i = 0; i < clients.length; i += 200) {

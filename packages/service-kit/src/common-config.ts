@@ -17,6 +17,11 @@ export const commonConfig = {
   INTERNAL_API_MIDDLEWARE: optionalStr(
     'path of an ES module whose default export (app) => void mounts your own express middleware or routes on the internal API, before its token check and routes',
   ),
+  LISTEN_BACKLOG: int(
+    "queue of connections the public edge's listeners accept before the process takes them (capped by the kernel's net.core.somaxconn): room for a reconnect storm",
+    4096,
+    { min: 1 },
+  ),
   MAX_HEADER_VALUE_LENGTH: int('longest accepted HTTP header value in bytes (431 beyond)', 16384, {
     min: 1024,
   }),

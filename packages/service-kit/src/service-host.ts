@@ -46,6 +46,12 @@ export interface HostOptions {
   host?: string;
   /** Public edge port; omit to run no public edge (a service with only internal paths). */
   publicPort?: number;
+  /**
+   * Listen backlog of the public edge (LISTEN_BACKLOG): connections the kernel queues before the
+   * process accepts them. Node's 511 drops the SYNs of a reconnect storm, and each dropped client
+   * waits out TCP's retransmission back-off (1, 3, 7, 15 s).
+   */
+  backlog?: number;
   apiPort: number;
   limits?: HttpLimits;
   /** Closed after every service has stopped: bus, store, tracing … */
@@ -108,10 +114,10 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     const edge = createServer({ maxHeaderSize: nodeMaxHeaderSize(limits) }, handleRequest);
     edge.on('upgrade', handleUpgrade);
     servers.push(edge);
-    publicPort = await listen(edge, opts.publicPort, host);
+    publicPort = await listen(edge, opts.publicPort, host, opts.backlog);
     if (opts.tls !== undefined) {
       secure = secureEdge(opts.tls, limits, handleRequest, handleUpgrade);
-      publicTlsPort = await listen(secure.server, opts.tls.port, host);
+      publicTlsPort = await listen(secure.server, opts.tls.port, host, opts.backlog);
     }
   }
   logger.info({ publicPort, publicTlsPort, apiPort, services: services.map((s) => s.name) }, 'listening');
@@ -226,10 +232,15 @@ function rejectUpgrade(socket: Duplex, status: number): void {
   socket.end(`HTTP/1.1 ${status} ${reason}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
 }
 
-function listen(server: Server | Http2SecureServer, port: number, host: string): Promise<number> {
+function listen(
+  server: Server | Http2SecureServer,
+  port: number,
+  host: string,
+  backlog = 4096,
+): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => {
+    server.listen({ port, host, backlog }, () => {
       server.off('error', reject);
       resolve((server.address() as AddressInfo).port);
     });

@@ -68,6 +68,7 @@ export async function serviceMain(
       internalApiAuth: InternalApiAuth.from(config),
       configureInternalApi: await loadInternalApiSetup(config.INTERNAL_API_MIDDLEWARE),
       limits: { maxHeaderValueLength: config.MAX_HEADER_VALUE_LENGTH },
+      backlog: config.LISTEN_BACKLOG,
       drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT_MS,
       tls,
     });

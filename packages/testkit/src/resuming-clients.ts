@@ -1,13 +1,14 @@
 /**
- * Light SSE and WebSocket clients that behave as good clients do across a rolling restart: when the
- * stream ends they reconnect (SSE after the server's `retry:` hint, WebSocket after a short random
- * delay) to a replica the balancer picks, with the last position they got, and they record what
- * they receive. Only what the figures need is parsed: the `n` of each `greeting` event (a regex on
+ * Light SSE, WebSocket, long-polling and socket.io clients that behave as good clients do across a
+ * rolling restart or a crash: when the stream ends they reconnect (SSE after the server's `retry:`
+ * hint, the others after a short random delay; a refused connect after its Retry-After) to a
+ * replica the balancer picks, with the last position they got, and they record what they receive. Only what the figures need is parsed: the `n` of each `greeting` event (a regex on
  * the JSON text, no JSON.parse per event) and when it first arrived, the stream position, the HTTP
  * status or close code of every refused connect, how long each client took to be receiving again
  * after a stream ended, and whether a stream is open now (a killed session's must not be).
  */
-import { type ClientRequest, request } from 'node:http';
+import { Agent, type ClientRequest, request } from 'node:http';
+import { io, type Socket } from 'socket.io-client';
 import WebSocket from 'ws';
 
 /** Which replica to connect to now: `http://127.0.0.1:<port>`, or undefined while none is ready. */
@@ -29,6 +30,8 @@ export interface ClientRecord {
   resyncs: number;
   /** A stream is open: it delivered a frame and has not ended since. */
   open: boolean;
+  /** When the first frame after the last `watch()` arrived (a client the fault did not cut too). */
+  frameAfterWatch: number | undefined;
 }
 
 const nPattern = /"n":(\d+)/;
@@ -43,18 +46,22 @@ abstract class ResumingClient {
     backAfter: [],
     resyncs: 0,
     open: false,
+    frameAfterWatch: undefined,
   };
   protected readonly path: string;
   protected readonly pick: PickReplica;
+  protected readonly options: ResumingClientOptions;
   protected lastPosition: string | undefined;
   private endedAt: number | undefined;
-  private stopped = false;
+  private watching = false;
+  protected stopped = false;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(pick: PickReplica, path: string, resumeFrom?: string) {
+  constructor(pick: PickReplica, path: string, options: ResumingClientOptions = {}) {
     this.pick = pick;
     this.path = path;
-    this.lastPosition = resumeFrom;
+    this.options = options;
+    this.lastPosition = options.resumeFrom;
   }
 
   start(): void {
@@ -66,6 +73,12 @@ abstract class ResumingClient {
     clearTimeout(this.timer);
     this.close();
     this.record.open = false;
+  }
+
+  /** From now on, `record.frameAfterWatch` notes when the next frame arrives. */
+  watch(): void {
+    this.watching = true;
+    this.record.frameAfterWatch = undefined;
   }
 
   protected abstract open(base: string): void;
@@ -84,6 +97,10 @@ abstract class ResumingClient {
   /** A frame arrived: its position (when it has one) and its JSON. */
   protected frame(position: string | undefined, type: string, json: string): void {
     this.record.open = true;
+    if (this.watching) {
+      this.watching = false;
+      this.record.frameAfterWatch = Date.now();
+    }
     if (this.endedAt !== undefined) {
       this.record.backAfter.push(Date.now() - this.endedAt);
       this.endedAt = undefined;
@@ -110,6 +127,20 @@ abstract class ResumingClient {
   protected refused(status: number): void {
     this.record.refusals.push(status);
   }
+
+  /** After a refusal: its Retry-After (seconds) spread over up to twice that, or a second. */
+  protected retryAfterRefusal(retryAfter: string | string[] | undefined): void {
+    const seconds = Number(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
+    const base = Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 1000;
+    this.connectSoon(base + Math.random() * base);
+  }
+}
+
+export interface ResumingClientOptions {
+  /** The position to resume from at the first connect. */
+  resumeFrom?: string;
+  /** The local address to connect from (a loopback address: each one its own client address). */
+  localAddress?: string;
 }
 
 /** SSE over node:http (it de-chunks); the `retry:` hint sets the reconnection delay, as EventSource does. */
@@ -120,14 +151,18 @@ export class ResumingSseClient extends ResumingClient {
   protected open(base: string): void {
     const headers: Record<string, string> = { accept: 'text/event-stream' };
     if (this.lastPosition !== undefined) headers['last-event-id'] = this.lastPosition;
-    const req = request(`${base}${this.path}`, { headers, agent: false });
+    const req = request(`${base}${this.path}`, {
+      headers,
+      agent: false,
+      ...(this.options.localAddress && { localAddress: this.options.localAddress }),
+    });
     this.req = req;
     let opened = false;
     req.on('response', (res) => {
       if (res.statusCode !== 200) {
         this.refused(res.statusCode ?? 0);
         res.resume();
-        res.on('end', () => this.connectSoon(1000));
+        res.on('end', () => this.retryAfterRefusal(res.headers['retry-after']));
         return;
       }
       opened = true;
@@ -180,6 +215,7 @@ export class ResumingWsClient extends ResumingClient {
       this.lastPosition === undefined ? '' : `&lastEventId=${encodeURIComponent(this.lastPosition)}`;
     const ws = new WebSocket(`${base.replace('http', 'ws')}${this.path}&positions=true${resume}`, {
       perMessageDeflate: false,
+      ...(this.options.localAddress && { localAddress: this.options.localAddress }),
     });
     this.ws = ws;
     let opened = false;
@@ -208,5 +244,131 @@ export class ResumingWsClient extends ResumingClient {
 
   protected close(): void {
     this.ws?.terminate();
+  }
+}
+
+/**
+ * Long-polling as a browser does it: the cookies (connection token, cursor, acknowledged private
+ * events) kept across polls and across replicas; a poll that fails is made again, soon, to whichever
+ * replica the balancer picks, with the same cookies, so it goes on from its cursor.
+ */
+export class ResumingLongPollClient extends ResumingClient {
+  private readonly cookies = new Map<string, string>();
+  private req: ClientRequest | undefined;
+  private agent: Agent | undefined;
+
+  protected open(base: string): void {
+    this.agent ??= new Agent({
+      keepAlive: true,
+      ...(this.options.localAddress && { localAddress: this.options.localAddress }),
+    });
+    const cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const req = request(`${base}${this.path}`, { agent: this.agent, headers: cookie ? { cookie } : {} });
+    this.req = req;
+    req.on('response', (res) => {
+      for (const c of res.headers['set-cookie'] ?? []) {
+        const [pair] = c.split(';');
+        const eq = pair!.indexOf('=');
+        if (c.includes('Max-Age=0')) this.cookies.delete(pair!.slice(0, eq));
+        else this.cookies.set(pair!.slice(0, eq), pair!.slice(eq + 1));
+      }
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => {
+        if (res.statusCode !== 200) {
+          this.refused(res.statusCode ?? 0);
+          this.ended();
+          return this.retryAfterRefusal(res.headers['retry-after']);
+        }
+        this.answered(body);
+        this.connectSoon(0);
+      });
+      res.on('error', () => this.failed());
+    });
+    req.on('error', () => this.failed());
+    req.end();
+  }
+
+  /** `"ok"` (a new connection) or `{"last_event_id": …, "events": […]}`. */
+  private answered(body: string): void {
+    if (body === '"ok"') {
+      this.frame(undefined, 'gw.connection.create', body);
+      return;
+    }
+    const answer = JSON.parse(body) as { last_event_id: string; events: Array<{ type: string }> };
+    for (const e of answer.events) this.frame(undefined, e.type, JSON.stringify(e));
+    if (answer.last_event_id) this.lastPosition = answer.last_event_id;
+    // An answer is a sign of life even without events.
+    this.frame(undefined, 'gw.poll', '');
+  }
+
+  private failed(): void {
+    this.ended();
+    this.connectSoon(50 + Math.random() * 200);
+  }
+
+  protected close(): void {
+    this.req?.destroy();
+    this.agent?.destroy();
+  }
+}
+
+/**
+ * socket.io with its own resume protocol (the last position comes back as `auth.offset`), made anew
+ * to the replica the balancer picks after a disconnect (the socket.io client alone would go back to
+ * the same URL). `path` is the subscriptions as JSON text; `jwt` is sent in `auth` when given.
+ */
+export class ResumingSocketIoClient extends ResumingClient {
+  private socket: Socket | undefined;
+  private readonly jwt: string | undefined;
+
+  constructor(
+    pick: PickReplica,
+    subscriptions: string,
+    options: ResumingClientOptions & { jwt?: string } = {},
+  ) {
+    super(pick, subscriptions, options);
+    this.jwt = options.jwt;
+  }
+
+  protected open(base: string): void {
+    const agent = this.options.localAddress
+      ? new Agent({ localAddress: this.options.localAddress })
+      : undefined;
+    const socket = io(base, {
+      path: '/_gw/v1/socket.io/',
+      reconnection: false,
+      forceNew: true,
+      auth: {
+        subscriptions: JSON.parse(this.path),
+        ...(this.jwt && { jwt: this.jwt }),
+        ...(this.lastPosition !== undefined && { offset: this.lastPosition }),
+      },
+      ...(agent && { agent: agent as unknown as string, localAddress: this.options.localAddress }),
+    } as Parameters<typeof io>[1]);
+    this.socket = socket;
+    let opened = false;
+    socket.on('connect', () => {
+      opened = true;
+    });
+    socket.onAny((type: string, event: { data?: { n?: number } }, position?: string) => {
+      this.frame(position, type, type === 'greeting' ? `"n":${event?.data?.n}` : '');
+    });
+    socket.on('connect_error', (err: Error & { data?: { status?: number } }) => {
+      this.refused(err.data?.status ?? 0);
+      socket.close();
+      this.retryAfterRefusal(undefined);
+    });
+    socket.on('disconnect', () => {
+      socket.close();
+      if (!opened || this.stopped) return;
+      this.ended();
+      this.connectSoon(Math.random() * 500);
+    });
+  }
+
+  protected close(): void {
+    this.socket?.close();
   }
 }
