@@ -44,7 +44,11 @@ const groups = 5;
 const addresses = 50;
 const run = uniqueName('storm');
 const jwtSecret = 'storm-secret-long-enough-for-hs256-signing';
-const transports = ['sse', 'ws', 'longpolling', 'socketio'] as const;
+const allTransports = ['sse', 'ws', 'longpolling', 'socketio'] as const;
+/** STORM_TRANSPORTS narrows the mix (comma-separated), e.g. to see one transport's storm alone. */
+const transports = (process.env['STORM_TRANSPORTS']?.split(',') ?? allTransports).filter(
+  (t): t is (typeof allTransports)[number] => (allTransports as readonly string[]).includes(t),
+);
 
 type Client = ResumingSseClient | ResumingWsClient | ResumingLongPollClient | ResumingSocketIoClient;
 
@@ -64,7 +68,7 @@ function cpuMsOf(pid: number): number {
 function progress(clients: Client[]): string {
   return transports
     .map((t, k) => {
-      const mine = clients.filter((_, i) => i % 4 === k);
+      const mine = clients.filter((_, i) => i % transports.length === k);
       const refusals = mine.flatMap((c) => c.record.refusals);
       const back = mine.filter((c) => c.record.frameAfterWatch !== undefined).length;
       return `${t}: open ${mine.filter((c) => c.record.open).length}, back ${back} of ${mine.length}, refusals [${refusals.slice(0, 10)}] (${refusals.length})`;
@@ -123,7 +127,7 @@ describe('reconnect storm (fault suite row)', () => {
         const withJwt = i % 8 >= 4;
         const options = { localAddress: `127.0.0.${2 + (i % addresses)}` };
         const query = `subscriptions=${encodeURIComponent(subscriptions)}${withJwt ? `&jwt=${jwt}` : ''}`;
-        const transport = transports[i % 4]!;
+        const transport = transports[i % transports.length]!;
         clients.push(
           transport === 'sse'
             ? new ResumingSseClient(balancer.pick, `/_gw/v1/connection/sse?${query}`, options)
@@ -204,11 +208,11 @@ describe('reconnect storm (fault suite row)', () => {
         for (const status of c.record.refusals.slice(refusalsBefore[i]))
           refusals.set(status, (refusals.get(status) ?? 0) + 1);
       const byTransport = transports.map((t, k) => {
-        const mine = back.filter((_, i) => i % 4 === k);
+        const mine = back.filter((_, i) => i % transports.length === k);
         return `${t} p99 ${percentile(mine, 99)} ms`;
       });
       console.log(
-        `reconnect storm: ${clientCount} clients (${clientCount / 4} each of SSE, WebSocket, long-polling, socket.io; ` +
+        `reconnect storm: ${clientCount} clients (${clientCount / transports.length} each of ${transports.join(', ')}; ` +
           `half with a JWT; from ${addresses} addresses) connected to hub A in ${connectedIn} ms; A killed; ` +
           `all back on B in ${allBackIn} ms; back to receiving p50 ${percentile(back, 50)} ms, ` +
           `p99 ${percentile(back, 99)} ms (goal <= 5000), max ${Math.max(...back)} ms (${byTransport.join(', ')}); ` +
