@@ -13,6 +13,7 @@ export * from './http-response.ts';
 export * from './internal-api-auth.ts';
 export * from './internal-api-document.ts';
 export * from './internal-api-schemas.ts';
+export * from './json-depth.ts';
 export * from './log-trace-fields.ts';
 export * from './logger.ts';
 export * from './metrics.ts';
