@@ -17,6 +17,7 @@ function consumers(source: SourceSpec, fanout: Bus) {
     metrics,
     logger,
     wrappedType: undefined,
+    maxJsonDepth: 128,
   });
 }
 
@@ -33,6 +34,7 @@ describe('source consumers', () => {
       metrics,
       logger,
       wrappedType: undefined,
+      maxJsonDepth: 128,
     });
     try {
       const forged = { specversion: '1.0', id: 'f', source: '/s', type: 'a\r\nevent: admin\r\ndata: {}' };
@@ -43,6 +45,42 @@ describe('source consumers', () => {
       assert.match(
         await registry.metrics(),
         /gw_consumed_events_failed_total\{source="memory",topic="orders",reason="malformed"\} 1/,
+      );
+    } finally {
+      await running.close();
+      await watch.close();
+      await fanout.close();
+      await source.close();
+    }
+  });
+
+  it('drop a message nested deeper than MAX_JSON_DEPTH, count it as malformed, and go on with the next', async () => {
+    const source = new MemoryBus();
+    const fanout = new MemoryBus();
+    const registry = createRegistry();
+    const metrics = new PublisherMetrics(registry);
+    const fanned: Message[] = [];
+    const watch = await fanout.subscribe('gw.events', (m) => void fanned.push(m));
+    const running = await startSourceConsumers([{ bus: source, topics: ['orders'], group: 'publishers' }], {
+      producer: createFanoutProducer(fanout, 'gw.events', metrics),
+      metrics,
+      logger,
+      wrappedType: undefined,
+      maxJsonDepth: 128,
+    });
+    try {
+      // Deeper than JSON.stringify goes (about 4,400 levels): the fan-out producer could not write it.
+      const deep = `${'['.repeat(10_000)}${']'.repeat(10_000)}`;
+      await source.publish('orders', { value: deep });
+      await source.publish('orders', {
+        value: `{"specversion":"1.0","id":"d","source":"/s","type":"a","data":${deep}}`,
+      });
+      await source.publish('orders', { value: '{"order":1}' });
+      await waitFor(() => fanned.length === 1, { what: 'the message after the deep ones' });
+      assert.deepEqual(JSON.parse(fanned[0]!.value.toString()).data, { order: 1 });
+      assert.match(
+        await registry.metrics(),
+        /gw_consumed_events_failed_total\{source="memory",topic="orders",reason="malformed"\} 2/,
       );
     } finally {
       await running.close();
