@@ -5,7 +5,7 @@
  * stops at start with one message instead of running with half a configuration.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { ConfigError } from '@gatehouse/service-kit';
+import { ConfigError, defaultMaxJsonDepth, JsonTooDeepError, exceedsJsonDepth } from '@gatehouse/service-kit';
 import type { ApiDefinition } from './api-definition.ts';
 import { describeValidationErrors, validateApiList } from './api-validation.ts';
 
@@ -13,6 +13,8 @@ export function loadProxyConfig(
   setting: string | undefined,
   /** The variables `proxy.use_env` may read (useEnvScope); default none. */
   env: NodeJS.ProcessEnv = {},
+  /** MAX_JSON_DEPTH. */
+  maxJsonDepth = defaultMaxJsonDepth,
 ): ApiDefinition[] {
   if (setting === undefined) return [];
   const text = readSetting(setting);
@@ -24,6 +26,10 @@ export function loadProxyConfig(
       `PROXY_CONFIG_FILE: not a readable file nor valid JSON: ${(err as Error).message}`,
     ]);
   }
+  if (exceedsJsonDepth(raw, maxJsonDepth))
+    throw new ConfigError([
+      `PROXY_CONFIG_FILE: ${new JsonTooDeepError('the API definition list', maxJsonDepth).message}`,
+    ]);
   const result = validateApiList(raw, { env });
   if (!result.ok)
     throw new ConfigError(

@@ -25,6 +25,7 @@ await serviceMain('proxy', async ({ config: common, replica, logger, registry, h
   const initialApis = loadProxyConfig(
     config.PROXY_CONFIG_FILE,
     useEnvScope(process.env, config.PROXY_USE_ENV_ALLOWED),
+    common.MAX_JSON_DEPTH,
   );
   if (config.PROXY_KINESIS_RESPONSE_STREAMS.length > 0 && !config.PROXY_KINESIS_ENABLED)
     throw new ConfigError(['PROXY_KINESIS_RESPONSE_STREAMS: needs PROXY_KINESIS_ENABLED=true']);
@@ -57,6 +58,7 @@ await serviceMain('proxy', async ({ config: common, replica, logger, registry, h
     registry,
     health,
     drainTimeoutMs: common.SHUTDOWN_DRAIN_TIMEOUT_MS,
+    maxJsonDepth: common.MAX_JSON_DEPTH,
   });
   return {
     services: [proxy],

@@ -6,7 +6,14 @@
 import type { Auth } from '@gatehouse/auth';
 import { schemaRegistryFrom } from '@gatehouse/avro';
 import type { Bus, Subscription } from '@gatehouse/bus';
-import type { ConfigOf, GatewayService, Health, Logger, Registry } from '@gatehouse/service-kit';
+import {
+  type ConfigOf,
+  defaultMaxJsonDepth,
+  type GatewayService,
+  type Health,
+  type Logger,
+  type Registry,
+} from '@gatehouse/service-kit';
 import type { Store } from '@gatehouse/store';
 import type { ApiDefinition } from './api-definition.ts';
 import { createApisEndpoint } from './apis-endpoint.ts';
@@ -50,6 +57,8 @@ export interface ProxyDeps {
   env?: NodeJS.ProcessEnv;
   /** How long stop() lets forwarded requests finish (default 10 s). */
   drainTimeoutMs?: number;
+  /** MAX_JSON_DEPTH: published events and API definitions nested deeper are refused (400). */
+  maxJsonDepth?: number;
 }
 
 export type ProxyService = GatewayService & {
@@ -59,6 +68,7 @@ export type ProxyService = GatewayService & {
 
 export function createProxy(config: ConfigOf<typeof proxyConfig>, deps: ProxyDeps): ProxyService {
   const logger = deps.logger.child({ service: 'proxy' });
+  const maxJsonDepth = deps.maxJsonDepth ?? defaultMaxJsonDepth;
   const definitions = new DefinitionStore(deps.store);
   const useEnv = useEnvScope(deps.env ?? process.env, config.PROXY_USE_ENV_ALLOWED);
   const sync = new DefinitionSync({
@@ -114,6 +124,7 @@ export function createProxy(config: ConfigOf<typeof proxyConfig>, deps: ProxyDep
     },
     wrappedEventType: config.PROXY_WRAPPED_EVENT_TYPE,
     maxEventBytes: config.PROXY_MAX_EVENT_BYTES,
+    maxJsonDepth,
     logger,
   });
   const tunnels = new UpgradeForwarder({
@@ -130,7 +141,12 @@ export function createProxy(config: ConfigOf<typeof proxyConfig>, deps: ProxyDep
     recvTimeoutMs: config.PROXY_RECV_TIMEOUT,
     logger,
   });
-  const apis = createApisEndpoint({ definitions, env: useEnv, onChange: (id) => sync.refresh(id, true) });
+  const apis = createApisEndpoint({
+    definitions,
+    env: useEnv,
+    onChange: (id) => sync.refresh(id, true),
+    maxJsonDepth,
+  });
   const responses = createResponsesEndpoint({
     router,
     maxBodyBytes: config.PROXY_MAX_EVENT_BYTES,
