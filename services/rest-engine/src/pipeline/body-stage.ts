@@ -23,6 +23,7 @@ export async function readBody(
   try {
     const parsed = await readRequestBody(req, {
       limit: ctx.maxBodySize,
+      maxJsonDepth: ctx.maxJsonDepth,
       upload: endpoint.upload,
       raw: endpoint.relay !== undefined,
       onStreamTooLarge: (err) => {
