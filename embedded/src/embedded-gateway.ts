@@ -81,6 +81,7 @@ export async function startEmbeddedGateway(
   const initialApis = loadProxyConfig(
     config.PROXY_CONFIG_FILE ?? exampleApis,
     useEnvScope(env, config.PROXY_USE_ENV_ALLOWED),
+    config.MAX_JSON_DEPTH,
   );
   const replica = replicaId(config.REPLICA_ID);
   const logger = createLogger({
@@ -148,6 +149,7 @@ async function startServices(
     logger,
     registry,
     health,
+    maxJsonDepth: config.MAX_JSON_DEPTH,
   });
   const services: GatewayService[] = [
     restEngine,
@@ -158,6 +160,7 @@ async function startServices(
       logger,
       registry,
       health,
+      maxJsonDepth: config.MAX_JSON_DEPTH,
     }),
     createPushHub(config, {
       fanoutBus: bus,
@@ -169,6 +172,7 @@ async function startServices(
       registry,
       health,
       drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT_MS,
+      maxJsonDepth: config.MAX_JSON_DEPTH,
     }),
     createBlacklistService(config, { store, logger, registry }),
     // Last: the reverse proxy answers every public path no other service claimed.
@@ -183,6 +187,7 @@ async function startServices(
       health,
       env,
       drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT_MS,
+      maxJsonDepth: config.MAX_JSON_DEPTH,
     }),
   ];
 
