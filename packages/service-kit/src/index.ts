@@ -5,6 +5,7 @@ export * from './cors-config.ts';
 export * from './dependency-unavailable.ts';
 export * from './duration.ts';
 export * from './env-config.ts';
+export * from './folder-path.ts';
 export type * from './gateway-service.ts';
 export * from './health.ts';
 export * from './hop-by-hop.ts';
