@@ -17,7 +17,7 @@ import { PassThrough, type Readable } from 'node:stream';
 import type { QueryValue, UploadedFile } from '@gatehouse/functions';
 import { assertJsonDepth, HttpError, JsonTooDeepError, readBody } from '@gatehouse/service-kit';
 import busboy from 'busboy';
-import { addValue, parseQueryString } from './query-string.ts';
+import { addValue, parseQueryString, queryMap } from './query-string.ts';
 import { parseXml, XmlTooDeepError } from './xml.ts';
 
 export interface ParsedBody {
@@ -153,7 +153,7 @@ function readMultipart(req: IncomingMessage, limit: number): Promise<ParsedBody>
       return;
     }
     const files: UploadedFile[] = [];
-    const fields: Record<string, QueryValue> = {};
+    const fields = queryMap();
     let total = 0;
     let failed = false;
     const fail = (err: HttpError) => {

@@ -112,6 +112,22 @@ describe('request data', () => {
     assert.ok(body['instance'] >= 1);
   });
 
+  it('keeps query and form keys named like prototype members as data', async () => {
+    const query = '__proto__=a&__proto__=b&toString=x&constructor=y&hasOwnProperty=z';
+    const expected = { ['__proto__']: ['a', 'b'], toString: 'x', constructor: 'y', hasOwnProperty: 'z' };
+    assert.equal(
+      JSON.stringify((await json(await get(`/api/echo/1?${query}`)))['query']),
+      JSON.stringify(expected),
+    );
+    const form = await fetch(`${base}/api/echo/1`, {
+      method: 'POST',
+      body: query,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    assert.equal(JSON.stringify((await json(form))['query']), JSON.stringify(expected));
+    assert.equal(({} as Record<string, unknown>)['a'], undefined);
+  });
+
   const post = (body: NonNullable<RequestInit['body']>, type?: string, path = '/api/echo/1') =>
     fetch(base + path, { method: 'POST', body, headers: type ? { 'content-type': type } : {} }).then(json);
 
