@@ -98,6 +98,7 @@ export async function startEmbeddedGateway(
     config.PROXY_CONFIG_FILE ?? exampleApis,
     useEnvScope(env, config.PROXY_USE_ENV_ALLOWED),
     new TargetAllowList(config.PROXY_TARGET_ALLOW),
+    config.MAX_JSON_DEPTH,
   );
   const replica = replicaId(config.REPLICA_ID);
   const logger = createLogger({
@@ -165,6 +166,7 @@ async function startServices(
     logger,
     registry,
     health,
+    maxJsonDepth: config.MAX_JSON_DEPTH,
   });
   const services: GatewayService[] = [
     restEngine,
@@ -175,6 +177,7 @@ async function startServices(
       logger,
       registry,
       health,
+      maxJsonDepth: config.MAX_JSON_DEPTH,
     }),
     createPushHub(config, {
       fanoutBus: bus,
@@ -186,6 +189,7 @@ async function startServices(
       registry,
       health,
       drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT_MS,
+      maxJsonDepth: config.MAX_JSON_DEPTH,
     }),
     createBlacklistService(config, { store, logger, registry }),
     // Last: the reverse proxy answers every public path no other service claimed.
@@ -200,6 +204,7 @@ async function startServices(
       health,
       env,
       drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT_MS,
+      maxJsonDepth: config.MAX_JSON_DEPTH,
     }),
   ];
 

@@ -109,6 +109,35 @@ describe('embedded gateway', () => {
     assert.match(res.headers.get('content-type') ?? '', /json/);
   });
 
+  it('holds every service to MAX_JSON_DEPTH: events, subscriptions, API definitions, REST bodies', async () => {
+    const deep = await startEmbeddedGateway({ ...ephemeralGatewaySettings, MAX_JSON_DEPTH: '16' });
+    try {
+      const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+      const limit = /MAX_JSON_DEPTH \(16\)/;
+      const post = (url: string, body: string) =>
+        fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      const event = await post(
+        `http://127.0.0.1:${deep.publicPort}/_gw/v1/events`,
+        `{"specversion":"1.0","id":"1","type":"t","source":"s","data":${nested(16)}}`,
+      );
+      assert.equal(event.status, 400);
+      assert.match(await event.text(), limit);
+      const sse = await openSse(
+        `http://127.0.0.1:${deep.publicPort}/_gw/v1/connection/sse?subscriptions=${encodeURIComponent(`[{"eventType":"t","oneOf":[{"x":${nested(13)}}]}]`)}`,
+      );
+      assert.equal(sse.status, 400);
+      assert.match(sse.errorBody ?? '', limit);
+      const api = await post(`http://127.0.0.1:${deep.apiPort}/v3/apis`, `{"id":"x","extra":${nested(16)}}`);
+      assert.equal(api.status, 400);
+      assert.match(await api.text(), limit);
+      const rest = await post(`http://127.0.0.1:${deep.restPort}/api/echo/1`, nested(17));
+      assert.equal(rest.status, 400);
+      assert.match(await rest.text(), limit);
+    } finally {
+      await deep.stop();
+    }
+  });
+
   it('asks for INTERNAL_API_TOKEN on the internal API when it is set, the probes aside', async () => {
     const token = 'embedded-internal-api-token';
     const locked = await startEmbeddedGateway({

@@ -1,7 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { getPath, lookup, NOT_FOUND, pathExists, removePath, setPath } from '../src/mapping/data-path.ts';
+import { AppException } from '@gatehouse/functions';
+import {
+  deepCopy,
+  getPath,
+  lookup,
+  NOT_FOUND,
+  pathExists,
+  removePath,
+  setPath,
+} from '../src/mapping/data-path.ts';
+import { readJsonPath } from '../src/mapping/json-path.ts';
 
 describe('data paths', () => {
   it('reads dot and bracket paths, nested lists, and a whole-path key first', () => {
@@ -57,5 +67,46 @@ describe('data paths', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('refuses __proto__, constructor and prototype segments when writing, reading or removing', () => {
+    const refused = (segment: string) => (err: unknown) =>
+      err instanceof AppException && err.status === 400 && err.message.includes(`'${segment}'`);
+    for (const path of [
+      'model.__proto__.polluted',
+      '__proto__.polluted',
+      'model.constructor.prototype.polluted',
+      'model.list[0].__proto__.polluted',
+      'model.x.prototype',
+      '__proto__',
+    ]) {
+      const segment = ['__proto__', 'constructor', 'prototype'].find((s) => path.includes(s))!;
+      assert.throws(() => setPath({ model: {} }, path, 'yes'), refused(segment), path);
+      assert.throws(() => lookup({ model: {} }, path), refused(segment), path);
+      assert.throws(() => removePath({ model: {} }, path), refused(segment), path);
+    }
+    assert.equal(({} as Record<string, unknown>)['polluted'], undefined);
+    assert.equal(Object.hasOwn(Object.prototype, 'polluted'), false);
+    // A segment that only contains one of the names is an ordinary key.
+    const root: Record<string, unknown> = {};
+    setPath(root, 'model.my_prototype.constructors', 1);
+    assert.equal(getPath(root, 'model.my_prototype.constructors'), 1);
+  });
+
+  it('refuses those segments in JSON paths too', () => {
+    for (const expression of ['$.model.__proto__', "$['constructor']", '$..prototype'])
+      assert.throws(() => readJsonPath({ model: {} }, expression), AppException, expression);
+  });
+
+  it('copies a "__proto__" key of parsed JSON as data, not as the copy\'s prototype', () => {
+    const parsed = JSON.parse('{"__proto__":{"polluted":"yes"},"list":[{"__proto__":{"isAdmin":true}}]}');
+    const copy = deepCopy(parsed) as Record<string, unknown>;
+    assert.equal(Object.getPrototypeOf(copy), Object.prototype);
+    assert.equal(copy['polluted'], undefined);
+    assert.deepEqual(Object.keys(copy), ['__proto__', 'list']);
+    const item = (copy['list'] as Array<Record<string, unknown>>)[0]!;
+    assert.equal(Object.getPrototypeOf(item), Object.prototype);
+    assert.equal(item['isAdmin'], undefined);
+    assert.equal(JSON.stringify(copy), JSON.stringify(parsed));
   });
 });

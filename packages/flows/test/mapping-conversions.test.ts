@@ -285,6 +285,21 @@ describe('plugins f:name(...)', () => {
     });
   });
 
+  it('merges a "__proto__" column of parsed JSON as data, not as the rows\' prototype', () => {
+    const extra = JSON.parse('{"more":{"__proto__":[{"isAdmin":true},{"isAdmin":true}]}}');
+    const b = body(['f:updateListOfMap(model.rows, model.extra) -> merged'], {
+      rows: [{ id: 1 }, { id: 2 }],
+      extra,
+    });
+    const merged = b['merged'] as Array<Record<string, unknown>>;
+    assert.equal(merged.length, 2);
+    for (const row of merged) {
+      assert.equal(Object.getPrototypeOf(row), Object.prototype);
+      assert.equal(row['isAdmin'], undefined);
+      assert.deepEqual(Object.keys(row), ['id', '__proto__']);
+    }
+  });
+
   it('validate returns the value, or fails with Mercury messages; evaluate gives true/false', () => {
     assert.deepEqual(
       body(

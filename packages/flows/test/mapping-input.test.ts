@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -96,7 +96,7 @@ describe('input mapping: sources', () => {
         `file(text:${dir}/none.txt) -> model.kept`,
         `classpath(text:/a.txt) -> resource`,
       ],
-      { model: { kept: 'was here' }, hooks: { resourceFolder: dir } },
+      { model: { kept: 'was here' }, hooks: { resourceFolder: dir, fileFolders: [dir] } },
     );
     const b = body as Record<string, unknown>;
     assert.equal(b['text'], 'hello');
@@ -105,6 +105,29 @@ describe('input mapping: sources', () => {
     assert.deepEqual(Buffer.from(b['bytes'] as Uint8Array).toString(), 'hello');
     assert.equal(b['resource'], 'hello');
     assert.equal('kept' in model, false);
+  });
+
+  it('reads classpath(...) only inside the resource folder and file(...) only inside its folders', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flows-file-'));
+    writeFileSync(join(dir, 'outside.txt'), 'secret');
+    const resources = join(dir, 'resources');
+    mkdirSync(resources);
+    const refusal = (lines: string[], model: Record<string, unknown>, hooks: Record<string, unknown>) =>
+      assert.throws(
+        () => runInput(lines, { model, hooks }),
+        (err: unknown) => err instanceof AppException && err.status === 400 && /is outside/.test(err.message),
+      );
+    refusal(
+      ['classpath(text:/{model.name}) -> x'],
+      { name: '../outside.txt' },
+      { resourceFolder: resources },
+    );
+    refusal(
+      [`file(text:${resources}/{model.name}) -> x`],
+      { name: '../outside.txt' },
+      { fileFolders: [resources] },
+    );
+    assert.throws(() => runInput([`file(text:${dir}/outside.txt) -> x`]), /is outside flow\.file\.folders/);
   });
 
   it('reads the error dataset in a handler and the dynamic fork item and index', () => {

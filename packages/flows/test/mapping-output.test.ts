@@ -87,12 +87,46 @@ describe('output mapping', () => {
       ],
       {
         result: { text: 'hello', map: { a: [1] } },
+        hooks: { fileFolders: [dir] },
       },
     );
     assert.equal(readFileSync(file, 'utf8'), 'hello+more');
     assert.equal(readFileSync(join(dir, 'm.json'), 'utf8'), '{"a":[1]}');
-    runOutput([`model.none -> file(${file})`]);
+    runOutput([`model.none -> file(${file})`], { hooks: { fileFolders: [dir] } });
     assert.equal(existsSync(file), false);
+  });
+
+  it('writes no file outside its folders: 400 when the model built the path, 500 when the line did', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flows-out-'));
+    const allowed = join(dir, 'allowed');
+    const status = (fn: () => unknown) => {
+      try {
+        fn();
+      } catch (err) {
+        if (err instanceof AppException) return [err.status, err.message];
+      }
+      return undefined;
+    };
+    const hooks = { fileFolders: [allowed] };
+    const built = `result.text -> file(${allowed}/{model.name})`;
+    assert.deepEqual(
+      status(() => runOutput([built], { result: { text: 'x' }, model: { name: '../escaped.txt' }, hooks })),
+      [400, `File path ${allowed}/../escaped.txt is outside flow.file.folders`],
+    );
+    assert.equal(existsSync(join(dir, 'escaped.txt')), false);
+    assert.equal(
+      status(() =>
+        runOutput([`result.text -> file(${dir}/fixed.txt)`], { result: { text: 'x' }, hooks }),
+      )?.[0],
+      500,
+    );
+    assert.equal(
+      status(() => runOutput([`result.text -> file(${allowed}/a.txt)`], { result: { text: 'x' } }))?.[0],
+      500,
+      'no folders: no file(...)',
+    );
+    runOutput([built], { result: { text: 'kept' }, model: { name: 'in/side.txt' }, hooks });
+    assert.equal(readFileSync(join(allowed, 'in/side.txt'), 'utf8'), 'kept');
   });
 
   it('sends ext: values and removals', () => {

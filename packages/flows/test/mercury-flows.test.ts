@@ -38,7 +38,8 @@ function runTask(
   model: Record<string, unknown>,
   headers: Record<string, string> = {},
 ) {
-  const hooks = { config: (k: string) => config[k] };
+  // type-matching reads file(text:/tmp/no-such-file): /tmp is a folder its file(...) may use.
+  const hooks = { config: (k: string) => config[k], fileFolders: ['/tmp'] };
   const call: MappingScope = { input, model, body: {}, headers: {}, output: {}, hooks };
   applyMappings(task.inputMappings, call);
   const output: Record<string, unknown> = {};

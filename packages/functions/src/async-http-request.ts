@@ -65,7 +65,8 @@ export class AsyncHttpRequest {
   }
 
   getHeader(name: string): string | undefined {
-    return this.data.headers[name.toLowerCase()];
+    const key = name.toLowerCase();
+    return Object.hasOwn(this.data.headers, key) ? this.data.headers[key] : undefined;
   }
 
   getHeaders(): Readonly<Record<string, string>> {
@@ -178,8 +179,9 @@ export class AsyncHttpRequest {
   }
 }
 
+/** The request's own entry only: `constructor` or `toString` is not found unless it was sent. */
 function lookup<T>(map: Record<string, T>, name: string): T | undefined {
-  const direct = map[name];
+  const direct = Object.hasOwn(map, name) ? map[name] : undefined;
   if (direct !== undefined) return direct;
   const wanted = name.toLowerCase();
   for (const key of Object.keys(map)) if (key.toLowerCase() === wanted) return map[key];

@@ -31,6 +31,18 @@ describe('AsyncHttpRequest', () => {
     assert.equal(req.getHeader('missing'), undefined);
   });
 
+  it('finds only what the request sent, never an inherited member', () => {
+    const req = request();
+    for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+      assert.equal(req.getQueryParameter(name), undefined, name);
+      assert.deepEqual(req.getQueryParameters(name), [], name);
+      assert.equal(req.getHeader(name), undefined, name);
+      assert.equal(req.getCookie(name), undefined, name);
+    }
+    const empty = new AsyncHttpRequest({ method: 'GET', url: '/', ip: '', https: false, headers: {} });
+    assert.equal(empty.getQueryParameter('constructor'), undefined);
+  });
+
   it('gives every value of a repeated query key and a list for a single one', () => {
     const req = request();
     assert.deepEqual(req.getQueryParameters('tag'), ['a', 'b']);

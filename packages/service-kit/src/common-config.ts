@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { int, oneOf, optionalStr, port, str } from './env-config.ts';
 import { internalApiAuthConfig } from './internal-api-auth.ts';
+import { defaultMaxJsonDepth, maxJsonDepthCeiling } from './json-depth.ts';
 
 export const commonConfig = {
   LOG_FMT: oneOf('log format: JSON lines or Google Cloud Logging', ['JSON', 'GCL'] as const, 'JSON'),
@@ -25,6 +26,11 @@ export const commonConfig = {
   MAX_HEADER_VALUE_LENGTH: int('longest accepted HTTP header value in bytes (431 beyond)', 16384, {
     min: 1024,
   }),
+  MAX_JSON_DEPTH: int(
+    `deepest nesting of objects and arrays accepted in events, subscription lists, API definitions and REST bodies (400 beyond); at most ${maxJsonDepthCeiling}`,
+    defaultMaxJsonDepth,
+    { min: 8, max: maxJsonDepthCeiling },
+  ),
   REPLICA_ID: optionalStr(
     "this process's id in connection tokens and correlation ids (default: host name + random suffix); may stay the same across restarts (a pod name): ids carry a per-boot random part",
   ),

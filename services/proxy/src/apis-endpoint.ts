@@ -2,12 +2,21 @@
  * `/v2/apis` and `/v3/apis` on the internal API (reference §1.2.1): list, get, create (201), update
  * (200, a shallow merge over the current definition, as RIG did), delete (204); 404 for an unknown
  * id, 409 when creating an existing one, 400 with the full error map for an invalid definition (and
- * nothing is changed), 415 for a body that is not JSON. A PUT's body is validated before the id is
- * looked up (the reference's order), then the merged definition; for an unknown id that is the
- * body alone, so `{}` is a 400 with the map, as in RIG, and only a whole valid definition a 404.
+ * nothing is changed), 415 for a body that is not JSON, 400 for one nested deeper than
+ * MAX_JSON_DEPTH. A PUT's body is validated before the id is looked up (the reference's order),
+ * then the merged definition; for an unknown id that is the body alone, so `{}` is a 400 with the
+ * map, as in RIG, and only a whole valid definition a 404.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { HttpError, type Params, Router, readBody, sendJson } from '@gatehouse/service-kit';
+import {
+  assertJsonDepth,
+  defaultMaxJsonDepth,
+  HttpError,
+  type Params,
+  Router,
+  readBody,
+  sendJson,
+} from '@gatehouse/service-kit';
 import { validateApi, validateApiUpdate } from './api-validation.ts';
 import type { DefinitionStore } from './definition-store.ts';
 import type { TargetAllowList } from './target-allow-list.ts';
@@ -21,6 +30,8 @@ export interface ApisEndpointOptions {
   targets?: TargetAllowList;
   /** Told after a successful write, so this replica applies it without waiting for the notification. */
   onChange?: (id: string) => Promise<void>;
+  /** MAX_JSON_DEPTH: a body nested deeper is refused (400) before it is validated. */
+  maxJsonDepth?: number;
 }
 
 export function createApisEndpoint(options: ApisEndpointOptions): Router {
@@ -28,6 +39,7 @@ export function createApisEndpoint(options: ApisEndpointOptions): Router {
   const router = new Router();
   const changed = async (id: string) => options.onChange?.(id);
   const validation = { env: options.env, targets: options.targets };
+  const readJson = (req: IncomingMessage) => readJsonBody(req, options.maxJsonDepth ?? defaultMaxJsonDepth);
 
   for (const version of ['v2', 'v3']) {
     const base = `/${version}/apis`;
@@ -80,16 +92,19 @@ function notFound(res: ServerResponse, id: string): void {
   sendJson(res, 404, { message: `API with id=${id} doesn't exist.` });
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
+async function readJsonBody(req: IncomingMessage, maxJsonDepth: number): Promise<unknown> {
   const type = (req.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase();
   if (type !== 'application/json' && !type.endsWith('+json'))
     throw new HttpError(415, 'the body must be JSON (content-type: application/json)');
   const body = await readBody(req, maxDefinitionBytes);
+  let json: unknown;
   try {
-    return JSON.parse(body.toString('utf8'));
+    json = JSON.parse(body.toString('utf8'));
   } catch (err) {
     throw new HttpError(400, `the body is not valid JSON: ${(err as Error).message}`);
   }
+  assertJsonDepth(json, maxJsonDepth, 'the API definition');
+  return json;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -5,7 +5,7 @@
  * stops at start with one message instead of running with half a configuration.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { ConfigError } from '@gatehouse/service-kit';
+import { ConfigError, defaultMaxJsonDepth, JsonTooDeepError, exceedsJsonDepth } from '@gatehouse/service-kit';
 import type { ApiDefinition } from './api-definition.ts';
 import { describeValidationErrors, validateApiList } from './api-validation.ts';
 import type { TargetAllowList } from './target-allow-list.ts';
@@ -16,6 +16,8 @@ export function loadProxyConfig(
   env: NodeJS.ProcessEnv = {},
   /** PROXY_TARGET_ALLOW; default: public addresses only. */
   targets?: TargetAllowList,
+  /** MAX_JSON_DEPTH. */
+  maxJsonDepth = defaultMaxJsonDepth,
 ): ApiDefinition[] {
   if (setting === undefined) return [];
   const text = readSetting(setting);
@@ -27,6 +29,10 @@ export function loadProxyConfig(
       `PROXY_CONFIG_FILE: not a readable file nor valid JSON: ${(err as Error).message}`,
     ]);
   }
+  if (exceedsJsonDepth(raw, maxJsonDepth))
+    throw new ConfigError([
+      `PROXY_CONFIG_FILE: ${new JsonTooDeepError('the API definition list', maxJsonDepth).message}`,
+    ]);
   const result = validateApiList(raw, { env, targets });
   if (!result.ok)
     throw new ConfigError(

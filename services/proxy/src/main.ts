@@ -27,6 +27,7 @@ await serviceMain('proxy', async ({ config: common, replica, logger, registry, h
     config.PROXY_CONFIG_FILE,
     useEnvScope(process.env, config.PROXY_USE_ENV_ALLOWED),
     new TargetAllowList(config.PROXY_TARGET_ALLOW),
+    common.MAX_JSON_DEPTH,
   );
   if (config.PROXY_KINESIS_RESPONSE_STREAMS.length > 0 && !config.PROXY_KINESIS_ENABLED)
     throw new ConfigError(['PROXY_KINESIS_RESPONSE_STREAMS: needs PROXY_KINESIS_ENABLED=true']);
@@ -59,6 +60,7 @@ await serviceMain('proxy', async ({ config: common, replica, logger, registry, h
     registry,
     health,
     drainTimeoutMs: common.SHUTDOWN_DRAIN_TIMEOUT_MS,
+    maxJsonDepth: common.MAX_JSON_DEPTH,
   });
   return {
     services: [proxy],

@@ -12,7 +12,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AvroDataMismatchError } from '@gatehouse/avro';
 import { InvalidCloudEventError, UnsupportedCloudEventError } from '@gatehouse/cloudevents';
 import {
+  assertJsonDepth,
   type CorsPolicy,
+  JsonTooDeepError,
   type Logger,
   readBody,
   requestPath,
@@ -75,6 +77,8 @@ export interface ProxyHandlerDeps {
   timeouts: ProxyTimeouts;
   wrappedEventType: string;
   maxEventBytes: number;
+  /** MAX_JSON_DEPTH: a published event nested deeper is refused (400). */
+  maxJsonDepth: number;
   logger: Logger;
 }
 
@@ -272,9 +276,17 @@ async function publish(
       credentials: { auth: api.auth, keep: endpoint.publish_credentials === true },
       nextHop: producer?.nextHop,
     });
+    assertJsonDepth(event, deps.maxJsonDepth, 'the event');
   } catch (err) {
     waiting?.cancel();
-    if (!(err instanceof InvalidCloudEventError || err instanceof UnsupportedCloudEventError)) throw err;
+    if (
+      !(
+        err instanceof InvalidCloudEventError ||
+        err instanceof UnsupportedCloudEventError ||
+        err instanceof JsonTooDeepError
+      )
+    )
+      throw err;
     sendText(res, err instanceof UnsupportedCloudEventError ? 415 : 400, `Bad request: ${err.message}`);
     return 'bad_request';
   }

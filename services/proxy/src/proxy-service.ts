@@ -6,7 +6,14 @@
 import type { Auth } from '@gatehouse/auth';
 import { schemaRegistryFrom } from '@gatehouse/avro';
 import type { Bus, Subscription } from '@gatehouse/bus';
-import type { ConfigOf, GatewayService, Health, Logger, Registry } from '@gatehouse/service-kit';
+import {
+  type ConfigOf,
+  defaultMaxJsonDepth,
+  type GatewayService,
+  type Health,
+  type Logger,
+  type Registry,
+} from '@gatehouse/service-kit';
 import type { Store } from '@gatehouse/store';
 import type { ApiDefinition } from './api-definition.ts';
 import { createApisEndpoint } from './apis-endpoint.ts';
@@ -51,6 +58,8 @@ export interface ProxyDeps {
   env?: NodeJS.ProcessEnv;
   /** How long stop() lets forwarded requests finish (default 10 s). */
   drainTimeoutMs?: number;
+  /** MAX_JSON_DEPTH: published events and API definitions nested deeper are refused (400). */
+  maxJsonDepth?: number;
 }
 
 export type ProxyService = GatewayService & {
@@ -60,6 +69,7 @@ export type ProxyService = GatewayService & {
 
 export function createProxy(config: ConfigOf<typeof proxyConfig>, deps: ProxyDeps): ProxyService {
   const logger = deps.logger.child({ service: 'proxy' });
+  const maxJsonDepth = deps.maxJsonDepth ?? defaultMaxJsonDepth;
   const definitions = new DefinitionStore(deps.store);
   const useEnv = useEnvScope(deps.env ?? process.env, config.PROXY_USE_ENV_ALLOWED);
   const targets = new TargetAllowList(config.PROXY_TARGET_ALLOW);
@@ -117,6 +127,7 @@ export function createProxy(config: ConfigOf<typeof proxyConfig>, deps: ProxyDep
     },
     wrappedEventType: config.PROXY_WRAPPED_EVENT_TYPE,
     maxEventBytes: config.PROXY_MAX_EVENT_BYTES,
+    maxJsonDepth,
     logger,
   });
   const tunnels = new UpgradeForwarder({
@@ -139,6 +150,7 @@ export function createProxy(config: ConfigOf<typeof proxyConfig>, deps: ProxyDep
     env: useEnv,
     targets,
     onChange: (id) => sync.refresh(id, true),
+    maxJsonDepth,
   });
   const responses = createResponsesEndpoint({
     router,

@@ -77,6 +77,17 @@ describe('proxy API definitions (two replicas, Redis)', () => {
     assert.match(missing.output, /PROXY_CONFIG_FILE: no file \/no\/such\/file\.json/);
   });
 
+  it('stops at start when PROXY_CONFIG_FILE nests deeper than MAX_JSON_DEPTH, naming it', async () => {
+    const deep = `${'['.repeat(10_000)}${']'.repeat(10_000)}`;
+    const text = JSON.stringify([{ ...seededApi(), extra: '$' }]).replace('"$"', deep);
+    const { code, output } = await runProxyExpectingExit(env({ PROXY_CONFIG_FILE: text }));
+    assert.equal(code, 2, output);
+    assert.match(
+      output,
+      /PROXY_CONFIG_FILE: the API definition list nests objects and arrays deeper than MAX_JSON_DEPTH \(128\) levels/,
+    );
+  });
+
   it('serves the file-seeded API on both replicas', async () => {
     for (const replica of [a, b]) {
       const res = await fetch(`${replica.publicUrl}/seeded`);
@@ -148,6 +159,31 @@ describe('proxy API definitions (two replicas, Redis)', () => {
     assert.equal((await fetch(`${a.apiUrl}/v3/apis/x`)).status, 404);
     const notJson = await fetch(`${a.apiUrl}/v3/apis`, { method: 'POST', body: 'id=1' });
     assert.equal(notJson.status, 415);
+  });
+
+  it('answers an API definition nested deeper than MAX_JSON_DEPTH with 400 naming it, and stores nothing', async () => {
+    const deep = `${'['.repeat(10_000)}${']'.repeat(10_000)}`;
+    const api = JSON.stringify({ ...runtimeApi('/deep'), id: 'deep', name: 'deep', extra: '$' }).replace(
+      '"$"',
+      deep,
+    );
+    const headers = { 'content-type': 'application/json' };
+    for (const [method, url] of [
+      ['POST', `${a.apiUrl}/v3/apis`],
+      ['PUT', `${a.apiUrl}/v3/apis/seeded`],
+      ['POST', `${a.apiUrl}/v2/apis`],
+    ] as const) {
+      const body = method === 'PUT' ? `{"extra":${deep}}` : api;
+      const res = await fetch(url, { method, headers, body });
+      assert.equal(res.status, 400, `${method} ${url}`);
+      assert.match(
+        await res.text(),
+        /the API definition nests objects and arrays deeper than MAX_JSON_DEPTH \(128\) levels/,
+      );
+    }
+    assert.equal((await fetch(`${a.apiUrl}/v3/apis/deep`)).status, 404);
+    const seeded = (await (await fetch(`${a.apiUrl}/v3/apis/seeded`)).json()) as Record<string, unknown>;
+    assert.equal(seeded['extra'], undefined);
   });
 
   it('updates (shallow merge) and deletes through one replica, seen by the other', async () => {

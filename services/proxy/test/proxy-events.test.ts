@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { KafkaBus, KinesisBus, type Message, type Subscription } from '@gatehouse/bus';
-import { dependencyAddress, uniqueName, waitFor } from '@gatehouse/testkit';
+import { dependencyAddress, sleep, uniqueName, waitFor } from '@gatehouse/testkit';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { type ProxyProcess, startProxy } from './proxy-process.ts';
 import { startBackend, type TestBackend } from './test-backend.ts';
@@ -258,6 +258,37 @@ describe('proxy events and correlated responses (two replicas, Kafka, Kinesis, N
     assert.match(await invalid.text(), /^Bad request: invalid CloudEvent/);
     const notJson = await post(`${a.publicUrl}/k/publish`, '{nope');
     assert.equal(notJson.status, 400);
+  });
+
+  it('refuses a body nested deeper than MAX_JSON_DEPTH with 400 naming it, on every target, publishing nothing', async () => {
+    const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+    const marker = uniqueName('deep');
+    // A plain JSON body becomes the data of the event: it may nest 127 levels under the default 128.
+    const within = await post(`${a.publicUrl}/k/publish`, `{"marker":"${marker}","v":${nested(126)}}`);
+    assert.equal(within.status, 202);
+    await seenKafka((x) => (eventOf(x).data as { marker?: string })?.marker === marker);
+    // 10,000 levels: deeper than JSON.stringify goes, as a plain body and as a CloudEvent's data.
+    const bodies = [
+      `{"marker":"${marker}-deep","v":${nested(10_000)}}`,
+      JSON.stringify(cloudEvent({ data: { marker: `${marker}-deep` } })).replace(
+        /"data":\{/,
+        `"data":{"v":${nested(10_000)},`,
+      ),
+    ];
+    for (const path of ['/k/publish', '/ki/publish', '/n/publish', '/n/rr'])
+      for (const body of bodies) {
+        const res = await post(`${a.publicUrl}${path}`, body);
+        assert.equal(res.status, 400, path);
+        assert.match(
+          await res.text(),
+          /^Bad request: the event nests objects and arrays deeper than MAX_JSON_DEPTH \(128\) levels/,
+        );
+      }
+    await sleep(500);
+    const deep = (data: unknown) => (data as { marker?: string } | undefined)?.marker === `${marker}-deep`;
+    assert.equal(kafkaSeen.filter((m) => deep(eventOf(m).data)).length, 0);
+    assert.equal(kinesisSeen.filter((m) => deep(eventOf(m).data)).length, 0);
+    assert.equal(natsSeen.filter((e) => deep(e['data'])).length, 0);
   });
 
   it('writes binary mode with ce_ headers when configured (replica B)', async () => {

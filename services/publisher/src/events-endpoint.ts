@@ -2,7 +2,8 @@
  * The HTTP ways in: `POST /_gw/v1/events` on the public edge (SUBMISSION_CHECK applies, CORS) and
  * `POST /v2/messages`, `/v3/messages`, `/messages` on the internal API (no check; works without any
  * broker, on the memory bus). CloudEvents 0.2 and 1.0, structured or binary mode. 202 with the event
- * as accepted; 400 with usage text for a body that is not a valid CloudEvent; 403 when the check
+ * as accepted; 400 with usage text for a body that is not a valid CloudEvent or nests deeper than
+ * MAX_JSON_DEPTH; 403 when the check
  * denies; 413 beyond MAX_EVENT_BYTES; 415 for batch mode or another event format; 503 when the
  * fan-out stream cannot take the event. While tracing, each submission is a SERVER span
  * (event-request-span.ts).
@@ -10,8 +11,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidCloudEventError, parseHttpEvent, UnsupportedCloudEventError } from '@gatehouse/cloudevents';
 import {
+  assertJsonDepth,
   type CorsPolicy,
   HttpError,
+  JsonTooDeepError,
   type Logger,
   type PreflightRules,
   readBody,
@@ -53,6 +56,8 @@ export interface EventsEndpointDeps {
   logger: Logger;
   cors: CorsPolicy;
   maxEventBytes: number;
+  /** MAX_JSON_DEPTH: an event nested deeper is refused (400). */
+  maxJsonDepth: number;
 }
 
 export function createEventsEndpoint(deps: EventsEndpointDeps) {
@@ -83,6 +88,7 @@ export function createEventsEndpoint(deps: EventsEndpointDeps) {
     try {
       const body = await readBody(req, deps.maxEventBytes);
       const event = parseHttpEvent({ headers: req.headers, body });
+      assertJsonDepth(event, deps.maxJsonDepth, 'the event');
       const admit = async () => {
         if (checked && !(await deps.check(req, JSON.stringify(event)))) {
           deps.metrics.consumedFailed(source, 'http', 'denied');
@@ -98,7 +104,7 @@ export function createEventsEndpoint(deps: EventsEndpointDeps) {
       };
       await (span ? span.run(event, admit) : admit());
     } catch (err) {
-      if (err instanceof InvalidCloudEventError) {
+      if (err instanceof InvalidCloudEventError || err instanceof JsonTooDeepError) {
         deps.metrics.consumedFailed(source, 'http', 'invalid');
         return sendText(res, 400, `${err.message}\n\n${usage}\n`, extra);
       }

@@ -18,7 +18,7 @@ const settings = {
   INBOUND_PORT: port('public port of POST /_gw/v1/events', 4000),
 };
 
-await serviceMain('publisher', async ({ logger, registry, health }) => {
+await serviceMain('publisher', async ({ config: common, logger, registry, health }) => {
   const config = loadConfig(settings);
   const store = await connectStore(config);
   const fanoutBus = await connectBus(config.FANOUT_BUS, config);
@@ -51,6 +51,7 @@ await serviceMain('publisher', async ({ logger, registry, health }) => {
     logger,
     registry,
     health,
+    maxJsonDepth: common.MAX_JSON_DEPTH,
   });
   return { services: [publisher], publicPort: config.INBOUND_PORT, closeables: [auth, ...buses, store] };
 });

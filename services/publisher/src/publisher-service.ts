@@ -5,7 +5,14 @@
 import { type Auth, createAccessCheck } from '@gatehouse/auth';
 import { schemaRegistryFrom } from '@gatehouse/avro';
 import type { Bus } from '@gatehouse/bus';
-import type { ConfigOf, GatewayService, Health, Logger, Registry } from '@gatehouse/service-kit';
+import {
+  type ConfigOf,
+  defaultMaxJsonDepth,
+  type GatewayService,
+  type Health,
+  type Logger,
+  type Registry,
+} from '@gatehouse/service-kit';
 import type { publisherConfig } from './config.ts';
 import { createEventsEndpoint } from './events-endpoint.ts';
 import { createFanoutProducer } from './fanout-producer.ts';
@@ -22,6 +29,8 @@ export interface PublisherDeps {
   logger: Logger;
   registry: Registry;
   health: Health;
+  /** MAX_JSON_DEPTH: events nested deeper are refused (400) or dropped as malformed. */
+  maxJsonDepth?: number;
 }
 
 export function createPublisher(
@@ -31,6 +40,7 @@ export function createPublisher(
   const logger = deps.logger.child({ service: 'publisher' });
   const metrics = new PublisherMetrics(deps.registry);
   const producer = createFanoutProducer(deps.fanoutBus, config.FANOUT_TOPIC, metrics);
+  const maxJsonDepth = deps.maxJsonDepth ?? defaultMaxJsonDepth;
   const endpoint = createEventsEndpoint({
     producer,
     check: submissionCheckFrom(
@@ -44,6 +54,7 @@ export function createPublisher(
     logger,
     cors: config.CORS_ALLOWED_ORIGINS,
     maxEventBytes: config.MAX_EVENT_BYTES,
+    maxJsonDepth,
   });
   let consumers: SourceConsumers | undefined;
 
@@ -60,6 +71,7 @@ export function createPublisher(
         logger,
         wrappedType: config.WRAPPED_EVENT_TYPE,
         schemaRegistry: schemaRegistryFrom(config),
+        maxJsonDepth,
       });
     },
     async stop() {

@@ -1,8 +1,8 @@
 /**
  * Consumers of the source topics (Kafka, NATS, Kinesis): every replica joins the same consumer group
  * per source, so the partitions / messages are shared among replicas and each source message is
- * taken in once. Each message becomes a CloudEvent on the fan-out stream; a malformed one is counted
- * and logged, never fatal to the consumer. While tracing, handling a message is a CONSUMER span
+ * taken in once. Each message becomes a CloudEvent on the fan-out stream; a malformed one (nested
+ * deeper than MAX_JSON_DEPTH too) is counted and logged, never fatal to the consumer. While tracing, handling a message is a CONSUMER span
  * under the context the event carries (the CloudEvents distributed-tracing extension).
  *
  * Kafka messages with Avro values (the Confluent wire format, see @gatehouse/avro) are decoded through
@@ -21,7 +21,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { avroToJsonMessage, type SchemaRegistryClient } from '@gatehouse/avro';
 import { type Bus, type Message, NotHandledError, type Subscription } from '@gatehouse/bus';
-import { type Logger, unavailabilityOf } from '@gatehouse/service-kit';
+import { assertJsonDepth, type Logger, unavailabilityOf } from '@gatehouse/service-kit';
 import {
   endSpan,
   gatewayTracer,
@@ -59,6 +59,8 @@ export async function startSourceConsumers(
     wrappedType: string | undefined;
     /** Reads Avro messages of Kafka sources (KAFKA_SCHEMA_REGISTRY_HOST); absent: Avro is off. */
     schemaRegistry?: SchemaRegistryClient | undefined;
+    /** MAX_JSON_DEPTH: an event nested deeper is malformed. */
+    maxJsonDepth: number;
   },
 ): Promise<SourceConsumers> {
   const stopping = new AbortController();
@@ -77,6 +79,7 @@ export async function startSourceConsumers(
                 ? await readAvroUntilAvailable(message, deps.schemaRegistry, deps.logger, stopping.signal)
                 : message;
             event = sourceMessageToEvent(read, bus.kind, deps.wrappedType);
+            assertJsonDepth(event, deps.maxJsonDepth, 'the event');
           } catch (err) {
             if (err instanceof NotHandledError) throw err;
             deps.metrics.consumedFailed(bus.kind, topic, 'malformed');

@@ -79,6 +79,36 @@ describe('event endpoints', () => {
     assert.equal(f.fanout.length, before);
   });
 
+  it('answers 400 naming MAX_JSON_DEPTH for an event nested deeper, structured or binary, on every endpoint', async () => {
+    const nested = (depth: number) => JSON.parse(`${'['.repeat(depth)}${']'.repeat(depth)}`) as unknown;
+    const before = f.fanout.length;
+    // The event object is one level: its data may nest 127 more.
+    const within = await post(`${f.api}/v3/messages`, JSON.stringify({ ...event, data: nested(127) }), {
+      'content-type': 'application/cloudevents+json',
+    });
+    assert.equal(within.status, 202, within.text);
+    for (const url of [`${f.edge}/_gw/v1/events`, `${f.api}/v3/messages`, `${f.api}/messages`]) {
+      const r = await post(url, JSON.stringify({ ...event, data: nested(128) }), {
+        'content-type': 'application/cloudevents+json',
+      });
+      assert.equal(r.status, 400, `${url}: ${r.text}`);
+      assert.match(r.text, /^the event nests objects and arrays deeper than MAX_JSON_DEPTH \(128\) levels/);
+    }
+    const binary = await post(`${f.edge}/_gw/v1/events`, JSON.stringify(nested(200)), {
+      'content-type': 'application/json',
+      'ce-specversion': '1.0',
+      'ce-id': 'deep',
+      'ce-type': 'greeting',
+      'ce-source': '/bin',
+    });
+    assert.equal(binary.status, 400, binary.text);
+    assert.equal(f.fanout.length, before + 1, 'only the event within the bound');
+    assert.match(
+      await f.metrics(),
+      /gw_consumed_events_failed_total\{source="http",topic="http",reason="invalid"\} [1-9]/,
+    );
+  });
+
   it('answers batch mode with 415, a too large body with 413, another method with 405', async () => {
     const batch = await post(`${f.api}/v3/messages`, `[${JSON.stringify(event)}]`, {
       'content-type': 'application/cloudevents-batch+json',

@@ -32,7 +32,15 @@ export async function startPublisherFixture(
   const sub = await bus.subscribe(config.FANOUT_TOPIC, (m) => void fanout.push(m));
   const host = await startHost({
     services: [
-      createPublisher(config, { fanoutBus: bus, sources, auth, logger, registry, health: new Health() }),
+      createPublisher(config, {
+        fanoutBus: bus,
+        sources,
+        auth,
+        logger,
+        registry,
+        health: new Health(),
+        maxJsonDepth: config.MAX_JSON_DEPTH,
+      }),
     ],
     logger,
     registry,

@@ -17,40 +17,70 @@ function consumers(source: SourceSpec, fanout: Bus) {
     metrics,
     logger,
     wrappedType: undefined,
+    maxJsonDepth: 128,
   });
 }
 
+/**
+ * Source consumers on the topic `orders` of a memory bus, putting events on another; `use` gets
+ * the source, the fan-out messages so far and the metrics text; everything is closed after it.
+ */
+async function onOrders(
+  use: (t: { source: MemoryBus; fanned: Message[]; metrics: () => Promise<string> }) => Promise<void>,
+) {
+  const source = new MemoryBus();
+  const fanout = new MemoryBus();
+  const registry = createRegistry();
+  const metrics = new PublisherMetrics(registry);
+  const fanned: Message[] = [];
+  const watch = await fanout.subscribe('gw.events', (m) => void fanned.push(m));
+  const running = await startSourceConsumers([{ bus: source, topics: ['orders'], group: 'publishers' }], {
+    producer: createFanoutProducer(fanout, 'gw.events', metrics),
+    metrics,
+    logger,
+    wrappedType: undefined,
+    maxJsonDepth: 128,
+  });
+  try {
+    await use({ source, fanned, metrics: () => registry.metrics() });
+  } finally {
+    await running.close();
+    await watch.close();
+    await fanout.close();
+    await source.close();
+  }
+}
+
 describe('source consumers', () => {
-  it('drop a CloudEvent whose type holds CR/LF and count it as malformed', async () => {
-    const source = new MemoryBus();
-    const fanout = new MemoryBus();
-    const registry = createRegistry();
-    const metrics = new PublisherMetrics(registry);
-    const fanned: Message[] = [];
-    const watch = await fanout.subscribe('gw.events', (m) => void fanned.push(m));
-    const running = await startSourceConsumers([{ bus: source, topics: ['orders'], group: 'publishers' }], {
-      producer: createFanoutProducer(fanout, 'gw.events', metrics),
-      metrics,
-      logger,
-      wrappedType: undefined,
-    });
-    try {
+  it('drop a CloudEvent whose type holds CR/LF and count it as malformed', () =>
+    onOrders(async ({ source, fanned, metrics }) => {
       const forged = { specversion: '1.0', id: 'f', source: '/s', type: 'a\r\nevent: admin\r\ndata: {}' };
       await source.publish('orders', { value: JSON.stringify(forged) });
       await source.publish('orders', { value: JSON.stringify({ ...forged, id: 'ok', type: 'a' }) });
       await waitFor(() => fanned.length === 1, { what: 'the valid event' });
       assert.equal(JSON.parse(fanned[0]!.value.toString()).id, 'ok');
       assert.match(
-        await registry.metrics(),
+        await metrics(),
         /gw_consumed_events_failed_total\{source="memory",topic="orders",reason="malformed"\} 1/,
       );
-    } finally {
-      await running.close();
-      await watch.close();
-      await fanout.close();
-      await source.close();
-    }
-  });
+    }));
+
+  it('drop a message nested deeper than MAX_JSON_DEPTH, count it as malformed, and go on with the next', () =>
+    onOrders(async ({ source, fanned, metrics }) => {
+      // Deeper than JSON.stringify goes (about 4,400 levels): the fan-out producer could not write it.
+      const deep = `${'['.repeat(10_000)}${']'.repeat(10_000)}`;
+      await source.publish('orders', { value: deep });
+      await source.publish('orders', {
+        value: `{"specversion":"1.0","id":"d","source":"/s","type":"a","data":${deep}}`,
+      });
+      await source.publish('orders', { value: '{"order":1}' });
+      await waitFor(() => fanned.length === 1, { what: 'the message after the deep ones' });
+      assert.deepEqual(JSON.parse(fanned[0]!.value.toString()).data, { order: 1 });
+      assert.match(
+        await metrics(),
+        /gw_consumed_events_failed_total\{source="memory",topic="orders",reason="malformed"\} 2/,
+      );
+    }));
 
   it('leave a message whose event the fan-out stream never took to another replica when they stop', async () => {
     const source = new MemoryBus();

@@ -62,10 +62,12 @@ export function fromParams(p: ConnectParams, bearerTokens: BearerTokens): Connec
  * What an external SUBSCRIPTION_CHECK gets for a connect: `{"subscriptions": …}` with the list as
  * the client wrote it (RIG synthesizes the same body from the query parameter); nothing without one.
  */
-function checkBodyOf(subscriptions: unknown): string | undefined {
+function checkBodyOf(subscriptions: unknown): (() => string) | undefined {
   if (subscriptions === undefined) return undefined;
-  const list = typeof subscriptions === 'string' ? subscriptions : JSON.stringify(subscriptions);
-  return `{"subscriptions":${list}}`;
+  return () => {
+    const list = typeof subscriptions === 'string' ? subscriptions : JSON.stringify(subscriptions);
+    return `{"subscriptions":${list}}`;
+  };
 }
 
 function headerValue(v: string | string[] | undefined): string | undefined {

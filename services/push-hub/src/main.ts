@@ -32,6 +32,7 @@ await serviceMain('push-hub', async ({ config: common, replica, logger, registry
     registry,
     health,
     drainTimeoutMs: common.SHUTDOWN_DRAIN_TIMEOUT_MS,
+    maxJsonDepth: common.MAX_JSON_DEPTH,
   });
   return {
     services: [hub],

@@ -7,7 +7,14 @@
  */
 import { type Auth, blacklistKey, blacklistPrefix, createAccessCheck } from '@gatehouse/auth';
 import { type Bus, type Subscription as BusSubscription, ReplicaChannel } from '@gatehouse/bus';
-import type { ConfigOf, GatewayService, Health, Logger, Registry } from '@gatehouse/service-kit';
+import {
+  type ConfigOf,
+  defaultMaxJsonDepth,
+  type GatewayService,
+  type Health,
+  type Logger,
+  type Registry,
+} from '@gatehouse/service-kit';
 import type { Store } from '@gatehouse/store';
 import { bearerTokens, connectionTokensFrom, hubAuthFrom } from './auth-adapter.ts';
 import type { pushHubConfig } from './config.ts';
@@ -47,6 +54,8 @@ export interface PushHubDeps {
   health: Health;
   /** SHUTDOWN_DRAIN_TIMEOUT_MS: DRAIN_SPREAD_PERCENT of it is spent moving clients away (default 10 s). */
   drainTimeoutMs?: number;
+  /** MAX_JSON_DEPTH: the deepest subscription list a client may send. */
+  maxJsonDepth?: number;
 }
 
 export type PushHub = GatewayService & { readonly hub: Hub };
@@ -88,6 +97,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     extractors,
     validate: (subs) => hub.index.validate(subs),
     check,
+    maxJsonDepth: deps.maxJsonDepth ?? defaultMaxJsonDepth,
   });
   const addressBudget = new AddressBudget({ perMinute: config.MAX_CONNECTIONS_PER_IP_PER_MINUTE });
   const gate = createConnectionGate({

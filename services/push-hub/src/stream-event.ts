@@ -15,6 +15,9 @@ export function readStreamEvent(position: string, json: string): RingEvent | Unr
   }
   const type = event?.['type'];
   if (typeof type !== 'string') return 'no_type';
-  const single = json.includes('\n') ? JSON.stringify(event) : json;
+  // JSON.parse took the text, so a raw CR or LF in it is white space between tokens (in a string it
+  // must be escaped): a space is the same JSON. Not JSON.stringify, which recurses and throws on an
+  // event nested a few thousand levels deep.
+  const single = json.includes('\n') || json.includes('\r') ? json.replace(/[\r\n]/g, ' ') : json;
   return { position, type, event, json: single };
 }

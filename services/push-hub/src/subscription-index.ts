@@ -111,13 +111,22 @@ export class SubscriptionIndex<C> {
             `field "${name}" is not defined for event type "${sub.eventType}" in the extractor configuration`,
           );
         }
-        return [i, canonicalJson(value)];
+        const canonical = canonicalJson(value);
+        if (canonical === undefined) {
+          throw new InvalidSubscriptionError(
+            `field "${name}" of event type "${sub.eventType}" is constrained to a value nested too deeply to compare`,
+          );
+        }
+        return [i, canonical];
       }),
     );
   }
 }
 
-/** The event's extractor field values as canonical JSON, read once and only when a constraint needs them. */
+/**
+ * The event's extractor field values as canonical JSON, read once and only when a constraint needs
+ * them. A value too deep to compare (see canonicalJson) is absent: it matches no constraint.
+ */
 class EventFields {
   private values: Array<string | undefined> | undefined;
   private readonly event: unknown;

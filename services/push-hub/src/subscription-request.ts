@@ -76,9 +76,10 @@ export interface SubscriptionRequest {
   /**
    * The body an external SUBSCRIPTION_CHECK receives: the client's own `{"subscriptions": …}` as
    * it gave it (a PUT's body verbatim). Undefined when the client named no subscriptions: then
-   * SUBSCRIPTION_CHECK is not consulted.
+   * SUBSCRIPTION_CHECK is not consulted. Made only once the list passed its depth bound (a decoded
+   * list is written with JSON.stringify, which recurses).
    */
-  checkBody: string | undefined;
+  checkBody: (() => string) | undefined;
 }
 
 export interface ResolvedSubscriptions {
@@ -97,6 +98,8 @@ export interface SubscriptionResolverDeps {
   validate(subs: Subscription[]): void;
   /** SUBSCRIPTION_CHECK (see @gatehouse/auth access-check). */
   check: AccessCheck;
+  /** MAX_JSON_DEPTH: a manual list nested deeper is refused. */
+  maxJsonDepth: number;
 }
 
 export function createSubscriptionResolver(deps: SubscriptionResolverDeps) {
@@ -126,12 +129,12 @@ export function createSubscriptionResolver(deps: SubscriptionResolverDeps) {
     }
     let manual: Subscription[] = [];
     try {
-      if (req.manual !== undefined) manual = parseSubscriptions(req.manual);
+      if (req.manual !== undefined) manual = parseSubscriptions(req.manual, deps.maxJsonDepth);
       const subscriptions = uniqueSubscriptions([...fromJwt, ...manual]);
       deps.validate(subscriptions);
       const allowed =
         req.checkBody === undefined ||
-        (await deps.check({ jwts: req.jwts, authorization: req.authorization, body: req.checkBody }));
+        (await deps.check({ jwts: req.jwts, authorization: req.authorization, body: req.checkBody() }));
       if (!allowed) throw new SubscriptionRequestError(403, 'denied', 'Subscription denied.');
       return { subscriptions, sessionId, sessionExpiresAt, expiresAt };
     } catch (err) {

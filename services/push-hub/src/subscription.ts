@@ -4,6 +4,8 @@
  * Accepted aliases as in the reference: `eventType`/`event_type`, `oneOf`/`one_of`/`constraints`.
  */
 
+import { exceedsJsonDepth, JsonTooDeepError, maxJsonDepthCeiling } from '@gatehouse/service-kit';
+
 export type Constraint = Record<string, unknown>;
 
 export interface Subscription {
@@ -15,8 +17,11 @@ export class InvalidSubscriptionError extends Error {
   override readonly name = 'InvalidSubscriptionError';
 }
 
-/** Parses the `subscriptions` query parameter or body field: a JSON text or an already decoded list. */
-export function parseSubscriptions(input: unknown): Subscription[] {
+/**
+ * Parses the `subscriptions` query parameter or body field: a JSON text or an already decoded list,
+ * nested at most `maxDepth` levels (MAX_JSON_DEPTH).
+ */
+export function parseSubscriptions(input: unknown, maxDepth: number): Subscription[] {
   let list = input;
   if (typeof input === 'string') {
     try {
@@ -25,6 +30,8 @@ export function parseSubscriptions(input: unknown): Subscription[] {
       throw new InvalidSubscriptionError(`failed to decode subscription list: ${(err as Error).message}`);
     }
   }
+  if (exceedsJsonDepth(list, maxDepth))
+    throw new InvalidSubscriptionError(new JsonTooDeepError('the subscription list', maxDepth).message);
   if (!Array.isArray(list)) throw new InvalidSubscriptionError('subscriptions must be a JSON list');
   return list.map((item, i) => parseSubscription(item, i));
 }
@@ -54,24 +61,44 @@ function parseSubscription(item: unknown, index: number): Subscription {
   return { eventType, oneOf };
 }
 
-/** Removes exact duplicates (the union of JWT-inferred and manual subscriptions may repeat). */
+/**
+ * Removes exact duplicates (the union of JWT-inferred and manual subscriptions may repeat). One
+ * too deep to compare is kept: validation refuses it.
+ */
 export function uniqueSubscriptions(subs: Subscription[]): Subscription[] {
   const seen = new Set<string>();
   return subs.filter((s) => {
     const key = canonicalJson(s);
+    if (key === undefined) return true;
     if (seen.has(key)) return false;
     seen.add(key);
     return true;
   });
 }
 
-/** JSON with object keys sorted, so equal values compare equal as text. */
-export function canonicalJson(value: unknown): string {
+/**
+ * JSON with object keys sorted, so equal values compare equal as text; undefined for a value that
+ * nests objects and arrays deeper than `maxDepth`. The walk is recursive, so it is bounded: by
+ * default at the highest MAX_JSON_DEPTH, deeper than any constraint a subscription can hold, so a
+ * value beyond it (an event's field nested thousands of levels) equals no constraint.
+ */
+export function canonicalJson(value: unknown, maxDepth = maxJsonDepthCeiling): string | undefined {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (maxDepth === 0) return undefined;
+  const parts: string[] = [];
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      const text = canonicalJson(item, maxDepth - 1);
+      if (text === undefined) return undefined;
+      parts.push(text);
+    }
+    return `[${parts.join(',')}]`;
+  }
   const obj = value as Record<string, unknown>;
-  return `{${Object.keys(obj)
-    .sort()
-    .map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`)
-    .join(',')}}`;
+  for (const key of Object.keys(obj).sort()) {
+    const text = canonicalJson(obj[key], maxDepth - 1);
+    if (text === undefined) return undefined;
+    parts.push(`${JSON.stringify(key)}:${text}`);
+  }
+  return `{${parts.join(',')}}`;
 }

@@ -65,7 +65,7 @@ export function createSubscriptionsEndpoint(deps: SubscriptionsEndpointDeps) {
         manual: json['subscriptions'],
         authorization: req.headers.authorization,
         // A change is always checked, with the body as the client sent it (as RIG does).
-        checkBody: text,
+        checkBody: () => text,
       });
       const applied = await deps.apply(address.replica, { id: address.id, ...resolved });
       if (!applied) return sendText(res, 410, 'Connection no longer exists.', cors);

@@ -66,6 +66,7 @@ export async function startHubFixture(
     registry,
     health,
     drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT_MS,
+    maxJsonDepth: config.MAX_JSON_DEPTH,
   });
   const host = await startHost({
     services: [service],

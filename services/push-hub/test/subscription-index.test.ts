@@ -131,4 +131,23 @@ describe('subscription index', () => {
     assert.equal(index.matches('z', greeting('bob')), true);
     assert.equal(index.matches('z', greeting('al')), false);
   });
+
+  it('matches an event whose constrained field nests thousands of levels to no constraint, without throwing', () => {
+    const index = new SubscriptionIndex<string>(extractors);
+    index.set('constrained', [{ eventType: 'greeting', oneOf: [{ name: 'bob' }] }]);
+    index.set('everything', [{ eventType: 'greeting', oneOf: [] }]);
+    const deep = greeting(JSON.parse(`${'['.repeat(50_000)}${']'.repeat(50_000)}`));
+    assert.deepEqual(matches(index, deep), ['everything']);
+    assert.equal(index.matches('constrained', deep), false);
+    assert.equal(index.matcherFor([{ eventType: 'greeting', oneOf: [{ name: 'bob' }] }])(deep), false);
+  });
+
+  it('refuses a constraint too deep to compare (one from a JWT claim, which no list bound checks)', () => {
+    const index = new SubscriptionIndex<string>(extractors);
+    const deep = JSON.parse(`${'['.repeat(5000)}${']'.repeat(5000)}`);
+    assert.throws(
+      () => index.validate([{ eventType: 'greeting', oneOf: [{ name: deep }] }]),
+      /field "name" of event type "greeting" is constrained to a value nested too deeply to compare/,
+    );
+  });
 });

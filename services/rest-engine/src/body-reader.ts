@@ -9,15 +9,16 @@
  *   the query parameters);
  * - anything else: a Buffer, or, when the request has no content length (chunked), a stream of the
  *   bytes as they arrive.
+ * A parsed body (JSON, XML, form) nested deeper than MAX_JSON_DEPTH is refused with 400.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
 import type { QueryValue, UploadedFile } from '@gatehouse/functions';
-import { HttpError, readBody } from '@gatehouse/service-kit';
+import { assertJsonDepth, HttpError, JsonTooDeepError, readBody } from '@gatehouse/service-kit';
 import busboy from 'busboy';
-import { addValue, parseQueryString } from './query-string.ts';
-import { parseXml } from './xml.ts';
+import { addValue, parseQueryString, queryMap } from './query-string.ts';
+import { parseXml, XmlTooDeepError } from './xml.ts';
 
 export interface ParsedBody {
   body?: unknown;
@@ -31,6 +32,8 @@ export interface ParsedBody {
 
 export interface BodyOptions {
   limit: number;
+  /** MAX_JSON_DEPTH. */
+  maxJsonDepth: number;
   upload: boolean;
   /** Keep the bytes as they are (an HTTP relay forwards them untouched). */
   raw: boolean;
@@ -60,14 +63,14 @@ export async function readRequestBody(req: IncomingMessage, opts: BodyOptions): 
   if (opts.raw) return { body: bytes, contentLength };
   switch (kindOf(type)) {
     case 'json':
-      return { body: parseJson(bytes.toString('utf8')), contentLength };
+      return { body: withinDepth(parseJson(bytes.toString('utf8')), opts), contentLength };
     case 'xml': {
       const text = bytes.toString('utf8');
       if (req.headers['x-raw-xml'] === 'true') return { body: text, contentLength };
-      return { body: parseXmlOrText(text), contentLength };
+      return { body: withinDepth(parseXmlOrText(text, opts.maxJsonDepth), opts), contentLength };
     }
     case 'form': {
-      const formFields = parseQueryString(bytes.toString('utf8'));
+      const formFields = withinDepth(parseQueryString(bytes.toString('utf8')), opts);
       return { body: formFields, formFields, contentLength };
     }
     case 'text':
@@ -93,6 +96,11 @@ export function mediaType(header: string | undefined): string {
   return (semi < 0 ? header : header.slice(0, semi)).trim().toLowerCase();
 }
 
+function withinDepth<T>(body: T, opts: BodyOptions): T {
+  assertJsonDepth(body, opts.maxJsonDepth, 'the body');
+  return body;
+}
+
 /** An object or array; an empty body is `{}`; anything else stays text. */
 function parseJson(text: string): unknown {
   const trimmed = text.trim();
@@ -106,11 +114,13 @@ function parseJson(text: string): unknown {
   }
 }
 
-function parseXmlOrText(text: string): unknown {
+/** A document nested beyond what the XML parser takes is too deep (400), not text. */
+function parseXmlOrText(text: string, maxJsonDepth: number): unknown {
   if (text.trim() === '') return {};
   try {
     return parseXml(text);
-  } catch {
+  } catch (err) {
+    if (err instanceof XmlTooDeepError) throw new JsonTooDeepError('the body', maxJsonDepth);
     return text;
   }
 }
@@ -143,7 +153,7 @@ function readMultipart(req: IncomingMessage, limit: number): Promise<ParsedBody>
       return;
     }
     const files: UploadedFile[] = [];
-    const fields: Record<string, QueryValue> = {};
+    const fields = queryMap();
     let total = 0;
     let failed = false;
     const fail = (err: HttpError) => {

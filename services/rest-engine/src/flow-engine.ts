@@ -10,6 +10,7 @@ import type { Logger } from '@gatehouse/service-kit';
 import type { AppProperties } from './app-properties.ts';
 import type { Endpoint } from './endpoint.ts';
 import type { FunctionRegistry } from './function-registry.ts';
+import { resolveLocation } from './resource-location.ts';
 import type { RestSettings } from './rest-settings.ts';
 
 export function registerFlowFunctions(registry: FunctionRegistry): void {
@@ -40,6 +41,7 @@ export function startFlowEngine(
     logger,
     config: (key: string) => props.get(key),
     resourceFolder: settings.configFolder,
+    fileFolders: settings['flow.file.folders'].map((f) => resolveLocation(f, settings.configFolder)),
   });
 }
 

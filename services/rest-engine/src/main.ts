@@ -7,6 +7,12 @@ import { createRestEngine } from './rest-engine.ts';
 
 await serviceMain('rest-engine', async ({ config, logger, registry, health }) => ({
   services: [
-    createRestEngine({ logger, registry, health, drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT_MS }),
+    createRestEngine({
+      logger,
+      registry,
+      health,
+      drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT_MS,
+      maxJsonDepth: config.MAX_JSON_DEPTH,
+    }),
   ],
 }));

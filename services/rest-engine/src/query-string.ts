@@ -1,11 +1,13 @@
 /**
  * Query strings and form bodies: `+` is a space, percent escapes are decoded (a malformed one is
- * kept as written), a repeated key collects its values in a list.
+ * kept as written), a repeated key collects its values in a list. The maps have no prototype (as
+ * node:querystring's): a key such as `__proto__`, `toString` or `constructor` is data like any
+ * other, where a plain object would read the inherited member or replace its prototype.
  */
 import type { QueryValue } from '@gatehouse/functions';
 
 export function parseQueryString(raw: string): Record<string, QueryValue> {
-  const out: Record<string, QueryValue> = {};
+  const out = queryMap();
   if (raw === '') return out;
   for (const pair of raw.split('&')) {
     if (pair === '') continue;
@@ -17,6 +19,12 @@ export function parseQueryString(raw: string): Record<string, QueryValue> {
   return out;
 }
 
+/** An empty map of request keys, without a prototype. */
+export function queryMap(): Record<string, QueryValue> {
+  return Object.create(null) as Record<string, QueryValue>;
+}
+
+/** Adds to a map made by queryMap. */
 export function addValue(target: Record<string, QueryValue>, key: string, value: string): void {
   const prior = target[key];
   if (prior === undefined) target[key] = value;

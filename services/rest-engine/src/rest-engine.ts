@@ -8,7 +8,13 @@ import { existsSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
-import type { GatewayService, Health, Logger, Registry } from '@gatehouse/service-kit';
+import {
+  defaultMaxJsonDepth,
+  type GatewayService,
+  type Health,
+  type Logger,
+  type Registry,
+} from '@gatehouse/service-kit';
 import { type Tracer, trace } from '@opentelemetry/api';
 import { loadAppProperties } from './app-properties.ts';
 import { actuatorEndpoints, builtinFunctions, flowAdapterRoute, responseRoute } from './builtin-functions.ts';
@@ -38,6 +44,8 @@ export interface RestEngineOptions {
   tracer?: Tracer;
   /** How long stop() waits for open requests before cutting connections. */
   drainTimeoutMs?: number;
+  /** MAX_JSON_DEPTH: parsed request bodies nested deeper are refused (400). */
+  maxJsonDepth?: number;
 }
 
 export interface RestEngineService extends GatewayService {
@@ -110,6 +118,7 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
         staticFolder,
         staticRules: rendered.staticRules,
         maxBodySize: settings['rest.server.max-body-size'],
+        maxJsonDepth: options.maxJsonDepth ?? defaultMaxJsonDepth,
         origin,
         logger,
         metrics,

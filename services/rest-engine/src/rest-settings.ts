@@ -33,6 +33,9 @@ export const restSettingsSpec = {
     'folder of static content, `classpath:` or `file:`',
     'classpath:/resources/public',
   ),
+  'flow.file.folders': list(
+    'folders the `file(...)` mappings of flows may read and write, `classpath:` or `file:`, comma-separated; a path elsewhere (symbolic links resolved) aborts the flow; empty: `file(...)` is refused',
+  ),
   'static.html.cache-max-bytes': int(
     'bytes of static file content kept in memory, least recently used out first; larger files are read per request',
     32 * 1024 * 1024,

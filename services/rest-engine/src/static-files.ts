@@ -10,7 +10,8 @@
  */
 import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
-import { join, sep } from 'node:path';
+import { join } from 'node:path';
+import { realPathInside } from '@gatehouse/service-kit';
 import { mimeTypeOf } from './mime-types.ts';
 
 export interface StaticFile {
@@ -33,7 +34,6 @@ export const defaultStaticCacheBytes = 32 * 1024 * 1024;
 export class StaticFolder {
   readonly root: string;
   readonly maxCacheBytes: number;
-  private realRoot: string | undefined;
   /** By full path, least recently used first. */
   private readonly cache = new Map<string, CacheEntry>();
   private heldBytes = 0;
@@ -75,7 +75,8 @@ export class StaticFolder {
       this.cache.set(full, cached);
       return cached.file;
     }
-    if (!(await this.inside(full))) return undefined;
+    // Symbolic links may not lead out of the folder.
+    if (realPathInside(this.root, full) === undefined) return undefined;
     const body = await fs.readFile(full);
     const etag = `"${createHash('sha256').update(body).digest('hex')}"`;
     const file: StaticFile = { relative, contentType: mimeTypeOf(relative), etag, body };
@@ -98,13 +99,6 @@ export class StaticFolder {
     }
     this.cache.set(full, entry);
     this.heldBytes += bytes;
-  }
-
-  /** Symbolic links may not lead out of the folder. */
-  private async inside(full: string): Promise<boolean> {
-    this.realRoot ??= await fs.realpath(this.root).catch(() => this.root);
-    const real = await fs.realpath(full).catch(() => undefined);
-    return real !== undefined && (real === this.realRoot || real.startsWith(this.realRoot + sep));
   }
 }
 

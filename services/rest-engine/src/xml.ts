@@ -2,8 +2,10 @@
  * XML in both directions. Writing: keys sorted, two-space indent, lists repeat their element (a list
  * at the top is wrapped in the root element, as Mercury renders it), text
  * escaped, element names reduced to `[0-9A-Za-z_-]`. Reading: a document becomes a plain object
- * (the root element dropped, attributes as keys, values as strings), via fast-xml-parser.
+ * (the root element dropped, attributes as keys, values as strings), via fast-xml-parser; one whose
+ * elements nest more than the highest MAX_JSON_DEPTH throws XmlTooDeepError.
  */
+import { maxJsonDepthCeiling } from '@gatehouse/service-kit';
 import { XMLParser } from 'fast-xml-parser';
 
 export function toXml(value: unknown, root = 'result'): string {
@@ -49,11 +51,26 @@ const parser = new XMLParser({
   ignoreDeclaration: true,
   ignorePiTags: true,
   trimValues: true,
+  // Its default (100) is below MAX_JSON_DEPTH's; the body's depth is checked after parsing.
+  maxNestedTags: maxJsonDepthCeiling,
 });
+
+/** A document whose elements nest deeper than the parser takes (maxNestedTags). */
+export class XmlTooDeepError extends Error {
+  override readonly name = 'XmlTooDeepError';
+}
 
 /** The document as an object without its root element; throws on malformed XML. */
 export function parseXml(text: string): Record<string, unknown> {
-  const doc = parser.parse(text, true) as Record<string, unknown>;
+  let doc: Record<string, unknown>;
+  try {
+    doc = parser.parse(text, true) as Record<string, unknown>;
+  } catch (err) {
+    // fast-xml-parser says so only in its message.
+    if (/Maximum nested tags exceeded/.test((err as Error).message))
+      throw new XmlTooDeepError((err as Error).message);
+    throw err;
+  }
   const roots = Object.values(doc);
   if (roots.length !== 1) throw new Error('XML document must have one root element');
   const root = roots[0];

@@ -112,6 +112,22 @@ describe('request data', () => {
     assert.ok(body['instance'] >= 1);
   });
 
+  it('keeps query and form keys named like prototype members as data', async () => {
+    const query = '__proto__=a&__proto__=b&toString=x&constructor=y&hasOwnProperty=z';
+    const expected = { ['__proto__']: ['a', 'b'], toString: 'x', constructor: 'y', hasOwnProperty: 'z' };
+    assert.equal(
+      JSON.stringify((await json(await get(`/api/echo/1?${query}`)))['query']),
+      JSON.stringify(expected),
+    );
+    const form = await fetch(`${base}/api/echo/1`, {
+      method: 'POST',
+      body: query,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    assert.equal(JSON.stringify((await json(form))['query']), JSON.stringify(expected));
+    assert.equal(({} as Record<string, unknown>)['a'], undefined);
+  });
+
   const post = (body: NonNullable<RequestInit['body']>, type?: string, path = '/api/echo/1') =>
     fetch(base + path, { method: 'POST', body, headers: type ? { 'content-type': type } : {} }).then(json);
 
@@ -194,6 +210,30 @@ describe('request data', () => {
     assert.equal(body['files'][0]['text'], 'hello file');
     assert.deepEqual(body['query'], { note: 'first upload' });
     assert.equal(body['stream'], true);
+  });
+
+  it('answers 400 naming MAX_JSON_DEPTH to a JSON or XML body nested deeper, to functions and flows', async () => {
+    const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+    const send = (path: string, body: string, type: string) =>
+      fetch(base + path, { method: 'POST', body, headers: { 'content-type': type } });
+    const within = await send('/api/echo/1', nested(128), 'application/json');
+    assert.equal(within.status, 200);
+    const xmlOf = (depth: number) => `<r>${'<a>'.repeat(depth)}x${'</a>'.repeat(depth)}</r>`;
+    assert.equal((await send('/api/echo/1', xmlOf(100), 'application/xml')).status, 200);
+    for (const [path, body, type] of [
+      ['/api/echo/1', nested(129), 'application/json'],
+      ['/api/echo/1', `{"a":${nested(10_000)}}`, 'application/json'],
+      ['/api/echo/1', xmlOf(200), 'application/xml'],
+      ['/api/echo/1', xmlOf(10_000), 'text/xml'],
+      ['/api/flow/greetings/Peter', `{"a":${nested(10_000)}}`, 'application/json'],
+    ] as const) {
+      const res = await send(path, body, type);
+      assert.equal(res.status, 400, `${path} ${type} ${body.length}`);
+      assert.match(
+        (await json(res))['message'],
+        /^the body nests objects and arrays deeper than MAX_JSON_DEPTH \(128\) levels/,
+      );
+    }
   });
 
   it('answers 413 to a body over the configured limit, declared or streamed', async () => {

@@ -9,8 +9,9 @@
 import { appendFileSync, existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { AppException } from '@gatehouse/functions';
-import type { CompiledMapping, MappingRule, MappingScope } from './compiled-mapping.ts';
+import type { CompiledMapping, MappingHooks, MappingRule, MappingScope } from './compiled-mapping.ts';
 import { type DataMap, getPath, isDataMap, removePath, setPath } from './data-path.ts';
+import { filePath } from './file-access.ts';
 import { javaText, javaTypeName, str2int } from './java-text.ts';
 import { parseSource } from './compile-mapping.ts';
 import { copyForModel, type ReadContext, readSource, type Source, sourceExists } from './mapping-source.ts';
@@ -36,8 +37,8 @@ function applyInput(mappings: readonly CompiledMapping[], scope: MappingScope): 
   let body: DataMap = isDataMap(scope.body) ? scope.body : {};
   for (const mapping of mappings) {
     for (const rule of mapping.rules) {
-      const { source, lookup, lhsText, target } = resolve(rule, root, scope, 'input');
-      let value = readSource(source, context);
+      const { source, lookup, lhsText, target, lhsBuilt } = resolve(rule, root, scope, 'input');
+      let value = readSource(source, context, lhsBuilt);
       if (value === null && lookup && scope.forkItem !== undefined)
         value = forkItemValue(lhsText, root, scope);
       const exists = lookup && value === null && sourceExists(source, root);
@@ -125,14 +126,14 @@ function applyOutput(mappings: readonly CompiledMapping[], scope: MappingScope):
   const context: ReadContext = { root, hooks: scope.hooks };
   for (const mapping of mappings) {
     for (const rule of mapping.rules) {
-      const { source, lookup, target } = resolve(rule, root, scope, 'output');
-      const value = readSource(source, context);
+      const { source, lookup, target, lhsBuilt, rhsBuilt } = resolve(rule, root, scope, 'output');
+      const value = readSource(source, context, lhsBuilt);
       if (value === null && lookup && isPathTarget(target)) {
         const path = targetPath(target);
         if (sourceExists(source, root)) setPath(root, path, null);
         else removePath(root, path);
       }
-      if (target.type === 'file') writeFile(target, value);
+      if (target.type === 'file') writeFile(target, value, scope.hooks, rhsBuilt);
       else if (value !== null) writeOutputTarget(target, value, root, scope, rule.text);
       else if (target.type === 'external') scope.hooks?.external?.(target.key, null);
     }
@@ -187,9 +188,17 @@ function writeOutputTarget(
   setPath(root, targetPath(target), target.type === 'model' ? copyForModel(value) : value);
 }
 
-/** `file(/p)` / `file(append:/p)`: bytes and text as they are, lists and maps as JSON; null deletes. */
-function writeFile(target: Extract<Target, { type: 'file' }>, value: unknown): void {
-  const path = target.path;
+/**
+ * `file(/p)` / `file(append:/p)`: bytes and text as they are, lists and maps as JSON; null deletes.
+ * Only inside the file folders (file-access.ts).
+ */
+function writeFile(
+  target: Extract<Target, { type: 'file' }>,
+  value: unknown,
+  hooks: MappingHooks | undefined,
+  built: boolean,
+): void {
+  const path = filePath(target.path, hooks, built);
   const found = existsSync(path);
   if (found && statSync(path).isDirectory()) return;
   if (value === null) {
@@ -216,16 +225,22 @@ interface Resolved {
   readonly lookup: boolean;
   readonly lhsText: string;
   readonly target: Target;
+  /** The run's data changed the side (`{model.x}`, `[model.n]`): it may come from the request. */
+  readonly lhsBuilt: boolean;
+  readonly rhsBuilt: boolean;
 }
 
 function resolve(rule: MappingRule, root: DataMap, scope: MappingScope, kind: 'input' | 'output'): Resolved {
   let { source, target } = rule;
   let lookup = rule.lhsIsLookup;
   let lhsText = rule.lhsText;
+  let lhsBuilt = false;
+  let rhsBuilt = false;
   const max = scope.hooks?.maxModelArraySize ?? DEFAULT_MAX_ARRAY;
   if (rule.lhsDynamic) {
     const text = substitute(rule.lhsText, root, false, max);
     if (text !== rule.lhsText) {
+      lhsBuilt = true;
       const parsed = parseSource(text, kind);
       source = parsed.source;
       lookup = parsed.lookup;
@@ -235,6 +250,7 @@ function resolve(rule: MappingRule, root: DataMap, scope: MappingScope, kind: 'i
   if (rule.rhsDynamic) {
     const text = substitute(rule.rhsText, root, true, max);
     if (text !== rule.rhsText) {
+      rhsBuilt = true;
       const reserved = reservedKeyViolation(text);
       if (reserved !== null) {
         throw new AppException(
@@ -245,7 +261,7 @@ function resolve(rule: MappingRule, root: DataMap, scope: MappingScope, kind: 'i
       target = parseTarget(text, kind);
     }
   }
-  return { source, lookup, lhsText, target };
+  return { source, lookup, lhsText, target, lhsBuilt, rhsBuilt };
 }
 
 /** `{model.x}` → the model value's text (string or number, else `null`); other braces stay. */

@@ -33,8 +33,16 @@ export interface MappingHooks {
   readonly config?: (key: string) => unknown;
   /** `ext:<key>` targets: fire-and-forget to the flow's external.state.machine (value null = remove). */
   readonly external?: (key: string, value: unknown) => void;
-  /** `classpath(...)` resources: the folder they resolve against (else the working directory). */
+  /**
+   * `classpath(...)` resources: the folder they resolve against (else the working directory), and
+   * stay in.
+   */
   readonly resourceFolder?: string;
+  /**
+   * The folders `file(...)` sources and targets may use (flow.file.folders in the REST engine);
+   * without any, `file(...)` is refused.
+   */
+  readonly fileFolders?: readonly string[];
   /** `f:setConfig(key, value)`: set an application property (Mercury sets a Java system property). */
   readonly setConfig?: (key: string, value: string) => void;
   /** Non-fatal problems (Mercury's ERROR/WARN lines, e.g. an invalid output.status). */

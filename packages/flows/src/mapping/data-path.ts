@@ -4,7 +4,13 @@
  * missing path gives "not found" (distinct from a stored null, for the null rules); writing creates
  * intermediate maps and lists and pads lists with nulls; `[]` appends; removing a map key deletes
  * it, removing a list element sets it to null.
+ *
+ * Paths are built from request data (`{model.x}` substitution), so no segment may be `__proto__`,
+ * `constructor` or `prototype`: walking into them reaches a prototype (`model.__proto__.x` would
+ * set `Object.prototype.x` for the whole process). Such a path is refused with 400 wherever it is
+ * read, written or removed, and a copied map keeps a `"__proto__"` key of parsed JSON as data.
  */
+import { AppException } from '@gatehouse/functions';
 
 export type DataMap = Record<string, unknown>;
 
@@ -28,11 +34,26 @@ interface Segment {
 const parsedPaths = new Map<string, readonly Segment[]>();
 const MAX_PARSED_PATHS = 10_000;
 
+const UNSAFE_SEGMENTS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** The first segment of a path that could reach a prototype, if any (a key or a JSON path step). */
+export function unsafeSegment(keys: Iterable<string>): string | undefined {
+  for (const key of keys) if (UNSAFE_SEGMENTS.has(key)) return key;
+  return undefined;
+}
+
+/** 400 for a path with an unsafe segment. */
+export function unsafePathError(segment: string, path: string): AppException {
+  return new AppException(400, `Path segment '${segment}' is not allowed - ${path}`);
+}
+
 function segmentsOf(path: string): readonly Segment[] {
   let segments = parsedPaths.get(path);
   if (segments === undefined) {
     if (parsedPaths.size >= MAX_PARSED_PATHS) parsedPaths.clear();
     segments = parseSegments(path);
+    const unsafe = unsafeSegment(segments.map((s) => s.key));
+    if (unsafe !== undefined) throw unsafePathError(unsafe, path);
     parsedPaths.set(path, segments);
   }
   return segments;
@@ -67,9 +88,9 @@ function isComposite(path: string): boolean {
 /** The value at `path`, or NOT_FOUND. */
 export function lookup(root: DataMap, path: string): unknown {
   if (path === '') return NOT_FOUND;
+  const segments = segmentsOf(path);
   if (Object.hasOwn(root, path)) return root[path];
   if (!isComposite(path)) return NOT_FOUND;
-  const segments = segmentsOf(path);
   let current: DataMap = root;
   for (let n = 0; n < segments.length; n++) {
     const { key, indexes } = segments[n]!;
@@ -167,8 +188,18 @@ export function deepCopy<T>(value: T): T {
   if (Array.isArray(value)) return value.map((v) => deepCopy(v)) as T;
   if (isDataMap(value)) {
     const out: DataMap = {};
-    for (const [k, v] of Object.entries(value)) out[k] = deepCopy(v);
+    for (const [k, v] of Object.entries(value)) setOwn(out, k, deepCopy(v));
     return out as T;
   }
   return value;
+}
+
+/**
+ * `map[key] = value` for a key taken from data: a `"__proto__"` key (JSON.parse makes one an own
+ * property) stays an own property, where an assignment would replace the map's prototype.
+ */
+export function setOwn(map: DataMap, key: string, value: unknown): void {
+  if (key === '__proto__')
+    Object.defineProperty(map, key, { value, enumerable: true, writable: true, configurable: true });
+  else map[key] = value;
 }

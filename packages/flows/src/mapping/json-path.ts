@@ -4,7 +4,7 @@
  * gives the list of matches (as Jayway JsonPath, which Mercury uses, does). Filters (`[?(...)]`) and
  * slices are not supported: such a path reads as NOT_FOUND.
  */
-import { type DataMap, isDataMap, NOT_FOUND } from './data-path.ts';
+import { type DataMap, isDataMap, NOT_FOUND, unsafePathError, unsafeSegment } from './data-path.ts';
 
 type Step =
   | { readonly kind: 'key'; readonly name: string }
@@ -55,9 +55,12 @@ function deepScan(value: unknown, name: string, out: unknown[]): void {
   for (const child of children(value)) deepScan(child, name, out);
 }
 
+/** Throws 400 for a step named `__proto__`, `constructor` or `prototype` (see data-path.ts). */
 export function readJsonPath(root: DataMap, expression: string): unknown {
   const steps = stepsOf(expression);
   if (steps === null || !expression.trim().startsWith('$')) return NOT_FOUND;
+  const unsafe = unsafeSegment(steps.flatMap((s) => (s.kind === 'key' || s.kind === 'deep' ? [s.name] : [])));
+  if (unsafe !== undefined) throw unsafePathError(unsafe, expression);
   const indefinite = steps.some((s) => s.kind === 'wildcard' || s.kind === 'deep');
   let current: unknown[] = [root];
   for (const step of steps) {

@@ -5,9 +5,9 @@
  * the legacy `model.x:type` forms that the load-time rewrite leaves in place.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { AppException } from '@gatehouse/functions';
 import { type DataMap, deepCopy, getPath, isDataMap, lookup, NOT_FOUND } from './data-path.ts';
+import { filePath, resourcePath } from './file-access.ts';
 import { javaText, splitOn, str2double, str2int, str2long } from './java-text.ts';
 import { readJsonPath } from './json-path.ts';
 import { binaryValue, lengthOf, PLUGINS, textValue } from './plugins.ts';
@@ -128,8 +128,11 @@ export interface ReadContext {
   readonly hooks: MappingHooks | undefined;
 }
 
-/** The value of `source`; `exists` tells a stored null from a missing key (for the null rules). */
-export function readSource(source: Source, context: ReadContext): unknown {
+/**
+ * The value of `source`. `built`: request data made the source (`{model.x}`), so a file path
+ * outside its folders is the request's fault (400), not the flow's (500).
+ */
+export function readSource(source: Source, context: ReadContext, built = false): unknown {
   switch (source.type) {
     case 'constant':
       return deepCopy(source.value);
@@ -138,13 +141,13 @@ export function readSource(source: Source, context: ReadContext): unknown {
     case 'config':
       return context.hooks?.config?.(source.key) ?? null;
     case 'file':
-      return readFile(source, context.hooks);
+      return readFile(source, context.hooks, built);
     case 'jsonPath': {
       const v = readJsonPath(context.root, source.expression);
       return v === NOT_FOUND ? null : v;
     }
     case 'plugin':
-      return callPlugin(source, context);
+      return callPlugin(source, context, built);
     case 'path': {
       const value = getPath(context.root, source.path);
       return source.legacyType === undefined ? value : legacyConversion(source.legacyType, value, context);
@@ -159,8 +162,14 @@ export function sourceExists(source: Source, root: DataMap): boolean {
   return false;
 }
 
-function readFile(source: Extract<Source, { type: 'file' }>, hooks: MappingHooks | undefined): unknown {
-  const path = source.classpath ? join(hooks?.resourceFolder ?? process.cwd(), source.path) : source.path;
+function readFile(
+  source: Extract<Source, { type: 'file' }>,
+  hooks: MappingHooks | undefined,
+  built: boolean,
+): unknown {
+  const path = source.classpath
+    ? resourcePath(source.path, hooks, built)
+    : filePath(source.path, hooks, built);
   if (!existsSync(path) || !statSync(path).isFile()) return null;
   if (source.mode === 'text') return readFileSync(path, 'utf8');
   if (source.mode === 'json') return parseJsonFile(readFileSync(path, 'utf8'));
@@ -180,13 +189,17 @@ function parseJsonFile(content: string): unknown {
   }
 }
 
-function callPlugin(source: Extract<Source, { type: 'plugin' }>, context: ReadContext): unknown {
+function callPlugin(
+  source: Extract<Source, { type: 'plugin' }>,
+  context: ReadContext,
+  built: boolean,
+): unknown {
   const plugin = PLUGINS.get(source.name);
   if (plugin === undefined) {
     context.hooks?.warn?.(`SimplePlugin '${source.name}' not found`);
     throw new AppException(400, `Unable to process SimplePlugin: ${source.text}`);
   }
-  const args = source.args.map((a) => readSource(a, context));
+  const args = source.args.map((a) => readSource(a, context, built));
   const setConfig = context.hooks?.setConfig;
   return plugin(args, setConfig === undefined ? {} : { setConfig });
 }

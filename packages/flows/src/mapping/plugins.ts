@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { AppException } from '@gatehouse/functions';
-import { type DataMap, deepCopy, isDataMap, setPath } from './data-path.ts';
+import { type DataMap, deepCopy, isDataMap, setOwn, setPath } from './data-path.ts';
 import { javaText, javaTypeName, str2double, str2int, str2long } from './java-text.ts';
 import { isoZoned, type ZonedTime, zonedTime } from './zoned-time.ts';
 
@@ -344,7 +344,7 @@ function merge(first: unknown[], additional: DataMap[]): unknown[] {
   const copy = deepCopy(first) as DataMap[];
   for (let i = 0; i < copy.length; i++) {
     for (const extra of additional) {
-      for (const [k, list] of Object.entries(extra)) copy[i]![k] = (list as unknown[])[i];
+      for (const [k, list] of Object.entries(extra)) setOwn(copy[i]!, k, (list as unknown[])[i]);
     }
   }
   return copy;

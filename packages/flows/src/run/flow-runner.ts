@@ -23,6 +23,8 @@ export interface FlowRunnerOptions {
   /** `map(config.key)`, `f:setConfig` and `classpath(...)` of the mapping language. */
   config?: MappingHooks['config'];
   resourceFolder?: string;
+  /** The folders `file(...)` may read and write; none: file(...) is refused. */
+  fileFolders?: readonly string[];
 }
 
 export interface RunOptions {
@@ -45,10 +47,11 @@ export class FlowRunner {
     this.flows = options.flows;
     this.functions = options.functions;
     this.logger = options.logger;
-    const hooks: { config?: MappingHooks['config']; resourceFolder?: string } = {};
-    if (options.config) hooks.config = options.config;
-    if (options.resourceFolder !== undefined) hooks.resourceFolder = options.resourceFolder;
-    this.mappingHooks = hooks;
+    this.mappingHooks = {
+      ...(options.config && { config: options.config }),
+      ...(options.resourceFolder !== undefined && { resourceFolder: options.resourceFolder }),
+      fileFolders: options.fileFolders ?? [],
+    };
   }
 
   run(flowId: string, input: unknown, options: RunOptions): Promise<FlowResult> {

@@ -7,6 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import type { HttpRequestData } from '@gatehouse/functions';
 import { HttpError } from '@gatehouse/service-kit';
 import { readRequestBody } from '../body-reader.ts';
+import { queryMap } from '../query-string.ts';
 import type { Exchange, PipelineContext } from './exchange.ts';
 import { answerError } from './respond-stage.ts';
 
@@ -23,6 +24,7 @@ export async function readBody(
   try {
     const parsed = await readRequestBody(req, {
       limit: ctx.maxBodySize,
+      maxJsonDepth: ctx.maxJsonDepth,
       upload: endpoint.upload,
       raw: endpoint.relay !== undefined,
       onStreamTooLarge: (err) => {
@@ -36,7 +38,8 @@ export async function readBody(
     data.stream = parsed.stream;
     data.streamRoute = parsed.streamRoute;
     data.files = parsed.files;
-    if (parsed.formFields) data.queryParameters = { ...data.queryParameters, ...parsed.formFields };
+    if (parsed.formFields)
+      data.queryParameters = Object.assign(queryMap(), data.queryParameters, parsed.formFields);
   } catch (err) {
     const status = err instanceof HttpError ? err.status : 400;
     if (status === 413) res.shouldKeepAlive = false;

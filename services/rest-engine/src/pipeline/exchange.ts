@@ -33,6 +33,8 @@ export interface PipelineContext {
   staticFolder: StaticFolder | undefined;
   staticRules: StaticContentConfig;
   maxBodySize: number;
+  /** MAX_JSON_DEPTH: a JSON, XML or form body nested deeper is refused (400). */
+  maxJsonDepth: number;
   /** Id of this engine instance (`origin` of trace records). */
   origin: string;
   logger: Logger;
