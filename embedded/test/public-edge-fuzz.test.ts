@@ -50,7 +50,7 @@ const allowed = {
   longpolling: [200, 204, 400, 403, 405, 429, 431],
   ws: [101, 204, 400, 403, 404, 405, 429, 431],
   events: [202, 204, 400, 403, 405, 413, 415, 431],
-  subscriptions: [204, 400, 403, 405, 406, 410, 413, 415, 431],
+  subscriptions: [204, 400, 403, 405, 406, 410, 413, 415, 429, 431],
 } as const;
 type Endpoint = keyof typeof allowed;
 
@@ -312,6 +312,7 @@ describe('public edge: property-based fuzzing', () => {
       MAX_HEADER_VALUE_LENGTH: String(maxHeaderValue),
       MAX_CONNECTIONS_PER_MINUTE: '1000000',
       MAX_RECONNECTS_PER_MINUTE: '1000000',
+      MAX_SUBSCRIPTION_CHANGES_PER_MINUTE: '1000000',
       LONGPOLL_TIMEOUT: '1s',
       LONGPOLL_SESSION_TTL: `${longPollTtlMs / 1000}s`,
     });

@@ -13,6 +13,21 @@ export const pushHubConfig = {
     '5s',
     { min: '100ms' },
   ),
+  MAX_SUBSCRIPTIONS_PER_CONNECTION: int(
+    'subscriptions one connection may hold, JWT-inferred and manual together, duplicates removed (400 beyond, at connect and on PUT)',
+    128,
+    { min: 1 },
+  ),
+  MAX_SUBSCRIPTIONS_BYTES: int(
+    "bytes one connection's subscription list may take as JSON, as the hub stores and sends it (400 beyond); at most the PUT body limit, 256 KiB",
+    32 * 1024,
+    { min: 1024, max: 256 * 1024 },
+  ),
+  MAX_SUBSCRIPTION_CHANGES_PER_MINUTE: int(
+    'subscription changes (PUT …/subscriptions) per connection per minute, all replicas together (429 with Retry-After beyond)',
+    60,
+    { min: 1 },
+  ),
   MAX_CONNECTIONS_PER_MINUTE: int(
     'new SSE, WebSocket, socket.io and long-polling connections per minute, all replicas together',
     5000,

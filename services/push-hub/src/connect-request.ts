@@ -3,6 +3,10 @@
  * Bearer tokens from the Authorization header, the position to resume from, and the connection
  * token of the client's previous connection (`connectionToken`), which marks a reconnect for the
  * connection rate limit.
+ *
+ * One JWT per connect, by the proxy's first-token rule: the first Bearer token of the
+ * Authorization header, else the `jwt` parameter. Only it is verified (one signature check per
+ * request, however many tokens came) and gives subscriptions and the session.
  */
 import type { IncomingMessage } from 'node:http';
 import type { BearerTokens } from './hub-auth.ts';
@@ -45,14 +49,14 @@ export function fromParams(p: ConnectParams, bearerTokens: BearerTokens): Connec
   } catch (err) {
     throw badRequest(authorizationProblem((err as Error).message));
   }
-  const jwts = [...(p.jwt ? [p.jwt] : []), ...headerTokens];
+  const jwt = headerTokens[0] ?? p.jwt;
   return {
     kind: 'connect',
-    jwts,
-    headerJwts: headerTokens,
+    jwts: jwt ? [jwt] : [],
+    headerJwts: headerTokens.slice(0, 1),
     manual: p.subscriptions,
     checkBody: checkBodyOf(p.subscriptions),
-    authorization: p.jwt ? `Bearer ${p.jwt}` : headerValue(p.authorization),
+    authorization: headerTokens.length === 0 && p.jwt ? `Bearer ${p.jwt}` : headerValue(p.authorization),
     resumeFrom: p.lastEventId || undefined,
     connectionToken: p.connectionToken || undefined,
   };

@@ -1,7 +1,6 @@
 /**
- * MAX_CONNECTIONS_PER_MINUTE across all hub replicas together: a sliding-window estimate over two
- * fixed one-minute counters in the shared store (the previous window weighted by how much of it
- * still overlaps the last 60 s), so there is no double burst at a window boundary.
+ * MAX_CONNECTIONS_PER_MINUTE across all hub replicas together, a sliding window in the shared store
+ * (sliding-window.ts).
  *
  * It counts admitted connections, not attempts: a connect the limit refuses takes its count back at
  * once, and one refused by a later check (a bad JWT, a denied subscription) gives its admission
@@ -14,6 +13,7 @@
  * new-connection budget has room), so claiming to reconnect never gets more than both budgets.
  */
 import type { Store } from '@gatehouse/store';
+import { createSlidingWindow } from './sliding-window.ts';
 
 export type ConnectKind = 'new' | 'reconnect';
 
@@ -36,29 +36,13 @@ export function createConnectionRateLimit(
   limits: RateLimits,
   now: () => number = Date.now,
 ): ConnectionRateLimit {
-  /** Takes a place in the counter's window; undefined (and nothing taken) when it is full. */
-  const take = async (counter: string, max: number): Promise<(() => Promise<void>) | undefined> => {
-    const t = now();
-    const window = Math.floor(t / 60_000);
-    const elapsed = (t % 60_000) / 60_000;
-    const key = `ratelimit:${counter}:${window}`;
-    const [current, previous] = await Promise.all([
-      store.increment(key, { ttlSeconds: 120 }),
-      store.get(`ratelimit:${counter}:${window - 1}`),
-    ]);
-    const giveBack = async () => {
-      await store.increment(key, { by: -1, ttlSeconds: 120 });
-    };
-    if (Number(previous ?? 0) * (1 - elapsed) + current <= max) return giveBack;
-    await giveBack();
-    return undefined;
-  };
+  const take = createSlidingWindow(store, now);
   return async (kind) => {
     if (kind === 'reconnect') {
-      const refund = await take('reconnects', limits.maxReconnectsPerMinute);
-      if (refund) return { kind: 'reconnect', refund };
+      const taken = await take('reconnects', limits.maxReconnectsPerMinute);
+      if (taken.ok) return { kind: 'reconnect', refund: taken.giveBack };
     }
-    const refund = await take('connections', limits.maxPerMinute);
-    return refund && { kind: 'new', refund };
+    const taken = await take('connections', limits.maxPerMinute);
+    return taken.ok ? { kind: 'new', refund: taken.giveBack } : undefined;
   };
 }

@@ -35,6 +35,12 @@ export const connectionCreated = (token: string) =>
 
 export const subscriptionsSet = (subs: Subscription[]) => gatewayEvent('gw.subscriptions_set', subs);
 
+/**
+ * `gw.subscriptions_set` without its list: what a long-poll queue keeps for a change, since the
+ * connection's record holds the list (transports/longpoll-records.ts adds it when it is sent).
+ */
+export const subscriptionsChanged = () => gatewayEvent('gw.subscriptions_set', undefined);
+
 export const sessionKilled = (sessionId: string) =>
   gatewayEvent('gw.session_killed', { session_id: sessionId });
 

@@ -25,7 +25,6 @@ import { createConnectionRateLimit } from './connection-rate-limit.ts';
 import { KillRescan } from './kill-rescan.ts';
 import { createReconnectCheck } from './reconnect-evidence.ts';
 import { loadExtractorConfig } from './extractor-config.ts';
-import { subscriptionsSet } from './gateway-events.ts';
 import { EventRing } from './event-ring.ts';
 import { consumeFanout } from './fanout-consumer.ts';
 import { Hub } from './hub.ts';
@@ -33,6 +32,7 @@ import { StreamReplay } from './stream-replay.ts';
 import { createDashboard } from './dashboard.ts';
 import { HubMetrics } from './hub-metrics.ts';
 
+import { createSubscriptionChangeLimit } from './subscription-change-limit.ts';
 import { createSubscriptionResolver } from './subscription-request.ts';
 import { createSubscriptionsEndpoint, type SubscriptionChange } from './subscriptions-endpoint.ts';
 import { createLongPollTransport, type LongPollRecord } from './transports/longpoll-transport.ts';
@@ -98,6 +98,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     validate: (subs) => hub.index.validate(subs),
     check,
     maxJsonDepth: deps.maxJsonDepth ?? defaultMaxJsonDepth,
+    bounds: { maxCount: config.MAX_SUBSCRIPTIONS_PER_CONNECTION, maxBytes: config.MAX_SUBSCRIPTIONS_BYTES },
   });
   const addressBudget = new AddressBudget({ perMinute: config.MAX_CONNECTIONS_PER_IP_PER_MINUTE });
   const gate = createConnectionGate({
@@ -156,8 +157,9 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       };
       const expiresAt = lp.sessionId === undefined ? change.sessionExpiresAt : lp.expiresAt;
       if (expiresAt !== undefined) next.expiresAt = expiresAt;
+      // The list is stored once, in the record; the queue only notes the change (longpoll-records.ts).
       await longpoll.records.save(change.id, next);
-      await longpoll.records.enqueue(change.id, subscriptionsSet(change.subscriptions));
+      await longpoll.records.subscriptionsChanged(change.id);
       return true;
     }
     if (replica === deps.replica)
@@ -171,6 +173,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     bearerTokens,
     resolve,
     apply: applyChange,
+    limitChanges: createSubscriptionChangeLimit(deps.store, config.MAX_SUBSCRIPTION_CHANGES_PER_MINUTE),
     cors: config.CORS_ALLOWED_ORIGINS,
     maxBodyBytes: 256 * 1024,
   });

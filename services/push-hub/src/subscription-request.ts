@@ -12,6 +12,7 @@ import { unavailabilityOf, unavailableHeaders } from '@gatehouse/service-kit';
 import type { ExtractorConfig } from './extractor-config.ts';
 import type { HubAuth } from './hub-auth.ts';
 import { subscriptionsFromClaims } from './jwt-subscriptions.ts';
+import { type SubscriptionBounds, subscriptionBoundProblem } from './subscription-bounds.ts';
 import {
   InvalidSubscriptionError,
   parseSubscriptions,
@@ -66,6 +67,7 @@ export function refusalOf(err: unknown): SubscriptionRequestError | undefined {
 export interface SubscriptionRequest {
   /** A connect, or a change of an existing connection's subscriptions (PUT): their 400 texts differ. */
   kind: 'connect' | 'change';
+  /** At most one: the token the request is judged by (first-token rule, connect-request.ts). */
   jwts: string[];
   /** Those of `jwts` that came in the Authorization header (a bad one is a bad header). */
   headerJwts: string[];
@@ -100,6 +102,7 @@ export interface SubscriptionResolverDeps {
   check: AccessCheck;
   /** MAX_JSON_DEPTH: a manual list nested deeper is refused. */
   maxJsonDepth: number;
+  bounds: SubscriptionBounds;
 }
 
 export function createSubscriptionResolver(deps: SubscriptionResolverDeps) {
@@ -131,6 +134,8 @@ export function createSubscriptionResolver(deps: SubscriptionResolverDeps) {
     try {
       if (req.manual !== undefined) manual = parseSubscriptions(req.manual, deps.maxJsonDepth);
       const subscriptions = uniqueSubscriptions([...fromJwt, ...manual]);
+      const overBound = subscriptionBoundProblem(subscriptions, deps.bounds);
+      if (overBound) throw badRequestOf(req, overBound);
       deps.validate(subscriptions);
       const allowed =
         req.checkBody === undefined ||

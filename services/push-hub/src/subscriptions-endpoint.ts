@@ -5,7 +5,10 @@
  * replica the token names. 204 on success (the connection then gets `gw.subscriptions_set`);
  * 400 for a bad body, token (forged, altered or expired), JWT or subscription (RIG's texts); 403
  * when SUBSCRIPTION_CHECK denies (always consulted here, with the body as sent); 410 when the
- * connection is gone; 503 with Retry-After when the store or the control bus cannot be reached.
+ * connection is gone; 429 with Retry-After beyond MAX_SUBSCRIPTION_CHANGES_PER_MINUTE for the
+ * connection; 503 with Retry-After when the store or the control bus cannot be reached. Only the
+ * first Bearer token is verified and used (the proxy's first-token rule: one signature check per
+ * request); the others are not looked at.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type CorsPolicy, HttpError, readBody, requestPath, sendText } from '@gatehouse/service-kit';
@@ -13,6 +16,7 @@ import { TRANSPORTS } from './connection.ts';
 import type { ConnectionTokens } from './connection-tokens.ts';
 import type { BearerTokens } from './hub-auth.ts';
 import type { Subscription } from './subscription.ts';
+import type { SubscriptionChangeLimit } from './subscription-change-limit.ts';
 import {
   authorizationProblem,
   badRequest,
@@ -40,6 +44,8 @@ export interface SubscriptionsEndpointDeps {
   resolve(req: SubscriptionRequest): Promise<ResolvedSubscriptions>;
   /** Applies the change wherever the connection lives; false when it no longer exists. */
   apply(replica: string, change: SubscriptionChange): Promise<boolean>;
+  /** MAX_SUBSCRIPTION_CHANGES_PER_MINUTE: the 429 for a connection changed too often. */
+  limitChanges: SubscriptionChangeLimit;
   cors: CorsPolicy;
   maxBodyBytes: number;
 }
@@ -52,9 +58,11 @@ export function createSubscriptionsEndpoint(deps: SubscriptionsEndpointDeps) {
       const { json, text } = await readJsonBody(req, deps.maxBodyBytes);
       const address = deps.tokens.read(decodeToken(encodedToken));
       if (!address) throw badRequest('Invalid connection token.');
+      const tooOften = await deps.limitChanges(address.id);
+      if (tooOften) throw tooOften;
       let jwts: string[];
       try {
-        jwts = deps.bearerTokens(req.headers.authorization);
+        jwts = deps.bearerTokens(req.headers.authorization).slice(0, 1);
       } catch (err) {
         throw badRequestOf({ kind: 'change' }, authorizationProblem((err as Error).message));
       }

@@ -12,7 +12,7 @@ import {
   tlsSettingsFrom,
 } from '@gatehouse/service-kit';
 import { selfSignedCertificate } from '@gatehouse/testkit';
-import { MemoryStore } from '@gatehouse/store';
+import { MemoryStore, type Store } from '@gatehouse/store';
 import { createPushHub, pushHubConfig } from '../src/index.ts';
 
 export const jwtSecret = 'test-secret-for-the-hub-suite';
@@ -30,12 +30,13 @@ export const extractors = {
 export type HubFixture = Awaited<ReturnType<typeof startHubFixture>>;
 
 /**
- * `shared` lets two hubs (two "replicas") meet on one memory bus and store. With `tls`, the edge
- * also serves HTTPS and HTTP/2 (a certificate made for the run, for 127.0.0.1): `tlsUrl`, `ca`.
+ * `shared` lets two hubs (two "replicas") meet on one memory bus and store (a Redis store where a
+ * test measures Redis). With `tls`, the edge also serves HTTPS and HTTP/2 (a certificate made for
+ * the run, for 127.0.0.1): `tlsUrl`, `ca`.
  */
 export async function startHubFixture(
   env: Record<string, string> = {},
-  shared?: { bus: MemoryBus; store: MemoryStore },
+  shared?: { bus: MemoryBus; store: Store },
   options: { tls?: boolean } = {},
 ) {
   const cert = options.tls ? selfSignedCertificate() : undefined;

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { request as httpsRequest } from 'node:https';
+import { connect as http2Connect } from 'node:http2';
 import { after, before, describe, it } from 'node:test';
 import { MemoryBus } from '@gatehouse/bus';
 import { MemoryStore } from '@gatehouse/store';
@@ -149,5 +152,80 @@ describe('long-polling wake-ups', () => {
     assert.equal(answered.size, 1, 'the others sleep on');
     assert.ok(store.calls <= 4, `the woken poll's answer took ${store.calls} store commands`);
     await Promise.all(polls);
+  });
+});
+
+describe('long-poll cookies under TLS', () => {
+  let f: HubFixture;
+  before(async () => {
+    f = await startHubFixture({}, undefined, { tls: true });
+  });
+  after(() => f.stop());
+
+  const path = '/_gw/v1/connection/longpolling';
+
+  /** The Set-Cookie lines of a connect over HTTPS (HTTP/1.1) or HTTP/2. */
+  async function cookiesOver(protocol: 'https' | 'h2'): Promise<string[]> {
+    if (protocol === 'https') {
+      return new Promise((resolve, reject) => {
+        const req = httpsRequest(`${f.tlsUrl}${path}`, { ca: f.ca, agent: false }, (res) => {
+          res.resume();
+          resolve(res.headers['set-cookie'] ?? []);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    }
+    const session = http2Connect(f.tlsUrl, { ca: f.ca });
+    try {
+      const stream = session.request({ ':path': path });
+      const [headers] = (await once(stream, 'response')) as [Record<string, string[] | undefined>];
+      stream.resume();
+      return headers['set-cookie'] ?? [];
+    } finally {
+      session.close();
+    }
+  }
+
+  for (const protocol of ['https', 'h2'] as const) {
+    it(`marks every cookie Secure when the connect came over TLS (${protocol})`, async () => {
+      const cookies = await cookiesOver(protocol);
+      assert.equal(cookies.length, 2);
+      for (const c of cookies) assert.match(c, /; Secure(;|$)/, c);
+    });
+  }
+
+  it('marks them Secure behind a proxy that ended TLS (X-Forwarded-Proto: https), not over plain HTTP', async () => {
+    const plain = await fetch(`${f.url}${path}`);
+    for (const c of plain.headers.getSetCookie()) assert.doesNotMatch(c, /Secure/, c);
+    const forwarded = await fetch(`${f.url}${path}`, { headers: { 'x-forwarded-proto': 'https' } });
+    assert.equal(forwarded.headers.getSetCookie().length, 2);
+    for (const c of forwarded.headers.getSetCookie()) assert.match(c, /; Secure(;|$)/, c);
+  });
+
+  it('keeps Secure on the cookies of a poll and on the cleared ones of a killed session', async () => {
+    const c = new LongPollClient(f.url);
+    const secure = { 'x-forwarded-proto': 'https' };
+    const jwt = f.jwt({ username: 't', jti: 'tls-session' });
+    const headersOf = async (query = '') => {
+      const res = await fetch(`${f.url}${path}${query}`, {
+        headers: { ...secure, cookie: [...c.cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
+      });
+      const cookies = res.headers.getSetCookie();
+      for (const line of cookies) {
+        const [k, v] = line.split(';')[0]!.split('=');
+        c.cookies.set(k!, v ?? '');
+      }
+      await res.text();
+      return cookies;
+    };
+    await headersOf(`?jwt=${jwt}`);
+    const polled = await headersOf();
+    assert.equal(polled.length, 3, 'connection_token, last_event_id, last_private_event_id');
+    for (const line of polled) assert.match(line, /; Secure(;|$)/, line);
+    await f.blacklist('tls-session');
+    const cleared = await headersOf();
+    assert.equal(cleared.length, 3);
+    for (const line of cleared) assert.match(line, /Max-Age=0.*; Secure|; Secure.*Max-Age=0/, line);
   });
 });

@@ -56,6 +56,26 @@ describe('PUT subscriptions', () => {
     sse.close();
   });
 
+  it('takes the first Bearer token only: later ones are neither verified nor used', async (t) => {
+    const { sse, token } = await sseOn(a);
+    t.after(() => sse.close());
+    const erin = a.jwt({ username: 'erin' });
+    const frank = a.jwt({ username: 'frank' });
+    const forged = `${frank.slice(0, -4)}AAAA`; // its signature altered
+    const putWith = (...jwts: string[]) =>
+      put(a.url, token, { subscriptions: [] }, { authorization: jwts.map((j) => `Bearer ${j}`).join(', ') });
+    const withForged = await putWith(erin, forged);
+    assert.equal(withForged.status, 204, withForged.text);
+    assert.equal((await putWith(erin, frank)).status, 204);
+    await waitFor(() => sse.events('gw.subscriptions_set').length === 3);
+    for (const set of sse.events('gw.subscriptions_set').slice(1))
+      assert.deepEqual(set['data'], [{ eventType: 'greeting', oneOf: [{ name: 'erin' }] }]);
+    assert.match(
+      (await putWith(forged, erin)).text,
+      /^cannot accept subscription request: invalid authorization header: invalid JWT: /,
+    );
+  });
+
   it('drops the JWT-inferred subscriptions when the PUT carries no token', async () => {
     const { sse, token } = await sseOn(a, `?jwt=${a.jwt({ username: 'dave' })}`);
     assert.equal((await put(a.url, token, { subscriptions: [] })).status, 204);

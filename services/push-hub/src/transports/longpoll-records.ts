@@ -4,9 +4,14 @@
  * its private events (welcome events, subscription changes), which stay queued until the client
  * acknowledges them: the `last_private_event_id` cookie of the next poll names the last one it got.
  * So an answer lost on its way (the client gone, the connection dropped) loses nothing.
+ *
+ * The subscriptions are stored once, in the record. A change queues `gw.subscriptions_set` without
+ * its list, and a poll sends the list the record holds then; the changes a poll finds queued come
+ * as one, the last, since only the list in force is of use to the client. So a connection costs one
+ * list in the store however often it changes (200 changes queued used to keep 200 copies).
  */
 import type { Store } from '@gatehouse/store';
-import type { OutgoingEvent } from '../gateway-events.ts';
+import { type OutgoingEvent, subscriptionsChanged } from '../gateway-events.ts';
 import type { Subscription } from '../subscription.ts';
 
 export interface LongPollRecord {
@@ -22,6 +27,14 @@ export interface LongPollRecord {
 export interface PrivateEvent {
   json: string;
   id: string;
+  /** A subscription change whose list is the record's (subscriptionsChanged). */
+  listInRecord?: boolean;
+}
+
+/** The private events a poll may send, and the record read after them when it gave them their list. */
+export interface Pending {
+  events: PrivateEvent[];
+  record: LongPollRecord | undefined;
 }
 
 export const recordKey = (id: string) => `lp:${id}`;
@@ -52,19 +65,32 @@ export class LongPollRecords {
     await this.store.append(queueKey(id), e.json, { ttlSeconds: this.ttlSeconds, maxLength: this.maxQueued });
   }
 
+  /** Queues the news that the subscriptions changed; save the record first. */
+  subscriptionsChanged(id: string): Promise<void> {
+    return this.enqueue(id, subscriptionsChanged());
+  }
+
   /**
-   * The private events not acknowledged yet, oldest first. Those up to and including `acknowledged`
-   * (the id of the last one the client got) are removed first.
+   * The private events not acknowledged yet, oldest first, as a poll sends them. Those up to and
+   * including `acknowledged` (the id of the last one the client got) are removed first. Of the
+   * subscription changes, the last one stands for all (the others are acknowledged with it), with
+   * the list of the record read after the queue, so at least as new as that change.
    */
-  async pending(id: string, acknowledged: string | undefined): Promise<PrivateEvent[]> {
+  async pending(id: string, acknowledged: string | undefined): Promise<Pending> {
     const queued = (await this.store.list(queueKey(id))).map(privateEvent);
     const upTo = acknowledged === undefined ? -1 : queued.findIndex((e) => e.id === acknowledged);
-    if (upTo < 0) return queued;
-    await this.store.removeItems(
-      queueKey(id),
-      queued.slice(0, upTo + 1).map((e) => e.json),
-    );
-    return queued.slice(upTo + 1);
+    if (upTo >= 0)
+      await this.store.removeItems(
+        queueKey(id),
+        queued.slice(0, upTo + 1).map((e) => e.json),
+      );
+    const rest = queued.slice(upTo + 1);
+    const lastChange = rest.findLast((e) => e.listInRecord);
+    if (!lastChange) return { events: rest, record: undefined };
+    const record = await this.load(id);
+    const events = rest.filter((e) => !e.listInRecord || (e === lastChange && record));
+    if (record) events[events.indexOf(lastChange)] = withList(lastChange, record.subscriptions);
+    return { events, record };
   }
 
   /** Keeps a polled connection alive for another session TTL. */
@@ -81,11 +107,19 @@ export class LongPollRecords {
 }
 
 function privateEvent(json: string): PrivateEvent {
-  let id = '';
   try {
-    id = String(JSON.parse(json).id ?? '');
+    const event = JSON.parse(json);
+    const id = String(event.id ?? '');
+    // One queued before lists moved to the record carries its own and is sent as it is.
+    return event.type === 'gw.subscriptions_set' && !('data' in event)
+      ? { json, id, listInRecord: true }
+      : { json, id };
   } catch {
     // Not ours: it is delivered as it is and can only be acknowledged along with a later one.
+    return { json, id: '' };
   }
-  return { json, id };
+}
+
+function withList(change: PrivateEvent, subscriptions: Subscription[]): PrivateEvent {
+  return { json: JSON.stringify({ ...JSON.parse(change.json), data: subscriptions }), id: change.id };
 }

@@ -24,13 +24,14 @@
  *   polls at once, with `connection: close`, so the next poll goes to another replica.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TLSSocket } from 'node:tls';
 import { requestPath, sendText, sendUnavailable, unavailabilityOf } from '@gatehouse/service-kit';
 import type { Store } from '@gatehouse/store';
 import { type ConnectRequest, readConnectRequest } from '../connect-request.ts';
 import { newConnectionId } from '../connection-tokens.ts';
 import type { RingEvent } from '../event-ring.ts';
 import type { ExtractorConfig } from '../extractor-config.ts';
-import { connectionCreated, resyncRequired, sessionKilled, subscriptionsSet } from '../gateway-events.ts';
+import { connectionCreated, resyncRequired, sessionKilled } from '../gateway-events.ts';
 import type { HubAuth } from '../hub-auth.ts';
 import type { HubMetrics } from '../hub-metrics.ts';
 import { refusalOf } from '../subscription-request.ts';
@@ -44,6 +45,7 @@ export type { LongPollRecord } from './longpoll-records.ts';
 export const LONGPOLL_PATH = '/_gw/v1/connection/longpolling';
 const ACK_COOKIE = 'last_private_event_id';
 const CLIENT_GONE = new Error('the client closed the poll');
+const COOKIE_PATH = '/_gw/v1/connection';
 
 export interface LongPollOptions {
   store: Store;
@@ -76,7 +78,6 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     maxQueued: opts.maxQueued,
   });
   const waiters = new LongPollWaiters(opts.extractors);
-  const cookiePath = '/_gw/v1/connection';
   const pageSize = opts.replayPageSize ?? 5000;
   const { ring } = ctx.hub;
   let draining = false;
@@ -115,13 +116,13 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       ...(resolved.sessionExpiresAt !== undefined && { expiresAt: resolved.sessionExpiresAt }),
     });
     await records.enqueue(id, connectionCreated(token));
-    await records.enqueue(id, subscriptionsSet(resolved.subscriptions));
+    await records.subscriptionsChanged(id);
     const body = JSON.stringify('ok');
     res.writeHead(200, {
       'content-type': 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(body),
       'cache-control': 'no-cache',
-      'set-cookie': cookies(token, cursor, undefined, cookiePath),
+      'set-cookie': cookies(token, cursor, undefined, cookieAttributes(req)),
       ...cors,
     });
     res.end(body);
@@ -200,13 +201,20 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     // that comes while it reads the blacklist, its queue and the stream is kept for it, and a kill
     // rescan finds its session.
     const armed = waiters.arm({ id, sessionId: rec.sessionId, subscriptions: rec.subscriptions });
-    const reload = async () => {
-      rec = (await records.load(id)) ?? rec;
+    const adopt = (newer: LongPollRecord | undefined) => {
+      rec = newer ?? rec;
       armed.update({ id, sessionId: rec.sessionId, subscriptions: rec.subscriptions });
+    };
+    const reload = async () => adopt(await records.load(id));
+    // A subscription change comes with the record read after it: the poll goes on with that one.
+    const pending = async (ack: string | undefined) => {
+      const found = await records.pending(id, ack);
+      if (found.record) adopt(found.record);
+      return found.events;
     };
     try {
       if (await blacklisted(rec)) return answerKilled(res, id, rec.sessionId!);
-      let privateEvents = await records.pending(id, acknowledged);
+      let privateEvents = await pending(acknowledged);
       for (;;) {
         const slice = await readStream(cursor, closed.signal);
         if (closed.signal.aborted) return;
@@ -226,10 +234,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
         const reason = await armed.wait(waitMs, closed.signal);
         if (reason === 'closed') return;
         if (reason === 'killed' && (await blacklisted(rec))) return answerKilled(res, id, rec.sessionId!);
-        if (reason === 'private') {
-          await reload();
-          privateEvents = await records.pending(id, undefined);
-        }
+        if (reason === 'private') privateEvents = await pending(undefined);
       }
     } finally {
       armed.disarm();
@@ -256,7 +261,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       'content-type': 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(body),
       'cache-control': 'no-cache',
-      'set-cookie': cookies(token, cursor, privateEvents.at(-1)?.id, cookiePath),
+      'set-cookie': cookies(token, cursor, privateEvents.at(-1)?.id, cookieAttributes(res.req)),
       ...ctx.cors.headers(res.req),
     });
     res.end(body);
@@ -271,7 +276,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       'content-type': 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(body),
       'cache-control': 'no-cache',
-      'set-cookie': expiredCookies(cookiePath),
+      'set-cookie': expiredCookies(cookieAttributes(res.req)),
       ...ctx.cors.headers(res.req),
     });
     res.end(body);
@@ -368,15 +373,34 @@ export function takeMatching(
   return { events, cursor: slice.cursor };
 }
 
-function cookies(token: string, cursor: string, acknowledge: string | undefined, path: string): string[] {
-  const attrs = `; Path=${path}; HttpOnly; SameSite=Lax`;
+/**
+ * Path, HttpOnly, and Secure when the client reached us over TLS: on our own listener, or through a
+ * proxy that ended it and says so (X-Forwarded-Proto: https, as the edge nginx sets it). A client
+ * that claims https over plain HTTP only gets cookies its browser will not send back over it.
+ */
+function cookieAttributes(req: IncomingMessage): string {
+  const forwarded = String(req.headers['x-forwarded-proto'] ?? '')
+    .split(',')[0]!
+    .trim()
+    .toLowerCase();
+  const secure = (req.socket as TLSSocket | undefined)?.encrypted === true || forwarded === 'https';
+  return `; Path=${COOKIE_PATH}; HttpOnly${secure ? '; Secure' : ''}`;
+}
+
+function cookies(
+  token: string,
+  cursor: string,
+  acknowledge: string | undefined,
+  attributes: string,
+): string[] {
+  const attrs = `${attributes}; SameSite=Lax`;
   const out = [`connection_token=${token}${attrs}`, `last_event_id=${encodeURIComponent(cursor)}${attrs}`];
   if (acknowledge !== undefined) out.push(`${ACK_COOKIE}=${encodeURIComponent(acknowledge)}${attrs}`);
   return out;
 }
 
-function expiredCookies(path: string): string[] {
-  const attrs = `; Path=${path}; HttpOnly; Max-Age=0`;
+function expiredCookies(attributes: string): string[] {
+  const attrs = `${attributes}; Max-Age=0`;
   return [`connection_token=${attrs}`, `last_event_id=${attrs}`, `${ACK_COOKIE}=${attrs}`];
 }
 
