@@ -96,10 +96,11 @@ describe('drain', () => {
     assert.ok(hints.size > 5, `the hints are jittered (${hints.size} distinct values)`);
     for (const w of ws) assert.equal((await w.closed).code, 1012, 'WebSocket: Service Restart');
     await waitFor(() => sioReasons.length > 0, { what: 'the socket.io disconnect' });
-    assert.equal(
-      sioReasons[0],
-      'transport close',
-      'a transport close: the socket.io client reconnects by itself',
+    // Not `io server disconnect` (final for the client): a transport close, or a transport error
+    // when it came while a poll was under way; the socket.io client reconnects by itself from both.
+    assert.ok(
+      ['transport close', 'transport error'].includes(sioReasons[0]!),
+      `the socket.io client was left to reconnect by itself (${sioReasons[0]})`,
     );
   });
 
