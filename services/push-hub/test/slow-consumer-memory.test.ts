@@ -1,5 +1,5 @@
 /**
- * 1,000 clients that connect and never read again, over real sockets, for SSE and socket.io: once
+ * 1,000 clients that connect and never read again, over real sockets, for SSE, WebSocket and socket.io: once
  * their output passes MAX_BUFFERED_BYTES they are cut off, and the hub holds neither their sockets
  * nor what it could not send them.
  */
@@ -44,7 +44,7 @@ describe('slow consumers that never read', () => {
     return sent;
   }
 
-  async function attack(kind: 'sse' | 'socketio'): Promise<void> {
+  async function attack(kind: 'sse' | 'ws' | 'socketio'): Promise<void> {
     const before = await settledMemory();
     const socketsBefore = openTcpSockets();
     const started = Date.now();
@@ -71,6 +71,11 @@ describe('slow consumers that never read', () => {
 
   it(`SSE: ${clients} clients that stop reading are destroyed, memory stays flat`, async () => {
     await attack('sse');
+  });
+
+  // A closing handshake would keep each socket (and what it did not read) for ws's 30 s close timer.
+  it(`WebSocket: ${clients} clients that stop reading are terminated at once, memory stays flat`, async () => {
+    await attack('ws');
   });
 
   it(`socket.io: ${clients} clients that stop reading are cut off at MAX_BUFFERED_BYTES, memory stays flat`, async () => {

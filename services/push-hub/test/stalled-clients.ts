@@ -4,7 +4,7 @@
  * holding connections open, look like to the hub. Each reads until its subscription is confirmed,
  * then pauses its socket, so the server's writes pile up.
  *
- * Usage: node stalled-clients.ts sse|socketio <hub url> <count> <subscriptions JSON>
+ * Usage: node stalled-clients.ts sse|ws|socketio <hub url> <count> <subscriptions JSON>
  * Prints `ready <count>` once every client is set up, and exits when its stdin closes.
  */
 import { spawn } from 'node:child_process';
@@ -37,6 +37,22 @@ function stalledSse(url: URL, subscriptions: string): Promise<void> {
   });
 }
 
+/** A plain WebSocket client. */
+function stalledWs(url: URL, subscriptions: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(
+      `ws://${url.host}/_gw/v1/connection/ws?subscriptions=${encodeURIComponent(subscriptions)}`,
+    );
+    ws.on('error', () => undefined);
+    ws.on('message', (data) => {
+      if (!data.toString().includes(confirmed)) return;
+      ws.pause();
+      resolve();
+    });
+    ws.on('close', () => reject(new Error('closed before ready')));
+  });
+}
+
 /** A socket.io client speaking the engine.io WebSocket protocol itself. */
 function stalledSocketIo(url: URL, subscriptions: string): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -57,7 +73,7 @@ function stalledSocketIo(url: URL, subscriptions: string): Promise<void> {
 
 async function main(): Promise<void> {
   const [kind, hubUrl, countText, subscriptions] = process.argv.slice(2);
-  const open = kind === 'sse' ? stalledSse : stalledSocketIo;
+  const open = kind === 'sse' ? stalledSse : kind === 'ws' ? stalledWs : stalledSocketIo;
   const url = new URL(hubUrl!);
   const count = Number(countText);
   for (let opened = 0; opened < count; opened += batch) {
@@ -75,7 +91,7 @@ export interface StalledClients {
 
 /** Starts `count` stalled clients of `kind` in a child process; resolves once they are all set up. */
 export async function startStalledClients(
-  kind: 'sse' | 'socketio',
+  kind: 'sse' | 'ws' | 'socketio',
   hubUrl: string,
   count: number,
   subscriptions: unknown,
