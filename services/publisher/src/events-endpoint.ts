@@ -2,7 +2,8 @@
  * The HTTP ways in: `POST /_gw/v1/events` on the public edge (SUBMISSION_CHECK applies, CORS) and
  * `POST /v2/messages`, `/v3/messages`, `/messages` on the internal API (no check; works without any
  * broker, on the memory bus). CloudEvents 0.2 and 1.0, structured or binary mode. 202 with the event
- * as accepted; 400 with usage text for a body that is not a valid CloudEvent; 403 when the check
+ * as accepted; 400 with usage text for a body that is not a valid CloudEvent, and 400 for a source
+ * in the namespace of the events wrapped from source topics (wrapped-source.ts); 403 when the check
  * denies; 413 beyond MAX_EVENT_BYTES; 415 for batch mode or another event format; 503 when the
  * fan-out stream cannot take the event. While tracing, each submission is a SERVER span
  * (event-request-span.ts).
@@ -24,6 +25,7 @@ import { isTracingActive } from '@gatehouse/tracing';
 import { EventRequestSpan } from './event-request-span.ts';
 import type { FanoutProducer } from './fanout-producer.ts';
 import type { PublisherMetrics } from './publisher-metrics.ts';
+import { reservedSourceProblem } from './wrapped-source.ts';
 
 export const EVENTS_PATH = '/_gw/v1/events';
 export const MESSAGE_PATHS = ['/v2/messages', '/v3/messages', '/messages'];
@@ -83,6 +85,11 @@ export function createEventsEndpoint(deps: EventsEndpointDeps) {
     try {
       const body = await readBody(req, deps.maxEventBytes);
       const event = parseHttpEvent({ headers: req.headers, body });
+      const reserved = reservedSourceProblem(event.source);
+      if (reserved) {
+        deps.metrics.consumedFailed(source, 'http', 'invalid');
+        return sendText(res, 400, `${reserved}\n`, extra);
+      }
       const admit = async () => {
         if (checked && !(await deps.check(req, JSON.stringify(event)))) {
           deps.metrics.consumedFailed(source, 'http', 'denied');

@@ -79,6 +79,38 @@ describe('event endpoints', () => {
     assert.equal(f.fanout.length, before);
   });
 
+  it('answers 400 to an event claiming the source of a source topic (kafka/, nats/, kinesis/), structured or binary', async () => {
+    const before = f.fanout.length;
+    for (const source of ['kafka/gw', 'nats/orders.eu', 'kinesis/gw-outbound']) {
+      const claimed = { ...event, id: '0-1234', source };
+      for (const url of [`${f.edge}/_gw/v1/events`, `${f.api}/v3/messages`, `${f.api}/messages`]) {
+        const r = await post(url, JSON.stringify(claimed), {
+          'content-type': 'application/cloudevents+json',
+        });
+        assert.equal(r.status, 400, `${url} ${source}: ${r.text}`);
+        assert.match(
+          r.text,
+          new RegExp(`'source' "${source}" is reserved: sources under kafka/, nats/, kinesis/`),
+        );
+      }
+    }
+    const binary = await post(`${f.edge}/_gw/v1/events`, '{}', {
+      'content-type': 'application/json',
+      'ce-specversion': '1.0',
+      'ce-id': '0-7',
+      'ce-type': 'greeting',
+      'ce-source': 'kafka/gw',
+    });
+    assert.equal(binary.status, 400, binary.text);
+    assert.equal(f.fanout.length, before, 'nothing reached the fan-out stream');
+    for (const source of ['kafka', 'my-kafka/gw', '/kafka/gw', 'Kafka/gw']) {
+      const r = await post(`${f.api}/v3/messages`, JSON.stringify({ ...event, source }), {
+        'content-type': 'application/cloudevents+json',
+      });
+      assert.equal(r.status, 202, `${source} is not in the namespace: ${r.text}`);
+    }
+  });
+
   it('answers batch mode with 415, a too large body with 413, another method with 405', async () => {
     const batch = await post(`${f.api}/v3/messages`, `[${JSON.stringify(event)}]`, {
       'content-type': 'application/cloudevents-batch+json',
