@@ -9,7 +9,12 @@
  * (event-request-span.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { InvalidCloudEventError, parseHttpEvent, UnsupportedCloudEventError } from '@gatehouse/cloudevents';
+import {
+  type CloudEvent,
+  InvalidCloudEventError,
+  parseHttpEvent,
+  UnsupportedCloudEventError,
+} from '@gatehouse/cloudevents';
 import {
   type CorsPolicy,
   HttpError,
@@ -46,7 +51,7 @@ ce-subject …), the data as the body and its media type as content-type.
 Batch mode is not supported.`;
 
 /** Decides whether a submission is allowed (SUBMISSION_CHECK); the internal endpoints skip it. */
-export type SubmissionCheck = (req: IncomingMessage, eventJson: string) => Promise<boolean>;
+export type SubmissionCheck = (req: IncomingMessage, event: CloudEvent) => Promise<boolean>;
 
 export interface EventsEndpointDeps {
   producer: FanoutProducer;
@@ -91,7 +96,7 @@ export function createEventsEndpoint(deps: EventsEndpointDeps) {
         return sendText(res, 400, `${reserved}\n`, extra);
       }
       const admit = async () => {
-        if (checked && !(await deps.check(req, JSON.stringify(event)))) {
+        if (checked && !(await deps.check(req, event))) {
           deps.metrics.consumedFailed(source, 'http', 'denied');
           return sendText(res, 403, 'Submission denied.', extra);
         }

@@ -157,6 +157,78 @@ describe('SUBMISSION_CHECK', () => {
   });
 });
 
+describe('SUBMISSION_SOURCE_CLAIM', () => {
+  let f: Fixture;
+  before(async () => {
+    f = await startPublisherFixture({
+      SUBMISSION_CHECK: 'jwt_validation',
+      SUBMISSION_SOURCE_CLAIM: '/gw/sources',
+    });
+  });
+  after(() => f.stop());
+  const submit = (source: string, claims: Record<string, unknown>) =>
+    post(`${f.edge}/_gw/v1/events`, JSON.stringify({ ...event, source }), {
+      'content-type': 'application/cloudevents+json',
+      authorization: `Bearer ${f.jwt(claims)}`,
+    });
+
+  it('admits an event whose source the token names (exactly, or under an entry ending in *)', async () => {
+    const alice = { sub: 'alice', gw: { sources: ['/chat/alice', '/users/alice/*'] } };
+    for (const source of ['/chat/alice', '/users/alice/', '/users/alice/inbox/1']) {
+      const r = await submit(source, alice);
+      assert.equal(r.status, 202, `${source}: ${r.text}`);
+    }
+    assert.equal((await submit('/orders', { sub: 'backend', gw: { sources: '/orders' } })).status, 202);
+  });
+
+  it("answers 403 to a source the token does not name, and to a token without the claim, even beside another token's", async () => {
+    const before = f.fanout.length;
+    const alice = { sub: 'alice', gw: { sources: ['/chat/alice', '/users/alice/*'] } };
+    for (const source of ['/orders', '/chat/alice/x', '/chat/bob', '/users/alicia', '/users/alice']) {
+      const r = await submit(source, alice);
+      assert.equal(r.status, 403, `${source}: ${r.text}`);
+      assert.equal(r.text, 'Submission denied.');
+    }
+    for (const claims of [
+      { sub: 'x' },
+      { gw: { sources: [42, null] } },
+      { gw: { sources: { '/orders': true } } },
+    ])
+      assert.equal((await submit('/orders', claims)).status, 403, JSON.stringify(claims));
+    assert.equal(
+      (await submit('/a*', { gw: { sources: ['*'] } })).status,
+      202,
+      'a lone * names every source',
+    );
+    const two = await post(`${f.edge}/_gw/v1/events`, JSON.stringify({ ...event, source: '/orders' }), {
+      'content-type': 'application/cloudevents+json',
+      authorization: `Bearer ${f.jwt(alice)}, Bearer ${f.jwt({ sub: 'y' })}`,
+    });
+    assert.equal(two.status, 403, two.text);
+    assert.equal(f.fanout.length, before + 1);
+  });
+
+  it('stops the start unless SUBMISSION_CHECK is jwt_validation', async () => {
+    /** The error the start fails with; a fixture that starts after all is stopped again. */
+    const startFailure = (env: Record<string, string>) =>
+      startPublisherFixture(env).then(
+        async (started) => {
+          await started.stop();
+          return 'started';
+        },
+        (err: Error) => err.message,
+      );
+    assert.match(
+      await startFailure({ SUBMISSION_SOURCE_CLAIM: '/gw/sources' }),
+      /SUBMISSION_SOURCE_CLAIM needs SUBMISSION_CHECK=jwt_validation/,
+    );
+    assert.match(
+      await startFailure({ SUBMISSION_CHECK: 'jwt_validation', SUBMISSION_SOURCE_CLAIM: 'gw' }),
+      /SUBMISSION_SOURCE_CLAIM: JSON pointer must start with "\/"/,
+    );
+  });
+});
+
 describe('fan-out stream unavailable', () => {
   it('answers 503 and acknowledges nothing', async () => {
     const bus = new MemoryBus();
