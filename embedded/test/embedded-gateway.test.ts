@@ -197,5 +197,38 @@ describe('embedded gateway', () => {
     assert.equal(code, 0);
     assert.match(out, /"msg":"stopped"/);
     assert.match(out, /TOKEN_SECRET is not set: generated a random one for this process/);
+    const open = out.split('\n').find((line) => line.includes('this gateway is open'));
+    assert.ok(open, `a warning that the gateway is open:\n${out}`);
+    assert.equal(JSON.parse(open).level, 40);
+    for (const door of [
+      /anyone may push events to every browser \(SUBMISSION_CHECK=no_check\)/,
+      /anyone may subscribe to every event type \(SUBSCRIPTION_CHECK=no_check\)/,
+      /anyone who reaches the internal API .* \(no INTERNAL_API_TOKEN\)/,
+      /docs\/security\.md/,
+    ])
+      assert.match(open, door);
+  });
+
+  it('says nothing of an open gateway once the checks and the internal API token are set', async () => {
+    const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+    const child = spawn(process.execPath, [main], {
+      env: {
+        ...process.env,
+        INBOUND_PORT: '0',
+        API_PORT: '0',
+        REST_SERVER_PORT: '0',
+        HOST: '127.0.0.1',
+        SUBMISSION_CHECK: 'jwt_validation',
+        SUBSCRIPTION_CHECK: 'jwt_validation',
+        INTERNAL_API_TOKEN: 'embedded-test-internal-api-token',
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    await waitFor(() => out.includes('"listening"'), { what: 'the gateway to listen' });
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+    assert.doesNotMatch(out, /this gateway is open/);
   });
 });
