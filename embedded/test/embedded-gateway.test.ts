@@ -177,23 +177,7 @@ describe('embedded gateway', () => {
   });
 
   it('exits cleanly on SIGTERM as a process', async () => {
-    const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
-    const child = spawn(process.execPath, [main], {
-      env: {
-        ...process.env,
-        INBOUND_PORT: '0',
-        API_PORT: '0',
-        REST_SERVER_PORT: '0',
-        HOST: '127.0.0.1',
-        TOKEN_SECRET: '',
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    await waitFor(() => out.includes('"listening"'), { what: 'the gateway to listen' });
-    child.kill('SIGTERM');
-    const [code] = await once(child, 'exit');
+    const { code, out } = await runUntilListening({ TOKEN_SECRET: '' });
     assert.equal(code, 0);
     assert.match(out, /"msg":"stopped"/);
     assert.match(out, /TOKEN_SECRET is not set: generated a random one for this process/);
@@ -210,25 +194,36 @@ describe('embedded gateway', () => {
   });
 
   it('says nothing of an open gateway once the checks and the internal API token are set', async () => {
-    const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
-    const child = spawn(process.execPath, [main], {
-      env: {
-        ...process.env,
-        INBOUND_PORT: '0',
-        API_PORT: '0',
-        REST_SERVER_PORT: '0',
-        HOST: '127.0.0.1',
-        SUBMISSION_CHECK: 'jwt_validation',
-        SUBSCRIPTION_CHECK: 'jwt_validation',
-        INTERNAL_API_TOKEN: 'embedded-test-internal-api-token',
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
+    const { out } = await runUntilListening({
+      SUBMISSION_CHECK: 'jwt_validation',
+      SUBSCRIPTION_CHECK: 'jwt_validation',
+      INTERNAL_API_TOKEN: 'embedded-test-internal-api-token',
     });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    await waitFor(() => out.includes('"listening"'), { what: 'the gateway to listen' });
-    child.kill('SIGTERM');
-    await once(child, 'exit');
     assert.doesNotMatch(out, /this gateway is open/);
   });
 });
+
+/** `make run`'s main.ts as a process on free ports, stopped with SIGTERM once it listens: its exit code and stdout. */
+async function runUntilListening(env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+  const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+  const child = spawn(process.execPath, [main], {
+    env: {
+      ...process.env,
+      INBOUND_PORT: '0',
+      API_PORT: '0',
+      REST_SERVER_PORT: '0',
+      HOST: '127.0.0.1',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  try {
+    await waitFor(() => out.includes('"listening"'), { what: 'the gateway to listen' });
+  } finally {
+    child.kill('SIGTERM');
+  }
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, out };
+}

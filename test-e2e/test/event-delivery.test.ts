@@ -15,6 +15,8 @@ import { type EventTopology, postEvent, startEventTopology } from '../src/event-
 
 const subs = (list: unknown) => encodeURIComponent(JSON.stringify(list));
 const deliveryTimeout = { timeoutMs: 15_000 };
+const kafkaClient = () =>
+  new Kafka({ brokers: dependencyAddress.kafkaBrokers, clientId: 'e2e', logLevel: logLevel.NOTHING });
 
 describe('event delivery across replicas', () => {
   let t: EventTopology;
@@ -79,11 +81,7 @@ describe('event delivery across replicas', () => {
       `${hubB.publicUrl}/_gw/v1/connection/sse?subscriptions=${subs([{ eventType: 'from.kafka' }, { eventType: t.natsSourceSubject }])}`,
     );
     await waitFor(() => sse.frames.length >= 2);
-    const kafka = new Kafka({
-      brokers: dependencyAddress.kafkaBrokers,
-      clientId: 'e2e',
-      logLevel: logLevel.NOTHING,
-    });
+    const kafka = kafkaClient();
     const producer = kafka.producer();
     await producer.connect();
     await producer.send({
@@ -132,11 +130,7 @@ describe('event delivery across replicas', () => {
       `${t.hubs[0]!.publicUrl}/_gw/v1/connection/sse?subscriptions=${subs([{ eventType: topic }])}`,
     );
     await waitFor(() => sse.frames.length >= 2);
-    const kafka = new Kafka({
-      brokers: dependencyAddress.kafkaBrokers,
-      clientId: 'e2e',
-      logLevel: logLevel.NOTHING,
-    });
+    const kafka = kafkaClient();
     const admin = kafka.admin();
     const producer = kafka.producer();
     try {
