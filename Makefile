@@ -86,13 +86,25 @@ chart-test:
 	tools/chart-test.sh charts/gatehouse
 
 # docker-compose.yml against Debian's docker-compose (validation only: there is no Docker engine).
-# TOKEN_SECRET has no default in it: the check gives one, and makes sure a missing one is refused.
+# The secrets and choices have no default in it (COMPOSE_REQUIRED): the check gives them, and makes
+# sure the file refuses to start without each one (JWT_ISSUER and JWT_AUDIENCE may be empty, not unset).
+COMPOSE_REQUIRED := TOKEN_SECRET INTERNAL_API_TOKEN SUBMISSION_CHECK SUBSCRIPTION_CHECK JWT_ISSUER JWT_AUDIENCE
+COMPOSE_CHOSEN := TOKEN_SECRET=compose-check-token-secret INTERNAL_API_TOKEN=compose-check-internal-api-token \
+	SUBMISSION_CHECK=jwt_validation SUBSCRIPTION_CHECK=jwt_validation JWT_ISSUER= JWT_AUDIENCE=
 compose-check:
 	tools/chart-tools.sh compose >/dev/null
-	TOKEN_SECRET=compose-check-token-secret docker-compose -f docker-compose.yml config -q
-	@if TOKEN_SECRET= docker-compose -f docker-compose.yml config -q 2>/dev/null; then \
-		echo "compose-check: docker-compose.yml must refuse to start without TOKEN_SECRET"; exit 1; fi
-	@echo "compose-check: docker-compose.yml is valid and asks for TOKEN_SECRET"
+	env $(COMPOSE_CHOSEN) docker-compose -f docker-compose.yml config -q
+	@for name in $(COMPOSE_REQUIRED); do \
+		if env $(COMPOSE_CHOSEN) env -u $$name docker-compose -f docker-compose.yml config -q 2>/dev/null; then \
+			echo "compose-check: docker-compose.yml must refuse to start without $$name"; exit 1; fi; \
+		if env $(COMPOSE_CHOSEN) env -u $$name docker-compose -f docker-compose.yml config -q 2>&1 | grep -q "$$name"; then :; else \
+			echo "compose-check: the refusal without $$name must name it"; exit 1; fi; \
+	done
+	@for name in TOKEN_SECRET INTERNAL_API_TOKEN SUBMISSION_CHECK SUBSCRIPTION_CHECK; do \
+		if env $(COMPOSE_CHOSEN) $$name= docker-compose -f docker-compose.yml config -q 2>/dev/null; then \
+			echo "compose-check: docker-compose.yml must refuse an empty $$name"; exit 1; fi; \
+	done
+	@echo "compose-check: docker-compose.yml is valid and asks for $(COMPOSE_REQUIRED)"
 
 # docker-compose.yml run for real on podman: stand-ins of the public images and the Gatehouse image
 # built into .cache/podman (tools/containers.sh), `docker-compose up`, user-level checks from outside,

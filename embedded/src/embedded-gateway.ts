@@ -45,6 +45,7 @@ import {
   tlsSettingsFrom,
 } from '@gatehouse/service-kit';
 import { MemoryStore } from '@gatehouse/store';
+import { openGatewayWarning } from './open-doors.ts';
 
 export const embeddedConfig = {
   ...commonConfig,
@@ -111,6 +112,8 @@ export async function startEmbeddedGateway(
     logger.warn(
       'TOKEN_SECRET is not set: generated a random one for this process (connection tokens and correlation ids do not outlive it)',
     );
+  const open = openGatewayWarning(config);
+  if (open) logger.warn(open);
   const tracing = await startServiceTracing(
     {
       serviceName: 'gatehouse',

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { signJwt } from '@gatehouse/auth';
+import { signJwt, withExpiry } from '@gatehouse/auth';
 import { openSse, waitFor } from '@gatehouse/testkit';
 import { type EmbeddedGateway, ephemeralGatewaySettings, startEmbeddedGateway } from '../src/index.ts';
 
@@ -89,7 +89,10 @@ describe('embedded gateway', () => {
   });
 
   it('kills an SSE connection when its session is blacklisted on the internal API', async () => {
-    const jwt = signJwt({ sid: 'embedded-session', jti: 'embedded-session' }, { alg: 'HS256', key: jwtKey });
+    const jwt = signJwt(withExpiry({ sid: 'embedded-session', jti: 'embedded-session' }), {
+      alg: 'HS256',
+      key: jwtKey,
+    });
     const sse = await openSse(`${edge}/_gw/v1/connection/sse?jwt=${jwt}`);
     assert.equal(sse.status, 200, sse.errorBody);
     await waitFor(() => sse.frames.length >= 2);
@@ -101,6 +104,44 @@ describe('embedded gateway', () => {
     assert.equal(res.status, 201);
     await sse.ended;
     assert.equal(sse.frames.at(-1)!.event, 'gw.session_killed');
+  });
+
+  it('refuses a JWT without exp (JWT_REQUIRE_EXP), saying why', async () => {
+    const lasting = signJwt({ jti: 'no-exp', username: 'x' }, { alg: 'HS256', key: jwtKey });
+    const sse = await openSse(`${edge}/_gw/v1/connection/sse?jwt=${lasting}`);
+    sse.close();
+    assert.equal(sse.status, 400);
+    assert.match(sse.errorBody ?? '', /invalid JWT: token has no exp claim/);
+    const backend = createServer((_req, res) => res.end('secret')).listen(0, '127.0.0.1');
+    await once(backend, 'listening');
+    try {
+      const api = {
+        id: 'no-exp',
+        name: 'no-exp',
+        auth_type: 'jwt',
+        version_data: {
+          default: { endpoints: [{ id: 's', method: 'GET', path_regex: '/no-exp', secured: true }] },
+        },
+        proxy: {
+          use_env: false,
+          target_url: 'http://127.0.0.1',
+          port: (backend.address() as AddressInfo).port,
+        },
+      };
+      const created = await fetch(`${apiUrl}/v3/apis`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(api),
+      });
+      assert.equal(created.status, 201, await created.text());
+      const refused = await fetch(`${edge}/no-exp`, { headers: { authorization: `Bearer ${lasting}` } });
+      assert.equal(refused.status, 401);
+      const lasts = signJwt(withExpiry({ jti: 'with-exp' }), { alg: 'HS256', key: jwtKey });
+      const served = await fetch(`${edge}/no-exp`, { headers: { authorization: `Bearer ${lasts}` } });
+      assert.equal(await served.text(), 'secret');
+    } finally {
+      backend.close();
+    }
   });
 
   it('serves the example REST app on the REST engine port', async () => {
@@ -165,25 +206,53 @@ describe('embedded gateway', () => {
   });
 
   it('exits cleanly on SIGTERM as a process', async () => {
-    const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
-    const child = spawn(process.execPath, [main], {
-      env: {
-        ...process.env,
-        INBOUND_PORT: '0',
-        API_PORT: '0',
-        REST_SERVER_PORT: '0',
-        HOST: '127.0.0.1',
-        TOKEN_SECRET: '',
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    await waitFor(() => out.includes('"listening"'), { what: 'the gateway to listen' });
-    child.kill('SIGTERM');
-    const [code] = await once(child, 'exit');
+    const { code, out } = await runUntilListening({ TOKEN_SECRET: '' });
     assert.equal(code, 0);
     assert.match(out, /"msg":"stopped"/);
     assert.match(out, /TOKEN_SECRET is not set: generated a random one for this process/);
+    const open = out.split('\n').find((line) => line.includes('this gateway is open'));
+    assert.ok(open, `a warning that the gateway is open:\n${out}`);
+    assert.equal(JSON.parse(open).level, 40);
+    for (const door of [
+      /anyone may push events to every browser \(SUBMISSION_CHECK=no_check\)/,
+      /anyone may subscribe to every event type \(SUBSCRIPTION_CHECK=no_check\)/,
+      /anyone who reaches the internal API .* \(no INTERNAL_API_TOKEN\)/,
+      /docs\/security\.md/,
+    ])
+      assert.match(open, door);
+  });
+
+  it('says nothing of an open gateway once the checks and the internal API token are set', async () => {
+    const { out } = await runUntilListening({
+      SUBMISSION_CHECK: 'jwt_validation',
+      SUBSCRIPTION_CHECK: 'jwt_validation',
+      INTERNAL_API_TOKEN: 'embedded-test-internal-api-token',
+    });
+    assert.doesNotMatch(out, /this gateway is open/);
   });
 });
+
+/** `make run`'s main.ts as a process on free ports, stopped with SIGTERM once it listens: its exit code and stdout. */
+async function runUntilListening(env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+  const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+  const child = spawn(process.execPath, [main], {
+    env: {
+      ...process.env,
+      INBOUND_PORT: '0',
+      API_PORT: '0',
+      REST_SERVER_PORT: '0',
+      HOST: '127.0.0.1',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  try {
+    await waitFor(() => out.includes('"listening"'), { what: 'the gateway to listen' });
+  } finally {
+    child.kill('SIGTERM');
+  }
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, out };
+}

@@ -1,6 +1,6 @@
 /**
  * docker-compose.yml run the way users run it: tools/containers.sh provides the images and a Docker
- * API (podman's, DOCKER_HOST), docker-compose starts the project with secrets of its own and its
+ * API (podman's, DOCKER_HOST), docker-compose starts the project with secrets and choices of its own (closed: the checks jwt_validation, an internal API token) and its
  * host ports on free ports of this machine (the GATEHOUSE_*_PORT variables), and `destroy` removes
  * everything again. The test talks to the stack only through the published 127.0.0.1 ports; the
  * Docker API is used for what an operator sees (containers, health, volumes, networks).
@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { freePort, waitFor } from '@gatehouse/testkit';
 import { type ContainerSummary, DockerApi } from './docker-api.ts';
-import type { GatehouseUrls } from './user-checks.ts';
+import { deploymentAudience, deploymentIssuer, type GatehouseUrls, userJwt } from './user-checks.ts';
 
 export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const containersScript = `${repoRoot}tools/containers.sh`;
@@ -98,6 +98,8 @@ export async function startComposeStack(
   };
   const jwtSecretKey = randomBytes(32).toString('hex');
   const tokenSecret = randomBytes(32).toString('hex');
+  const internalToken = randomBytes(32).toString('hex');
+  // Everything docker-compose.yml asks for, chosen as an operator closing the stack would.
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     ...containersEnv,
@@ -109,6 +111,11 @@ export async function startComposeStack(
     GATEHOUSE_PROMETHEUS_PORT: String(ports.prometheus),
     JWT_SECRET_KEY: jwtSecretKey,
     TOKEN_SECRET: tokenSecret,
+    INTERNAL_API_TOKEN: internalToken,
+    SUBMISSION_CHECK: 'jwt_validation',
+    SUBSCRIPTION_CHECK: 'jwt_validation',
+    JWT_ISSUER: deploymentIssuer,
+    JWT_AUDIENCE: deploymentAudience,
   };
   const docker = DockerApi.fromDockerHost(env['DOCKER_HOST']!);
   const projectLabel = `com.docker.compose.project=${project}`;
@@ -124,6 +131,8 @@ export async function startComposeStack(
       publicUrl: `http://127.0.0.1:${ports.public}`,
       internalUrl: `http://127.0.0.1:${ports.internal}`,
       restUrl: `http://127.0.0.1:${ports.rest}`,
+      internalToken,
+      userJwt: userJwt(jwtSecretKey),
     },
     prometheusUrl: `http://127.0.0.1:${ports.prometheus}`,
     kafkaBrokers: [`127.0.0.1:${ports.kafka}`],

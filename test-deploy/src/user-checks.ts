@@ -5,6 +5,7 @@
  * can run against a long-lived deployment, and removes the API definitions it registers.
  */
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { SignedTokenCodec, signJwt } from '@gatehouse/auth';
 import { openSse, openWs, type SseConnection, uniqueName, waitFor } from '@gatehouse/testkit';
 import { Kafka, logLevel } from 'kafkajs';
@@ -17,9 +18,21 @@ export interface GatehouseUrls {
   internalUrl: string;
   /** The REST engine. */
   restUrl: string;
-  /** INTERNAL_API_TOKEN, when the deployment asks for one on the internal API (the chart does). */
+  /** INTERNAL_API_TOKEN, when the deployment asks for one on the internal API (both deployments do). */
   internalToken?: string | undefined;
+  /**
+   * A user's JWT (userJwt): the deployments start closed, SUBMISSION_CHECK and SUBSCRIPTION_CHECK
+   * jwt_validation, so posting events and subscribing take one.
+   */
+  userJwt: string;
 }
+
+/**
+ * The iss and aud of the test deployments' tokens, which they are told to accept (compose's
+ * JWT_ISSUER and JWT_AUDIENCE, the chart's auth.jwtIssuer and auth.jwtAudience).
+ */
+export const deploymentIssuer = 'https://issuer.test-deploy.example/';
+export const deploymentAudience = 'gatehouse-test-deploy';
 
 /** The Authorization header the deployment's internal API asks for, if any. */
 function internalAuth(urls: GatehouseUrls): Record<string, string> {
@@ -28,6 +41,9 @@ function internalAuth(urls: GatehouseUrls): Record<string, string> {
 
 const delivery = { timeoutMs: 20_000 };
 const subscriptions = (eventType: string) => encodeURIComponent(JSON.stringify([{ eventType }]));
+/** The query of a connection that subscribes to `eventType` as the deployment's user. */
+const subscribing = (urls: GatehouseUrls, eventType: string) =>
+  `subscriptions=${subscriptions(eventType)}&jwt=${urls.userJwt}`;
 
 async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(url, {
@@ -41,24 +57,52 @@ function cloudEvent(type: string, data: unknown) {
   return { specversion: '1.0', id: uniqueName('ev'), source: 'test-deploy', type, data };
 }
 
-/** Posts a CloudEvent to the public /_gw/v1/events; the publisher accepts it with 202. */
+/** Posts a CloudEvent to the public /_gw/v1/events as the user; the publisher accepts it with 202. */
 export async function publishEvent(urls: GatehouseUrls, type: string, data: unknown): Promise<string> {
   const event = cloudEvent(type, data);
-  const res = await fetch(`${urls.publicUrl}/_gw/v1/events`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/cloudevents+json' },
-    body: JSON.stringify(event),
-  });
+  const res = await postEvent(urls, event, urls.userJwt);
   assert.equal(res.status, 202, await res.text());
   return event.id;
+}
+
+function postEvent(urls: GatehouseUrls, event: unknown, jwt: string | undefined): Promise<Response> {
+  return fetch(`${urls.publicUrl}/_gw/v1/events`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/cloudevents+json',
+      ...(jwt !== undefined && { authorization: `Bearer ${jwt}` }),
+    },
+    body: JSON.stringify(event),
+  });
+}
+
+/**
+ * The deployment starts closed: without a token nobody may post an event to every browser or
+ * subscribe to an event type (403), nor with a token of another issuer.
+ */
+export async function checkClosedByDefault(urls: GatehouseUrls, jwtSecretKey: string): Promise<void> {
+  const type = uniqueName('deploy.closed');
+  const foreign = sessionJwt(jwtSecretKey, { iss: 'https://someone-else.example/' }).jwt;
+  for (const jwt of [undefined, foreign]) {
+    const posted = await postEvent(urls, cloudEvent(type, { closed: true }), jwt);
+    assert.equal(posted.status, 403, await posted.text());
+    const query = `subscriptions=${subscriptions(type)}${jwt === undefined ? '' : `&jwt=${jwt}`}`;
+    const sse = await openSse(`${urls.publicUrl}/_gw/v1/connection/sse?${query}`);
+    sse.close();
+    assert.notEqual(
+      sse.status,
+      200,
+      `a subscription ${jwt === undefined ? 'without a token' : 'of another issuer'}`,
+    );
+  }
 }
 
 /** An SSE and a WebSocket client subscribed to a fresh event type both receive an event posted to the edge. */
 export async function checkEventDelivery(urls: GatehouseUrls): Promise<void> {
   const type = uniqueName('deploy.greeting');
-  const sse = await openSse(`${urls.publicUrl}/_gw/v1/connection/sse?subscriptions=${subscriptions(type)}`);
+  const sse = await openSse(`${urls.publicUrl}/_gw/v1/connection/sse?${subscribing(urls, type)}`);
   const ws = openWs(
-    `${urls.publicUrl.replace(/^http/, 'ws')}/_gw/v1/connection/ws?subscriptions=${subscriptions(type)}`,
+    `${urls.publicUrl.replace(/^http/, 'ws')}/_gw/v1/connection/ws?${subscribing(urls, type)}`,
   );
   try {
     assert.equal(sse.status, 200, sse.errorBody);
@@ -99,6 +143,27 @@ export async function checkInternalApiToken(urls: GatehouseUrls): Promise<void> 
   const ready = await fetch(`${urls.internalUrl}/_services/proxy/ready`);
   assert.equal(ready.status, 200);
   assert.deepEqual(await ready.json(), { ready: true });
+}
+
+/**
+ * The edge's internal API answers only to the names it is reached by: a page whose own name was
+ * made to resolve to it (DNS rebinding) sends that name as Host and gets 421, even with the token.
+ */
+export async function checkInternalApiHost(urls: GatehouseUrls): Promise<void> {
+  const { port } = new URL(urls.internalUrl);
+  const answer = (host: string) =>
+    new Promise<number>((resolve, reject) => {
+      const req = request(`${urls.internalUrl}/v3/apis`, { headers: { host, ...internalAuth(urls) } });
+      req.on('response', (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  assert.equal(await answer(`rebound.attacker.example:${port}`), 421);
+  assert.equal(await answer(`localhost:${port}`), 200);
+  assert.equal(await answer(`127.0.0.1:${port}`), 200);
 }
 
 /** Registers an API definition through the internal API; returns a function that deletes it again. */
@@ -249,17 +314,37 @@ export async function checkRestEngine(urls: GatehouseUrls): Promise<void> {
   assert.match(body, /42/);
 }
 
-/** A JWT of a fresh session (its `jti`), HS256 with the deployment's JWT_SECRET_KEY. */
-export function sessionJwt(jwtSecretKey: string): { sessionId: string; jwt: string } {
+/**
+ * A JWT of a fresh session (its `jti`), HS256 with the deployment's JWT_SECRET_KEY, the issuer and
+ * audience the deployment accepts, valid for `validSeconds`; `claims` override.
+ */
+export function sessionJwt(
+  jwtSecretKey: string,
+  claims: Record<string, unknown> = {},
+  validSeconds = 600,
+): { sessionId: string; jwt: string } {
   const sessionId = uniqueName('deploy-session');
   const now = Math.floor(Date.now() / 1000);
   return {
     sessionId,
     jwt: signJwt(
-      { jti: sessionId, sub: 'test-deploy', iat: now, exp: now + 600 },
+      {
+        jti: sessionId,
+        sub: 'test-deploy',
+        iss: deploymentIssuer,
+        aud: deploymentAudience,
+        iat: now,
+        exp: now + validSeconds,
+        ...claims,
+      },
       { alg: 'HS256', key: jwtSecretKey },
     ),
   };
+}
+
+/** The deployment user's JWT (GatehouseUrls.userJwt): long enough for a whole deployment test. */
+export function userJwt(jwtSecretKey: string): string {
+  return sessionJwt(jwtSecretKey, { sub: 'test-deploy-user' }, 4 * 3600).jwt;
 }
 
 /**
@@ -304,9 +389,7 @@ export async function openSseOnSomeReplica(
   tokenSecret: string,
   eventType: string,
 ): Promise<{ replica: string; connection: SseConnection }> {
-  const connection = await openSse(
-    `${urls.publicUrl}/_gw/v1/connection/sse?subscriptions=${subscriptions(eventType)}`,
-  );
+  const connection = await openSse(`${urls.publicUrl}/_gw/v1/connection/sse?${subscribing(urls, eventType)}`);
   assert.equal(connection.status, 200, connection.errorBody);
   await waitFor(() => connection.events('gw.subscriptions_set').length === 1, { what: 'the SSE welcome' });
   const token = (connection.events('gw.connection.create')[0]!['data'] as { connection_token: string })

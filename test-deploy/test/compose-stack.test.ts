@@ -11,7 +11,10 @@ import { after, before, describe, it } from 'node:test';
 import { uniqueName, waitFor } from '@gatehouse/testkit';
 import { type ComposeStack, prepareContainers, startComposeStack } from '../src/compose-stack.ts';
 import {
+  checkClosedByDefault,
   checkEventDelivery,
+  checkInternalApiHost,
+  checkInternalApiToken,
   checkKafkaRoundTrip,
   checkPrometheusTargets,
   checkProxiedHttp,
@@ -91,6 +94,15 @@ describe('docker-compose stack on podman, checked from outside', () => {
 
   it('delivers an event posted to the edge to SSE and WebSocket clients', async () => {
     await checkEventDelivery(stack.urls);
+  });
+
+  it('lets nobody without a valid token post events or subscribe (SUBMISSION_CHECK, SUBSCRIPTION_CHECK)', async () => {
+    await checkClosedByDefault(stack.urls, stack.jwtSecretKey);
+  });
+
+  it('asks for INTERNAL_API_TOKEN on the internal API and answers only the names it is reached by', async () => {
+    await checkInternalApiToken(stack.urls);
+    await checkInternalApiHost(stack.urls);
   });
 
   it('proxies a request to the REST engine through an API definition registered on the internal API', async () => {

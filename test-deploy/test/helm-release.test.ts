@@ -25,7 +25,9 @@ import {
 import { repoRoot, run } from '../src/compose-stack.ts';
 import { type Cluster, type PodState, startCluster, waitForHttp } from '../src/kubernetes.ts';
 import {
+  checkClosedByDefault,
   checkEventDelivery,
+  checkInternalApiHost,
   checkInternalApiToken,
   checkKafkaRoundTrip,
   checkProxiedHttp,
@@ -34,6 +36,7 @@ import {
   type GatehouseUrls,
   openSseOnSomeReplica,
   publishEvent,
+  userJwt,
 } from '../src/user-checks.ts';
 
 const minutes = 60_000;
@@ -112,6 +115,7 @@ describe('Helm release in a real Kubernetes cluster, checked from outside', () =
         internalUrl: `http://127.0.0.1:${internalPort}`,
         restUrl: `http://127.0.0.1:${restPort}`,
         internalToken: await chartSecret('INTERNAL_API_TOKEN'),
+        userJwt: userJwt(jwtSecretKey),
       };
       await Promise.all([
         waitForHttp(`${urls.publicUrl}/_gw/health`),
@@ -178,6 +182,8 @@ describe('Helm release in a real Kubernetes cluster, checked from outside', () =
     await checkKafkaRoundTrip(urls, kafkaHostListener);
     await checkRestEngine(urls);
     await checkSessionKill(urls, jwtSecretKey);
+    await checkClosedByDefault(urls, jwtSecretKey);
+    await checkInternalApiHost(urls);
     await checkInternalApiToken(urls);
   });
 
@@ -211,7 +217,10 @@ describe('Helm release in a real Kubernetes cluster, checked from outside', () =
       await eventually(async () => {
         const res = await fetch(`${urls.publicUrl}/_gw/v1/events`, {
           method: 'POST',
-          headers: { 'content-type': 'application/cloudevents+json' },
+          headers: {
+            'content-type': 'application/cloudevents+json',
+            authorization: `Bearer ${urls.userJwt}`,
+          },
           body,
         });
         if (res.status !== 202) throw new Error(`${res.status} ${await res.text()}`);
@@ -224,9 +233,11 @@ describe('Helm release in a real Kubernetes cluster, checked from outside', () =
         JSON.stringify([{ eventType: 'greeting', oneOf: [{ name: `g${i % groups}` }] }]),
       );
       const pick = () => urls.publicUrl;
+      // SUBSCRIPTION_CHECK is jwt_validation: every (re)connect names its subscriptions with the user's JWT.
+      const query = `subscriptions=${subs}&jwt=${urls.userJwt}`;
       return i % 2 === 0
-        ? new ResumingSseClient(pick, `/_gw/v1/connection/sse?subscriptions=${subs}`)
-        : new ResumingWsClient(pick, `/_gw/v1/connection/ws?subscriptions=${subs}`);
+        ? new ResumingSseClient(pick, `/_gw/v1/connection/sse?${query}`)
+        : new ResumingWsClient(pick, `/_gw/v1/connection/ws?${query}`);
     });
     const hubSelector = `${instance},app.kubernetes.io/component=push-hub`;
     const hubsBefore = new Set((await cluster.pods(hubSelector)).map((p) => p.name));

@@ -3,7 +3,7 @@
  * publishers and two push-hub replicas meeting on a Kafka fan-out stream, Redis for the control
  * channel and the store, Kafka and NATS source topics.
  */
-import { signJwt } from '@gatehouse/auth';
+import { signJwt, withExpiry } from '@gatehouse/auth';
 import {
   dependencyAddress,
   freePort,
@@ -93,7 +93,7 @@ export async function startEventTopology(
     natsSourceSubject,
     kinesisSourceStream,
     fanoutTopic,
-    jwt: (claims) => signJwt(claims, { alg: 'HS256', key: jwtSecret }),
+    jwt: (claims) => signJwt(withExpiry(claims), { alg: 'HS256', key: jwtSecret }),
     async stop() {
       await Promise.all([...hubs, ...publishers].map((p) => p.stop()));
     },

@@ -65,6 +65,7 @@ export function edgeTemplateValues(
     GATEHOUSE_PROXY: servers(upstreams.proxy),
     GATEHOUSE_PROXY_API: servers(upstreams.proxyApi),
     GATEHOUSE_BLACKLIST_API: servers(upstreams.blacklistApi),
+    GATEHOUSE_INTERNAL_HOSTS: '127.0.0.1 localhost',
   };
 }
 

@@ -15,6 +15,8 @@ import { type EventTopology, postEvent, startEventTopology } from '../src/event-
 
 const subs = (list: unknown) => encodeURIComponent(JSON.stringify(list));
 const deliveryTimeout = { timeoutMs: 15_000 };
+const kafkaClient = () =>
+  new Kafka({ brokers: dependencyAddress.kafkaBrokers, clientId: 'e2e', logLevel: logLevel.NOTHING });
 
 describe('event delivery across replicas', () => {
   let t: EventTopology;
@@ -79,11 +81,7 @@ describe('event delivery across replicas', () => {
       `${hubB.publicUrl}/_gw/v1/connection/sse?subscriptions=${subs([{ eventType: 'from.kafka' }, { eventType: t.natsSourceSubject }])}`,
     );
     await waitFor(() => sse.frames.length >= 2);
-    const kafka = new Kafka({
-      brokers: dependencyAddress.kafkaBrokers,
-      clientId: 'e2e',
-      logLevel: logLevel.NOTHING,
-    });
+    const kafka = kafkaClient();
     const producer = kafka.producer();
     await producer.connect();
     await producer.send({
@@ -124,6 +122,47 @@ describe('event delivery across replicas', () => {
       'the malformed Kafka message was counted',
     );
     sse.close();
+  });
+
+  it('keeps an HTTP post from claiming the source and id of a Kafka message to come (400), which is then delivered', async () => {
+    const topic = t.kafkaSourceTopic;
+    const sse = await openSse(
+      `${t.hubs[0]!.publicUrl}/_gw/v1/connection/sse?subscriptions=${subs([{ eventType: topic }])}`,
+    );
+    await waitFor(() => sse.frames.length >= 2);
+    const kafka = kafkaClient();
+    const admin = kafka.admin();
+    const producer = kafka.producer();
+    try {
+      await admin.connect();
+      await admin.createTopics({ topics: [{ topic }], waitForLeaders: true });
+      const next = (await admin.fetchTopicOffsets(topic)).find((p) => p.partition === 0)!.high;
+      // The id the publisher will give the next message of partition 0, posted first over HTTP.
+      const claimed = {
+        specversion: '1.0',
+        id: `0-${next}`,
+        source: `kafka/${topic}`,
+        type: topic,
+        data: { forged: true },
+      };
+      for (const publisher of t.publishers) {
+        const res = await postEvent(publisher, claimed);
+        const text = await res.text();
+        assert.equal(res.status, 400, text);
+        assert.match(text, /is reserved: sources under kafka\/, nats\/, kinesis\//);
+      }
+      await producer.connect();
+      await producer.send({ topic, messages: [{ partition: 0, value: JSON.stringify({ real: true }) }] });
+      await waitFor(() => sse.events(topic).length === 1, { timeoutMs: 30_000, what: 'the Kafka message' });
+      const delivered = sse.events(topic)[0]!;
+      assert.deepEqual(delivered['data'], { real: true });
+      assert.equal(delivered['id'], `0-${next}`);
+      assert.equal(delivered['source'], `kafka/${topic}`);
+    } finally {
+      sse.close();
+      await producer.disconnect();
+      await admin.disconnect();
+    }
   });
 
   it('forwards records of the Kinesis source stream, consumed once by the two publishers', async () => {

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { LongPollClient, openSse, openWs, waitFor } from '@gatehouse/testkit';
@@ -19,6 +19,24 @@ import { type NginxEdge, startNginxEdge } from '../src/nginx-edge.ts';
 const subs = (list: unknown) => encodeURIComponent(JSON.stringify(list));
 const deliveryTimeout = { timeoutMs: 15_000 };
 const hostPort = (url: string | undefined) => new URL(url!).host;
+
+/** A request with the Host header a browser sends for the page's own name (fetch sets its own). */
+function withHost(url: string, host: string, method = 'GET', body?: string) {
+  return new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const req = request(url, {
+      method,
+      headers: { host, ...(body !== undefined && { 'content-type': 'text/plain' }) },
+    });
+    req.on('response', (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
 const internalApiDocument = new URL(
   '../../packages/service-kit/src/internal-api.openapi.json',
   import.meta.url,
@@ -244,5 +262,40 @@ describe('nginx edge in front of the services', () => {
     const unknown = await fetch(`${internal}/v9/anything`);
     assert.equal(unknown.status, 404);
     assert.deepEqual(await unknown.json(), { error: 'not found' });
+  });
+
+  it('answers the internal API only to the host names it is reached by (DNS rebinding gets 421)', async () => {
+    const internal = edge.internalUrl;
+    const port = new URL(internal).port;
+    const session = `${t.keyPrefix}rebound`;
+    for (const host of [
+      `attacker.example:${port}`,
+      'attacker.example',
+      `127.0.0.1.attacker.example:${port}`,
+    ]) {
+      for (const [method, path] of [
+        ['GET', '/v3/apis'],
+        ['POST', '/v3/session-blacklist'],
+        ['GET', '/_services/proxy/metrics'],
+      ] as const) {
+        const res = await withHost(
+          `${internal}${path}`,
+          host,
+          method,
+          method === 'POST' ? JSON.stringify({ sessionId: session, validityInSeconds: 60 }) : undefined,
+        );
+        assert.equal(res.status, 421, `${host} ${method} ${path}: ${res.text}`);
+        assert.match(res.text, /GATEHOUSE_INTERNAL_HOSTS/);
+      }
+      // The edge's own liveness answers whatever the host, for probes that name none.
+      assert.deepEqual(await withHost(`${internal}/health`, host), { status: 200, text: 'OK' });
+    }
+    assert.equal(
+      (await fetch(`${internal}/v3/session-blacklist/${encodeURIComponent(session)}`)).status,
+      404,
+      'nothing was blacklisted',
+    );
+    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, 'LOCALHOST'])
+      assert.equal((await withHost(`${internal}/v3/apis`, host)).status, 200, host);
   });
 });

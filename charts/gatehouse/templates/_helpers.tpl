@@ -125,6 +125,11 @@ references follow unless env names them too; the EnvVar lists (extraEnv) come la
 {{- with $v.kafka.brokers }}{{ $_ := set $derived "KAFKA_BROKERS" (join "," .) }}{{ end -}}
 {{- with $v.nats.servers }}{{ $_ := set $derived "NATS_SERVERS" (join "," .) }}{{ end -}}
 {{- end -}}
+{{- range $choice := include "gatehouse.choices" $root | fromJsonArray -}}
+{{- if and (include "gatehouse.reads" (dict "choice" $choice "key" $.key "c" $c)) (not (kindIs "invalid" $choice.value)) -}}
+{{- $_ := set $derived $choice.name (ternary (join "," $choice.value) $choice.value (kindIs "slice" $choice.value)) -}}
+{{- end -}}
+{{- end -}}
 {{- $user := merge (deepCopy (default dict $c.env)) (default dict $v.env) -}}
 {{- range $name, $value := merge (deepCopy $user) $derived }}
 - name: {{ $name }}
@@ -167,4 +172,40 @@ references follow unless env names them too; the EnvVar lists (extraEnv) come la
 {{- with $c.extraEnv }}
 {{ toYaml . }}
 {{- end }}
+{{- end -}}
+
+{{/*
+The settings an operator must choose, for they have no safe default: who may push events to every
+browser, who may subscribe, and which issuers and audiences a token may come from. A JSON list of
+{name, param, value, anyChosen, reader, hint}: the variable, the value's path, the value (null or ""
+when not chosen; for anyChosen ones "" and [] are a choice: "any"), and which components read it
+("authSecrets": every one that checks tokens). templates/choices.yaml stops the install while one is
+missing; gatehouse.env passes each to its readers.
+*/}}
+{{- define "gatehouse.choices" -}}
+{{- $v := .Values -}}
+{{- list
+  (dict "name" "SUBMISSION_CHECK" "param" "access.submissionCheck" "value" $v.access.submissionCheck "anyChosen" false "reader" "publisher" "hint" "jwt_validation, the URL of a check service, or no_check (anyone may push events to every browser)")
+  (dict "name" "SUBSCRIPTION_CHECK" "param" "access.subscriptionCheck" "value" $v.access.subscriptionCheck "anyChosen" false "reader" "pushHub" "hint" "jwt_validation, the URL of a check service, or no_check (anyone may subscribe to every event type)")
+  (dict "name" "JWT_ISSUER" "param" "auth.jwtIssuer" "value" $v.auth.jwtIssuer "anyChosen" true "reader" "authSecrets" "hint" "the iss values your tokens carry, or [] to accept any issuer")
+  (dict "name" "JWT_AUDIENCE" "param" "auth.jwtAudience" "value" $v.auth.jwtAudience "anyChosen" true "reader" "authSecrets" "hint" "the aud values your tokens carry, or [] to accept any audience")
+  | toJson -}}
+{{- end -}}
+
+{{/* Whether a choice was made: a value, or its variable in the chart-wide env or a reader's. Call with (dict "root" $ "choice" $choice). */}}
+{{- define "gatehouse.chosen" -}}
+{{- $choice := .choice -}}
+{{- $v := .root.Values -}}
+{{- $value := $choice.value -}}
+{{- $chosen := or (and $choice.anyChosen (not (kindIs "invalid" $value))) (and (not (kindIs "invalid" $value)) (not (empty $value))) -}}
+{{- if hasKey (default dict $v.env) $choice.name }}{{ $chosen = true }}{{ end -}}
+{{- range $key, $c := $v.components }}
+{{- if and (include "gatehouse.reads" (dict "choice" $choice "key" $key "c" $c)) (hasKey (default dict $c.env) $choice.name) }}{{ $chosen = true }}{{ end -}}
+{{- end -}}
+{{- if $chosen }}true{{ end -}}
+{{- end -}}
+
+{{/* Whether a component reads a choice. Call with (dict "choice" $choice "key" $key "c" $component). */}}
+{{- define "gatehouse.reads" -}}
+{{- if or (eq .choice.reader .key) (and (eq .choice.reader "authSecrets") .c.authSecrets) }}true{{ end -}}
 {{- end -}}

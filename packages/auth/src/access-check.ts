@@ -1,12 +1,14 @@
 /**
  * SUBSCRIPTION_CHECK and SUBMISSION_CHECK: who may subscribe to or submit events. `no_check` allows
- * everything; `jwt_validation` requires at least one valid, non-blacklisted JWT (and rejects with the
- * store's error when none is valid and the blacklist could not be read); a URL delegates to
+ * everything; `jwt_validation` requires at least one valid, non-blacklisted JWT whose claims allow
+ * the request (`allows`, when the caller gives one: e.g. the event's source), and rejects with the
+ * store's error when none is valid and the blacklist could not be read; a URL delegates to
  * an external service that receives `POST <url>` with the request's JSON body and Authorization
  * header and allows on 2xx. Any other answer, a time-out or a transport error denies (and is
  * reported through `onProblem`, since it usually means the check service is broken).
  */
 import { type Field, unavailabilityOf } from '@gatehouse/service-kit';
+import type { JwtClaims } from './jwt-verifier.ts';
 
 export type AccessCheckMode = 'no_check' | 'jwt_validation' | URL;
 
@@ -17,6 +19,8 @@ export interface AccessRequest {
   authorization: string | undefined;
   /** The JSON body sent to an external check. */
   body: string;
+  /** With jwt_validation: whether a valid token's claims allow this request too; absent: any valid token does. */
+  allows?: ((claims: JwtClaims) => boolean) | undefined;
 }
 
 export type AccessCheck = (req: AccessRequest) => Promise<boolean>;
@@ -34,15 +38,15 @@ export function parseAccessCheckMode(setting: string): AccessCheckMode {
 }
 
 export interface AccessCheckOptions {
-  /** Resolves for a valid, non-blacklisted token (e.g. Auth.verifyAndCheck). */
-  verify(jwt: string): Promise<unknown>;
+  /** Resolves with the claims of a valid, non-blacklisted token (e.g. Auth.verifyAndCheck). */
+  verify(jwt: string): Promise<{ claims: JwtClaims }>;
   timeoutMs?: number;
   onProblem?: (problem: { url: string; status?: number; err?: Error }) => void;
 }
 
 export function createAccessCheck(mode: AccessCheckMode, options: AccessCheckOptions): AccessCheck {
   if (mode === 'no_check') return async () => true;
-  if (mode === 'jwt_validation') return (req) => anyValid(req.jwts, options.verify);
+  if (mode === 'jwt_validation') return (req) => anyValid(req, options.verify);
   return async (req) => {
     try {
       const res = await fetch(mode, {
@@ -67,15 +71,19 @@ export function createAccessCheck(mode: AccessCheckMode, options: AccessCheckOpt
 }
 
 /**
- * Whether one of the tokens is valid. When none is and one could not be checked because the store
- * was unreachable (the blacklist), that failure is thrown: the caller answers 503, not 403.
+ * Whether one of the tokens is valid and allows the request. When none does and one could not be
+ * checked because the store was unreachable (the blacklist), that failure is thrown: the caller
+ * answers 503, not 403.
  */
-async function anyValid(jwts: string[], verify: (jwt: string) => Promise<unknown>): Promise<boolean> {
+async function anyValid(
+  req: AccessRequest,
+  verify: (jwt: string) => Promise<{ claims: JwtClaims }>,
+): Promise<boolean> {
   let outage: unknown;
-  for (const jwt of jwts) {
+  for (const jwt of req.jwts) {
     try {
-      await verify(jwt);
-      return true;
+      const { claims } = await verify(jwt);
+      if (req.allows === undefined || req.allows(claims)) return true;
     } catch (err) {
       if (unavailabilityOf(err)) outage ??= err;
     }

@@ -46,6 +46,10 @@ export const authConfig = {
   JWT_CLOCK_LEEWAY: duration('clock difference tolerated for exp and nbf', '5s', { min: '0ms', max: '5m' }),
   JWT_ISSUER: list('accepted iss values (comma list; empty: not checked)'),
   JWT_AUDIENCE: list('accepted aud values, one must match (comma list; empty: not checked)'),
+  JWT_REQUIRE_EXP: bool(
+    'refuse tokens without an exp claim, which would never expire (matters where a key is set: without one every token is refused)',
+    true,
+  ),
   JWT_SESSION_FIELD: jsonPointer(
     'JSON pointer to the session id in the claims (also used for the blacklist)',
     '/jti',
@@ -115,6 +119,7 @@ export function createAuthFromConfig(config: AuthConfig, store: Store, options: 
   if (jwks) keys.push(jwks);
   if (keys.length === 0)
     warnings.push('no JWT key configured (JWT_SECRET_KEY, JWT_JWKS_URL): every token is refused');
+  else warnings.push(...uncheckedClaims(config));
 
   const verifier = new JwtVerifier({
     keys,
@@ -122,6 +127,7 @@ export function createAuthFromConfig(config: AuthConfig, store: Store, options: 
     clockLeewayMs: config.JWT_CLOCK_LEEWAY,
     issuers: config.JWT_ISSUER,
     audiences: config.JWT_AUDIENCE,
+    requireExp: config.JWT_REQUIRE_EXP,
     cacheSize: config.JWT_CACHE_SIZE,
     cacheMaxBytes: config.JWT_CACHE_MAX_BYTES,
     failureCacheSize: config.JWT_FAILURE_CACHE_SIZE,
@@ -150,6 +156,18 @@ export function createAuthFromConfig(config: AuthConfig, store: Store, options: 
       await blacklist.close();
     },
   };
+}
+
+/** What a key accepts that the operator may not mean to: docs/security.md, "Before production". */
+function uncheckedClaims(config: AuthConfig): string[] {
+  const warnings: string[] = [];
+  if (config.JWT_ISSUER.length === 0)
+    warnings.push('JWT_ISSUER is not set: tokens of any issuer signed with the key are accepted');
+  if (config.JWT_AUDIENCE.length === 0)
+    warnings.push('JWT_AUDIENCE is not set: tokens for any audience signed with the key are accepted');
+  if (!config.JWT_REQUIRE_EXP)
+    warnings.push('JWT_REQUIRE_EXP=false: tokens without exp are accepted and never expire');
+  return warnings;
 }
 
 function readStaticKey(config: AuthConfig, warnings: string[]): VerificationKey | undefined {

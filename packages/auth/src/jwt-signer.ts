@@ -43,3 +43,11 @@ function signature({ alg, key }: SignJwtOptions, input: string): Buffer {
 function base64urlJson(value: unknown): string {
   return Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
 }
+
+/**
+ * `claims` with an `exp` `seconds` from now unless they name one themselves (`exp: undefined` leaves
+ * it out): JWT_REQUIRE_EXP, on by default, refuses tokens without.
+ */
+export function withExpiry(claims: Record<string, unknown>, seconds = 3600): Record<string, unknown> {
+  return { exp: Math.floor(Date.now() / 1000) + seconds, ...claims };
+}

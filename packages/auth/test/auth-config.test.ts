@@ -8,6 +8,8 @@ import { type Auth, authConfig, blacklistKey, createAuthFromConfig, signJwt } fr
 import { FakeClock, hsSecret, rsaPair } from './fixtures.ts';
 
 const rsa = rsaPair();
+/** An `exp` an hour from now: JWT_REQUIRE_EXP is on by default. */
+const exp = Math.floor(Date.now() / 1000) + 3600;
 
 describe('auth config', () => {
   let store: MemoryStore;
@@ -40,6 +42,7 @@ describe('auth config', () => {
       JWT_CLOCK_LEEWAY: 5_000,
       JWT_ISSUER: [],
       JWT_AUDIENCE: [],
+      JWT_REQUIRE_EXP: true,
       JWT_SESSION_FIELD: '/jti',
       JWT_USER_FIELD: '/username',
       JWT_CACHE_SIZE: 10_000,
@@ -145,10 +148,35 @@ describe('auth config', () => {
 
   it('verifies HS tokens with JWT_SECRET_KEY and warns about weak settings', async () => {
     const a = auth({ JWT_SECRET_KEY: 'secret' });
-    assert.ok(await a.verifier.verify(signJwt({ sub: 'x' }, { alg: 'HS256', key: 'secret' })));
+    assert.ok(await a.verifier.verify(signJwt({ sub: 'x', exp }, { alg: 'HS256', key: 'secret' })));
     assert.ok(a.warnings.some((w) => /shorter than 32 bytes/.test(w)));
-    const strong = auth({ JWT_SECRET_KEY: hsSecret });
+    const strong = auth({ JWT_SECRET_KEY: hsSecret, JWT_ISSUER: 'idp', JWT_AUDIENCE: 'gw' });
     assert.deepEqual(strong.warnings, []);
+  });
+
+  it('refuses a token without exp unless JWT_REQUIRE_EXP=false, saying so', async () => {
+    const lasting = signJwt({ sub: 'x' }, { alg: 'HS256', key: hsSecret });
+    const strict = auth({ JWT_SECRET_KEY: hsSecret });
+    await assert.rejects(strict.verifyAndCheck(lasting), {
+      code: 'claim',
+      message: 'token has no exp claim',
+    });
+    assert.ok(await strict.verifyAndCheck(signJwt({ sub: 'x', exp }, { alg: 'HS256', key: hsSecret })));
+    assert.ok(await auth({ JWT_SECRET_KEY: hsSecret, JWT_REQUIRE_EXP: 'false' }).verifyAndCheck(lasting));
+  });
+
+  it('warns when a key is set but the issuer, the audience or exp go unchecked', () => {
+    const unchecked = auth({ JWT_SECRET_KEY: hsSecret, JWT_REQUIRE_EXP: 'false' }).warnings;
+    assert.deepEqual(unchecked, [
+      'JWT_ISSUER is not set: tokens of any issuer signed with the key are accepted',
+      'JWT_AUDIENCE is not set: tokens for any audience signed with the key are accepted',
+      'JWT_REQUIRE_EXP=false: tokens without exp are accepted and never expire',
+    ]);
+    assert.equal(auth({ JWT_SECRET_KEY: hsSecret, JWT_ISSUER: 'idp' }).warnings.length, 1);
+    assert.ok(
+      auth({}).warnings.every((w) => !/JWT_ISSUER|JWT_AUDIENCE|JWT_REQUIRE_EXP/.test(w)),
+      'no key: nothing is accepted',
+    );
   });
 
   it('refuses every token, clearly, without a key', async () => {
@@ -162,7 +190,7 @@ describe('auth config', () => {
   it('reads an RSA public key PEM from JWT_SECRET_KEY, also with escaped newlines', async () => {
     for (const pem of [rsa.publicPem, rsa.publicPem.trim().replaceAll('\n', '\\n')]) {
       const a = auth({ JWT_SECRET_KEY: pem, JWT_ALG: 'RS256' });
-      assert.ok(await a.verifier.verify(signJwt({}, { alg: 'RS256', key: rsa.privateKey })));
+      assert.ok(await a.verifier.verify(signJwt({ exp }, { alg: 'RS256', key: rsa.privateKey })));
     }
   });
 
@@ -199,16 +227,16 @@ describe('auth config', () => {
     });
     const checked = auth({ ...base, JWT_ISSUER: 'idp', JWT_AUDIENCE: 'gw' });
     assert.ok(
-      await checked.verifier.verify(signJwt({ iss: 'idp', aud: 'gw' }, { alg: 'HS256', key: hsSecret })),
+      await checked.verifier.verify(signJwt({ iss: 'idp', aud: 'gw', exp }, { alg: 'HS256', key: hsSecret })),
     );
     await assert.rejects(
-      checked.verifier.verify(signJwt({ iss: 'x', aud: 'gw' }, { alg: 'HS256', key: hsSecret })),
+      checked.verifier.verify(signJwt({ iss: 'x', aud: 'gw', exp }, { alg: 'HS256', key: hsSecret })),
       {
         message: 'unexpected issuer',
       },
     );
     const uncached = auth({ ...base, JWT_CACHE_SIZE: '0' });
-    const token = signJwt({}, { alg: 'HS256', key: hsSecret });
+    const token = signJwt({ exp }, { alg: 'HS256', key: hsSecret });
     await uncached.verifier.verify(token);
     await uncached.verifier.verify(token);
     assert.equal(uncached.verifier.stats().signatureChecks, 2);
@@ -217,7 +245,7 @@ describe('auth config', () => {
   it('checks the blacklist through JWT_SESSION_FIELD after start', async () => {
     const a = auth({ JWT_SECRET_KEY: hsSecret, JWT_SESSION_FIELD: '/sid', JWT_USER_FIELD: '/name' });
     await a.start();
-    const token = signJwt({ jti: 'j', sid: 7, name: 'bob' }, { alg: 'HS256', key: hsSecret });
+    const token = signJwt({ jti: 'j', sid: 7, name: 'bob', exp }, { alg: 'HS256', key: hsSecret });
     assert.deepEqual(
       { ...(await a.verifyAndCheck(token)), claims: undefined },
       { claims: undefined, sessionId: '7', userName: 'bob' },
@@ -249,9 +277,9 @@ describe('auth config', () => {
       const a = auth({ JWT_JWKS_URL: url, JWT_SECRET_KEY: hsSecret, JWT_ALG: 'RS256,HS256' });
       await a.start();
       assert.ok(
-        await a.verifyAndCheck(signJwt({ jti: 'r' }, { alg: 'RS256', key: rsa.privateKey, kid: 'k1' })),
+        await a.verifyAndCheck(signJwt({ jti: 'r', exp }, { alg: 'RS256', key: rsa.privateKey, kid: 'k1' })),
       );
-      assert.ok(await a.verifyAndCheck(signJwt({ jti: 'h' }, { alg: 'HS256', key: hsSecret })));
+      assert.ok(await a.verifyAndCheck(signJwt({ jti: 'h', exp }, { alg: 'HS256', key: hsSecret })));
       await assert.rejects(a.verifyAndCheck(signJwt({}, { alg: 'HS256', key: rsa.publicPem })), {
         message: 'invalid signature',
       });

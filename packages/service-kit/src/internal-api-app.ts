@@ -10,8 +10,9 @@
  *   2. the operator's setup (`configureInternalApi`, or the module INTERNAL_API_MIDDLEWARE names):
  *      it sees every request first, so its logging also sees the 401s;
  *   3. the bearer token (INTERNAL_API_TOKEN), except for the probes' paths;
- *   4. the host's read-only paths, then each service's internal handler in order;
- *   5. 404 `{"error":"not found"}`; errors: HttpError's status, 503 + Retry-After when our own
+ *   4. 415 for a body that is not JSON where the OpenAPI document says JSON (json-bodies.ts);
+ *   5. the host's read-only paths, then each service's internal handler in order;
+ *   6. 404 `{"error":"not found"}`; errors: HttpError's status, 503 + Retry-After when our own
  *      store or bus is down, 500 otherwise (the shapes the OpenAPI document gives).
  */
 import { pathToFileURL } from 'node:url';
@@ -22,6 +23,7 @@ import type { Registry } from 'prom-client';
 import { answerFailure } from './failure-answer.ts';
 import type { RequestHandler } from './gateway-service.ts';
 import type { Health } from './health.ts';
+import { jsonOperations, refuseNonJsonBody } from './json-bodies.ts';
 import { type HttpLimits, oversizedHeader } from './http-limits.ts';
 import { sendJson, sendText } from './http-response.ts';
 import type { InternalApiAuth } from './internal-api-auth.ts';
@@ -64,6 +66,8 @@ export async function createInternalApiApp(opts: InternalApiAppOptions): Promise
   });
   await opts.configure?.(app);
   if (auth) app.use(claimOrNext(auth.refuseUnauthorized));
+  const jsonBodies = jsonOperations(apiDocument);
+  app.use(claimOrNext((req, res) => refuseNonJsonBody(jsonBodies, req, res)));
 
   readOnly(app, '/health', (_req, res) => sendText(res, 200, 'OK'));
   readOnly(app, '/ready', async (req, res) => {

@@ -128,6 +128,36 @@ describe('session blacklist API', () => {
     });
   }
 
+  it("answers 415 to a body that is not JSON (a web page's no-cors POST) and blacklists nothing", async () => {
+    const base = `http://127.0.0.1:${api.host.apiPort}`;
+    const body = JSON.stringify({ sessionId: 'from-a-web-page', validityInSeconds: 60 });
+    for (const version of ['v1', 'v2', 'v3'])
+      for (const type of [
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        undefined,
+      ]) {
+        const res = await fetch(`${base}/${version}/session-blacklist`, {
+          method: 'POST',
+          ...(type === undefined
+            ? { body: new Uint8Array(Buffer.from(body)) }
+            : { headers: { 'content-type': type }, body }),
+        });
+        assert.equal(res.status, 415, `${version} ${type}`);
+        assert.deepEqual(await res.json(), {
+          error: 'the body must be JSON (content-type: application/json)',
+        });
+      }
+    assert.equal(await api.store.exists('blacklist:from-a-web-page'), false);
+    const json = await fetch(`${base}/v3/session-blacklist`, {
+      method: 'POST',
+      headers: { 'content-type': 'Application/JSON; charset=utf-8' },
+      body,
+    });
+    assert.equal(json.status, 201, await json.text());
+  });
+
   it('serves session ids that need escaping in a path', async () => {
     const id = 'user/42 session?x';
     const r = await api.call('POST', '/v3/session-blacklist', { sessionId: id, validityInSeconds: 60 });

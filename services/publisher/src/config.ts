@@ -2,12 +2,16 @@
 import { accessCheckField } from '@gatehouse/auth';
 import { schemaRegistryConfig } from '@gatehouse/avro';
 import { bool, corsConfig, duration, int, list, optionalStr, str } from '@gatehouse/service-kit';
+import { sourceClaimField } from './source-claim.ts';
 
 export const publisherConfig = {
   ...corsConfig,
   ...schemaRegistryConfig,
   SUBMISSION_CHECK: accessCheckField(
     'who may submit on /_gw/v1/events: no_check, jwt_validation, or the URL of a check service',
+  ),
+  SUBMISSION_SOURCE_CLAIM: sourceClaimField(
+    'JSON pointer to the JWT claim naming the sources a token may post on /_gw/v1/events (a string or a list; an entry ending in * is a prefix); needs SUBMISSION_CHECK=jwt_validation; unset: any source',
   ),
   SUBMISSION_CHECK_TIMEOUT: duration('time-out of an external submission check (denies on time-out)', '5s', {
     min: '100ms',

@@ -3,13 +3,19 @@
  * `POST /v2/messages`, `/v3/messages`, `/messages` on the internal API (no check; works without any
  * broker, on the memory bus). CloudEvents 0.2 and 1.0, structured or binary mode. 202 with the event
  * as accepted; 400 with usage text for a body that is not a valid CloudEvent or nests deeper than
- * MAX_JSON_DEPTH; 403 when the check
+ * MAX_JSON_DEPTH, and 400 for a source in the namespace of the events wrapped from source topics
+ * (wrapped-source.ts); 403 when the check
  * denies; 413 beyond MAX_EVENT_BYTES; 415 for batch mode or another event format; 503 when the
  * fan-out stream cannot take the event. While tracing, each submission is a SERVER span
  * (event-request-span.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { InvalidCloudEventError, parseHttpEvent, UnsupportedCloudEventError } from '@gatehouse/cloudevents';
+import {
+  type CloudEvent,
+  InvalidCloudEventError,
+  parseHttpEvent,
+  UnsupportedCloudEventError,
+} from '@gatehouse/cloudevents';
 import {
   assertJsonDepth,
   type CorsPolicy,
@@ -27,6 +33,7 @@ import { isTracingActive } from '@gatehouse/tracing';
 import { EventRequestSpan } from './event-request-span.ts';
 import type { FanoutProducer } from './fanout-producer.ts';
 import type { PublisherMetrics } from './publisher-metrics.ts';
+import { reservedSourceProblem } from './wrapped-source.ts';
 
 export const EVENTS_PATH = '/_gw/v1/events';
 export const MESSAGE_PATHS = ['/v2/messages', '/v3/messages', '/messages'];
@@ -47,7 +54,7 @@ ce-subject …), the data as the body and its media type as content-type.
 Batch mode is not supported.`;
 
 /** Decides whether a submission is allowed (SUBMISSION_CHECK); the internal endpoints skip it. */
-export type SubmissionCheck = (req: IncomingMessage, eventJson: string) => Promise<boolean>;
+export type SubmissionCheck = (req: IncomingMessage, event: CloudEvent) => Promise<boolean>;
 
 export interface EventsEndpointDeps {
   producer: FanoutProducer;
@@ -89,8 +96,13 @@ export function createEventsEndpoint(deps: EventsEndpointDeps) {
       const body = await readBody(req, deps.maxEventBytes);
       const event = parseHttpEvent({ headers: req.headers, body });
       assertJsonDepth(event, deps.maxJsonDepth, 'the event');
+      const reserved = reservedSourceProblem(event.source);
+      if (reserved) {
+        deps.metrics.consumedFailed(source, 'http', 'invalid');
+        return sendText(res, 400, `${reserved}\n`, extra);
+      }
       const admit = async () => {
-        if (checked && !(await deps.check(req, JSON.stringify(event)))) {
+        if (checked && !(await deps.check(req, event))) {
           deps.metrics.consumedFailed(source, 'http', 'denied');
           return sendText(res, 403, 'Submission denied.', extra);
         }

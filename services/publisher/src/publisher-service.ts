@@ -18,6 +18,7 @@ import { createEventsEndpoint } from './events-endpoint.ts';
 import { createFanoutProducer } from './fanout-producer.ts';
 import { PublisherMetrics } from './publisher-metrics.ts';
 import { type SourceConsumers, type SourceSpec, startSourceConsumers } from './source-consumers.ts';
+import { checkSourceClaimMode } from './source-claim.ts';
 import { submissionCheckFrom } from './submission-check.ts';
 
 export interface PublisherDeps {
@@ -37,6 +38,7 @@ export function createPublisher(
   config: ConfigOf<typeof publisherConfig>,
   deps: PublisherDeps,
 ): GatewayService {
+  checkSourceClaimMode(config.SUBMISSION_SOURCE_CLAIM, config.SUBMISSION_CHECK);
   const logger = deps.logger.child({ service: 'publisher' });
   const metrics = new PublisherMetrics(deps.registry);
   const producer = createFanoutProducer(deps.fanoutBus, config.FANOUT_TOPIC, metrics);
@@ -49,6 +51,7 @@ export function createPublisher(
         timeoutMs: config.SUBMISSION_CHECK_TIMEOUT,
         onProblem: (p) => logger.warn(p, 'submission check failed; denying'),
       }),
+      config.SUBMISSION_SOURCE_CLAIM,
     ),
     metrics,
     logger,

@@ -8,7 +8,8 @@
  * A wrapper's id is the message's position in its source (Kafka partition and offset, NATS stream
  * sequence, Kinesis shard and sequence number) and its source names the broker and topic: a source
  * message that is delivered again (at least once) becomes the very same event, which the hubs
- * recognise as a duplicate.
+ * recognise as a duplicate. Those sources are the publisher's own (wrapped-source.ts): HTTP
+ * producers may not use them.
  */
 import type { Message } from '@gatehouse/bus';
 import {
@@ -18,6 +19,7 @@ import {
   parseKafkaEvent,
   wrapAsCloudEvent,
 } from '@gatehouse/cloudevents';
+import { wrappedSource } from './wrapped-source.ts';
 
 export function sourceMessageToEvent(
   message: Message,
@@ -35,7 +37,7 @@ export function sourceMessageToEvent(
   if (json !== undefined && looksLikeCloudEvent(json)) return fromJsonValue(json);
   return wrapAsCloudEvent(json !== undefined ? json : message.value, {
     type: wrappedType ?? message.topic,
-    source: `${sourceKind}/${message.topic}`,
+    source: wrappedSource(sourceKind, message.topic),
     id: message.position,
     contentType: json !== undefined ? 'application/json' : contentType,
   });

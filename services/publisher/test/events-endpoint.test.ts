@@ -109,6 +109,38 @@ describe('event endpoints', () => {
     );
   });
 
+  it('answers 400 to an event claiming the source of a source topic (kafka/, nats/, kinesis/), structured or binary', async () => {
+    const before = f.fanout.length;
+    for (const source of ['kafka/gw', 'nats/orders.eu', 'kinesis/gw-outbound']) {
+      const claimed = { ...event, id: '0-1234', source };
+      for (const url of [`${f.edge}/_gw/v1/events`, `${f.api}/v3/messages`, `${f.api}/messages`]) {
+        const r = await post(url, JSON.stringify(claimed), {
+          'content-type': 'application/cloudevents+json',
+        });
+        assert.equal(r.status, 400, `${url} ${source}: ${r.text}`);
+        assert.match(
+          r.text,
+          new RegExp(`'source' "${source}" is reserved: sources under kafka/, nats/, kinesis/`),
+        );
+      }
+    }
+    const binary = await post(`${f.edge}/_gw/v1/events`, '{}', {
+      'content-type': 'application/json',
+      'ce-specversion': '1.0',
+      'ce-id': '0-7',
+      'ce-type': 'greeting',
+      'ce-source': 'kafka/gw',
+    });
+    assert.equal(binary.status, 400, binary.text);
+    assert.equal(f.fanout.length, before, 'nothing reached the fan-out stream');
+    for (const source of ['kafka', 'my-kafka/gw', '/kafka/gw', 'Kafka/gw']) {
+      const r = await post(`${f.api}/v3/messages`, JSON.stringify({ ...event, source }), {
+        'content-type': 'application/cloudevents+json',
+      });
+      assert.equal(r.status, 202, `${source} is not in the namespace: ${r.text}`);
+    }
+  });
+
   it('answers batch mode with 415, a too large body with 413, another method with 405', async () => {
     const batch = await post(`${f.api}/v3/messages`, `[${JSON.stringify(event)}]`, {
       'content-type': 'application/cloudevents-batch+json',
@@ -152,6 +184,78 @@ describe('SUBMISSION_CHECK', () => {
     } finally {
       await f.stop();
     }
+  });
+});
+
+describe('SUBMISSION_SOURCE_CLAIM', () => {
+  let f: Fixture;
+  before(async () => {
+    f = await startPublisherFixture({
+      SUBMISSION_CHECK: 'jwt_validation',
+      SUBMISSION_SOURCE_CLAIM: '/gw/sources',
+    });
+  });
+  after(() => f.stop());
+  const submit = (source: string, claims: Record<string, unknown>) =>
+    post(`${f.edge}/_gw/v1/events`, JSON.stringify({ ...event, source }), {
+      'content-type': 'application/cloudevents+json',
+      authorization: `Bearer ${f.jwt(claims)}`,
+    });
+
+  it('admits an event whose source the token names (exactly, or under an entry ending in *)', async () => {
+    const alice = { sub: 'alice', gw: { sources: ['/chat/alice', '/users/alice/*'] } };
+    for (const source of ['/chat/alice', '/users/alice/', '/users/alice/inbox/1']) {
+      const r = await submit(source, alice);
+      assert.equal(r.status, 202, `${source}: ${r.text}`);
+    }
+    assert.equal((await submit('/orders', { sub: 'backend', gw: { sources: '/orders' } })).status, 202);
+  });
+
+  it("answers 403 to a source the token does not name, and to a token without the claim, even beside another token's", async () => {
+    const before = f.fanout.length;
+    const alice = { sub: 'alice', gw: { sources: ['/chat/alice', '/users/alice/*'] } };
+    for (const source of ['/orders', '/chat/alice/x', '/chat/bob', '/users/alicia', '/users/alice']) {
+      const r = await submit(source, alice);
+      assert.equal(r.status, 403, `${source}: ${r.text}`);
+      assert.equal(r.text, 'Submission denied.');
+    }
+    for (const claims of [
+      { sub: 'x' },
+      { gw: { sources: [42, null] } },
+      { gw: { sources: { '/orders': true } } },
+    ])
+      assert.equal((await submit('/orders', claims)).status, 403, JSON.stringify(claims));
+    assert.equal(
+      (await submit('/a*', { gw: { sources: ['*'] } })).status,
+      202,
+      'a lone * names every source',
+    );
+    const two = await post(`${f.edge}/_gw/v1/events`, JSON.stringify({ ...event, source: '/orders' }), {
+      'content-type': 'application/cloudevents+json',
+      authorization: `Bearer ${f.jwt(alice)}, Bearer ${f.jwt({ sub: 'y' })}`,
+    });
+    assert.equal(two.status, 403, two.text);
+    assert.equal(f.fanout.length, before + 1);
+  });
+
+  it('stops the start unless SUBMISSION_CHECK is jwt_validation', async () => {
+    /** The error the start fails with; a fixture that starts after all is stopped again. */
+    const startFailure = (env: Record<string, string>) =>
+      startPublisherFixture(env).then(
+        async (started) => {
+          await started.stop();
+          return 'started';
+        },
+        (err: Error) => err.message,
+      );
+    assert.match(
+      await startFailure({ SUBMISSION_SOURCE_CLAIM: '/gw/sources' }),
+      /SUBMISSION_SOURCE_CLAIM needs SUBMISSION_CHECK=jwt_validation/,
+    );
+    assert.match(
+      await startFailure({ SUBMISSION_CHECK: 'jwt_validation', SUBMISSION_SOURCE_CLAIM: 'gw' }),
+      /SUBMISSION_SOURCE_CLAIM: JSON pointer must start with "\/"/,
+    );
   });
 });
 

@@ -1,5 +1,5 @@
 /** The publisher on a memory bus with free ports, plus a subscriber on the fan-out stream. */
-import { authConfig, createAuthFromConfig, signJwt } from '@gatehouse/auth';
+import { authConfig, createAuthFromConfig, signJwt, withExpiry } from '@gatehouse/auth';
 import { type Bus, type Message, MemoryBus } from '@gatehouse/bus';
 import {
   commonConfig,
@@ -56,7 +56,7 @@ export async function startPublisherFixture(
     bus,
     fanout,
     events: () => fanout.map((m) => JSON.parse(m.value.toString()) as Record<string, unknown>),
-    jwt: (claims: Record<string, unknown>) => signJwt(claims, { alg: 'HS256', key: jwtSecret }),
+    jwt: (claims: Record<string, unknown>) => signJwt(withExpiry(claims), { alg: 'HS256', key: jwtSecret }),
     metrics: async () => (await fetch(`http://127.0.0.1:${host.apiPort}/metrics`)).text(),
     async stop() {
       await sub.close();

@@ -1,6 +1,6 @@
 /** A push hub on the memory bus and store, listening on free ports, for the transport tests. */
 import { readFileSync } from 'node:fs';
-import { authConfig, blacklistKey, createAuthFromConfig, signJwt } from '@gatehouse/auth';
+import { authConfig, blacklistKey, createAuthFromConfig, signJwt, withExpiry } from '@gatehouse/auth';
 import { MemoryBus } from '@gatehouse/bus';
 import {
   commonConfig,
@@ -110,7 +110,7 @@ export async function startHubFixture(
           ...extra,
         }),
       }),
-    jwt: (claims: Record<string, unknown>) => signJwt(claims, { alg: 'HS256', key: jwtSecret }),
+    jwt: (claims: Record<string, unknown>) => signJwt(withExpiry(claims), { alg: 'HS256', key: jwtSecret }),
     blacklist: (sessionId: string) => store.set(blacklistKey(sessionId), '1', { ttlSeconds: 60 }),
     /** The value of a `gw_` counter or gauge with the given labels (0 when absent). */
     metric: async (name: string, labels = '') => {
