@@ -119,7 +119,10 @@ describe('reconnect storm (fault suite row)', () => {
       processes.push(hubA!, hubB!);
       balancer.add(hubA!.publicUrl!);
 
-      const jwt = await signJwt({ username: 'storm' }, { alg: 'HS256', key: jwtSecret });
+      const jwt = await signJwt(
+        { username: 'storm', exp: Math.floor(Date.now() / 1000) + 3600 },
+        { alg: 'HS256', key: jwtSecret },
+      );
       for (let i = 0; i < clientCount; i++) {
         const subscriptions = JSON.stringify([
           { eventType: 'greeting', oneOf: [{ name: `g${i % groups}` }] },
