@@ -210,8 +210,6 @@ export class RedisBus implements Bus {
     const connection = duplicateConnection(this.client, {
       connectionName: 'gatehouse-bus-reader',
       commandTimeout: undefined,
-      // One blocking read at a time: nothing to pipeline.
-      enableAutoPipelining: false,
     });
     connection.on('error', (err: Error) => this.options.onError?.(err));
     try {

@@ -81,10 +81,7 @@ export class RedisChangeFeed {
     const { client, changeChannel, expiredChannel } = this.options;
     try {
       if (!this.cluster) {
-        const connection = duplicateConnection(client, {
-          connectionName: 'gatehouse-store-watch',
-          enableAutoPipelining: false,
-        }) as Redis;
+        const connection = duplicateConnection(client, { connectionName: 'gatehouse-store-watch' }) as Redis;
         await this.listen(standalone, connection, [changeChannel, expiredChannel]);
       } else {
         const masters = [...mastersByAddress(client)].sort(([a], [b]) => a.localeCompare(b));

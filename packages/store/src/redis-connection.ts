@@ -37,9 +37,6 @@ export function openRedisConnection(options: RedisConnectionOptions, name: strin
     commandTimeout: 5000,
     connectionName: name,
     retryStrategy: reconnectDelay,
-    // Commands of one turn of the event loop leave as one write: a hub answering thousands of
-    // long polls a second sent each of its GETs and EXPIREs in a system call of its own.
-    enableAutoPipelining: true,
     ...options.redis,
     // No offline queue: a command sent while disconnected is rejected instead of parked.
     enableOfflineQueue: false,

@@ -232,7 +232,10 @@ describe('hostile API definitions', () => {
       assert.equal(res.status, 502);
       assert.equal(await res.text(), refusedBody);
       assert.equal(local.connections, before, 'nothing connected to the backend');
-      assert.match(strict.output(), /"msg":"target address refused"/);
+      // The log line reaches the test through the child's stdout a moment after the answer.
+      await waitFor(() => /"msg":"target address refused"/.test(strict.output()), {
+        what: 'the log line of the refusal',
+      });
       assert.match(strict.output(), /target internal\.test refused: 127\.0\.0\.1 is a loopback address/);
       const metrics = await (await fetch(`${strict.apiUrl}/metrics`)).text();
       assert.match(
