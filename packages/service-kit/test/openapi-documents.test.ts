@@ -14,6 +14,18 @@ import { startTestHost } from './test-host.ts';
 const shipped = readFileSync(new URL('../src/internal-api.openapi.json', import.meta.url), 'utf8');
 const shippedEdge = readFileSync(new URL('../src/public-edge.openapi.json', import.meta.url), 'utf8');
 
+/** GET answers the shipped file as JSON: an OpenAPI 3.1 document that describes its own path. */
+async function assertServes(url: string, path: string, file: string): Promise<void> {
+  const res = await fetch(url);
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type') ?? '', /^application\/json\b/);
+  const text = await res.text();
+  assert.equal(text, file);
+  const document = JSON.parse(text) as { openapi: string; paths: Record<string, unknown> };
+  assert.match(document.openapi, /^3\.1\.\d+$/);
+  assert.ok(document.paths[path], 'the document describes its own path');
+}
+
 describe('service host: the internal API document', () => {
   let host: RunningHost;
   let api: string;
@@ -25,14 +37,7 @@ describe('service host: the internal API document', () => {
 
   it('answers GET /swagger.json with the shipped file as application/json', async () => {
     assert.equal(internalApiDocumentPath, '/swagger.json');
-    const res = await fetch(`${api}/swagger.json`);
-    assert.equal(res.status, 200);
-    assert.match(res.headers.get('content-type') ?? '', /^application\/json\b/);
-    const text = await res.text();
-    assert.equal(text, shipped);
-    const document = JSON.parse(text) as { openapi: string; paths: Record<string, unknown> };
-    assert.match(document.openapi, /^3\.1\.\d+$/);
-    assert.ok(document.paths['/swagger.json'], 'the document describes its own path');
+    await assertServes(`${api}/swagger.json`, '/swagger.json', shipped);
   });
 
   it('answers HEAD with the headers only, and a query string does not matter', async () => {
@@ -66,14 +71,7 @@ describe('service host: the public edge document', () => {
 
   it('answers GET /_gw/v1/openapi.json on the public port with the shipped file as application/json', async () => {
     assert.equal(publicEdgeDocumentPath, '/_gw/v1/openapi.json');
-    const res = await fetch(`${edge}/_gw/v1/openapi.json?v=1`);
-    assert.equal(res.status, 200);
-    assert.match(res.headers.get('content-type') ?? '', /^application\/json\b/);
-    const text = await res.text();
-    assert.equal(text, shippedEdge);
-    const document = JSON.parse(text) as { openapi: string; paths: Record<string, unknown> };
-    assert.match(document.openapi, /^3\.1\.\d+$/);
-    assert.ok(document.paths['/_gw/v1/openapi.json'], 'the document describes its own path');
+    await assertServes(`${edge}/_gw/v1/openapi.json?v=1`, '/_gw/v1/openapi.json', shippedEdge);
   });
 
   it('answers HEAD with the headers only and other methods 405 with Allow', async () => {
