@@ -198,8 +198,12 @@ fuzz_public() {
     PROXY_CONFIG_FILE="$public_edge_apis" PROXY_TARGET_ALLOW=127.0.0.1
   local edge="http://127.0.0.1:$public_port"
   say "public: embedded runner (pid $runner_pid) on public edge port $public_port in $((SECONDS - start))s"
-  # The baseline: started, the document served once.
+  # The baseline: started, the document served once, an event on the stream (as a running gateway
+  # has: a long poll whose cursor an empty stream has not reached never answers, a reported finding
+  # in embedded/test/public-edge-findings.test.ts).
   curl -sf -o /dev/null "$edge/_gw/v1/openapi.json"
+  curl -sf -o /dev/null -H 'content-type: application/cloudevents+json' \
+    -d '{"specversion":"1.0","id":"first","type":"fuzz","source":"/fuzz"}' "$edge/_gw/v1/events"
   sleep 2
   local rss_before rss_after
   rss_before=$(rss_kib)
