@@ -40,7 +40,7 @@ test:
 	@tools/timed.sh typecheck $(MAKE) -s typecheck
 	@tools/timed.sh "chart checks" $(MAKE) -s chart-test
 	@tools/timed.sh "compose check" $(MAKE) -s compose-check
-	@tools/timed.sh "internal API fuzzing" $(MAKE) -s fuzz-api
+	@tools/timed.sh "API fuzzing (internal API, public edge)" $(MAKE) -s fuzz-api
 	@tools/timed.sh dependencies $(MAKE) -s deps-up
 	@tools/timed.sh "compose stack" $(MAKE) -s $(if $(SKIP_COMPOSE),skipped-compose,compose-test)
 	@tools/timed.sh "helm release in a local cluster" $(MAKE) -s $(if $(SKIP_CLUSTER),skipped-cluster,helm-test)
@@ -76,10 +76,11 @@ clean:
 	tools/deps.sh down
 	rm -rf node_modules packages/*/node_modules services/*/node_modules .cache/deps
 
-# schemathesis against the embedded runner's /swagger.json (installed once into .cache/schemathesis).
-# The public edge's property-based fuzzing is a node test (embedded/test/public-edge-fuzz.test.ts).
+# schemathesis against the embedded runner's internal API (/swagger.json) and public edge
+# (/_gw/v1/openapi.json), each from its own OpenAPI document (installed once into .cache/schemathesis).
+# The public edge's property-based fuzzing over raw TCP is a node test (embedded/test/public-edge-fuzz.test.ts).
 fuzz-api: install
-	tools/fuzz-internal-api.sh
+	tools/fuzz-api.sh
 
 # helm lint, helm-unittest and kubeconform on charts/gatehouse; the tools are built once into .cache/.
 chart-test:

@@ -41,6 +41,10 @@ const internalApiDocument = new URL(
   '../../packages/service-kit/src/internal-api.openapi.json',
   import.meta.url,
 );
+const publicEdgeDocument = new URL(
+  '../../packages/service-kit/src/public-edge.openapi.json',
+  import.meta.url,
+);
 
 describe('nginx edge in front of the services', () => {
   let t: FullTopology;
@@ -181,10 +185,14 @@ describe('nginx edge in front of the services', () => {
     await waitFor(() => sse.events('gw.subscriptions_set').length === 3, deliveryTimeout);
   });
 
-  it('answers /_gw/health and sends every other public path to a proxy replica', async () => {
+  it('answers /_gw/health and /_gw/v1/openapi.json and sends every other public path to a proxy replica', async () => {
     const health = await fetch(`${edge.publicUrl}/_gw/health`);
     assert.equal(health.status, 200);
     assert.equal(await health.text(), 'OK');
+    const document = await fetch(`${edge.publicUrl}/_gw/v1/openapi.json`);
+    assert.equal(document.status, 200);
+    assert.match(document.headers.get('content-type') ?? '', /^application\/json\b/);
+    assert.deepEqual(await document.json(), JSON.parse(readFileSync(publicEdgeDocument, 'utf8')));
     const proxied = await fetch(`${edge.publicUrl}/shop/basket?id=7`);
     assert.equal(proxied.status, 200);
     const body = (await proxied.json()) as { path: string; forwardedFor: string | null };

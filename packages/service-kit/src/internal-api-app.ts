@@ -27,7 +27,7 @@ import { jsonOperations, refuseNonJsonBody } from './json-bodies.ts';
 import { type HttpLimits, oversizedHeader } from './http-limits.ts';
 import { sendJson, sendText } from './http-response.ts';
 import type { InternalApiAuth } from './internal-api-auth.ts';
-import { internalApiDocumentPath } from './internal-api-document.ts';
+import { internalApiDocumentPath, sendDocument } from './openapi-documents.ts';
 import type { Logger } from './logger.ts';
 import { readOnlyMethod } from './read-only-method.ts';
 
@@ -78,13 +78,7 @@ export async function createInternalApiApp(opts: InternalApiAppOptions): Promise
   readOnly(app, '/metrics', async (_req, res) => {
     sendText(res, 200, await registry.metrics(), { 'content-type': registry.contentType });
   });
-  readOnly(app, internalApiDocumentPath, (_req, res) => {
-    res.writeHead(200, {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': apiDocument.length,
-    });
-    res.end(apiDocument);
-  });
+  readOnly(app, internalApiDocumentPath, (_req, res) => sendDocument(res, apiDocument));
 
   for (const handler of opts.handlers) app.use(claimOrNext(handler));
   app.use((_req: Request, res: Response) => sendJson(res, 404, { error: 'not found' }));

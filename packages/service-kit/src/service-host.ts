@@ -1,7 +1,8 @@
 /**
  * Runs one or more GatewayServices behind the two HTTP surfaces: the public edge and the internal
  * API. The internal API always answers `/health`, `/ready`, `/metrics` and `/swagger.json` (the
- * OpenAPI document of the whole internal API); the public edge answers `/_gw/health`. Requests go
+ * OpenAPI document of the whole internal API); the public edge answers `/_gw/health` and
+ * `/_gw/v1/openapi.json` (the OpenAPI document of the whole public edge). Requests go
  * to each service in order until one claims the path. A request that fails because the store or a
  * bus is unreachable is answered 503 with Retry-After (dependency-unavailable.ts), anything else
  * unexpected 500.
@@ -33,9 +34,15 @@ import { answerFailure } from './failure-answer.ts';
 import { sendJson, sendText } from './http-response.ts';
 import type { InternalApiAuth } from './internal-api-auth.ts';
 import { createInternalApiApp, type InternalApiSetup } from './internal-api-app.ts';
-import { readInternalApiDocument } from './internal-api-document.ts';
 import type { Logger } from './logger.ts';
+import {
+  publicEdgeDocumentPath,
+  readInternalApiDocument,
+  readPublicEdgeDocument,
+  sendDocument,
+} from './openapi-documents.ts';
 import { readOnlyMethod } from './read-only-method.ts';
+import { requestPath } from './request-path.ts';
 import type { TlsSettings } from './tls-settings.ts';
 
 export interface HostOptions {
@@ -90,7 +97,8 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     configure: opts.configureInternalApi,
   });
   const publicHandlers: RequestHandler[] = [
-    (req, res) => answerEdgeHealth(req, res),
+    answerEdgeHealth,
+    ...(opts.publicPort === undefined ? [] : [answerEdgeDocument(await readPublicEdgeDocument())]),
     ...services.flatMap((s) => (s.public ? [s.public] : [])),
   ];
 
@@ -221,10 +229,19 @@ function dispatcher(handlers: RequestHandler[], limits: HttpLimits, logger: Logg
 }
 
 function answerEdgeHealth(req: IncomingMessage, res: ServerResponse): boolean {
-  if (req.url?.split('?', 1)[0] !== '/_gw/health') return false;
+  if (requestPath(req) !== '/_gw/health') return false;
   if (!readOnlyMethod(req, res)) return true;
   sendText(res, 200, 'OK');
   return true;
+}
+
+/** Before the services, so no API definition of the proxy can take the path over. */
+function answerEdgeDocument(document: Buffer): RequestHandler {
+  return (req, res) => {
+    if (requestPath(req) !== publicEdgeDocumentPath) return false;
+    if (readOnlyMethod(req, res)) sendDocument(res, document);
+    return true;
+  };
 }
 
 function rejectUpgrade(socket: Duplex, status: number): void {

@@ -82,6 +82,16 @@ export class StreamReplay {
   /** Orders two positions of the fan-out stream; throws for a malformed one. */
   readonly compare = (a: Position, b: Position): number => this.options.bus.comparePositions(a, b);
 
+  private malformed(position: Position): PositionUnavailableError | undefined {
+    try {
+      this.compare(position, position);
+      return undefined;
+    } catch (err) {
+      if (err instanceof PositionUnavailableError) return err;
+      return new PositionUnavailableError(position, 'unknown', (err as Error).message);
+    }
+  }
+
   get readers(): number {
     return this.rounds.size;
   }
@@ -89,6 +99,13 @@ export class StreamReplay {
   request(target: ReplayTarget): void {
     if (this.closed) {
       target.failed(new Error('the hub is stopping'));
+      return;
+    }
+    // A position the bus cannot parse (a client's cookie or header) is unknown. A round must never
+    // start from one: ordering it would throw inside the round, outside any request.
+    const malformed = this.malformed(target.from);
+    if (malformed) {
+      target.unavailable(malformed);
       return;
     }
     for (const round of this.rounds) if (round.join(target)) return;

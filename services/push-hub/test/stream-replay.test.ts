@@ -144,6 +144,17 @@ describe('stream replay', () => {
     assert.deepEqual([...held.outcome.events, ...held.outcome.handedOver!.rest], positions.slice(61));
   });
 
+  it('tells a target at a position the bus cannot parse so at once, and opens no reader for it', async () => {
+    const { bus, positions, replay } = await setUp(10, 100, 2);
+    const malformed = target('not-a-position');
+    const held = target(positions[60]!);
+    for (const t of [malformed, held]) replay.request(t);
+    assert.equal(malformed.outcome.unavailable?.reason, 'unknown', 'told before any reader starts');
+    await waitFor(() => held.outcome.handedOver !== undefined, { what: 'the well-formed one handed over' });
+    assert.equal(bus.replays, 1, 'one reader, for the well-formed position');
+    assert.deepEqual(malformed.outcome.events, []);
+  });
+
   it('hands over at once where the ring already covers the position, beyond the newest event included', async () => {
     const { positions, replay, live } = await setUp(200, 100, 1);
     const last = target(positions.at(-1)!);
