@@ -1,14 +1,14 @@
 /**
- * What fuzzing the public edge found in code another change is working on (the push hub's
- * transports), reported rather than fixed here: each a reproducer through the public surface,
- * marked `todo` so that it runs and says what it sees without failing the suite. Fixing one turns
- * its test green; then drop the `todo` so that it guards the fix.
+ * What fuzzing the public edge found in the push hub's transports, each a reproducer through the
+ * public surface that guards its fix: a long poll whose cursor needs a broker replay that does not
+ * progress (a stream with no event yet) is answered within the poll window and gives its replay
+ * reader back; a socket.io polling request with a method engine.io does not serve is a 405.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type EmbeddedGateway, ephemeralGatewaySettings, startEmbeddedGateway } from '../src/index.ts';
 
-describe('public edge findings (reported)', () => {
+describe('public edge findings', () => {
   let gw: EmbeddedGateway;
   let edge: string;
   before(async () => {
@@ -26,12 +26,7 @@ describe('public edge findings (reported)', () => {
     return cookie;
   }
 
-  it('answers a poll of a live long-poll connection within LONGPOLL_TIMEOUT while the stream is empty', {
-    todo:
-      'longpoll-transport.ts: a cursor the ring does not hold goes to a broker replay page with no deadline; ' +
-      'on a stream that has no event yet the replay never catches up, so the poll never answers (its ' +
-      'welcome events pending) and holds one of the RESUME_REPLAY_READERS (2) until an event arrives',
-  }, async () => {
+  it('answers a poll of a live long-poll connection within LONGPOLL_TIMEOUT while the stream is empty', async () => {
     const answers: number[] = [];
     for (const cursor of ['0', '0', '5']) {
       const res = await fetch(`${edge}/_gw/v1/connection/longpolling`, {
@@ -45,11 +40,7 @@ describe('public edge findings (reported)', () => {
     assert.deepEqual(answers, [200, 200, 200], 'every poll answered within 3 s (0: none did)');
   });
 
-  it('answers a socket.io polling request of a live session with a method engine.io does not serve with 4xx, not 500', {
-    todo:
-      'socketio-transport.ts hands every method to engine.io, whose polling transport answers anything but ' +
-      'GET and POST on a live session with an empty 500 (without a session id: 400 "Bad handshake method")',
-  }, async () => {
+  it('answers a socket.io polling request of a live session with a method engine.io does not serve with 4xx, not 500', async () => {
     const handshake = await fetch(`${edge}/_gw/v1/socket.io/?EIO=4&transport=polling`);
     const sid = /"sid":"([^"]+)"/.exec(await handshake.text())?.[1];
     assert.ok(sid, 'an engine.io session');

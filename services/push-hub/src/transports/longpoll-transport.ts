@@ -38,6 +38,7 @@ import { refusalOf } from '../subscription-request.ts';
 import { connectionPreflight } from './cors.ts';
 import { type LongPollRecord, LongPollRecords, type PrivateEvent, queuePrefix } from './longpoll-records.ts';
 import { LongPollWaiters } from './longpoll-waiters.ts';
+import type { ReplayTarget } from '../stream-replay.ts';
 import type { TransportContext } from './transport-context.ts';
 
 export type { LongPollRecord } from './longpoll-records.ts';
@@ -129,7 +130,11 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
   }
 
   /** Stream events after the cursor: from the ring, or a page of a broker replay. */
-  function readStream(cursor: string, closed: AbortSignal): StreamSlice | Promise<StreamSlice> {
+  function readStream(
+    cursor: string,
+    closed: AbortSignal,
+    deadline: number,
+  ): StreamSlice | Promise<StreamSlice> {
     const head = ring.head;
     if (cursor === '') {
       const all = ring.fromStart();
@@ -138,10 +143,15 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     const held = ctx.hub.eventsAfter(cursor);
     if (held) return { events: held, cursor: held.at(-1)?.position ?? cursor };
     if (!ctx.hub.replay) return { events: [], cursor: head ?? cursor, resync: true };
-    return replayPage(cursor, closed);
+    return replayPage(cursor, closed, deadline);
   }
 
-  function replayPage(cursor: string, closed: AbortSignal): Promise<StreamSlice> {
+  /**
+   * A page of a broker replay from the cursor, answered when it is full, when the replay reaches the
+   * ring, or at `deadline` with what it has (a replay that does not progress, e.g. on a stream with
+   * no event yet, must neither hold the poll past its window nor keep a replay reader).
+   */
+  function replayPage(cursor: string, closed: AbortSignal, deadline: number): Promise<StreamSlice> {
     const replay = ctx.hub.replay!;
     return new Promise((resolve) => {
       const events: RingEvent[] = [];
@@ -150,12 +160,18 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       const settle = (slice: StreamSlice) => {
         if (settled) return;
         settled = true;
+        clearTimeout(timer);
         closed.removeEventListener('abort', onClose);
+        replay.cancel(target);
         resolve(slice);
       };
       const onClose = () => settle({ events: [], cursor, failed: new Error('client gone') });
+      const timer = setTimeout(
+        () => settle({ events, cursor: events.at(-1)?.position ?? cursor }),
+        Math.max(0, deadline - Date.now()),
+      );
       closed.addEventListener('abort', onClose);
-      replay.request({
+      const target: ReplayTarget = {
         from: cursor,
         get wanted() {
           return !settled;
@@ -177,7 +193,8 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
           settle({ events: [], cursor: ring.head ?? cursor, resync: true });
         },
         failed: (err) => settle({ events: [], cursor, failed: err }),
-      });
+      };
+      replay.request(target);
     });
   }
 
@@ -216,7 +233,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       if (await blacklisted(rec)) return answerKilled(res, id, rec.sessionId!);
       let privateEvents = await pending(acknowledged);
       for (;;) {
-        const slice = await readStream(cursor, closed.signal);
+        const slice = await readStream(cursor, closed.signal, deadline);
         if (closed.signal.aborted) return;
         if (slice.failed) return answerUnavailable(res);
         // Subscriptions read after the events were taken: a change made before one of them was

@@ -35,6 +35,7 @@ import { socketIoFrameOf } from './socketio-frame.ts';
 import type { TransportContext } from './transport-context.ts';
 
 export const SOCKETIO_PATH = '/_gw/v1/socket.io/';
+const engineMethods = new Set(['GET', 'POST', 'OPTIONS']);
 
 interface SocketData {
   request: ConnectRequest;
@@ -145,6 +146,12 @@ export function createSocketIoTransport(ctx: TransportContext, limits: SocketIoL
   return {
     handle(req: IncomingMessage, res: ServerResponse): boolean {
       if (!owns(req)) return false;
+      // engine.io serves GET and POST (and CORS preflights); it answers other methods on a live
+      // session with an empty 500.
+      if (!engineMethods.has(req.method ?? '')) {
+        sendText(res, 405, 'Method not allowed.', { allow: 'GET, POST, OPTIONS', ...ctx.cors.headers(req) });
+        return true;
+      }
       const refusal = refusedHandshake(req);
       if (refusal)
         sendText(res, refusal.status, refusal.message, { ...ctx.cors.headers(req), ...refusal.headers });
