@@ -62,6 +62,7 @@ import {
 import { CarefulProducer } from '../src/careful-producer.ts';
 import { ReplicaBalancer } from '../src/replica-balancer.ts';
 import { type KillOutcome, SessionKills } from '../src/session-kills.ts';
+import { percentile } from '../src/percentile.ts';
 
 // kafkajs can leave a reconnect timer behind after the Kafka restart.
 after(() => exitAfterFileWhenHung());
@@ -77,12 +78,6 @@ const killGraceMs = 20_000;
 
 const run = uniqueName('faults');
 const jwtSecret = 'fault-suite-secret-long-enough-for-hs256';
-
-function percentile(values: number[], p: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
 
 /** A process the suite can kill or stop and start again with the same settings and ports. */
 interface Slot {

@@ -35,6 +35,7 @@ import {
 } from '@gatehouse/testkit';
 import { CarefulProducer } from '../src/careful-producer.ts';
 import { ReplicaBalancer } from '../src/replica-balancer.ts';
+import { percentile } from '../src/percentile.ts';
 
 after(() => exitAfterFileWhenHung());
 
@@ -51,12 +52,6 @@ const transports = (process.env['STORM_TRANSPORTS']?.split(',') ?? allTransports
 );
 
 type Client = ResumingSseClient | ResumingWsClient | ResumingLongPollClient | ResumingSocketIoClient;
-
-function percentile(values: number[], p: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
 
 /** CPU time a process has used (user + system, from /proc; clock ticks of 10 ms). */
 function cpuMsOf(pid: number): number {

@@ -29,6 +29,7 @@ import {
   waitFor,
 } from '@gatehouse/testkit';
 import { ReplicaBalancer } from '../src/replica-balancer.ts';
+import { percentile } from '../src/percentile.ts';
 
 after(() => exitAfterFileWhenHung());
 
@@ -38,12 +39,6 @@ const groups = Number(process.env['ROLLING_GROUPS'] ?? 10);
 const maxNewPerMinute = Math.max(10, Math.floor(clientCount / 2));
 
 const offsetOf = (position: string) => Number(position.slice(position.lastIndexOf('-') + 1));
-
-function percentile(values: number[], p: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
 
 /** Stages and how long each took, printed at the end. */
 function stopwatch() {

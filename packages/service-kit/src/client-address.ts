@@ -8,7 +8,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { BlockList, isIP } from 'node:net';
-import type { Field } from './env-config.ts';
+import { commaSeparated, type Field } from './env-config.ts';
 
 export function clientAddress(req: IncomingMessage, trusted: BlockList | undefined): string {
   const peer = plain(req.socket?.remoteAddress ?? '');
@@ -28,10 +28,7 @@ export function addressRanges(description: string): Field<BlockList | undefined>
     description,
     defaultText: '(empty)',
     parse(raw) {
-      const entries = (raw ?? '')
-        .split(',')
-        .map((s) => s.trim())
-        .filter((s) => s !== '');
+      const entries = commaSeparated(raw);
       if (entries.length === 0) return undefined;
       const list = new BlockList();
       for (const entry of entries) addRange(list, entry);

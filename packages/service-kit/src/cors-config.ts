@@ -1,6 +1,6 @@
 /** The CORS settings of the services with a public, browser-facing surface. */
 import { CorsPolicy } from './cors.ts';
-import type { Field } from './env-config.ts';
+import { commaSeparated, type Field } from './env-config.ts';
 
 export const corsConfig = {
   CORS_ALLOWED_ORIGINS: corsOrigins(
@@ -15,11 +15,7 @@ function corsOrigins(description: string): Field<CorsPolicy> {
     description,
     defaultText: '(empty)',
     parse(raw) {
-      const entries = (raw ?? '')
-        .split(',')
-        .map((s) => s.trim())
-        .filter((s) => s !== '');
-      return new CorsPolicy(entries);
+      return new CorsPolicy(commaSeparated(raw));
     },
   };
 }

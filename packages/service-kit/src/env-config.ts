@@ -115,14 +115,17 @@ export function oneOf<const T extends string>(
   });
 }
 
+/** The items of a comma-separated setting, trimmed; empty items are dropped. */
+export function commaSeparated(raw: string | undefined): string[] {
+  return (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}
+
 /** A comma-separated list; empty items are dropped. */
 export function list(description: string, fallback: string[] = []): Field<string[]> {
-  const f = field(description, fallback, (raw) =>
-    raw
-      .split(',')
-      .map((s) => s.trim())
-      .filter((s) => s !== ''),
-  );
+  const f = field(description, fallback, commaSeparated);
   return { ...f, defaultText: fallback.length ? `\`${fallback.join(',')}\`` : '(empty)' };
 }
 

@@ -6,6 +6,7 @@
  */
 import type { Socket as EngineSocket } from 'engine.io';
 import type { SocketIoFrame } from './socketio-frame.ts';
+import { WriteDrain } from './write-drain.ts';
 
 interface TransportWebSocket {
   bufferedAmount: number;
@@ -17,9 +18,7 @@ export class EngineOutput {
   private readonly highWater: number;
   /** Bytes of frames written to engine.io since it last flushed its write buffer to the transport. */
   private pending = 0;
-  /** A frame written with a callback (the one that made the output full) has not gone out yet. */
-  private awaitingWrite = false;
-  private drained: (() => void) | undefined;
+  private drain: WriteDrain | undefined;
 
   constructor(conn: EngineSocket, highWater: number) {
     this.conn = conn;
@@ -38,19 +37,13 @@ export class EngineOutput {
       return true;
     }
     // engine.io calls back once the transport has sent the packet (a poll answered, a frame written).
-    this.awaitingWrite = true;
-    this.conn.write(frame.packet, frame.options, () => {
-      this.awaitingWrite = false;
-      const ready = this.drained;
-      this.drained = undefined;
-      ready?.();
-    });
+    this.drain ??= new WriteDrain();
+    this.conn.write(frame.packet, frame.options, this.drain.written());
     return false;
   }
 
   whenDrained(ready: () => void): void {
-    // Without a frame to wait for, the caller tries again (and gets false with one if still full).
-    if (this.awaitingWrite && this.pending + this.inTransport() > 0) this.drained = ready;
+    if (this.drain) this.drain.whenDrained(ready, this.pending + this.inTransport());
     else setImmediate(ready);
   }
 

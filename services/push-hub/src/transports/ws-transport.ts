@@ -24,6 +24,7 @@ import type { OutgoingEvent } from '../gateway-events.ts';
 import { refusalOf } from '../subscription-request.ts';
 import { oncePerEvent } from './once-per-event.ts';
 import type { TransportContext } from './transport-context.ts';
+import { WriteDrain } from './write-drain.ts';
 
 export const WS_PATH = '/_gw/v1/connection/ws';
 
@@ -43,10 +44,7 @@ class WsConnection implements Connection {
   private readonly ws: WebSocket;
   private readonly highWater: number;
   private readonly positions: boolean;
-  /** Called once the frame that made the connection full has been written out. */
-  private drained: (() => void) | undefined;
-  /** A frame sent with a write callback has not been written out yet. */
-  private awaitingWrite = false;
+  private drain: WriteDrain | undefined;
 
   constructor(id: string, ws: WebSocket, highWater: number, positions: boolean) {
     this.id = id;
@@ -62,19 +60,13 @@ class WsConnection implements Connection {
       return true;
     }
     // ws calls back once the frame is written to the socket, and so every frame before it.
-    this.awaitingWrite = true;
-    this.ws.send(payload, asText, () => {
-      this.awaitingWrite = false;
-      const ready = this.drained;
-      this.drained = undefined;
-      ready?.();
-    });
+    this.drain ??= new WriteDrain();
+    this.ws.send(payload, asText, this.drain.written());
     return false;
   }
 
   whenDrained(ready: () => void): void {
-    // Without a frame to wait for, the caller tries again (and gets false with one if still full).
-    if (this.awaitingWrite && this.ws.bufferedAmount > 0) this.drained = ready;
+    if (this.drain) this.drain.whenDrained(ready, this.ws.bufferedAmount);
     else setImmediate(ready);
   }
 
