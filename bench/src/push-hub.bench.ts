@@ -11,6 +11,9 @@
  * - H4: the same over WebSocket; goal p99 ≤ 1.5× B-ws.
  * - H6: filter cost per subscriber per event at N subscribers with 10 % matching (server CPU from
  *   /proc, filtered events minus unfiltered events to the same subscribers); goal ≤ 5 µs.
+ * - http2 (issue 21): Gatehouse SSE on its TLS listener over HTTP/1.1 (node:https clients) and
+ *   HTTP/2 (node:http2, one session per client origin with 1 and with 10 streams) next to the plain
+ *   HTTP/1.1 row: memory per connection, latency and CPU per delivery as H1/H3, and their ratios.
  *
  * Method: every hub runs alone (started, measured, stopped before the next) pinned to cpu0; one
  * client process pinned to cpu1 holds the N raw `net` connections from 127.0.0.2–.201, counts the
@@ -23,7 +26,7 @@
  * Run: `node bench/src/push-hub.bench.ts` (N = 10000, 3 rounds, about 4 minutes).
  * Flags: `--n 2000` (smoke run; above 18000 the connections are spread over several client
  * processes, and every hub process needs an open-files limit above N), `--rounds 3`,
- * `--scenarios h1,h3` (any of h1,h2,h3,h3b,h4,h6), `--brokers kafka,redis,nats` (h3b),
+ * `--scenarios h1,h3` (any of h1,h2,h3,h3b,h4,h6,http2), `--brokers kafka,redis,nats` (h3b),
  * `--hubs gatehouse-sse,B-sse` (only these), `--no-pushpin`, `--no-nchan`, `--no-centrifugo`,
  * `--cpu-prof` (writes Gatehouse CPU profiles to a temp dir), `--json <file>` (the summary).
  */
@@ -38,6 +41,7 @@ import { pushpinVersion } from './baselines/pushpin-hub.ts';
 import { type PushClient, startPushClients } from './clients/push-client-process.ts';
 import { boxLine, formatRatio, median, pinProcess, raiseFdLimit, ratio } from './harness/index.ts';
 import { type BrokerKind, brokerHub } from './push-hub/broker-targets.ts';
+import { http2Comparison, http2Tables } from './push-hub/http2-comparison.ts';
 import type { LatencyRow } from './report/write-report.ts';
 import {
   centrifugoHub,
@@ -68,8 +72,8 @@ const mib = 1024 * 1024;
 /** Hard stop: every step has its own time-out; this catches anything they miss. */
 const runDeadlineMs = 20 * 60_000;
 
-type Scenario = 'h1' | 'h2' | 'h3' | 'h3b' | 'h4' | 'h6';
-const allScenarios: Scenario[] = ['h1', 'h2', 'h3', 'h3b', 'h4', 'h6'];
+type Scenario = 'h1' | 'h2' | 'h3' | 'h3b' | 'h4' | 'h6' | 'http2';
+const allScenarios: Scenario[] = ['h1', 'h2', 'h3', 'h3b', 'h4', 'h6', 'http2'];
 const allBrokers: BrokerKind[] = ['kafka', 'redis', 'nats'];
 
 function options() {
@@ -120,10 +124,11 @@ function plan(o: ReturnType<typeof options>, profileDir: string | undefined): Pl
   const has = (s: Scenario) => o.scenarios.has(s);
   const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : undefined;
   const fanout: HubTarget[] = [];
-  if (has('h1') || has('h2') || has('h3') || has('h3b')) {
-    fanout.push(rawHub('sse', 18931, serverCpu));
+  const plainSse = has('h1') || has('h2') || has('h3') || has('h3b');
+  if (plainSse) fanout.push(rawHub('sse', 18931, serverCpu));
+  if (plainSse || has('http2'))
     fanout.push(gatehouseHub({ transport: 'sse', port: 18932, apiPort: 18942, cpu: serverCpu, nodeArgs }));
-  }
+  if (has('http2')) fanout.push(...tlsTargets(nodeArgs));
   if (has('h3') && o.pushpin) {
     const ports = { http: 18933, publish: 18943, zmqPush: 18953, zmqCommand: 18954, origin: 18955 };
     fanout.push(pushpinHub(ports, serverCpu, o.n + 1000));
@@ -168,6 +173,40 @@ function plan(o: ReturnType<typeof options>, profileDir: string | undefined): Pl
     fanout: fanout.filter((t) => only.includes(t.name)),
     filter: filter && only.includes(filter.name) ? filter : undefined,
   };
+}
+
+/**
+ * Issue 21: Gatehouse SSE on the edge's TLS listener, HTTP/1.1 (node:https) and HTTP/2 (node:http2).
+ * HTTP/2 as browsers use it: one session per client origin. One stream per session is the main row
+ * (a user with one tab has one EventSource, so the session carries one stream, and every delivery
+ * pays its own frame, TLS record and write); ten streams per session are ten tabs of one browser
+ * on the hub's origin (HTTP/1.1's limit of six connections per origin is what HTTP/2 lifts).
+ */
+function tlsTargets(nodeArgs: string[] | undefined): HubTarget[] {
+  const common = { transport: 'sse', cpu: serverCpu, nodeArgs } as const;
+  return [
+    gatehouseHub({
+      ...common,
+      name: 'gatehouse-sse-tls',
+      port: 18971,
+      apiPort: 18973,
+      tls: { port: 18972, protocol: 'http/1.1' },
+    }),
+    gatehouseHub({
+      ...common,
+      name: 'gatehouse-sse-h2',
+      port: 18974,
+      apiPort: 18976,
+      tls: { port: 18975, protocol: 'h2', streamsPerSession: 1 },
+    }),
+    gatehouseHub({
+      ...common,
+      name: 'gatehouse-sse-h2x10',
+      port: 18977,
+      apiPort: 18979,
+      tls: { port: 18978, protocol: 'h2', streamsPerSession: 10 },
+    }),
+  ];
 }
 
 /** At most this many connections per client process (it holds one socket each, plus its own fds). */
@@ -269,6 +308,7 @@ function latencySummary(results: FanoutResult[]): LatencySummary {
     cpuPerDelivery: median(cpu),
     cpuMin: Math.min(...cpu),
     cpuMax: Math.max(...cpu),
+    clientCpuPerDelivery: median(pubs.map((p) => (p.clientCpuMs * 1000) / Math.max(1, p.delivered))),
     cdf: pubs[0]!.quantiles.map((_, k) => median(pubs.map((p) => p.quantiles[k]!))),
   };
 }
@@ -454,6 +494,13 @@ function report(o: ReturnType<typeof options>, fanout: Map<string, FanoutResult[
     console.log('');
     h6 = reportFilter(filter, lat.get('gatehouse-sse')?.p99);
   }
+  const http2 = o.scenarios.has('http2') ? http2Comparison(mem, lat) : undefined;
+  if (http2) {
+    console.log(
+      `\nissue 21: Gatehouse SSE over HTTP/2 next to HTTP/1.1, N = ${o.n} streams (medians over rounds; memory after a full GC as H1, latency and CPU as H3):\n`,
+    );
+    console.log(http2Tables(http2));
+  }
   const goals = issue16Goals(o.n, mem, lat);
   if (goals.length) {
     console.log('\nissue 16 goals (where Gatehouse stands, same run):');
@@ -467,6 +514,7 @@ function report(o: ReturnType<typeof options>, fanout: Map<string, FanoutResult[
     ]),
     latency: Object.fromEntries(lat),
     filter: h6,
+    ...(http2 && { http2 }),
     goals,
   };
 }

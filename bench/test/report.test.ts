@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, it } from 'node:test';
+import { http2Comparison } from '../src/push-hub/http2-comparison.ts';
 import { writeReport } from '../src/report/write-report.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-report-test-'));
@@ -29,6 +30,7 @@ const latency = (p50: number, p99: number) => ({
   cpuPerDelivery: 20,
   cpuMin: 19,
   cpuMax: 21,
+  clientCpuPerDelivery: 5,
   cdf: quantiles(p50 / 2, p99),
 });
 
@@ -62,6 +64,18 @@ it('writes every table and one SVG per scenario, rendered by vega, and a latest.
       },
     ],
     goals: [{ goal: 'SSE p99 ≤ Nchan p99', value: '210 vs 120 ms', met: false }],
+    http2: http2Comparison(
+      new Map([
+        ['gatehouse-sse', memory(12_000, 'node')],
+        ['gatehouse-sse-tls', memory(30_000, 'node')],
+        ['gatehouse-sse-h2', memory(45_000, 'node')],
+      ]),
+      new Map([
+        ['gatehouse-sse', latency(100, 200)],
+        ['gatehouse-sse-tls', latency(150, 250)],
+        ['gatehouse-sse-h2', latency(300, 500)],
+      ]),
+    ),
   };
   const bus = {
     rows: [
@@ -86,6 +100,19 @@ it('writes every table and one SVG per scenario, rendered by vega, and a latest.
   assert.match(md, /\| kafka \| 130 \/ 240 \/ 240 \| 20 \/ 30 \/ 30 \| ≤ 50 ms \| meets \|/);
   assert.match(md, /\| kafka \| 1000 \[900–1000\] \| 950 \[950–980\] \| 0\.95× \|/);
   assert.match(md, /R1 0\.9× meets/);
+  assert.match(md, /### HTTP\/2 next to HTTP\/1\.1/);
+  assert.match(
+    md,
+    /\| HTTP\/2 \(TLS\), 1 stream\/session \| 43\.9 KiB \| 43\.9 KiB \| 43\.9 KiB \| 300 \/ 500 \[500–500\] \| 20\.0 µs \| 5\.0 µs \|/,
+  );
+  assert.match(
+    md,
+    /\| HTTP\/2 \(TLS\), 1 stream\/session \/ HTTP\/1\.1 \+ TLS \| 1\.50× \| 1\.50× \| 1\.50× \| 2\.00× \| 2\.00× \| 1\.00× \|/,
+  );
+  assert.match(
+    md,
+    /\| HTTP\/2 \(TLS\), 1 stream\/session \/ HTTP\/1\.1 plain \| 3\.75× \| 3\.75× \| 3\.75× \| 3\.00× \| 2\.50× \| 1\.00× \|/,
+  );
   const plots = readdirSync(join(dir, file.slice(dir.length + 1, -3))).sort();
   assert.deepEqual(plots, [
     'bus-throughput-bus-throughput.svg',

@@ -2,12 +2,28 @@
 
 export type PushTransport = 'sse' | 'ws';
 
+/**
+ * How the connections reach the hub: the raw `net` socket of raw-connection.ts (plain HTTP/1.1 or
+ * the WebSocket upgrade), HTTP/1.1 over TLS with node:https, or HTTP/2 over TLS with node:http2,
+ * `streamsPerSession` SSE streams on each session (one session per client origin, as a browser
+ * shares one between its tabs). `ca` is the PEM the hub's certificate is checked against.
+ */
+export type PushWire =
+  | { protocol: 'tcp' }
+  | { protocol: 'tls/http/1.1'; ca: string }
+  | { protocol: 'tls/h2'; ca: string; streamsPerSession: number };
+
+/** What one opened connection ran on: `tcp`, or `tls/` and the protocol ALPN chose. */
+export type NegotiatedProtocol = 'tcp' | `tls/${string}`;
+
 export interface ConnectCommand {
   type: 'connect';
   transport: PushTransport;
   port: number;
   /** Several hub replicas: connection i goes to ports[i % ports.length] (default: [port]). */
   ports?: number[];
+  /** Default: the raw `net` socket (`tcp`). */
+  wire?: PushWire;
   /** Request paths; connection i uses paths[i % paths.length]. */
   paths: string[];
   count: number;
@@ -46,6 +62,8 @@ export interface ConnectedReport {
   /** From the first connect to the last first byte. */
   ms: number;
   firstError: string | undefined;
+  /** Opened connections by what they ran on (a TLS row that fell back to HTTP/1.1 shows here). */
+  protocols: Partial<Record<NegotiatedProtocol, number>>;
 }
 
 export interface ArrivalsReport {

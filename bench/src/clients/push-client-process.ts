@@ -110,6 +110,7 @@ export function startPushClients(count: number, cpu: number): PushClient {
         retried: reports.reduce((a, r) => a + r.retried, 0),
         ms: Math.max(...reports.map((r) => r.ms)),
         firstError: reports.find((r) => r.firstError)?.firstError,
+        protocols: mergeCounts(reports.map((r) => r.protocols)),
       };
     },
     async arrivals(stamp, expected, toEveryOpen, timeoutMs) {
@@ -127,4 +128,13 @@ export function startPushClients(count: number, cpu: number): PushClient {
     cpuSeconds: () => clients.reduce((a, c) => a + c.cpuSeconds(), 0),
     stop: () => Promise.all(clients.map((c) => c.stop())).then(() => undefined),
   };
+}
+
+function mergeCounts<K extends string>(
+  counts: Array<Partial<Record<K, number>>>,
+): Partial<Record<K, number>> {
+  const sum: Partial<Record<K, number>> = {};
+  for (const c of counts)
+    for (const [k, v] of Object.entries(c) as Array<[K, number]>) sum[k] = (sum[k] ?? 0) + v;
+  return sum;
 }

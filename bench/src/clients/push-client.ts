@@ -1,20 +1,30 @@
 /**
  * The push client process (performance-anchors §6.4): started by push-client-process.ts and pinned
- * to the load CPU, it opens N raw connections in paced batches, reports once all answered, and
- * reports the publish-to-arrival latency of every delivery of an event when asked. Commands and
- * reports are the IPC messages of push-client-messages.ts.
+ * to the load CPU, it opens N connections in paced batches (raw sockets, or HTTPS / HTTP/2 streams
+ * for the TLS rows), reports once all answered, and reports the publish-to-arrival latency of every
+ * delivery of an event when asked. Commands and reports are the IPC messages of
+ * push-client-messages.ts.
  */
-import type { Socket } from 'node:net';
+import { H2SseSessions } from './h2-sse-sessions.ts';
+import { openHttpsSseConnection } from './https-sse-connection.ts';
 import type {
   ArrivalsReport,
   AwaitCommand,
   ClientCommand,
   ClientReport,
   ConnectCommand,
+  NegotiatedProtocol,
 } from './push-client-messages.ts';
-import { openRawConnection } from './raw-connection.ts';
+import { type ConnectionEvents, openRawConnection } from './raw-connection.ts';
 
-const sockets: Socket[] = [];
+/** A socket, an HTTPS request or an HTTP/2 session: what closeAll ends. */
+interface Closable {
+  readonly destroyed: boolean;
+  destroy(): void;
+  once(event: 'close', listener: () => void): unknown;
+}
+
+const closables: Closable[] = [];
 let open = 0;
 /** Latencies by event stamp, until reported. */
 const arrivals = new Map<number, number[]>();
@@ -74,7 +84,24 @@ function awaitArrivals(cmd: AwaitCommand): void {
  */
 const connectAttempts = 3;
 
+type Opener = (index: number, target: { port: number; path: string }, events: ConnectionEvents) => void;
+
+/** Opens connection i the way the command's wire says. */
+function openerFor(cmd: ConnectCommand): Opener {
+  const wire = cmd.wire ?? { protocol: 'tcp' };
+  if (wire.protocol === 'tcp')
+    return (i, target, events) =>
+      closables.push(openRawConnection(i, { transport: cmd.transport, ...target }, events));
+  if (cmd.transport !== 'sse') throw new Error(`${wire.protocol} carries SSE only`);
+  if (wire.protocol === 'tls/http/1.1')
+    return (i, target, events) =>
+      closables.push(openHttpsSseConnection(i, { ...target, ca: wire.ca }, events));
+  const sessions = new H2SseSessions(wire, (session) => closables.push(session));
+  return (i, target, events) => sessions.openStream(i, target, events);
+}
+
 function connectAll(cmd: ConnectCommand): void {
+  const openConnection = openerFor(cmd);
   const started = performance.now();
   let next = 0;
   let pending = 0;
@@ -82,6 +109,7 @@ function connectAll(cmd: ConnectCommand): void {
   let failed = 0;
   let retried = 0;
   let firstError: string | undefined;
+  const protocols: Partial<Record<NegotiatedProtocol, number>> = {};
   let done = false;
   /** Connections that failed before they opened, to be opened again (at most `connectAttempts` in all). */
   const retries: Array<{ index: number; attempt: number }> = [];
@@ -90,7 +118,15 @@ function connectAll(cmd: ConnectCommand): void {
     done = true;
     clearInterval(tick);
     clearTimeout(deadline);
-    send({ type: 'connected', connected, failed, retried, ms: performance.now() - started, firstError });
+    send({
+      type: 'connected',
+      connected,
+      failed,
+      retried,
+      ms: performance.now() - started,
+      firstError,
+      protocols,
+    });
   };
   const settled = () => {
     if (connected + failed === cmd.count) finish();
@@ -98,13 +134,14 @@ function connectAll(cmd: ConnectCommand): void {
   const open1 = (index: number, attempt: number) => {
     pending++;
     const path = cmd.paths[index % cmd.paths.length]!;
-    const socket = openRawConnection(
+    openConnection(
       index,
-      { transport: cmd.transport, port: cmd.ports?.[index % cmd.ports.length] ?? cmd.port, path },
+      { port: cmd.ports?.[index % cmd.ports.length] ?? cmd.port, path },
       {
-        onOpen() {
+        onOpen(protocol) {
           pending--;
           connected++;
+          protocols[protocol] = (protocols[protocol] ?? 0) + 1;
           open++;
           settled();
         },
@@ -128,7 +165,6 @@ function connectAll(cmd: ConnectCommand): void {
         onStamp,
       },
     );
-    sockets.push(socket);
   };
   const startBatch = () => {
     let room = Math.min(cmd.batchSize, cmd.maxPending - pending);
@@ -149,12 +185,12 @@ function connectAll(cmd: ConnectCommand): void {
 }
 
 async function closeAll(): Promise<void> {
-  const closing = sockets.map(
-    (s) => new Promise<void>((resolve) => (s.destroyed ? resolve() : s.once('close', () => resolve()))),
+  const closing = closables.map(
+    (c) => new Promise<void>((resolve) => (c.destroyed ? resolve() : c.once('close', () => resolve()))),
   );
-  for (const s of sockets) s.destroy();
+  for (const c of closables) c.destroy();
   await Promise.all(closing);
-  sockets.length = 0;
+  closables.length = 0;
   arrivals.clear();
   reported.clear();
   extra = 0;

@@ -11,12 +11,12 @@
  * the benchmarked hubs either send none or send them far apart (HEARTBEAT_INTERVAL 10m in the bench).
  */
 import { connect, type Socket } from 'node:net';
-import type { PushTransport } from './push-client-messages.ts';
+import type { NegotiatedProtocol, PushTransport } from './push-client-messages.ts';
 import { StampScanner } from './stamp-scanner.ts';
 
 export interface ConnectionEvents {
-  /** The first byte arrived with the expected status. */
-  onOpen(): void;
+  /** The first byte arrived with the expected status, over `protocol`. */
+  onOpen(protocol: NegotiatedProtocol): void;
   /** The connection ended before it opened (`reason`) or after. */
   onClose(opened: boolean, reason: string | undefined): void;
   /** One event's stamp, and when its bytes arrived (performance.timeOrigin + performance.now()). */
@@ -26,6 +26,11 @@ export interface ConnectionEvents {
 /** Source addresses 127.0.0.2–127.0.0.201: 28k ephemeral ports each, far beyond one address's. */
 const sourceAddresses = 200;
 
+/** The source address of client connection (or HTTP/2 session) i. */
+export function sourceAddress(i: number): string {
+  return `127.0.0.${2 + (i % sourceAddresses)}`;
+}
+
 export function openRawConnection(
   i: number,
   target: { transport: PushTransport; port: number; path: string },
@@ -34,7 +39,7 @@ export function openRawConnection(
   const socket = connect({
     host: '127.0.0.1',
     port: target.port,
-    localAddress: `127.0.0.${2 + (i % sourceAddresses)}`,
+    localAddress: sourceAddress(i),
   });
   const scanner = new StampScanner();
   const expectedStatus = target.transport === 'sse' ? '200' : '101';
@@ -51,7 +56,7 @@ export function openRawConnection(
         return;
       }
       opened = true;
-      events.onOpen();
+      events.onOpen('tcp');
     }
     scanner.scan(chunk, (stamp) => events.onStamp(stamp, arrivedAt));
   });

@@ -5,11 +5,14 @@
  * Pushpin, Nchan and Centrifugo.
  * Every hub runs on the server CPU; the same CloudEvent JSON is published to each in its own way.
  */
+import { readFileSync, rmSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { selfSignedCertificate } from '@gatehouse/testkit';
 import { CENTRIFUGO_SSE_PATH, startCentrifugo } from '../baselines/centrifugo-hub.ts';
 import { NCHAN_SUBSCRIBE_PATH, startNchan } from '../baselines/nchan-hub.ts';
 import { startPushpin } from '../baselines/pushpin-hub.ts';
-import type { PushTransport } from '../clients/push-client-messages.ts';
+import type { PushTransport, PushWire } from '../clients/push-client-messages.ts';
 import { post } from './publish.ts';
 import { cpuNanosOf, descendantsOf } from '../harness/proc.ts';
 import { type PinnedProcess, spawnPinned } from '../harness/spawn-pinned.ts';
@@ -44,6 +47,8 @@ export interface RunningHub {
   gc: GcKind;
   /** Connect paths; client connection i uses paths[i % paths.length]. */
   paths: string[];
+  /** How clients reach `port` (default: raw `net` sockets, `tcp`). */
+  wire?: PushWire;
   /** Publishes one CloudEvent (JSON text); resolves when the hub acknowledged it. */
   publish(eventJson: string): Promise<void>;
   /**
@@ -124,6 +129,12 @@ export interface GatehouseOptions {
   name?: string;
   /** Extra Node options, e.g. --cpu-prof. */
   nodeArgs?: string[];
+  /**
+   * Clients connect to the edge's TLS listener on this port instead (HTTPS_CERTFILE/HTTPS_KEYFILE,
+   * a self-signed certificate made at start): HTTP/1.1 through node:https, or HTTP/2 through
+   * node:http2 with `streamsPerSession` SSE streams per session.
+   */
+  tls?: { port: number; protocol: 'http/1.1' } | { port: number; protocol: 'h2'; streamsPerSession: number };
 }
 
 export function gatehouseHub(o: GatehouseOptions): HubTarget {
@@ -132,10 +143,12 @@ export function gatehouseHub(o: GatehouseOptions): HubTarget {
     name: o.name ?? `gatehouse-${o.transport}`,
     transport: o.transport,
     async start() {
+      const cert = o.tls ? selfSignedCertificate() : undefined;
+      const port = o.tls?.port ?? o.port;
       const p = await spawnPinned({
         name: 'gatehouse',
         script: embeddedMain,
-        port: o.port,
+        port,
         cpu: o.cpu,
         probe: true,
         nodeArgs: [...HUB_NODE_ARGS, ...(o.nodeArgs ?? [])],
@@ -155,16 +168,36 @@ export function gatehouseHub(o: GatehouseOptions): HubTarget {
           // window; the raw client does not answer pings.
           HEARTBEAT_INTERVAL: '10m',
           ...(o.extractors ? { EXTRACTORS: o.extractors } : {}),
+          ...(cert && {
+            HTTPS_CERTFILE: cert.certFile,
+            HTTPS_KEYFILE: cert.keyFile,
+            INBOUND_HTTPS_PORT: String(port),
+          }),
         },
       });
-      return nodeHub(p, {
+      const hub = nodeHub(p, {
         transport: o.transport,
-        port: o.port,
+        port,
         paths: o.paths ?? [subscriptionPath(base, [{ eventType: 'bench' }])],
         publish: (json) => post(o.apiPort, '/v3/messages', json, 'application/cloudevents+json'),
+        ...(cert && o.tls && { wire: tlsWire(o.tls, readFileSync(cert.certFile, 'utf8')) }),
       });
+      if (!cert) return hub;
+      return {
+        ...hub,
+        async stop() {
+          await hub.stop();
+          rmSync(dirname(cert.certFile), { recursive: true, force: true });
+        },
+      };
     },
   };
+}
+
+function tlsWire(tls: NonNullable<GatehouseOptions['tls']>, ca: string): PushWire {
+  return tls.protocol === 'h2'
+    ? { protocol: 'tls/h2', ca, streamsPerSession: tls.streamsPerSession }
+    : { protocol: 'tls/http/1.1', ca };
 }
 
 export function pushpinHub(
@@ -251,7 +284,7 @@ function noGcMemory(rss: number): HubMemory {
 
 function nodeHub(
   p: PinnedProcess,
-  o: Pick<RunningHub, 'transport' | 'port' | 'paths' | 'publish'>,
+  o: Pick<RunningHub, 'transport' | 'port' | 'paths' | 'publish' | 'wire'>,
 ): RunningHub {
   return {
     ...o,

@@ -88,6 +88,7 @@ async function withConnectedHub<T>(
       transport: hub.transport,
       port: hub.port,
       ports: hub.ports,
+      ...(hub.wire && { wire: hub.wire }),
       paths: hub.paths,
       count: o.n,
       batchSize: target.connectPacing?.batchSize ?? o.batchSize,
@@ -99,6 +100,11 @@ async function withConnectedHub<T>(
       throw new Error(
         `${target.name}: ${c.connected}/${o.n} connected, ${c.failed} failed (${c.firstError})`,
       );
+    }
+    // A TLS row whose connections fell back to another protocol would measure that one under its name.
+    const protocol = hub.wire?.protocol ?? 'tcp';
+    if (c.protocols[protocol] !== c.connected) {
+      throw new Error(`${target.name}: expected ${protocol} on all, got ${JSON.stringify(c.protocols)}`);
     }
     await sleep(o.settleMs);
     const loaded = await hub.memory('loaded');

@@ -7,6 +7,7 @@
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { type Http2Comparison, http2Tables } from '../push-hub/http2-comparison.ts';
 import { barsSpec, cdfSpec, renderSvg } from './plots.ts';
 
 export interface BenchOutput {
@@ -38,6 +39,8 @@ export interface LatencyRow {
   cpuPerDelivery: number;
   cpuMin: number;
   cpuMax: number;
+  /** The client process's CPU time from publish to the last arrival, per delivery, µs (median). */
+  clientCpuPerDelivery: number;
   /** Median over publishes of each quantile (0 %, 0.5 %, … 100 %), ms: the CDF to plot. */
   cdf: number[];
 }
@@ -59,6 +62,7 @@ interface PushHubJson {
   }>;
   goals: Array<{ goal: string; value: string; met: boolean }>;
   filter?: { filterCostUs: number; deliveryCostUs: number; matchingP99Ms: number; matching: number };
+  http2?: Http2Comparison;
 }
 interface BusJson {
   rows: Array<{
@@ -235,6 +239,15 @@ async function pushHubSection(j: PushHubJson, parts: string[], plot: Plot): Prom
   if (j.filter) {
     parts.push(
       `H6: filter cost ${j.filter.filterCostUs.toFixed(3)} µs per subscriber per event, one delivery ${j.filter.deliveryCostUs.toFixed(1)} µs, p99 to the ${j.filter.matching} matching ${ms(j.filter.matchingP99Ms)} ms.`,
+      '',
+    );
+  }
+  if (j.http2?.rows.length) {
+    parts.push('### HTTP/2 next to HTTP/1.1 (issue 21)', '');
+    parts.push(
+      `Gatehouse SSE, N = ${j.n} streams: plain HTTP/1.1, HTTP/1.1 over TLS (node:https clients) and HTTP/2 over TLS (node:http2, one session per client origin), same run.`,
+      '',
+      http2Tables(j.http2),
       '',
     );
   }
