@@ -222,9 +222,13 @@ export class ResumingWsClient extends ResumingClient {
     ws.on('open', () => {
       opened = true;
     });
+    let retryAfter: string | string[] | undefined;
     ws.on('unexpected-response', (_req, res) => {
       this.refused(res.statusCode ?? 0);
+      retryAfter = res.headers['retry-after'] ?? '';
       res.resume();
+      // With a listener here, ws leaves the socket connecting for ever: end the attempt.
+      ws.terminate();
     });
     ws.on('message', (data) => {
       const json = data.toString();
@@ -235,6 +239,7 @@ export class ResumingWsClient extends ResumingClient {
     ws.on('error', () => {});
     ws.on('close', (code) => {
       if (code >= 4000) this.refused(code - 4000);
+      if (!opened && retryAfter !== undefined) return this.retryAfterRefusal(retryAfter);
       if (!opened) return this.connectSoon(code >= 4000 ? 1000 : 50);
       this.ended();
       // A good client spreads its reconnects too (1012 says nothing about when).
@@ -360,9 +365,12 @@ export class ResumingSocketIoClient extends ResumingClient {
       socket.close();
       this.retryAfterRefusal(undefined);
     });
+    // Also when the engine closes before the socket.io connect was answered (a poll that failed, a
+    // ping that timed out): that attempt is over, and without `reconnection` nothing makes another.
     socket.on('disconnect', () => {
       socket.close();
-      if (!opened || this.stopped) return;
+      if (this.stopped) return;
+      if (!opened) return this.connectSoon(50 + Math.random() * 500);
       this.ended();
       this.connectSoon(Math.random() * 500);
     });

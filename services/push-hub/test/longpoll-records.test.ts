@@ -76,3 +76,84 @@ describe('a long-poll connection in Redis', () => {
     );
   });
 });
+
+/**
+ * A poll keeps its connection alive without writing its TTL each time: the record and queue TTLs
+ * are set once per touch period (an eighth of LONGPOLL_SESSION_TTL, at most a minute) per replica,
+ * to the TTL plus that period. Watched with MONITOR on real Redis: the PEXPIREs of this test's keys.
+ */
+function withHub(
+  sessionTtl: string,
+  body: (hub: () => { f: HubFixture; store: RedisStore; redis: Redis; namespace: string }) => void,
+) {
+  const namespace = `${uniqueName('lp-touch')}:`;
+  let store: RedisStore;
+  let redis: Redis;
+  let f: HubFixture;
+  before(async () => {
+    store = await RedisStore.connect({ url: dependencyAddress.redisUrl, namespace });
+    redis = new Redis(dependencyAddress.redisUrl);
+    f = await startHubFixture(
+      { LONGPOLL_TIMEOUT: '100ms', LONGPOLL_SESSION_TTL: sessionTtl },
+      { bus: new MemoryBus(), store },
+    );
+  });
+  after(async () => {
+    await f?.stop();
+    await store?.close();
+    if (redis) {
+      const keys = await redis.keys(`${namespace}*`);
+      if (keys.length > 0) await redis.del(...keys);
+      redis.disconnect();
+    }
+  });
+  body(() => ({ f, store, redis, namespace }));
+}
+
+describe('a polled long-poll connection', () => {
+  describe('with a TTL of a minute (a touch period of 7.5 s)', () => {
+    let monitor: Awaited<ReturnType<Redis['monitor']>> | undefined;
+    after(() => monitor?.disconnect());
+    withHub('60s', (hub) => {
+      it('writes its TTL once per touch period, not once per poll', async () => {
+        const { f, store, redis, namespace } = hub();
+        const c = new LongPollClient(f.url);
+        assert.equal((await c.get()).text, '"ok"');
+        await c.poll();
+        monitor = await redis.monitor();
+        const expires: string[] = [];
+        monitor.on('monitor', (_time: string, args: string[]) => {
+          if (args[0]?.toLowerCase() === 'pexpire' && args[1]?.startsWith(namespace)) expires.push(args[1]);
+        });
+        // 20 polls (each answers empty after 100 ms) within one period.
+        for (let i = 0; i < 20; i++) await c.poll();
+        await new Promise((r) => setTimeout(r, 200)); // MONITOR's lines come after the replies
+        // The first poll touched the record and the queue; at most one period boundary since.
+        assert.ok(expires.length <= 2, `${expires.length} PEXPIREs for 20 polls: ${expires.join(' ')}`);
+        const [record] = await store.keys('lp:');
+        const ttl = await redis.pttl(`${namespace}${record}`);
+        assert.ok(ttl > 60_000, `the record lives on for the TTL and a period (${ttl} ms left)`);
+      });
+    });
+  });
+
+  describe('with a TTL of 2 s (a touch period of 250 ms)', () => {
+    withHub('2s', (hub) => {
+      it('lives while polled past its TTL, and is forgotten within a period after the last poll', async () => {
+        const c = new LongPollClient(hub().f.url);
+        assert.equal((await c.get()).text, '"ok"');
+        // Polled for twice the TTL: still the same connection.
+        const started = Date.now();
+        while (Date.now() - started < 4000) {
+          const r = await c.get();
+          assert.equal(r.status, 200);
+          assert.notEqual(r.text, '"ok"', 'a polled connection was forgotten');
+          await new Promise((r) => setTimeout(r, 300));
+        }
+        // Not polled for the TTL and a period (2.25 s) and some room: a new connection.
+        await new Promise((r) => setTimeout(r, 3500));
+        assert.equal((await c.get()).text, '"ok"', 'a connection not polled for its TTL lived on');
+      });
+    });
+  });
+});

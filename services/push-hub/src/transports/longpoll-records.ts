@@ -41,15 +41,24 @@ export const recordKey = (id: string) => `lp:${id}`;
 export const queuePrefix = 'lpq:';
 export const queueKey = (id: string) => `${queuePrefix}${id}`;
 
+/** The longest a touch period lasts: a connection is forgotten at most this long after its TTL. */
+const maxTouchPeriodMs = 60_000;
+
 export class LongPollRecords {
   private readonly store: Store;
   private readonly ttlSeconds: number;
   private readonly maxQueued: number;
+  /** How long one touch lasts on this replica: an eighth of the TTL, at most a minute. */
+  private readonly touchPeriodMs: number;
+  /** Connections this replica touched in the current period (emptied when it ends). */
+  private touched = new Set<string>();
+  private periodEndsAt = 0;
 
   constructor(store: Store, options: { ttlSeconds: number; maxQueued: number }) {
     this.store = store;
     this.ttlSeconds = options.ttlSeconds;
     this.maxQueued = options.maxQueued;
+    this.touchPeriodMs = Math.min(maxTouchPeriodMs, (options.ttlSeconds * 1000) / 8);
   }
 
   async load(id: string): Promise<LongPollRecord | undefined> {
@@ -93,15 +102,32 @@ export class LongPollRecords {
     return { events, record };
   }
 
-  /** Keeps a polled connection alive for another session TTL. */
+  /**
+   * Keeps a polled connection alive for another session TTL. Once per touch period per replica, not
+   * once per poll (two writes of a poll's five store commands): the TTL it sets is longer by a
+   * period, so a connection is forgotten between one TTL and one TTL plus a period after its last poll.
+   */
   async touch(id: string): Promise<void> {
+    const now = Date.now();
+    if (now >= this.periodEndsAt) {
+      this.touched = new Set();
+      this.periodEndsAt = now + this.touchPeriodMs;
+    }
+    if (this.touched.has(id)) return;
+    this.touched.add(id);
+    const ttlSeconds = this.ttlSeconds + this.touchPeriodMs / 1000;
     await Promise.all([
-      this.store.touch(recordKey(id), this.ttlSeconds),
-      this.store.touch(queueKey(id), this.ttlSeconds),
-    ]);
+      this.store.touch(recordKey(id), ttlSeconds),
+      this.store.touch(queueKey(id), ttlSeconds),
+    ]).catch((err: unknown) => {
+      // Not touched after all: the next poll tries again.
+      this.touched.delete(id);
+      throw err;
+    });
   }
 
   async forget(id: string): Promise<void> {
+    this.touched.delete(id);
     await Promise.all([this.store.delete(recordKey(id)), this.store.delete(queueKey(id))]);
   }
 }

@@ -230,8 +230,10 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       return found.events;
     };
     try {
-      if (await blacklisted(rec)) return answerKilled(res, id, rec.sessionId!);
-      let privateEvents = await pending(acknowledged);
+      // Both at once: one wait for the store instead of two.
+      const [killed, queued] = await Promise.all([blacklisted(rec), pending(acknowledged)]);
+      if (killed) return answerKilled(res, id, rec.sessionId!);
+      let privateEvents = queued;
       for (;;) {
         const slice = await readStream(cursor, closed.signal, deadline);
         if (closed.signal.aborted) return;

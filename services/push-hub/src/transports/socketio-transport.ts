@@ -77,10 +77,17 @@ export interface SocketIoLimits {
   refuseHandshake(req: IncomingMessage): SubscriptionRequestError | undefined;
 }
 
+/** How long the engine waits for a client to complete its upgrade to WebSocket. */
+const SOCKETIO_UPGRADE_TIMEOUT_MS = 45_000;
+
 export function createSocketIoTransport(ctx: TransportContext, limits: SocketIoLimits) {
   // The engine is driven by our own routing (handleRequest/handleUpgrade), so it needs no path.
   const engine = new EngineServer({
     pingInterval: ctx.heartbeatMs,
+    // engine.io's client stops polling once its WebSocket probe is answered, until the poll in flight
+    // ends; a server that gives up on the upgrade then (10 s by default) leaves it paused, hearing
+    // nothing until its ping timeout. A replica busy with a reconnect storm can take that long.
+    upgradeTimeout: SOCKETIO_UPGRADE_TIMEOUT_MS,
     // Polling answers get the CORS policy's headers; browsers apply none to WebSockets, so an
     // upgrade from an origin off the allow-list is refused here.
     cors: ctx.cors.socketIoOptions(socketIoPreflight),
