@@ -18,85 +18,23 @@ function maximalList(n: number) {
   return Array.from({ length: 128 }, (_, i) => ({ eventType: `${n}-${i}-`.padEnd(220, 'x') }));
 }
 
-describe('a long-poll connection in Redis', () => {
-  const namespace = `${uniqueName('lp-footprint')}:`;
+interface RedisHub {
+  f: HubFixture;
+  store: RedisStore;
+  redis: Redis;
+  namespace: string;
+}
+
+/** A hub on real Redis (its keys under a namespace of their own, removed after) with `env` set. */
+function withRedisHub(name: string, env: Record<string, string>, body: (hub: () => RedisHub) => void) {
+  const namespace = `${uniqueName(name)}:`;
   let store: RedisStore;
   let redis: Redis;
   let f: HubFixture;
   before(async () => {
     store = await RedisStore.connect({ url: dependencyAddress.redisUrl, namespace });
     redis = new Redis(dependencyAddress.redisUrl);
-    f = await startHubFixture(
-      { MAX_SUBSCRIPTION_CHANGES_PER_MINUTE: '1000', LONGPOLL_TIMEOUT: '200ms' },
-      { bus: new MemoryBus(), store },
-    );
-  });
-  after(async () => {
-    await f?.stop();
-    await store?.close();
-    if (redis) {
-      const keys = await redis.keys(`${namespace}*`);
-      if (keys.length > 0) await redis.del(...keys);
-      redis.disconnect();
-    }
-  });
-
-  /** Bytes Redis holds for the keys under this test's namespace (one connection's). */
-  async function redisBytes(): Promise<{ total: number; byKey: Record<string, number> }> {
-    const byKey: Record<string, number> = {};
-    for (const key of await redis.keys(`${namespace}*`))
-      byKey[key.slice(namespace.length)] = Number(await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0'));
-    return { total: Object.values(byKey).reduce((a, b) => a + b, 0), byKey };
-  }
-
-  it('holds one copy of the subscriptions however often they change', async () => {
-    const c = new LongPollClient(f.url);
-    await c.get();
-    const token = ((await c.poll())[0]!['data'] as { connection_token: string }).connection_token;
-    for (let n = 0; n < 200; n++) {
-      const res = await fetch(`${f.url}/_gw/v1/connection/longpolling/${token}/subscriptions`, {
-        method: 'PUT',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ subscriptions: maximalList(n) }),
-      });
-      assert.equal(res.status, 204, await res.text());
-    }
-    const { total, byKey } = await redisBytes();
-    // The record (one list), 200 queued notices of a few hundred bytes, counters: well under two lists.
-    assert.ok(total < 2 * maxBytes + 200 * 512, `${total} bytes in Redis: ${JSON.stringify(byKey)}`);
-    const events = await c.poll();
-    assert.deepEqual(
-      events.map((e) => e['type']),
-      ['gw.subscriptions_set'],
-      'the changes not fetched yet come as one, with the list in force',
-    );
-    assert.deepEqual(
-      events[0]!['data'],
-      maximalList(199).map((s) => ({ ...s, oneOf: [] })),
-    );
-  });
-});
-
-/**
- * A poll keeps its connection alive without writing its TTL each time: the record and queue TTLs
- * are set once per touch period (an eighth of LONGPOLL_SESSION_TTL, at most a minute) per replica,
- * to the TTL plus that period. Watched with MONITOR on real Redis: the PEXPIREs of this test's keys.
- */
-function withHub(
-  sessionTtl: string,
-  body: (hub: () => { f: HubFixture; store: RedisStore; redis: Redis; namespace: string }) => void,
-) {
-  const namespace = `${uniqueName('lp-touch')}:`;
-  let store: RedisStore;
-  let redis: Redis;
-  let f: HubFixture;
-  before(async () => {
-    store = await RedisStore.connect({ url: dependencyAddress.redisUrl, namespace });
-    redis = new Redis(dependencyAddress.redisUrl);
-    f = await startHubFixture(
-      { LONGPOLL_TIMEOUT: '100ms', LONGPOLL_SESSION_TTL: sessionTtl },
-      { bus: new MemoryBus(), store },
-    );
+    f = await startHubFixture(env, { bus: new MemoryBus(), store });
   });
   after(async () => {
     await f?.stop();
@@ -110,11 +48,64 @@ function withHub(
   body(() => ({ f, store, redis, namespace }));
 }
 
+describe('a long-poll connection in Redis', () => {
+  withRedisHub(
+    'lp-footprint',
+    { MAX_SUBSCRIPTION_CHANGES_PER_MINUTE: '1000', LONGPOLL_TIMEOUT: '200ms' },
+    (hub) => {
+      /** Bytes Redis holds for the keys under this test's namespace (one connection's). */
+      async function redisBytes(): Promise<{ total: number; byKey: Record<string, number> }> {
+        const { redis, namespace } = hub();
+        const byKey: Record<string, number> = {};
+        for (const key of await redis.keys(`${namespace}*`))
+          byKey[key.slice(namespace.length)] = Number(
+            await redis.call('MEMORY', 'USAGE', key, 'SAMPLES', '0'),
+          );
+        return { total: Object.values(byKey).reduce((a, b) => a + b, 0), byKey };
+      }
+
+      it('holds one copy of the subscriptions however often they change', async () => {
+        const { f } = hub();
+        const c = new LongPollClient(f.url);
+        await c.get();
+        const token = ((await c.poll())[0]!['data'] as { connection_token: string }).connection_token;
+        for (let n = 0; n < 200; n++) {
+          const res = await fetch(`${f.url}/_gw/v1/connection/longpolling/${token}/subscriptions`, {
+            method: 'PUT',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ subscriptions: maximalList(n) }),
+          });
+          assert.equal(res.status, 204, await res.text());
+        }
+        const { total, byKey } = await redisBytes();
+        // The record (one list), 200 queued notices of a few hundred bytes, counters: well under two lists.
+        assert.ok(total < 2 * maxBytes + 200 * 512, `${total} bytes in Redis: ${JSON.stringify(byKey)}`);
+        const events = await c.poll();
+        assert.deepEqual(
+          events.map((e) => e['type']),
+          ['gw.subscriptions_set'],
+          'the changes not fetched yet come as one, with the list in force',
+        );
+        assert.deepEqual(
+          events[0]!['data'],
+          maximalList(199).map((s) => ({ ...s, oneOf: [] })),
+        );
+      });
+    },
+  );
+});
+
+/**
+ * A poll keeps its connection alive without writing its TTL each time: the record and queue TTLs
+ * are set once per touch period (an eighth of LONGPOLL_SESSION_TTL, at most a minute) per replica,
+ * to the TTL plus that period. Watched with MONITOR on real Redis: the PEXPIREs of this test's keys.
+ */
+
 describe('a polled long-poll connection', () => {
   describe('with a TTL of a minute (a touch period of 7.5 s)', () => {
     let monitor: Awaited<ReturnType<Redis['monitor']>> | undefined;
     after(() => monitor?.disconnect());
-    withHub('60s', (hub) => {
+    withRedisHub('lp-touch', { LONGPOLL_TIMEOUT: '100ms', LONGPOLL_SESSION_TTL: '60s' }, (hub) => {
       it('writes its TTL once per touch period, not once per poll', async () => {
         const { f, store, redis, namespace } = hub();
         const c = new LongPollClient(f.url);
@@ -138,7 +129,7 @@ describe('a polled long-poll connection', () => {
   });
 
   describe('with a TTL of 2 s (a touch period of 250 ms)', () => {
-    withHub('2s', (hub) => {
+    withRedisHub('lp-forget', { LONGPOLL_TIMEOUT: '100ms', LONGPOLL_SESSION_TTL: '2s' }, (hub) => {
       it('lives while polled past its TTL, and is forgotten within a period after the last poll', async () => {
         const c = new LongPollClient(hub().f.url);
         assert.equal((await c.get()).text, '"ok"');
