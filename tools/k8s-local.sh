@@ -33,7 +33,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 here="$root/tools/k8s"
-cache="$root/.cache/k8s"
+# Resolved: mounts are listed by their real path, and .cache may be a symbolic link.
+mkdir -p "$root/.cache/k8s"
+cache=$(cd -P "$root/.cache/k8s" && pwd)
 bin="$cache/bin"
 run="$cache/run"
 pki="$run/pki"
