@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { authConfig, startAuth } from '@gatehouse/auth';
 import { blacklistConfig, createBlacklistService } from '@gatehouse/blacklist';
-import { MemoryBus } from '@gatehouse/bus';
+import { DEFAULT_MEMORY_BUS_RETENTION_BYTES, MemoryBus } from '@gatehouse/bus';
 import {
   type ApiDefinition,
   createProxy,
@@ -32,6 +32,7 @@ import {
   type GatewayService,
   Health,
   InternalApiAuth,
+  int,
   type InternalApiSetup,
   loadInternalApiSetup,
   loadConfig,
@@ -55,6 +56,11 @@ export const embeddedConfig = {
   ...proxyConfig,
   ...blacklistConfig,
   INBOUND_PORT: port('public edge port: /_gw/… endpoints and the reverse proxy', 4000),
+  MEMORY_BUS_MAX_BYTES: int(
+    'bytes of messages the in-process bus keeps per topic for replays (the oldest go first)',
+    DEFAULT_MEMORY_BUS_RETENTION_BYTES,
+    { min: 1024 * 1024 },
+  ),
 };
 
 /** Settings for a quiet gateway on loopback ports the system picks (tests, tools, a second instance). */
@@ -158,7 +164,7 @@ async function startServices(
 ): Promise<EmbeddedGateway> {
   const registry = createRegistry();
   const health = new Health();
-  const bus = new MemoryBus();
+  const bus = new MemoryBus({ retentionBytes: config.MEMORY_BUS_MAX_BYTES });
   const store = new MemoryStore();
   health.addCheck('store', () => store.ping());
   const auth = await startAuth(config, store, logger);

@@ -205,6 +205,13 @@ describe('embedded gateway', () => {
     );
   });
 
+  it('bounds its in-process bus by MEMORY_BUS_MAX_BYTES, 1 MiB at least', async () => {
+    await assert.rejects(
+      startEmbeddedGateway({ MEMORY_BUS_MAX_BYTES: '1000', LOG_LEVEL: 'silent' }),
+      /MEMORY_BUS_MAX_BYTES/,
+    );
+  });
+
   it('exits cleanly on SIGTERM as a process', async () => {
     const { code, out } = await runUntilListening({ TOKEN_SECRET: '' });
     assert.equal(code, 0);

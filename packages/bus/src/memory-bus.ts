@@ -21,7 +21,12 @@ import {
 export interface MemoryBusOptions {
   /** Messages kept per topic for replay (oldest dropped first). */
   retention?: number;
+  /** Bytes of messages (values, keys, headers) kept per topic; the newest is always kept. */
+  retentionBytes?: number;
 }
+
+/** 64 MiB per topic: the hub's own event buffer holds as much of the fan-out stream. */
+export const DEFAULT_MEMORY_BUS_RETENTION_BYTES = 64 * 1024 * 1024;
 
 interface Subscriber {
   handler: MessageHandler;
@@ -43,6 +48,8 @@ const REDELIVERY_DELAY_MS = 50;
 
 interface Topic {
   history: Message[];
+  /** Bytes of the messages in `history` (messageBytes). */
+  bytes: number;
   nextSeq: number;
   broadcast: Set<Subscriber>;
   groups: Map<string, Group>;
@@ -53,10 +60,12 @@ export class MemoryBus implements Bus {
   readonly capabilities = { replay: true, tail: true, headers: true };
   private readonly topics = new Map<string, Topic>();
   private readonly retention: number;
+  private readonly retentionBytes: number;
   private closed = false;
 
   constructor(options: MemoryBusOptions = {}) {
     this.retention = options.retention ?? 10_000;
+    this.retentionBytes = options.retentionBytes ?? DEFAULT_MEMORY_BUS_RETENTION_BYTES;
   }
 
   async publish(topicName: string, out: OutgoingMessage, options: PublishOptions = {}): Promise<Position> {
@@ -71,8 +80,10 @@ export class MemoryBus implements Bus {
       position: String(topic.nextSeq++),
     };
     topic.history.push(message);
+    topic.bytes += messageBytes(message);
     const keep = Math.min(options.maxLength ?? this.retention, this.retention);
-    while (topic.history.length > keep) topic.history.shift();
+    while (topic.history.length > keep || (topic.bytes > this.retentionBytes && topic.history.length > 1))
+      topic.bytes -= messageBytes(topic.history.shift()!);
     for (const sub of topic.broadcast) deliver(sub, message);
     for (const group of topic.groups.values()) {
       if (group.members.length === 0) continue;
@@ -143,8 +154,9 @@ export class MemoryBus implements Bus {
   /** Drops every message of the topic up to and including `through`, as retention would. */
   trim(topicName: string, through: Position): void {
     const after = parsePosition(through);
-    const { history } = this.topic(topicName);
-    while (history.length > 0 && Number(history[0]!.position) <= after) history.shift();
+    const topic = this.topic(topicName);
+    while (topic.history.length > 0 && Number(topic.history[0]!.position) <= after)
+      topic.bytes -= messageBytes(topic.history.shift()!);
   }
 
   comparePositions(a: Position, b: Position): number {
@@ -179,7 +191,7 @@ export class MemoryBus implements Bus {
   private topic(name: string): Topic {
     let t = this.topics.get(name);
     if (!t) {
-      t = { history: [], nextSeq: 1, broadcast: new Set(), groups: new Map() };
+      t = { history: [], bytes: 0, nextSeq: 1, broadcast: new Set(), groups: new Map() };
       this.topics.set(name, t);
     }
     return t;
@@ -215,6 +227,13 @@ function replayAfter(topic: Topic, from: Position): Message[] {
   if (after + 1 < oldest)
     throw new PositionUnavailableError(from, 'expired', `the oldest message kept is ${oldest}`);
   return topic.history.filter((m) => Number(m.position) > after);
+}
+
+/** What a kept message weighs: its value, key and headers (the object around them is not counted). */
+function messageBytes(m: Message): number {
+  let bytes = m.value.length + (m.key === undefined ? 0 : Buffer.byteLength(m.key));
+  for (const [name, value] of Object.entries(m.headers)) bytes += name.length + String(value).length;
+  return bytes;
 }
 
 function parsePosition(p: Position): number {

@@ -80,7 +80,7 @@ describe('catching up on a large backlog', () => {
     let f: HubFixture;
     let positions: string[];
     // The memory bus as a broker that keeps all 100k.
-    const bus = new MemoryBus({ retention: 200_000 });
+    const bus = new MemoryBus({ retention: 200_000, retentionBytes: 1024 * 1024 * 1024 });
     const store = new MemoryStore();
     before(async () => {
       f = await startHubFixture({ HEARTBEAT_INTERVAL: '1h', EVENT_BUFFER_SIZE: '1000' }, { bus, store });
