@@ -18,6 +18,7 @@ import { readFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import { signJwt } from '@gatehouse/auth';
 import { KafkaBus } from '@gatehouse/bus';
+import { scanKeys } from '@gatehouse/store';
 import {
   dependencyAddress,
   exitAfterFileWhenHung,
@@ -67,12 +68,8 @@ function cpuMsOf(pid: number): number {
 async function removeKeys(prefix: string): Promise<void> {
   const redis = new Redis(dependencyAddress.redisUrl);
   try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      if (keys.length > 0) await redis.unlink(...keys);
-      cursor = next;
-    } while (cursor !== '0');
+    const keys = await scanKeys(redis, `${prefix}*`);
+    for (let i = 0; i < keys.length; i += 1000) await redis.unlink(...keys.slice(i, i + 1000));
   } finally {
     redis.disconnect();
   }
