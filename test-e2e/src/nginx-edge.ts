@@ -54,7 +54,7 @@ export function edgeTemplateValues(
   upstreams: EdgeUpstreams,
   listen: { publicPort: number; internalPort: number },
 ): Record<string, string> {
-  const servers = (addresses: string[]) => addresses.map((a) => `server ${a};`).join(' ');
+  const servers = (addresses: string[]) => addresses.map((a) => `server ${a} max_fails=0;`).join(' ');
   return {
     GATEHOUSE_PUBLIC_LISTEN: `127.0.0.1:${listen.publicPort}`,
     GATEHOUSE_INTERNAL_LISTEN: `127.0.0.1:${listen.internalPort}`,

@@ -7,8 +7,9 @@
  * bus is unreachable is answered 503 with Retry-After (dependency-unavailable.ts), anything else
  * unexpected 500.
  *
- * Shutdown, in this order: `/ready` turns false; the public edge stops accepting connections (the
- * internal API stays up, so probes and metrics still answer while draining); every service stops
+ * Shutdown, in this order: `/ready` turns false; the public edge stops accepting connections and
+ * keeps none alive past the response under way (keep-alive-ending.ts; the internal API stays up, so
+ * probes and metrics still answer while draining); every service stops
  * (the push hub moves its clients away over part of the drain window); open requests get what is
  * left of the drain window (`drainTimeoutMs`, counted from the start of shutdown), then are cut;
  * the internal API closes; the closeables (buses, store) close last.
@@ -31,6 +32,7 @@ import type { GatewayService, RequestHandler } from './gateway-service.ts';
 import type { Health } from './health.ts';
 import { type HttpLimits, nodeMaxHeaderSize, oversizedHeader } from './http-limits.ts';
 import { answerFailure } from './failure-answer.ts';
+import { KeepAliveEnding } from './keep-alive-ending.ts';
 import { sendJson, sendText } from './http-response.ts';
 import type { InternalApiAuth } from './internal-api-auth.ts';
 import { createInternalApiApp, type InternalApiSetup } from './internal-api-app.ts';
@@ -112,8 +114,9 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   let publicPort: number | undefined;
   let publicTlsPort: number | undefined;
   let secure: SecureEdge | undefined;
+  const keepAlive = new KeepAliveEnding();
   if (opts.publicPort !== undefined) {
-    const handleRequest = dispatcher(publicHandlers, limits, logger);
+    const handleRequest = dispatcher(publicHandlers, limits, logger, keepAlive);
     const handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       if (oversizedHeader(req, limits)) return rejectUpgrade(socket, 431);
       for (const s of services) if (s.upgrade?.(req, socket, head)) return;
@@ -135,6 +138,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     stopping ??= (async () => {
       const deadline = Date.now() + (opts.drainTimeoutMs ?? 10_000);
       health.startDraining();
+      keepAlive.end();
       const edges = servers.filter((s) => s !== api);
       for (const server of edges) server.close();
       for (const server of edges) server.closeIdleConnections();
@@ -212,8 +216,14 @@ function secureEdge(
   };
 }
 
-function dispatcher(handlers: RequestHandler[], limits: HttpLimits, logger: Logger) {
+function dispatcher(
+  handlers: RequestHandler[],
+  limits: HttpLimits,
+  logger: Logger,
+  keepAlive: KeepAliveEnding,
+) {
   return async (req: IncomingMessage, res: ServerResponse) => {
+    keepAlive.track(req, res);
     const tooLong = oversizedHeader(req, limits);
     if (tooLong) {
       res.shouldKeepAlive = false;

@@ -1,6 +1,6 @@
 /** In-process Store for the embedded runner and unit tests; expiry is exact to the millisecond. */
 import type { ChangeListener, ChangeKind, SetOptions, Store } from './store.ts';
-import { StoreError } from './store.ts';
+import { StoreError, StoreUnavailableError } from './store.ts';
 
 interface Entry {
   value: string;
@@ -174,7 +174,7 @@ export class MemoryStore implements Store {
   }
 
   private assertOpen(): void {
-    if (this.closed) throw new StoreError('memory store is closed');
+    if (this.closed) throw new StoreUnavailableError('memory store is closed');
   }
 }
 

@@ -325,7 +325,7 @@ export class RedisStore implements Store {
     await feed.start();
     if (this.closed) {
       await feed.close();
-      throw new StoreError('redis store is closed');
+      throw new StoreUnavailableError('redis store is closed');
     }
     this.feed = feed;
   }
@@ -380,7 +380,7 @@ export class RedisStore implements Store {
   }
 
   private assertOpen(): void {
-    if (this.closed) throw new StoreError('redis store is closed');
+    if (this.closed) throw new StoreUnavailableError('redis store is closed');
   }
 }
 

@@ -72,7 +72,8 @@ export class StoreError extends Error {
 }
 
 /**
- * The store could not be reached (connection down, timed out, server loading or failing over). The
+ * The store could not be reached (connection down, timed out, server loading or failing over, or
+ * this handle already closed by a shutting-down service while a request was still in flight). The
  * services answer 503 with Retry-After for it (service-kit's dependency-unavailable.ts), never 400 or
  * 500; other StoreErrors are refusals of a command the store did reach.
  */

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { eventually, sleep, uniqueName, waitFor } from '@gatehouse/testkit';
-import type { Change, Store } from '../src/index.ts';
+import { isUnavailable } from '@gatehouse/service-kit';
+import { type Change, type Store, StoreUnavailableError } from '../src/index.ts';
 
 export interface StoreContractTarget {
   name: string;
@@ -383,24 +384,34 @@ export function storeContract(target: StoreContractTarget): void {
       await store.ping();
     });
 
-    it('rejects every operation after close', async () => {
+    // As unavailable (StoreUnavailableError): a request still in flight while its service shuts
+    // down gets a 503 with Retry-After, not a 400 ("invalid JWT: … closed") or a 500.
+    it('rejects every operation after close, as unavailable', async () => {
       const closed = await target.createStore();
       await closed.set('k', 'v');
       await closed.close();
-      await assert.rejects(closed.get('k'));
-      await assert.rejects(closed.set('k', 'v'));
-      await assert.rejects(closed.delete('k'));
-      await assert.rejects(closed.exists('k'));
-      await assert.rejects(closed.ttl('k'));
-      await assert.rejects(closed.increment('n'));
-      await assert.rejects(closed.append('l', 'v'));
-      await assert.rejects(closed.takeAll('l'));
-      await assert.rejects(closed.list('l'));
-      await assert.rejects(closed.removeItems('l', ['v']));
-      await assert.rejects(closed.touch('k', 1));
-      await assert.rejects(closed.keys(''));
-      await assert.rejects(closed.watch('', () => {}));
-      await assert.rejects(closed.ping());
+      const unavailable = (err: unknown) => {
+        assert.ok(err instanceof StoreUnavailableError, `${(err as Error).name}: ${(err as Error).message}`);
+        assert.equal(isUnavailable(err), true);
+        return true;
+      };
+      await assert.rejects(closed.get('k'), unavailable);
+      await assert.rejects(closed.set('k', 'v'), unavailable);
+      await assert.rejects(closed.delete('k'), unavailable);
+      await assert.rejects(closed.exists('k'), unavailable);
+      await assert.rejects(closed.ttl('k'), unavailable);
+      await assert.rejects(closed.increment('n'), unavailable);
+      await assert.rejects(closed.append('l', 'v'), unavailable);
+      await assert.rejects(closed.takeAll('l'), unavailable);
+      await assert.rejects(closed.list('l'), unavailable);
+      await assert.rejects(closed.removeItems('l', ['v']), unavailable);
+      await assert.rejects(closed.touch('k', 1), unavailable);
+      await assert.rejects(closed.keys(''), unavailable);
+      await assert.rejects(
+        closed.watch('', () => {}),
+        unavailable,
+      );
+      await assert.rejects(closed.ping(), unavailable);
     });
 
     it('keeps every key and goes on working after the server restarts', async (t) => {

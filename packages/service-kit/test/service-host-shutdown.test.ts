@@ -1,0 +1,95 @@
+/**
+ * A stopping host takes no new request over the connections clients (and nginx, upstream) keep
+ * alive: every response under way when the stop begins is the last of its connection. Without
+ * that, a balancer's idle connection to a stopping replica carries the next client's connect to
+ * it, as late as the moment its store is closed (seen: 400 "invalid JWT: redis store is closed").
+ */
+import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
+import { describe, it } from 'node:test';
+import { waitFor } from '@gatehouse/testkit';
+import type { GatewayService } from '../src/index.ts';
+import { startTestHost } from './test-host.ts';
+
+/** A raw HTTP/1.1 connection: what it received, and whether the server ended it. */
+function rawConnection(port: number) {
+  const socket: Socket = connect(port, '127.0.0.1');
+  const conn = { socket, text: '', ended: false };
+  socket.setEncoding('utf8');
+  socket.on('data', (chunk: string) => (conn.text += chunk));
+  socket.on('end', () => (conn.ended = true));
+  socket.on('error', () => {});
+  return conn;
+}
+
+const get = (path: string) => `GET ${path} HTTP/1.1\r\nhost: gatehouse\r\nconnection: keep-alive\r\n\r\n`;
+
+/** A stream that stays open until `end()`, and a request answered only on `answer()`. */
+function holdingService() {
+  const streams: Array<() => void> = [];
+  const waiting: Array<() => void> = [];
+  const service: GatewayService = {
+    name: 'holding',
+    public: (req, res) => {
+      if (req.url === '/stream') {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write('data: first\n\n');
+        streams.push(() => res.end('data: last\n\n'));
+      } else if (req.url === '/wait') {
+        waiting.push(() => res.end('answered'));
+      } else {
+        res.end('next');
+      }
+      return true;
+    },
+  };
+  return { service, streams, waiting };
+}
+
+describe('service host: stopping', () => {
+  it('ends each kept-alive connection with the response under way, so a stopping host takes no new request', async (t) => {
+    const holding = holdingService();
+    // A long drain window: before the fix the connections stayed open for Node's keep-alive timeout.
+    const host = await startTestHost({ services: [holding.service], publicPort: 0, drainTimeoutMs: 20_000 });
+    const stream = rawConnection(host.publicPort!);
+    const waiting = rawConnection(host.publicPort!);
+    t.after(() => {
+      stream.socket.destroy();
+      waiting.socket.destroy();
+      for (const end of holding.streams) end();
+      for (const answer of holding.waiting) answer();
+      return host.stop();
+    });
+    stream.socket.write(get('/stream'));
+    waiting.socket.write(get('/wait'));
+    await waitFor(() => holding.streams.length === 1 && holding.waiting.length === 1, {
+      what: 'both requests under way',
+    });
+
+    const stopped = host.stop();
+    // The stream's headers went out with keep-alive before the stop: its connection ends after it.
+    holding.streams[0]!();
+    await waitFor(() => stream.text.includes('data: last'), { what: 'the end of the stream' });
+    // Not answered yet when the stop began: it says so in its own headers.
+    holding.waiting[0]!();
+    await waitFor(() => waiting.text.includes('answered'), { what: 'the waiting answer' });
+    assert.match(waiting.text, /\r\nconnection: close\r\n/i, waiting.text);
+
+    // A client (or nginx) that sends its next request over either connection gets no answer from
+    // this host: the connection is closed instead, and the request goes to another replica.
+    stream.socket.write(get('/next'));
+    waiting.socket.write(get('/next'));
+    await waitFor(() => stream.ended && waiting.ended, {
+      timeoutMs: 3000,
+      what: 'both connections ended by the server',
+    }).catch(() => {});
+    assert.doesNotMatch(stream.text, /next/, 'no request served over the stream connection after it ended');
+    assert.doesNotMatch(
+      waiting.text,
+      /next/,
+      'no request served over the waiting connection after its answer',
+    );
+    assert.ok(stream.ended && waiting.ended, `ended: stream ${stream.ended}, waiting ${waiting.ended}`);
+    await stopped;
+  });
+});
