@@ -28,9 +28,13 @@ export class Backoff {
     return Math.floor(this.random() * bound);
   }
 
-  /** A short delay inside the first bound: for a server that asked to come back (a drain). */
+  /**
+   * A short delay, within the first bound and at most a second: for a server that asked to come
+   * back at once (a draining replica spreads its clients already; a little jitter more keeps a
+   * batch of them apart).
+   */
   soon(): number {
-    return Math.floor(this.random() * this.initialMs);
+    return Math.floor(this.random() * Math.min(this.initialMs, 1000));
   }
 
   /** After a connection that worked: the next failure starts from the first bound again. */
