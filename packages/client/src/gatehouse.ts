@@ -6,6 +6,7 @@
 import { Backoff, type BackoffOptions } from './backoff.ts';
 import { Dedupe } from './dedupe.ts';
 import { Emitter } from './emitter.ts';
+import { jwtExpired } from './jwt-expiry.ts';
 import { SubscriptionError } from './subscription-error.ts';
 import { longpollTransport } from './transports/longpoll.ts';
 import { sseTransport } from './transports/sse.ts';
@@ -171,9 +172,8 @@ export class Gatehouse extends Emitter<GatehouseEvents> {
 
   private async connect(): Promise<void> {
     if (this.current.state === 'closed') return;
-    if (this.token === undefined && typeof this.options.token === 'function') {
-      if (!(await this.refreshToken())) return;
-    }
+    const renew = this.token === undefined || jwtExpired(this.token);
+    if (renew && typeof this.options.token === 'function' && !(await this.refreshToken())) return;
     const transport = this.transports[this.index]!;
     let opened = false;
     if (this.current.state === 'connecting') this.setState(this.current);
@@ -260,8 +260,9 @@ export class Gatehouse extends Emitter<GatehouseEvents> {
     clearTimeout(this.preferredTimer);
     if (this.killed) return this.finish('session killed');
     if (end.kind === 'expired') {
-      // The JWT ended the connection: a fresh one, and straight back.
-      if (typeof this.options.token !== 'function') return this.finish('session expired');
+      // The JWT ended the connection: a fresh one, and straight back. A client without a JWT only
+      // needs a new connection; one with a fixed JWT cannot go on.
+      if (typeof this.options.token === 'string') return this.finish('session expired');
       if (await this.refreshToken()) this.retry('session expired', 0);
       return;
     }

@@ -4,7 +4,8 @@
  * connection lives in cookies (token, cursor, acknowledged private events): a browser keeps them
  * itself (`credentials: 'include'`, they are HttpOnly); where `fetch` has no cookie store (Node) the
  * transport keeps them. A new connection starts from `?lastEventId=`, so it resumes what another
- * transport started.
+ * transport started. A poll answered as a new connection means the old one ended (its JWT expired):
+ * that ends this connection as expired, so the client renews its token.
  */
 import { bearer, connectUrl } from '../connect-url.ts';
 import type { CloudEvent } from '../types.ts';
@@ -50,6 +51,9 @@ export const longpollTransport: Transport = {
         if (first) handlers.opened();
         if (over) return;
         const answer = JSON.parse(body) as PollAnswer | 'ok';
+        // A new connection after the first poll: ours ended, its cookie expired with its JWT (or it
+        // was forgotten). The client gets a fresh JWT and connects again from its position.
+        if (answer === 'ok' && !first) return end({ kind: 'expired' });
         if (answer === 'ok') continue;
         for (const event of answer.events) {
           if (over) return;
