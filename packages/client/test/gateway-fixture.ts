@@ -18,7 +18,8 @@ export interface GatewayFixture {
   url: string;
   proxy: CuttableProxy;
   apiUrl: string;
-  publish(n: number, type?: string): Promise<void>;
+  /** An event whose data is `{ n, ...fields }`, with the id `e-<n>` (the gateway drops a repeated id). */
+  publish(n: number, type?: string, fields?: Record<string, unknown>): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -36,11 +37,11 @@ export async function startGatewayFixture(settings: Record<string, string> = {})
     url: `http://127.0.0.1:${proxy.port}`,
     proxy,
     apiUrl: `http://127.0.0.1:${gateway.apiPort}`,
-    async publish(n, type = 'order.updated') {
+    async publish(n, type = 'order.updated', fields = {}) {
       const res = await fetch(`${edge}/_gw/v1/events`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ specversion: '1.0', id: `e-${n}`, type, source: 'client-test', data: { n } }),
+        body: JSON.stringify({ specversion: '1.0', id: `e-${n}`, type, source: 'client-test', data: { n, ...fields } }),
       });
       if (res.status !== 202) throw new Error(`publish ${n}: ${res.status} ${await res.text()}`);
     },
