@@ -9,6 +9,9 @@ export interface BackoffOptions {
   maxMs?: number;
 }
 
+/** The longest wait a server's hint can ask for. */
+export const MAX_HINT_MS = 5 * 60_000;
+
 export class Backoff {
   private readonly initialMs: number;
   private readonly maxMs: number;
@@ -35,6 +38,14 @@ export class Backoff {
    */
   soon(): number {
     return Math.floor(this.random() * Math.min(this.initialMs, 1000));
+  }
+
+  /**
+   * A delay the server asked for (`retry:`, `Retry-After`), capped at MAX_HINT_MS: a server (or
+   * anyone between without TLS) cannot park the client for days.
+   */
+  hinted(ms: number): number {
+    return Math.min(Math.max(0, ms), MAX_HINT_MS);
   }
 
   /** After a connection that worked: the next failure starts from the first bound again. */

@@ -268,7 +268,7 @@ export class Gatehouse extends Emitter<GatehouseEvents> {
     }
     if (end.kind === 'refused') return this.refused(end);
     if (!opened) return this.cannotOpen(transport, end.reason);
-    const delay = end.soon ? this.backoff.soon() : (end.retryMs ?? this.backoff.next());
+    const delay = end.soon ? this.backoff.soon() : this.delay(end.retryMs);
     this.retry(end.reason, delay);
   }
 
@@ -281,7 +281,7 @@ export class Gatehouse extends Emitter<GatehouseEvents> {
       if (!(await this.refreshToken())) return;
       if (this.token === before) return this.finish(reason);
     }
-    this.retry(reason, end.retryMs ?? this.backoff.next());
+    this.retry(reason, this.delay(end.retryMs));
   }
 
   /** Fall back to the next transport at once; once every one failed, wait before the next round. */
@@ -290,6 +290,11 @@ export class Gatehouse extends Emitter<GatehouseEvents> {
     this.index = (this.index + 1) % this.transports.length;
     const roundOver = this.failedOpens % this.transports.length === 0;
     this.retry(`${transport.name}: ${reason}`, roundOver ? this.backoff.next() : 0);
+  }
+
+  /** The server's hint when it gave one, the backoff's next delay otherwise. */
+  private delay(hintMs: number | undefined): number {
+    return hintMs === undefined ? this.backoff.next() : this.backoff.hinted(hintMs);
   }
 
   private retry(reason: string, delayMs: number): void {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { Backoff } from '../src/backoff.ts';
+import { Backoff, MAX_HINT_MS } from '../src/backoff.ts';
 
 it('doubles the bound from initialMs up to maxMs, with full jitter below it', () => {
   const highest = new Backoff({ initialMs: 100, maxMs: 1000 }, () => 0.999999);
@@ -30,4 +30,11 @@ it('asks for at most a second when the server said to come back at once, whateve
   const backoff = new Backoff({ initialMs: 60_000, maxMs: 60_000 }, () => 0.999999);
   assert.equal(backoff.soon(), 999);
   assert.equal(new Backoff({ initialMs: 200 }, () => 0.5).soon(), 100);
+});
+
+it('takes the delay a server asks for, up to five minutes', () => {
+  const backoff = new Backoff({ initialMs: 10, maxMs: 10 });
+  assert.equal(backoff.hinted(1500), 1500);
+  assert.equal(backoff.hinted(10 ** 12), MAX_HINT_MS);
+  assert.equal(backoff.hinted(-5), 0);
 });

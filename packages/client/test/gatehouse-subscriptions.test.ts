@@ -48,7 +48,10 @@ describe('Gatehouse subscriptions', () => {
 
       const refused = await gw
         .subscribe([{ eventType: 'order.updated', oneOf: [{ nosuchfield: 'x' }] }])
-        .then(() => undefined, (err: unknown) => err);
+        .then(
+          () => undefined,
+          (err: unknown) => err,
+        );
       assert.ok(refused instanceof SubscriptionError, String(refused));
       assert.equal(refused.status, 400);
       assert.match(refused.message, /nosuchfield/);

@@ -41,7 +41,13 @@ export async function startGatewayFixture(settings: Record<string, string> = {})
       const res = await fetch(`${edge}/_gw/v1/events`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ specversion: '1.0', id: `e-${n}`, type, source: 'client-test', data: { n, ...fields } }),
+        body: JSON.stringify({
+          specversion: '1.0',
+          id: `e-${n}`,
+          type,
+          source: 'client-test',
+          data: { n, ...fields },
+        }),
       });
       if (res.status !== 202) throw new Error(`publish ${n}: ${res.status} ${await res.text()}`);
     },

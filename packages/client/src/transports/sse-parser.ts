@@ -8,6 +8,9 @@ export interface SseMessage {
   data: string;
 }
 
+/** Longest line kept while it has no end yet: a stream that never ends its line is dropped. */
+export const MAX_SSE_LINE = 8 * 1024 * 1024;
+
 export class SseParser {
   private buffer = '';
   private id: string | undefined;
@@ -27,6 +30,8 @@ export class SseParser {
     const lines = this.buffer.split(/\r\n|\r|\n/);
     // The last piece has no line end yet.
     this.buffer = lines.pop() ?? '';
+    if (this.buffer.length > MAX_SSE_LINE)
+      throw new Error(`an SSE line longer than ${MAX_SSE_LINE} characters`);
     for (const line of lines) {
       if (line === '') {
         if (this.data.length > 0)
