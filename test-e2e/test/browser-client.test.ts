@@ -10,12 +10,14 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { signJwt, withExpiry } from '@gatehouse/auth';
 import { type EmbeddedGateway, ephemeralGatewaySettings, startEmbeddedGateway } from '@gatehouse/embedded';
 import { CuttableProxy, sleep } from '@gatehouse/testkit';
 import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../src/headless-chromium.ts';
 
+const jwtKey = 'browser-client-test-secret-of-sufficient-length';
 const clientEntry = fileURLToPath(new URL('../../packages/client/src/index.ts', import.meta.url));
 
 interface PageRecord {
@@ -32,6 +34,8 @@ describe('@gatehouse/client in Chromium', () => {
   let pageUrl: string;
   let edge: string;
   let published = 0;
+  /** JWTs the page fetched, by session. */
+  const tokensIssued = new Map<string, number>();
 
   before(async () => {
     const bundle = await build({
@@ -44,8 +48,19 @@ describe('@gatehouse/client in Chromium', () => {
     });
     const script = bundle.outputFiles[0]!.text;
     page = createServer((req, res) => {
-      if (req.url === '/client.js') res.writeHead(200, { 'content-type': 'text/javascript' }).end(script);
-      else
+      const url = new URL(req.url ?? '/', 'http://page');
+      if (url.pathname === '/client.js')
+        res.writeHead(200, { 'content-type': 'text/javascript' }).end(script);
+      else if (url.pathname === '/jwt') {
+        // The page's own backend hands out short JWTs, as the README's `token` function expects.
+        const session = url.searchParams.get('session') ?? 'anonymous';
+        tokensIssued.set(session, (tokensIssued.get(session) ?? 0) + 1);
+        const seconds = Number(url.searchParams.get('seconds') ?? 3600);
+        const claims = withExpiry({ jti: session, n: tokensIssued.get(session) }, seconds);
+        res
+          .writeHead(200, { 'content-type': 'text/plain' })
+          .end(signJwt(claims, { alg: 'HS256', key: jwtKey }));
+      } else
         res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>client e2e</title>');
     }).listen(0, '127.0.0.1');
     await new Promise((r) => page.once('listening', r));
@@ -55,6 +70,7 @@ describe('@gatehouse/client in Chromium', () => {
       ...ephemeralGatewaySettings,
       LONGPOLL_TIMEOUT: '1s',
       CORS_ALLOWED_ORIGINS: pageUrl,
+      JWT_SECRET_KEY: jwtKey,
     });
     edge = `http://127.0.0.1:${gateway.publicPort}`;
     proxy = await CuttableProxy.start({ host: '127.0.0.1', port: gateway.publicPort! });
@@ -89,11 +105,15 @@ describe('@gatehouse/client in Chromium', () => {
   }
 
   /** A tab with a Gatehouse client on the given transports, recording into `window.record`. */
-  async function clientTab(transports: string[], options: Record<string, unknown> = {}): Promise<Page> {
+  async function clientTab(
+    transports: string[],
+    options: Record<string, unknown> = {},
+    tokenUrl?: string,
+  ): Promise<Page> {
     const tab = await browser.newPage();
     await tab.goto(`${pageUrl}/`);
     await tab.evaluate(
-      async ({ url, transports, options }) => {
+      async ({ url, transports, options, tokenUrl }) => {
         const { Gatehouse } = await import('/client.js' as string);
         const w = globalThis as unknown as { record: PageRecord; gw: unknown };
         w.record = { ns: [], states: [], resyncs: 0 };
@@ -101,6 +121,7 @@ describe('@gatehouse/client in Chromium', () => {
           transports,
           subscriptions: [{ eventType: 'browser.news' }],
           backoff: { initialMs: 100, maxMs: 1000 },
+          ...(tokenUrl && { token: async () => (await fetch(tokenUrl)).text() }),
           ...options,
         });
         gw.on('event', (e: { data: { n: number } }) => w.record.ns.push(e.data.n));
@@ -110,7 +131,7 @@ describe('@gatehouse/client in Chromium', () => {
         gw.on('resync', () => w.record.resyncs++);
         w.gw = gw;
       },
-      { url: `http://127.0.0.1:${proxy.port}`, transports, options },
+      { url: `http://127.0.0.1:${proxy.port}`, transports, options, tokenUrl },
     );
     return tab;
   }
@@ -176,4 +197,42 @@ describe('@gatehouse/client in Chromium', () => {
       proxy.blocked.clear();
     }
   });
+
+  for (const transport of ['websocket', 'sse', 'longpolling']) {
+    it(`${transport}: an expiring JWT is fetched again through token, and the client resumes`, async () => {
+      const session = `expiring-${transport}`;
+      const tab = await clientTab([transport], {}, `/jwt?seconds=2&session=${session}`);
+      await until(tab, (r) => r.states.includes(`connected:${transport}`), 'connected');
+      const expected: number[] = [];
+      for (let i = 0; i < 30; i++) {
+        expected.push(...(await publish(1)));
+        await sleep(170);
+      }
+      await until(tab, (r) => r.ns.length >= expected.length, `${expected.length} events`);
+      await sleep(500);
+      assert.deepEqual((await recordOf(tab)).ns, expected);
+      assert.ok((tokensIssued.get(session) ?? 0) >= 3, `tokens fetched: ${tokensIssued.get(session)}`);
+      await tab.close();
+    });
+
+    it(`${transport}: a blacklisted session ends the client for good`, async () => {
+      const session = `killed-${transport}`;
+      const tab = await clientTab([transport], {}, `/jwt?session=${session}`);
+      await until(tab, (r) => r.states.includes(`connected:${transport}`), 'connected');
+      const res = await fetch(`http://127.0.0.1:${gateway.apiPort}/v3/session-blacklist`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ sessionId: session, validityInSeconds: 60 }),
+      });
+      assert.equal(res.status, 201);
+      await until(tab, (r) => r.states.at(-1) === 'closed', 'closed');
+      const connects = proxy.acceptedAt.length;
+      await sleep(1500);
+      const r = await recordOf(tab);
+      assert.equal(r.states.at(-1), 'closed');
+      assert.equal(r.states.filter((s) => s === 'reconnecting').length, 0);
+      assert.equal(proxy.acceptedAt.length, connects, 'no reconnect');
+      await tab.close();
+    });
+  }
 });

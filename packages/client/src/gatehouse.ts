@@ -76,6 +76,8 @@ export class Gatehouse extends Emitter<GatehouseEvents> {
   private previousConnectionToken: string | undefined;
   private subscriptions: Subscription[] | undefined;
   private killed = false;
+  /** A refusal was answered with a new token and no connection was admitted since. */
+  private retriedWithNewToken = false;
   private tokenWaiters: Array<() => void> = [];
 
   constructor(url: string, options: GatehouseOptions = {}) {
@@ -238,6 +240,7 @@ export class Gatehouse extends Emitter<GatehouseEvents> {
   private gatewayEvent(event: CloudEvent): void {
     const data = event.data as { connection_token?: string } | undefined;
     if (event.type === 'gw.connection.create' && data?.connection_token) {
+      this.retriedWithNewToken = false;
       this.connectionToken = data.connection_token;
       this.previousConnectionToken = data.connection_token;
       this.wakeTokenWaiters();
@@ -276,10 +279,13 @@ export class Gatehouse extends Emitter<GatehouseEvents> {
   private async refused(end: { status: number; message: string; retryMs?: number }): Promise<void> {
     const reason = `refused: ${end.status} ${end.message}`.trim();
     if (end.status === 400 || end.status === 401 || end.status === 403) {
+      // One new token per refusal: a token function whose every token is refused must not keep
+      // the client knocking for ever.
+      if (typeof this.options.token !== 'function' || this.retriedWithNewToken) return this.finish(reason);
       const before = this.token;
-      if (typeof this.options.token !== 'function') return this.finish(reason);
       if (!(await this.refreshToken())) return;
       if (this.token === before) return this.finish(reason);
+      this.retriedWithNewToken = true;
     }
     this.retry(reason, this.delay(end.retryMs));
   }

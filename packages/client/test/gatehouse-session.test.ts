@@ -95,7 +95,7 @@ describe('Gatehouse and the session', () => {
     });
   }
 
-  it('retries a refused JWT only with a new one from token', async () => {
+  it('retries a refused JWT only with a new one from token, once', async () => {
     let calls = 0;
     const gw = client({
       transports: ['sse'],
@@ -103,6 +103,15 @@ describe('Gatehouse and the session', () => {
     });
     await connected(gw);
     assert.equal(calls, 2);
+    let refusedCalls = 0;
+    const refusedAgain = client({
+      transports: ['sse'],
+      token: () => `not-a-jwt-${++refusedCalls}`,
+    });
+    await waitFor(() => refusedAgain.state.state === 'closed', { timeoutMs: 20_000, what: 'closed' });
+    await sleep(500);
+    assert.equal(refusedCalls, 2, 'a new token once, not one per refusal for ever');
+    assert.match((refusedAgain.state as { reason: string }).reason, /400 invalid/);
     const denied = client({ transports: ['websocket'] });
     await waitFor(() => denied.state.state === 'closed', { timeoutMs: 20_000, what: 'closed' });
     assert.match((denied.state as { reason: string }).reason, /403/);
