@@ -4,37 +4,18 @@
  * refreshed through `token` and the client resumes; a refused JWT is retried only with a new one.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { sleep, waitFor } from '@gatehouse/testkit';
-import { Gatehouse, type GatehouseOptions } from '../src/index.ts';
-import {
-  connected,
-  type GatewayFixture,
-  jwt,
-  range,
-  record,
-  startGatewayFixture,
-} from './gateway-fixture.ts';
+import type { GatehouseOptions } from '../src/index.ts';
+import { connected, jwt, range, record, useGatewayFixture } from './gateway-fixture.ts';
 
 const subscriptions = [{ eventType: 'order.updated' }];
 const transports = ['websocket', 'sse', 'longpolling'] as const;
 
 describe('Gatehouse and the session', () => {
-  let fx: GatewayFixture;
-  const clients: Gatehouse[] = [];
-  before(async () => {
-    fx = await startGatewayFixture({ LONGPOLL_TIMEOUT: '1s', SUBSCRIPTION_CHECK: 'jwt_validation' });
-  });
-  after(async () => {
-    for (const c of clients) c.close();
-    await fx?.stop();
-  });
+  const gateway = useGatewayFixture({ SUBSCRIPTION_CHECK: 'jwt_validation' });
 
-  const client = (options: GatehouseOptions) => {
-    const gw = new Gatehouse(fx.url, { subscriptions, backoff: { initialMs: 50, maxMs: 500 }, ...options });
-    clients.push(gw);
-    return gw;
-  };
+  const client = (options: GatehouseOptions = {}) => gateway.client({ subscriptions, ...options });
 
   for (const transport of transports) {
     it(`${transport}: a blacklisted session ends the client for good`, async () => {
@@ -43,7 +24,7 @@ describe('Gatehouse and the session', () => {
       const got = record(gw);
       await connected(gw);
       await gw.subscribe(subscriptions);
-      const res = await fetch(`${fx.apiUrl}/v3/session-blacklist`, {
+      const res = await fetch(`${gateway.fx.apiUrl}/v3/session-blacklist`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ sessionId: session, validityInSeconds: 60 }),
@@ -51,9 +32,9 @@ describe('Gatehouse and the session', () => {
       assert.equal(res.status, 201);
       await waitFor(() => gw.state.state === 'closed', { timeoutMs: 20_000, what: 'closed' });
       assert.deepEqual(gw.state, { state: 'closed', reason: 'session killed' });
-      const connects = fx.proxy.acceptedAt.length;
+      const connects = gateway.fx.proxy.acceptedAt.length;
       await sleep(1500);
-      assert.equal(fx.proxy.acceptedAt.length, connects, 'no reconnect');
+      assert.equal(gateway.fx.proxy.acceptedAt.length, connects, 'no reconnect');
       assert.equal(got.states.filter((s) => s.state === 'reconnecting').length, 0);
     });
 
@@ -63,7 +44,7 @@ describe('Gatehouse and the session', () => {
       await waitFor(() => got.resyncs === 1, { timeoutMs: 20_000, what: 'resync' });
       await gw.subscribe(subscriptions);
       const n = 7001 + transports.indexOf(transport);
-      await fx.publish(n);
+      await gateway.fx.publish(n);
       await waitFor(() => got.ns.includes(n), { timeoutMs: 20_000, what: 'a live event after the resync' });
       assert.equal(got.resyncs, 1);
     });
@@ -81,7 +62,7 @@ describe('Gatehouse and the session', () => {
       await connected(gw);
       const base = 8000 + transports.indexOf(transport) * 100;
       for (let n = base + 1; n <= base + 40; n++) {
-        await fx.publish(n);
+        await gateway.fx.publish(n);
         await sleep(120);
       }
       await waitFor(() => got.ns.length >= 40, {

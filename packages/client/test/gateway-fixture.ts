@@ -5,8 +5,9 @@
  */
 import { signJwt, withExpiry } from '@gatehouse/auth';
 import { type EmbeddedGateway, ephemeralGatewaySettings, startEmbeddedGateway } from '@gatehouse/embedded';
+import { after, before } from 'node:test';
 import { CuttableProxy, waitFor } from '@gatehouse/testkit';
-import type { CloudEvent, ConnectionState, Gatehouse } from '../src/index.ts';
+import { type CloudEvent, type ConnectionState, Gatehouse, type GatehouseOptions } from '../src/index.ts';
 
 export const jwtKey = 'client-test-secret-of-sufficient-length';
 
@@ -90,4 +91,31 @@ export async function connected(gw: Gatehouse, timeoutMs = 20_000): Promise<void
 
 export function range(from: number, to: number): number[] {
   return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+}
+
+/**
+ * The fixture of a describe block: the gateway started before its tests (long polls answered within
+ * a second) and stopped after them, with every client `client` made closed first.
+ */
+export function useGatewayFixture(settings: Record<string, string> = {}) {
+  let fx: GatewayFixture | undefined;
+  const clients: Gatehouse[] = [];
+  before(async () => {
+    fx = await startGatewayFixture({ LONGPOLL_TIMEOUT: '1s', ...settings });
+  });
+  after(async () => {
+    for (const c of clients) c.close();
+    await fx?.stop();
+  });
+  return {
+    get fx(): GatewayFixture {
+      return fx!;
+    },
+    /** A client of the gateway through the proxy, with short backoff. */
+    client(options: GatehouseOptions): Gatehouse {
+      const gw = new Gatehouse(fx!.url, { backoff: { initialMs: 50, maxMs: 500 }, ...options });
+      clients.push(gw);
+      return gw;
+    },
+  };
 }

@@ -9,6 +9,7 @@
  */
 import { bearer, connectUrl } from '../connect-url.ts';
 import type { CloudEvent } from '../types.ts';
+import { FetchConnection } from './fetch-connection.ts';
 import { retryAfterMs, type Transport } from './transport.ts';
 
 interface PollAnswer {
@@ -20,55 +21,41 @@ export const longpollTransport: Transport = {
   name: 'longpolling',
   subscriptionsPath: 'longpolling',
   open(params, handlers) {
-    const abort = new AbortController();
     const cookies = new Map<string, string>();
-    let over = false;
-    const end: typeof handlers.end = (e) => {
-      if (over) return;
-      over = true;
-      abort.abort();
-      handlers.end(e);
-    };
     const url = connectUrl(params, 'longpolling', { lastEventId: params.lastEventId });
-    (async () => {
-      for (let first = true; !over; first = false) {
+    return new FetchConnection(handlers).run(async (conn) => {
+      for (let first = true; !conn.over; first = false) {
         const cookie = [...cookies].map(([name, value]) => `${name}=${value}`).join('; ');
         const res = await fetch(url, {
           headers: { ...bearer(params.token), ...(cookie && { cookie }) },
           credentials: 'include',
           cache: 'no-store',
-          signal: abort.signal,
+          signal: conn.abort.signal,
         });
         keepCookies(res.headers, cookies);
         const body = await res.text();
         if (res.status !== 200)
-          return end({
+          return conn.end({
             kind: 'refused',
             status: res.status,
             message: body,
             retryMs: retryAfterMs(res.headers.get('retry-after')),
           });
         if (first) handlers.opened();
-        if (over) return;
+        if (conn.over) return;
         const answer = JSON.parse(body) as PollAnswer | 'ok';
         // A new connection after the first poll: ours ended, its cookie expired with its JWT (or it
         // was forgotten). The client gets a fresh JWT and connects again from its position.
-        if (answer === 'ok' && !first) return end({ kind: 'expired' });
+        if (answer === 'ok' && !first) return conn.end({ kind: 'expired' });
         if (answer === 'ok') continue;
         for (const event of answer.events) {
-          if (over) return;
-          if (event.type === 'gw.session_expired') return end({ kind: 'expired' });
+          if (conn.over) return;
+          if (event.type === 'gw.session_expired') return conn.end({ kind: 'expired' });
           handlers.event(event, undefined);
         }
-        if (answer.last_event_id && !over) handlers.position(answer.last_event_id);
+        if (answer.last_event_id && !conn.over) handlers.position(answer.last_event_id);
       }
-    })().catch((err: unknown) => end({ kind: 'dropped', reason: String((err as Error)?.message ?? err) }));
-    return {
-      close() {
-        over = true;
-        abort.abort();
-      },
-    };
+    });
   },
 };
 

@@ -5,6 +5,7 @@
  */
 import { bearer, connectUrl } from '../connect-url.ts';
 import type { CloudEvent } from '../types.ts';
+import { FetchConnection } from './fetch-connection.ts';
 import { SseParser } from './sse-parser.ts';
 import { retryAfterMs, type Transport } from './transport.ts';
 
@@ -12,26 +13,18 @@ export const sseTransport: Transport = {
   name: 'sse',
   subscriptionsPath: 'sse',
   open(params, handlers) {
-    const abort = new AbortController();
-    let over = false;
-    const end: typeof handlers.end = (e) => {
-      if (over) return;
-      over = true;
-      abort.abort();
-      handlers.end(e);
-    };
     const headers: Record<string, string> = { accept: 'text/event-stream', ...bearer(params.token) };
     if (params.lastEventId !== undefined) headers['last-event-id'] = params.lastEventId;
     const parser = new SseParser();
-    (async () => {
+    return new FetchConnection(handlers).run(async (conn) => {
       const res = await fetch(connectUrl(params, 'sse'), {
         headers,
-        signal: abort.signal,
+        signal: conn.abort.signal,
         cache: 'no-store',
       });
       if (res.status !== 200 || !res.body) {
         const message = await res.text().catch(() => '');
-        return end({
+        return conn.end({
           kind: 'refused',
           status: res.status,
           message,
@@ -42,23 +35,17 @@ export const sseTransport: Transport = {
       const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
       for (;;) {
         const { done, value } = await reader.read();
-        if (done || over) break;
+        if (done || conn.over) break;
         for (const m of parser.push(value)) {
-          if (m.event === 'gw.session_expired') return end({ kind: 'expired' });
-          handlers.event(JSON.parse(m.data) as CloudEvent, m.id);
+          if (m.event === 'gw.session_expired') return conn.end({ kind: 'expired' });
+          if (!conn.over) handlers.event(JSON.parse(m.data) as CloudEvent, m.id);
         }
       }
-      end({
+      conn.end({
         kind: 'dropped',
         reason: 'the stream ended',
         ...(parser.retryMs !== undefined && { retryMs: parser.retryMs }),
       });
-    })().catch((err: unknown) => end({ kind: 'dropped', reason: String((err as Error)?.message ?? err) }));
-    return {
-      close() {
-        over = true;
-        abort.abort();
-      },
-    };
+    });
   },
 };
