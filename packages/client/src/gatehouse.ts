@@ -29,6 +29,12 @@ export interface GatehouseOptions {
   openTimeoutMs?: number;
   /** On a fallback transport, how long before the preferred one is tried again (5 min). */
   retryPreferredAfterMs?: number;
+  /**
+   * SSE and long-polling: a connection that receives nothing for this long is dropped and made
+   * again (45 s: three of the gateway's 15 s heartbeats; keep it above HEARTBEAT_INTERVAL and
+   * LONGPOLL_TIMEOUT).
+   */
+  idleTimeoutMs?: number;
   /** How many recent event ids are remembered to drop duplicates (1000). */
   dedupeWindow?: number;
 }
@@ -193,6 +199,7 @@ export class Gatehouse extends Emitter<GatehouseEvents> {
         subscriptions: this.subscriptions,
         lastEventId: this.position,
         connectionToken: this.previousConnectionToken,
+        idleTimeoutMs: this.options.idleTimeoutMs ?? 45_000,
       },
       {
         opened: () => {

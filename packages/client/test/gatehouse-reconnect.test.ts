@@ -116,4 +116,28 @@ describe('Gatehouse reconnect timing', () => {
     assert.equal(connects, 2, 'one connect each, no retry');
     assert.equal(calls, 2, 'asked at connect, and again after the 401');
   });
+
+  for (const transport of ['sse', 'longpolling'] as const) {
+    it(`${transport}: drops a connection that hears nothing for idleTimeoutMs and makes it again`, async () => {
+      let connects = 0;
+      const { url } = await serve((req, res) => {
+        connects++;
+        if (transport === 'sse') {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          res.write(`event: gw.connection.create\ndata: ${welcome('t')}\n\n`);
+        } else if (!req.headers.cookie) {
+          res.writeHead(200, { 'set-cookie': 'connection_token=t' }).end('"ok"');
+        }
+        // Then silence, the socket left open: a network that died without a word.
+      });
+      const gw = new Gatehouse(url, {
+        transports: [transport],
+        idleTimeoutMs: 400,
+        backoff: { initialMs: 5, maxMs: 5 },
+      });
+      clients.push(gw);
+      await waitFor(() => connects >= 3, { timeoutMs: 10_000, what: 'connections made again' });
+      assert.notEqual(gw.state.state, 'closed');
+    });
+  }
 });

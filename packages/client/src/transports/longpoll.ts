@@ -23,7 +23,7 @@ export const longpollTransport: Transport = {
   open(params, handlers) {
     const cookies = new Map<string, string>();
     const url = connectUrl(params, 'longpolling', { lastEventId: params.lastEventId });
-    return new FetchConnection(handlers).run(async (conn) => {
+    return new FetchConnection(handlers, params.idleTimeoutMs).run(async (conn) => {
       for (let first = true; !conn.over; first = false) {
         const cookie = [...cookies].map(([name, value]) => `${name}=${value}`).join('; ');
         const res = await fetch(url, {
@@ -32,6 +32,7 @@ export const longpollTransport: Transport = {
           cache: 'no-store',
           signal: conn.abort.signal,
         });
+        conn.alive();
         keepCookies(res.headers, cookies);
         const body = await res.text();
         if (res.status !== 200)

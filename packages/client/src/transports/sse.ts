@@ -16,7 +16,7 @@ export const sseTransport: Transport = {
     const headers: Record<string, string> = { accept: 'text/event-stream', ...bearer(params.token) };
     if (params.lastEventId !== undefined) headers['last-event-id'] = params.lastEventId;
     const parser = new SseParser();
-    return new FetchConnection(handlers).run(async (conn) => {
+    return new FetchConnection(handlers, params.idleTimeoutMs).run(async (conn) => {
       const res = await fetch(connectUrl(params, 'sse'), {
         headers,
         signal: conn.abort.signal,
@@ -36,6 +36,7 @@ export const sseTransport: Transport = {
       for (;;) {
         const { done, value } = await reader.read();
         if (done || conn.over) break;
+        conn.alive();
         for (const m of parser.push(value)) {
           if (m.event === 'gw.session_expired') return conn.end({ kind: 'expired' });
           if (!conn.over) handlers.event(JSON.parse(m.data) as CloudEvent, m.id);

@@ -13,6 +13,8 @@ export interface ConnectParams {
   lastEventId: string | undefined;
   /** The previous connection's token: marks the connect as a reconnect for the rate limit. */
   connectionToken: string | undefined;
+  /** A connection that hears nothing for this long is dropped (SSE, long-polling). */
+  idleTimeoutMs: number;
 }
 
 /** How a connection ended. */
