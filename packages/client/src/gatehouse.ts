@@ -184,40 +184,51 @@ export class Gatehouse extends Emitter<GatehouseEvents> {
     if (renew && typeof this.options.token === 'function' && !(await this.refreshToken())) return;
     const transport = this.transports[this.index]!;
     let opened = false;
+    let connection: OpenConnection | undefined;
     if (this.current.state === 'connecting') this.setState(this.current);
+    const open = () => {
+      if (opened) return;
+      opened = true;
+      clearTimeout(openTimer);
+      this.opened(transport);
+    };
+    const ended = (end: TransportEnd) => {
+      clearTimeout(openTimer);
+      if (connection) void this.ended(connection, transport, opened, end);
+    };
+    // Open means the gateway spoke: its welcome comes first on every connection, so a proxy that
+    // buffers a stream (headers through, events held) counts as one that cannot open.
     const openTimer = setTimeout(() => {
-      connection.close();
-      void this.ended(connection, transport, false, {
-        kind: 'dropped',
-        reason: `${transport.name} did not open`,
-      });
+      connection?.close();
+      ended({ kind: 'dropped', reason: `${transport.name} did not open` });
     }, this.options.openTimeoutMs ?? 10_000);
-    const connection = transport.open(
-      {
-        base: this.base,
-        token: this.token,
-        subscriptions: this.subscriptions,
-        lastEventId: this.position,
-        connectionToken: this.previousConnectionToken,
-        idleTimeoutMs: this.options.idleTimeoutMs ?? 45_000,
-      },
-      {
-        opened: () => {
-          if (opened) return;
-          opened = true;
-          clearTimeout(openTimer);
-          this.opened(transport);
+    try {
+      connection = transport.open(
+        {
+          base: this.base,
+          token: this.token,
+          subscriptions: this.subscriptions,
+          lastEventId: this.position,
+          connectionToken: this.previousConnectionToken,
+          idleTimeoutMs: this.options.idleTimeoutMs ?? 45_000,
         },
-        event: (event, position) => this.received(event, position),
-        position: (position) => {
-          this.position = position;
+        {
+          opened: open,
+          event: (event, position) => {
+            open();
+            this.received(event, position);
+          },
+          position: (position) => {
+            this.position = position;
+          },
+          end: ended,
         },
-        end: (end) => {
-          clearTimeout(openTimer);
-          void this.ended(connection, transport, opened, end);
-        },
-      },
-    );
+      );
+    } catch (err) {
+      // A URL the platform will not open (a WebSocket to a blocked port throws at once).
+      clearTimeout(openTimer);
+      return this.cannotOpen(transport, String((err as Error)?.message ?? err));
+    }
     this.connection = connection;
   }
 

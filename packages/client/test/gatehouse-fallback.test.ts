@@ -46,9 +46,11 @@ describe('Gatehouse fallback', () => {
     // Remembered: a cut now brings it back on long-polling without knocking at the blocked ones.
     const wsTries = gateway.fx.proxy.blockedCount.get(wsUpgrade);
     const sseTries = gateway.fx.proxy.blockedCount.get(sseConnect);
+    // (Restored before the client reconnects: a connect that fails during a cut counts as one that
+    // cannot open, and the client would rightly try the others.)
     gateway.fx.proxy.cut();
-    for (const n of range(26, 30)) await gateway.fx.publish(n);
     gateway.fx.proxy.restore();
+    for (const n of range(26, 30)) await gateway.fx.publish(n);
     await waitFor(() => got.ns.length === 30, { timeoutMs: 20_000, what: 'events after the cut' });
     await sleep(300);
     assert.equal(gw.transport, 'longpolling');

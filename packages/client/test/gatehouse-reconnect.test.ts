@@ -140,4 +140,19 @@ describe('Gatehouse reconnect timing', () => {
       assert.notEqual(gw.state.state, 'closed');
     });
   }
+
+  it('falls back from an SSE stream a proxy buffers (headers through, events held) after openTimeoutMs', async () => {
+    const { url } = await serve((req, res) => {
+      if (req.url?.startsWith('/_gw/v1/connection/sse')) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.flushHeaders();
+        return;
+      }
+      if (!req.headers.cookie) res.writeHead(200, { 'set-cookie': 'connection_token=t' }).end('"ok"');
+      else res.end(JSON.stringify({ last_event_id: '1', events: [JSON.parse(welcome('t'))] }));
+    });
+    const gw = new Gatehouse(url, { transports: ['sse', 'longpolling'], openTimeoutMs: 500 });
+    clients.push(gw);
+    await waitFor(() => gw.transport === 'longpolling', { timeoutMs: 10_000, what: 'long-polling' });
+  });
 });

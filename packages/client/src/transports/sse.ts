@@ -31,7 +31,6 @@ export const sseTransport: Transport = {
           retryMs: retryAfterMs(res.headers.get('retry-after')),
         });
       }
-      handlers.opened();
       const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
       for (;;) {
         const { done, value } = await reader.read();

@@ -34,7 +34,7 @@ export interface TransportHandlers {
   event(event: CloudEvent, position: string | undefined): void;
   /** A position reached without an event of its own (a long-poll answer). */
   position(position: string): void;
-  /** The connection answered: it works, even before an event came. */
+  /** The connection answered without an event yet (a long poll's first answer): it works. */
   opened(): void;
   /** Called once, when the connection is over. */
   end(end: TransportEnd): void;

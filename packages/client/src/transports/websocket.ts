@@ -23,7 +23,6 @@ export const websocketTransport: Transport = {
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
     const ws = new WebSocket(url);
     let over = false;
-    ws.onopen = () => handlers.opened();
     ws.onmessage = (message) => {
       if (typeof message.data !== 'string') return;
       const event = JSON.parse(message.data) as CloudEvent;
