@@ -125,8 +125,8 @@ describe('Gatehouse reconnect timing', () => {
         if (transport === 'sse') {
           res.writeHead(200, { 'content-type': 'text/event-stream' });
           res.write(`event: gw.connection.create\ndata: ${welcome('t')}\n\n`);
-        } else if (!req.headers.cookie) {
-          res.writeHead(200, { 'set-cookie': 'connection_token=t' }).end('"ok"');
+        } else if (!req.url?.includes('pollToken=')) {
+          res.writeHead(200, { 'gatehouse-connection-token': 't' }).end('"ok"');
         }
         // Then silence, the socket left open: a network that died without a word.
       });
@@ -148,7 +148,8 @@ describe('Gatehouse reconnect timing', () => {
         res.flushHeaders();
         return;
       }
-      if (!req.headers.cookie) res.writeHead(200, { 'set-cookie': 'connection_token=t' }).end('"ok"');
+      if (!req.url?.includes('pollToken='))
+        res.writeHead(200, { 'gatehouse-connection-token': 't' }).end('"ok"');
       else res.end(JSON.stringify({ last_event_id: '1', events: [JSON.parse(welcome('t'))] }));
     });
     const gw = new Gatehouse(url, { transports: ['sse', 'longpolling'], openTimeoutMs: 500 });
