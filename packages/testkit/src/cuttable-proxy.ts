@@ -1,7 +1,9 @@
 /**
  * A TCP proxy in front of a server, which a test can cut: every connection through it is dropped and
  * new ones are refused until it is restored. It cuts one process off (a hub from Redis) while the
- * server and everyone else go on, and tells when connections came back after a restore.
+ * server and everyone else go on, and tells when connections came back after a restore. It can also
+ * play a proxy that blocks some requests (a WebSocket upgrade, a path): a connection whose client
+ * sends bytes that match a blocked pattern is dropped before they reach the server.
  */
 import { createServer, type Server, type Socket, connect } from 'node:net';
 
@@ -12,6 +14,10 @@ export class CuttableProxy {
   private open = true;
   /** When each connection was accepted (ms since the epoch). */
   readonly acceptedAt: number[] = [];
+  /** Patterns of client bytes (latin1 text) that get a connection dropped. */
+  readonly blocked = new Set<RegExp>();
+  /** How many connections a blocked pattern dropped, by pattern. */
+  readonly blockedCount = new Map<RegExp, number>();
 
   private constructor(server: Server, port: number) {
     this.server = server;
@@ -58,7 +64,16 @@ export class CuttableProxy {
         upstream.destroy();
       });
     }
-    client.pipe(upstream);
+    client.on('data', (chunk: Buffer) => {
+      const text = chunk.toString('latin1');
+      const hit = [...this.blocked].find((pattern) => pattern.test(text));
+      if (hit) {
+        this.blockedCount.set(hit, (this.blockedCount.get(hit) ?? 0) + 1);
+        client.destroy();
+        upstream.destroy();
+      } else upstream.write(chunk);
+    });
+    client.on('end', () => upstream.end());
     upstream.pipe(client);
   }
 }

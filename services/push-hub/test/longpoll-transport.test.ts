@@ -113,6 +113,93 @@ describe('long-polling transport', () => {
   });
 });
 
+/**
+ * Two long-polling clients of one browser (two tabs of an app on one origin) share its cookie jar:
+ * with the connection in cookies alone, each overwrote the other's token and cursor, and the events
+ * of one connection were split between them. A client that keeps its connection itself sends no
+ * cookies and names it in the query (`pollToken`, `lastEventId`, `lastPrivateEventId`), which
+ * the gateway takes before any cookie; it reads the token and the acknowledgement from the answer's
+ * headers.
+ */
+describe('long-polling with the connection kept by the client', () => {
+  let f: HubFixture;
+  before(async () => {
+    f = await startHubFixture({ LONGPOLL_TIMEOUT: '500ms' });
+  });
+  after(() => f.stop());
+
+  /** A client keeping its connection in the query; `cookie` is what a browser's jar would add. */
+  function queryClient(cookie?: string) {
+    const state: Record<string, string> = {};
+    const got: Array<Record<string, unknown>> = [];
+    return {
+      got,
+      state,
+      async poll() {
+        const url = new URL(`${f.url}/_gw/v1/connection/longpolling`);
+        url.searchParams.set('subscriptions', JSON.stringify([{ eventType: 'greeting' }]));
+        for (const [k, v] of Object.entries(state)) url.searchParams.set(k, v);
+        const res = await fetch(url, { headers: cookie ? { cookie } : {} });
+        assert.equal(res.status, 200);
+        assert.match(res.headers.get('access-control-expose-headers') ?? '', /gatehouse-connection-token/);
+        const token = res.headers.get('gatehouse-connection-token');
+        assert.ok(token, 'the answer names its connection');
+        state['pollToken'] = token;
+        const ack = res.headers.get('gatehouse-last-private-event-id');
+        if (ack) state['lastPrivateEventId'] = ack;
+        const body = (await res.json()) as
+          | 'ok'
+          | { last_event_id: string; events: Array<Record<string, unknown>> };
+        if (body === 'ok') return;
+        state['lastEventId'] = body.last_event_id;
+        got.push(...body.events);
+      },
+    };
+  }
+  const types = (c: { got: Array<Record<string, unknown>> }) => c.got.map((e) => e['type']);
+  const greetings = (c: { got: Array<Record<string, unknown>> }) =>
+    c.got.filter((e) => e['type'] === 'greeting').map((e) => (e['data'] as { n: number }).n);
+
+  it('keeps two clients apart, each with every event once and its own welcome', async () => {
+    const clients = [queryClient(), queryClient()];
+    for (const c of clients) await c.poll(); // "ok": a connection each
+    for (const c of clients) await c.poll(); // its welcome events, acknowledged by the next poll
+    const ns = [1, 2, 3, 4, 5, 6];
+    const polling = clients.map(async (c) => {
+      const deadline = Date.now() + 15_000;
+      while (greetings(c).length < ns.length && Date.now() < deadline) await c.poll();
+    });
+    for (const n of ns) {
+      await f.publish('greeting', { n });
+      await sleep(50);
+    }
+    await Promise.all(polling);
+    for (const c of clients) {
+      assert.deepEqual(greetings(c), ns);
+      assert.deepEqual(types(c).slice(0, 2), ['gw.connection.create', 'gw.subscriptions_set'], 'once each');
+      assert.equal(types(c).filter((t) => t === 'gw.connection.create').length, 1, JSON.stringify(types(c)));
+    }
+    assert.notEqual(clients[0]!.state['pollToken'], clients[1]!.state['pollToken']);
+  });
+
+  it("takes the query's connection before the cookies of another one", async () => {
+    const other = new LongPollClient(f.url);
+    await other.get(`?subscriptions=${subs([{ eventType: 'greeting' }])}`);
+    const jar = [...other.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const mine = queryClient();
+    await mine.poll(); // a connection of its own
+    const withJar = queryClient(jar);
+    Object.assign(withJar.state, mine.state);
+    await withJar.poll();
+    assert.equal(withJar.state['pollToken'], mine.state['pollToken']);
+    assert.deepEqual(types(withJar), ['gw.connection.create', 'gw.subscriptions_set'], 'its own welcome');
+    assert.deepEqual(
+      (await other.poll()).map((e) => e['type']),
+      ['gw.connection.create', 'gw.subscriptions_set'],
+    );
+  });
+});
+
 describe('long-polling wake-ups', () => {
   let f: HubFixture;
   let store: CountingStore;

@@ -22,6 +22,11 @@
  *   which resumes from the client's `last_event_id` cookie.
  * - An unreachable store is answered 503 with Retry-After; a stopping replica answers its waiting
  *   polls at once, with `connection: close`, so the next poll goes to another replica.
+ * - A client may keep its connection itself instead of in cookies, which every client of one origin
+ *   in a browser shares (two tabs polling would take each other's token and cursor): the query's
+ *   `pollToken`, `lastEventId` and `lastPrivateEventId` come before the cookies, and every
+ *   answer names its connection (`Gatehouse-Connection-Token`) and, when it carries private events,
+ *   what to acknowledge (`Gatehouse-Last-Private-Event-Id`), both readable across origins.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
@@ -45,6 +50,9 @@ export type { LongPollRecord } from './longpoll-records.ts';
 
 export const LONGPOLL_PATH = '/_gw/v1/connection/longpolling';
 const ACK_COOKIE = 'last_private_event_id';
+const TOKEN_HEADER = 'gatehouse-connection-token';
+const ACK_HEADER = 'gatehouse-last-private-event-id';
+const exposed = { 'access-control-expose-headers': `${TOKEN_HEADER}, ${ACK_HEADER}` };
 const CLIENT_GONE = new Error('the client closed the poll');
 const COOKIE_PATH = '/_gw/v1/connection';
 
@@ -87,19 +95,14 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
    * A new connection. A client whose connection is gone (token expired, record forgotten) still has
    * its cookies: it resumes from its cursor, and both count as reconnect evidence for the rate limit.
    */
-  async function create(
-    req: IncomingMessage,
-    res: ServerResponse,
-    sent: Record<string, string>,
-  ): Promise<void> {
+  async function create(req: IncomingMessage, res: ServerResponse, named: PollState): Promise<void> {
     const cors = ctx.cors.headers(req);
     let request: ConnectRequest;
     let resolved: Awaited<ReturnType<TransportContext['gate']>>;
     try {
       request = readConnectRequest(req, ctx.bearerTokens);
-      const cursorCookie = sent['last_event_id'] ? decodeCookieValue(sent['last_event_id']) : '';
-      request.resumeFrom ??= cursorCookie || undefined;
-      request.connectionToken ??= sent['connection_token'] || undefined;
+      request.resumeFrom ??= named.cursor || undefined;
+      request.connectionToken ??= named.token;
       resolved = await ctx.gate('longpolling', request, req);
     } catch (err) {
       const refusal = refusalOf(err);
@@ -124,7 +127,9 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       'content-length': Buffer.byteLength(body),
       'cache-control': 'no-cache',
       'set-cookie': cookies(token, cursor, undefined, cookieAttributes(req)),
+      [TOKEN_HEADER]: token,
       ...cors,
+      ...exposed,
     });
     res.end(body);
   }
@@ -199,16 +204,14 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
   }
 
   async function poll(
-    req: IncomingMessage,
     res: ServerResponse,
     id: string,
     token: string,
     found: LongPollRecord,
+    named: PollState,
   ) {
-    const sent = parseCookies(req.headers.cookie);
-    const cursorCookie = sent['last_event_id'] ? decodeCookieValue(sent['last_event_id']) : '';
-    let cursor = cursorCookie || found.cursor;
-    const acknowledged = sent[ACK_COOKIE] ? decodeCookieValue(sent[ACK_COOKIE]) || undefined : undefined;
+    let cursor = named.cursor || found.cursor;
+    const acknowledged = named.acknowledged;
     const closed = new AbortController();
     // A reason of our own: without one, abort() makes a DOMException (a stack trace) per poll.
     res.on('close', () => closed.abort(CLIENT_GONE));
@@ -281,7 +284,10 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       'content-length': Buffer.byteLength(body),
       'cache-control': 'no-cache',
       'set-cookie': cookies(token, cursor, privateEvents.at(-1)?.id, cookieAttributes(res.req)),
+      [TOKEN_HEADER]: token,
+      ...(privateEvents.length > 0 && { [ACK_HEADER]: privateEvents.at(-1)!.id }),
       ...ctx.cors.headers(res.req),
+      ...exposed,
     });
     res.end(body);
     // The answer is out: a store that cannot be reached now only shortens the record's life.
@@ -311,12 +317,13 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const sent = parseCookies(req.headers.cookie);
-    const token = sent['connection_token'];
+    const named = pollStateOf(req, sent);
+    const token = named.token;
     const address = token ? ctx.tokens.read(token) : undefined;
     const rec = address ? await records.load(address.id) : undefined;
     if (address && rec && token && !(rec.expiresAt !== undefined && rec.expiresAt <= Date.now()))
-      return poll(req, res, address.id, token, rec);
-    return create(req, res, sent);
+      return poll(res, address.id, token, rec, named);
+    return create(req, res, named);
   }
 
   /** Every failure of the store (or the broker) is answered 503 with Retry-After, in this one place. */
@@ -365,6 +372,23 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     sessionIds: () => waiters.sessionIds(),
     waiters,
     records,
+  };
+}
+
+/** The connection a poll names, its cursor and what it acknowledges: the query's, else the cookies'. */
+interface PollState {
+  token: string | undefined;
+  cursor: string;
+  acknowledged: string | undefined;
+}
+
+function pollStateOf(req: IncomingMessage, sent: Record<string, string>): PollState {
+  const query = new URL(req.url ?? '/', 'http://local').searchParams;
+  const cookie = (name: string) => (sent[name] ? decodeCookieValue(sent[name]) : '');
+  return {
+    token: query.get('pollToken') || sent['connection_token'] || undefined,
+    cursor: query.get('lastEventId') || cookie('last_event_id'),
+    acknowledged: query.get('lastPrivateEventId') || cookie(ACK_COOKIE) || undefined,
   };
 }
 

@@ -1,0 +1,358 @@
+/**
+ * The client: one logical connection to the gateway over the best transport that works, kept open
+ * across cuts, drains and token expiry, resuming from the last stream position so every event comes
+ * once and in order.
+ */
+import { Backoff, type BackoffOptions } from './backoff.ts';
+import { Dedupe } from './dedupe.ts';
+import { Emitter } from './emitter.ts';
+import { jwtExpired } from './jwt-expiry.ts';
+import { SubscriptionError } from './subscription-error.ts';
+import { longpollTransport } from './transports/longpoll.ts';
+import { sseTransport } from './transports/sse.ts';
+import type { OpenConnection, Transport, TransportEnd, TransportName } from './transports/transport.ts';
+import { websocketTransport } from './transports/websocket.ts';
+import type { CloudEvent, Subscription } from './types.ts';
+
+export interface GatehouseOptions {
+  /** A JWT, or a function that gives one: called at the first connect and when the JWT expired or was refused. */
+  token?: string | (() => string | Promise<string>);
+  /** Transports in order of preference (default: websocket, sse, longpolling). */
+  transports?: TransportName[];
+  /** Subscriptions of the first connect (`subscribe` changes them later). */
+  subscriptions?: Subscription[];
+  /** Resume after this stream position at the first connect. */
+  lastEventId?: string;
+  /** Delays between reconnects: full jitter, doubling from `initialMs` (500) up to `maxMs` (30 s). */
+  backoff?: BackoffOptions;
+  /** A transport that gives no answer within this time counts as one that cannot open (10 s). */
+  openTimeoutMs?: number;
+  /** On a fallback transport, how long before the preferred one is tried again (5 min). */
+  retryPreferredAfterMs?: number;
+  /**
+   * SSE and long-polling: a connection that receives nothing for this long is dropped and made
+   * again (45 s: three of the gateway's 15 s heartbeats; keep it above HEARTBEAT_INTERVAL and
+   * LONGPOLL_TIMEOUT).
+   */
+  idleTimeoutMs?: number;
+  /** How many recent event ids are remembered to drop duplicates (1000). */
+  dedupeWindow?: number;
+}
+
+export type ConnectionState =
+  | { state: 'connecting' }
+  | { state: 'connected'; transport: TransportName }
+  | { state: 'reconnecting'; reason: string; delayMs: number }
+  | { state: 'closed'; reason: string };
+
+export type GatehouseEvents = {
+  event: [CloudEvent];
+  state: [ConnectionState];
+  resync: [];
+};
+
+const transportsByName: Record<TransportName, Transport> = {
+  websocket: websocketTransport,
+  sse: sseTransport,
+  longpolling: longpollTransport,
+};
+
+/** The gateway's own events (welcome, kill, expiry, resync) are handled here, not handed on. */
+const GATEWAY_SOURCE = 'gatehouse';
+
+export class Gatehouse extends Emitter<GatehouseEvents> {
+  private readonly base: string;
+  private readonly options: GatehouseOptions;
+  private readonly transports: Transport[];
+  private readonly backoff: Backoff;
+  private readonly dedupe: Dedupe;
+  private current: ConnectionState = { state: 'connecting' };
+  /** Index of the transport in use, or the one that worked last (remembered for the session). */
+  private index = 0;
+  /** Transports that failed to open in a row. */
+  private failedOpens = 0;
+  private connection: OpenConnection | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private preferredTimer: ReturnType<typeof setTimeout> | undefined;
+  private position: string | undefined;
+  private token: string | undefined;
+  /** The open connection's token (for subscription changes). */
+  private connectionToken: string | undefined;
+  /** The last connection's token: a reconnect shows it, so the rate limit counts it as one. */
+  private previousConnectionToken: string | undefined;
+  private subscriptions: Subscription[] | undefined;
+  private killed = false;
+  /** A refusal was answered with a new token and no connection was admitted since. */
+  private retriedWithNewToken = false;
+  private tokenWaiters: Array<() => void> = [];
+
+  constructor(url: string, options: GatehouseOptions = {}) {
+    super();
+    this.base = url;
+    this.options = options;
+    this.transports = (options.transports ?? ['websocket', 'sse', 'longpolling']).map(
+      (n) => transportsByName[n],
+    );
+    if (this.transports.length === 0) throw new Error('Gatehouse: at least one transport is needed');
+    this.backoff = new Backoff(options.backoff);
+    this.dedupe = new Dedupe(options.dedupeWindow);
+    this.position = options.lastEventId;
+    this.subscriptions = options.subscriptions;
+    if (typeof options.token === 'string') this.token = options.token;
+    // Connect after the caller had the chance to add its listeners.
+    this.timer = setTimeout(() => this.connect(), 0);
+  }
+
+  get state(): ConnectionState {
+    return this.current;
+  }
+
+  /** The transport of the open connection, if one is open. */
+  get transport(): TransportName | undefined {
+    return this.current.state === 'connected' ? this.current.transport : undefined;
+  }
+
+  /** The last stream position received: what a reconnect resumes after. */
+  get lastEventId(): string | undefined {
+    return this.position;
+  }
+
+  /**
+   * Replaces the subscriptions. Resolves once the gateway applied them; rejects with the server's
+   * message when it refused them (the previous ones stay). Kept and set again on every new connection.
+   */
+  async subscribe(subscriptions: Subscription[]): Promise<void> {
+    let tried: string | undefined;
+    for (;;) {
+      const connectionToken = await this.nextConnectionToken(tried);
+      tried = connectionToken;
+      const transport = this.transports[this.index]!;
+      const url = new URL(
+        `/_gw/v1/connection/${transport.subscriptionsPath}/${encodeURIComponent(connectionToken)}/subscriptions`,
+        this.base,
+      );
+      const res = await fetch(url, {
+        method: 'PUT',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json',
+          ...(this.token !== undefined && { authorization: `Bearer ${this.token}` }),
+        },
+        body: JSON.stringify({ subscriptions }),
+      }).catch(() => undefined);
+      // Gone with its connection (cut meanwhile): set them on the next one.
+      if (res === undefined || res.status === 410) continue;
+      if (res.status === 204) {
+        this.subscriptions = subscriptions;
+        return;
+      }
+      throw new SubscriptionError(res.status, await res.text().catch(() => ''));
+    }
+  }
+
+  /** Ends the client: no more events, no reconnect. */
+  close(): void {
+    this.finish('closed by the client');
+  }
+
+  /** The connection token of a connection other than `not`, once there is one. */
+  private nextConnectionToken(not: string | undefined): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const check = (): boolean => {
+        if (this.current.state === 'closed') reject(new Error(`Gatehouse: ${this.current.reason}`));
+        else if (this.connectionToken !== undefined && this.connectionToken !== not)
+          resolve(this.connectionToken);
+        else return false;
+        return true;
+      };
+      const waiter = () => {
+        if (!check()) this.tokenWaiters.push(waiter);
+      };
+      if (!check()) this.tokenWaiters.push(waiter);
+    });
+  }
+
+  private wakeTokenWaiters(): void {
+    const waiters = this.tokenWaiters;
+    this.tokenWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  private async connect(): Promise<void> {
+    if (this.current.state === 'closed') return;
+    const renew = this.token === undefined || jwtExpired(this.token);
+    if (renew && typeof this.options.token === 'function' && !(await this.refreshToken())) return;
+    const transport = this.transports[this.index]!;
+    let opened = false;
+    let connection: OpenConnection | undefined;
+    if (this.current.state === 'connecting') this.setState(this.current);
+    const open = () => {
+      if (opened) return;
+      opened = true;
+      clearTimeout(openTimer);
+      this.opened(transport);
+    };
+    const ended = (end: TransportEnd) => {
+      clearTimeout(openTimer);
+      if (connection) void this.ended(connection, transport, opened, end);
+    };
+    // Open means the gateway spoke: its welcome comes first on every connection, so a proxy that
+    // buffers a stream (headers through, events held) counts as one that cannot open.
+    const openTimer = setTimeout(() => {
+      connection?.close();
+      ended({ kind: 'dropped', reason: `${transport.name} did not open` });
+    }, this.options.openTimeoutMs ?? 10_000);
+    try {
+      connection = transport.open(
+        {
+          base: this.base,
+          token: this.token,
+          subscriptions: this.subscriptions,
+          lastEventId: this.position,
+          connectionToken: this.previousConnectionToken,
+          idleTimeoutMs: this.options.idleTimeoutMs ?? 45_000,
+        },
+        {
+          opened: open,
+          event: (event, position) => {
+            open();
+            this.received(event, position);
+          },
+          position: (position) => {
+            this.position = position;
+          },
+          end: ended,
+        },
+      );
+    } catch (err) {
+      // A URL the platform will not open (a WebSocket to a blocked port throws at once).
+      clearTimeout(openTimer);
+      return this.cannotOpen(transport, String((err as Error)?.message ?? err));
+    }
+    this.connection = connection;
+  }
+
+  private opened(transport: Transport): void {
+    this.failedOpens = 0;
+    this.backoff.reset();
+    this.setState({ state: 'connected', transport: transport.name });
+    clearTimeout(this.preferredTimer);
+    if (this.index > 0) {
+      // On a fallback: try the preferred transport again later (resuming, so nothing is lost).
+      this.preferredTimer = setTimeout(() => {
+        this.connection?.close();
+        this.connection = undefined;
+        this.connectionToken = undefined;
+        this.index = 0;
+        void this.connect();
+      }, this.options.retryPreferredAfterMs ?? 300_000);
+    }
+  }
+
+  private received(event: CloudEvent, position: string | undefined): void {
+    if (position !== undefined) this.position = position;
+    if (event.source === GATEWAY_SOURCE && event.type.startsWith('gw.')) this.gatewayEvent(event);
+    else if (this.dedupe.first(event.source, event.id)) this.emit('event', event);
+  }
+
+  private gatewayEvent(event: CloudEvent): void {
+    const data = event.data as { connection_token?: string } | undefined;
+    if (event.type === 'gw.connection.create' && data?.connection_token) {
+      this.retriedWithNewToken = false;
+      this.connectionToken = data.connection_token;
+      this.previousConnectionToken = data.connection_token;
+      this.wakeTokenWaiters();
+    } else if (event.type === 'gw.resync_required') this.emit('resync');
+    else if (event.type === 'gw.session_killed') {
+      this.killed = true;
+      this.finish('session killed');
+    }
+  }
+
+  private async ended(
+    connection: OpenConnection,
+    transport: Transport,
+    opened: boolean,
+    end: TransportEnd,
+  ): Promise<void> {
+    if (this.connection !== connection || this.current.state === 'closed') return;
+    this.connection = undefined;
+    this.connectionToken = undefined;
+    clearTimeout(this.preferredTimer);
+    if (this.killed) return this.finish('session killed');
+    if (end.kind === 'expired') {
+      // The JWT ended the connection: a fresh one, and straight back. A client without a JWT only
+      // needs a new connection; one with a fixed JWT cannot go on.
+      if (typeof this.options.token === 'string') return this.finish('session expired');
+      if (await this.refreshToken()) this.retry('session expired', 0);
+      return;
+    }
+    if (end.kind === 'refused') return this.refused(end);
+    if (!opened) return this.cannotOpen(transport, end.reason);
+    const delay = end.soon ? this.backoff.soon() : this.delay(end.retryMs);
+    this.retry(end.reason, delay);
+  }
+
+  /** 400/401/403 will not change by trying again, unless a new token helps; the rest passes. */
+  private async refused(end: { status: number; message: string; retryMs?: number }): Promise<void> {
+    const reason = `refused: ${end.status} ${end.message}`.trim();
+    if (end.status === 400 || end.status === 401 || end.status === 403) {
+      // One new token per refusal: a token function whose every token is refused must not keep
+      // the client knocking for ever.
+      if (typeof this.options.token !== 'function' || this.retriedWithNewToken) return this.finish(reason);
+      const before = this.token;
+      if (!(await this.refreshToken())) return;
+      if (this.token === before) return this.finish(reason);
+      this.retriedWithNewToken = true;
+    }
+    this.retry(reason, this.delay(end.retryMs));
+  }
+
+  /** Fall back to the next transport at once; once every one failed, wait before the next round. */
+  private cannotOpen(transport: Transport, reason: string): void {
+    this.failedOpens++;
+    this.index = (this.index + 1) % this.transports.length;
+    const roundOver = this.failedOpens % this.transports.length === 0;
+    this.retry(`${transport.name}: ${reason}`, roundOver ? this.backoff.next() : 0);
+  }
+
+  /** The server's hint when it gave one, the backoff's next delay otherwise. */
+  private delay(hintMs: number | undefined): number {
+    return hintMs === undefined ? this.backoff.next() : this.backoff.hinted(hintMs);
+  }
+
+  private retry(reason: string, delayMs: number): void {
+    if (this.current.state === 'closed') return;
+    this.setState({ state: 'reconnecting', reason, delayMs });
+    this.timer = setTimeout(() => void this.connect(), delayMs);
+  }
+
+  /** Asks the token function; false (and the client closed) when it failed. */
+  private async refreshToken(): Promise<boolean> {
+    const get = this.options.token;
+    if (typeof get !== 'function') return true;
+    try {
+      this.token = await get();
+      return this.current.state !== 'closed';
+    } catch (err) {
+      this.finish(`the token function failed: ${(err as Error)?.message ?? err}`);
+      return false;
+    }
+  }
+
+  private finish(reason: string): void {
+    if (this.current.state === 'closed') return;
+    clearTimeout(this.timer);
+    clearTimeout(this.preferredTimer);
+    const connection = this.connection;
+    this.connection = undefined;
+    connection?.close();
+    this.setState({ state: 'closed', reason });
+    this.wakeTokenWaiters();
+  }
+
+  private setState(state: ConnectionState): void {
+    this.current = state;
+    this.emit('state', state);
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * Long-polling: `GET /_gw/v1/connection/longpolling` again and again. The first answer of a new
+ * connection is `"ok"`; the next ones `{"last_event_id": …, "events": […]}`. The transport keeps the
+ * connection itself and names it on every poll (`?pollToken=&lastEventId=&lastPrivateEventId=`,
+ * from the answers' `Gatehouse-Connection-Token` and `Gatehouse-Last-Private-Event-Id` headers and
+ * their `last_event_id`), and sends no cookies (`credentials: 'omit'`): a browser's cookie jar is
+ * shared by every tab of an origin, and two clients polling with it took each other's connection.
+ * A new connection starts from `?lastEventId=`, so it resumes what another transport started. A poll
+ * answered as a new connection means the old one ended (its JWT expired): that ends this connection
+ * as expired, so the client renews its token.
+ */
+import { bearer, connectUrl } from '../connect-url.ts';
+import type { CloudEvent } from '../types.ts';
+import { FetchConnection } from './fetch-connection.ts';
+import { retryAfterMs, type Transport } from './transport.ts';
+
+interface PollAnswer {
+  last_event_id: string;
+  events: CloudEvent[];
+}
+
+export const longpollTransport: Transport = {
+  name: 'longpolling',
+  subscriptionsPath: 'longpolling',
+  open(params, handlers) {
+    const named: Record<string, string | undefined> = { lastEventId: params.lastEventId };
+    return new FetchConnection(handlers, params.idleTimeoutMs).run(async (conn) => {
+      for (let first = true; !conn.over; first = false) {
+        const res = await fetch(connectUrl(params, 'longpolling', named), {
+          headers: bearer(params.token),
+          credentials: 'omit',
+          cache: 'no-store',
+          signal: conn.abort.signal,
+        });
+        conn.alive();
+        const body = await res.text();
+        if (res.status !== 200)
+          return conn.end({
+            kind: 'refused',
+            status: res.status,
+            message: body,
+            retryMs: retryAfterMs(res.headers.get('retry-after')),
+          });
+        const token = res.headers.get('gatehouse-connection-token');
+        if (token) named['pollToken'] = token;
+        const acknowledge = res.headers.get('gatehouse-last-private-event-id');
+        if (acknowledge) named['lastPrivateEventId'] = acknowledge;
+        if (first) handlers.opened();
+        if (conn.over) return;
+        const answer = JSON.parse(body) as PollAnswer | 'ok';
+        // A new connection after the first poll: ours ended, its token expired with its JWT (or it
+        // was forgotten). The client gets a fresh JWT and connects again from its position.
+        if (answer === 'ok' && !first) return conn.end({ kind: 'expired' });
+        if (answer === 'ok') continue;
+        for (const event of answer.events) {
+          if (conn.over) return;
+          if (event.type === 'gw.session_expired') return conn.end({ kind: 'expired' });
+          handlers.event(event, undefined);
+        }
+        if (answer.last_event_id) named['lastEventId'] = answer.last_event_id;
+        if (answer.last_event_id && !conn.over) handlers.position(answer.last_event_id);
+      }
+    });
+  },
+};

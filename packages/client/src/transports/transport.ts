@@ -1,0 +1,59 @@
+/** What the client asks of a transport, and how a transport reports back. */
+import type { CloudEvent, Subscription } from '../types.ts';
+
+export type TransportName = 'websocket' | 'sse' | 'longpolling';
+
+export interface ConnectParams {
+  /** The gateway's base URL (`https://gw.example.com`). */
+  base: string;
+  /** A JWT, sent as `Authorization: Bearer` (as `?jwt=` over WebSocket, which cannot set headers). */
+  token: string | undefined;
+  subscriptions: Subscription[] | undefined;
+  /** The stream position to resume after. */
+  lastEventId: string | undefined;
+  /** The previous connection's token: marks the connect as a reconnect for the rate limit. */
+  connectionToken: string | undefined;
+  /** A connection that hears nothing for this long is dropped (SSE, long-polling). */
+  idleTimeoutMs: number;
+}
+
+/** How a connection ended. */
+export type TransportEnd =
+  /**
+   * Cut, or ended by the server; `retryMs` when the server said when to come back, `soon` when it
+   * said to come back at once (a draining replica).
+   */
+  | { kind: 'dropped'; reason: string; retryMs?: number; soon?: boolean }
+  /** The server answered the connect with an error status. */
+  | { kind: 'refused'; status: number; message: string; retryMs?: number }
+  /** The server ended the connection because its JWT expired. */
+  | { kind: 'expired' };
+
+export interface TransportHandlers {
+  /** An event, with its stream position when the transport gives one per event. */
+  event(event: CloudEvent, position: string | undefined): void;
+  /** A position reached without an event of its own (a long-poll answer). */
+  position(position: string): void;
+  /** The connection answered without an event yet (a long poll's first answer): it works. */
+  opened(): void;
+  /** Called once, when the connection is over. */
+  end(end: TransportEnd): void;
+}
+
+export interface OpenConnection {
+  /** Ends the connection without calling `end`. */
+  close(): void;
+}
+
+export interface Transport {
+  name: TransportName;
+  /** The transport's segment in `PUT /_gw/v1/connection/{…}/{token}/subscriptions`. */
+  subscriptionsPath: string;
+  open(params: ConnectParams, handlers: TransportHandlers): OpenConnection;
+}
+
+/** `Retry-After` (seconds) as ms, when the server sent one. */
+export function retryAfterMs(value: string | null): number | undefined {
+  const seconds = Number(value);
+  return value && Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : undefined;
+}

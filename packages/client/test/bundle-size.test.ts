@@ -1,0 +1,31 @@
+/**
+ * The browser bundle stays small: the package's entry bundled for the browser by esbuild, minified
+ * and gzipped, under 6 KiB. It also proves the entry needs nothing Node-only.
+ */
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { it } from 'node:test';
+import { build } from 'esbuild';
+
+const entry = fileURLToPath(new URL('../src/index.ts', import.meta.url));
+const LIMIT = 6 * 1024;
+
+it('bundles for the browser to under 6 KiB minified and gzipped', async () => {
+  const result = await build({
+    entryPoints: [entry],
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    write: false,
+    logLevel: 'silent',
+  });
+  const code = result.outputFiles[0]!.contents;
+  const gzipped = gzipSync(code, { level: 9 }).length;
+  console.log(`@gatehouse/client browser bundle: ${code.length} bytes minified, ${gzipped} bytes gzipped`);
+  assert.ok(gzipped < LIMIT, `${gzipped} bytes gzipped, the limit is ${LIMIT}`);
+  // Nothing of Node's own modules made it in.
+  assert.doesNotMatch(new TextDecoder().decode(code), /node:/);
+});

@@ -1,0 +1,100 @@
+/**
+ * What the gateway says about the session, through the real gateway: a blacklisted session ends
+ * the client for good; a resume the server cannot serve is a 'resync'; a JWT that expires is
+ * refreshed through `token` and the client resumes; a refused JWT is retried only with a new one.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { sleep, waitFor } from '@gatehouse/testkit';
+import type { GatehouseOptions } from '../src/index.ts';
+import { connected, jwt, range, record, useGatewayFixture } from './gateway-fixture.ts';
+
+const subscriptions = [{ eventType: 'order.updated' }];
+const transports = ['websocket', 'sse', 'longpolling'] as const;
+
+describe('Gatehouse and the session', () => {
+  const gateway = useGatewayFixture({ SUBSCRIPTION_CHECK: 'jwt_validation' });
+
+  const client = (options: GatehouseOptions = {}) => gateway.client({ subscriptions, ...options });
+
+  for (const transport of transports) {
+    it(`${transport}: a blacklisted session ends the client for good`, async () => {
+      const session = `kill-${transport}`;
+      const gw = client({ transports: [transport], token: jwt({ jti: session, sid: session }) });
+      const got = record(gw);
+      await connected(gw);
+      await gw.subscribe(subscriptions);
+      const res = await fetch(`${gateway.fx.apiUrl}/v3/session-blacklist`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ sessionId: session, validityInSeconds: 60 }),
+      });
+      assert.equal(res.status, 201);
+      await waitFor(() => gw.state.state === 'closed', { timeoutMs: 20_000, what: 'closed' });
+      assert.deepEqual(gw.state, { state: 'closed', reason: 'session killed' });
+      const connects = gateway.fx.proxy.acceptedAt.length;
+      await sleep(1500);
+      assert.equal(gateway.fx.proxy.acceptedAt.length, connects, 'no reconnect');
+      assert.equal(got.states.filter((s) => s.state === 'reconnecting').length, 0);
+    });
+
+    it(`${transport}: resumes from a position the server cannot serve with a 'resync', once`, async () => {
+      const gw = client({ transports: [transport], token: jwt(), lastEventId: 'no-such-position' });
+      const got = record(gw);
+      await waitFor(() => got.resyncs === 1, { timeoutMs: 20_000, what: 'resync' });
+      await gw.subscribe(subscriptions);
+      const n = 7001 + transports.indexOf(transport);
+      await gateway.fx.publish(n);
+      await waitFor(() => got.ns.includes(n), { timeoutMs: 20_000, what: 'a live event after the resync' });
+      assert.equal(got.resyncs, 1);
+    });
+
+    it(`${transport}: a JWT that expires is asked for again through token, and the client resumes`, async () => {
+      let calls = 0;
+      const gw = client({
+        transports: [transport],
+        token: () => {
+          calls++;
+          return jwt({ jti: `expiring-${transport}-${calls}` }, 2);
+        },
+      });
+      const got = record(gw);
+      await connected(gw);
+      const base = 8000 + transports.indexOf(transport) * 100;
+      for (let n = base + 1; n <= base + 40; n++) {
+        await gateway.fx.publish(n);
+        await sleep(120);
+      }
+      await waitFor(() => got.ns.length >= 40, {
+        timeoutMs: 30_000,
+        what: `40 events (got ${got.ns.length})`,
+      });
+      await sleep(300);
+      assert.deepEqual(got.ns, range(base + 1, base + 40));
+      assert.ok(calls >= 3, `the token function was asked ${calls} times over 5 s of 2 s tokens`);
+      assert.notEqual(gw.state.state, 'closed');
+    });
+  }
+
+  it('retries a refused JWT only with a new one from token, once', async () => {
+    let calls = 0;
+    const gw = client({
+      transports: ['sse'],
+      token: () => (++calls === 1 ? 'not-a-jwt' : jwt()),
+    });
+    await connected(gw);
+    assert.equal(calls, 2);
+    let refusedCalls = 0;
+    const refusedAgain = client({
+      transports: ['sse'],
+      token: () => `not-a-jwt-${++refusedCalls}`,
+    });
+    await waitFor(() => refusedAgain.state.state === 'closed', { timeoutMs: 20_000, what: 'closed' });
+    await sleep(500);
+    assert.equal(refusedCalls, 2, 'a new token once, not one per refusal for ever');
+    assert.match((refusedAgain.state as { reason: string }).reason, /400 invalid/);
+    const denied = client({ transports: ['websocket'] });
+    await waitFor(() => denied.state.state === 'closed', { timeoutMs: 20_000, what: 'closed' });
+    assert.match((denied.state as { reason: string }).reason, /403/);
+  });
+});

@@ -1,0 +1,238 @@
+/**
+ * `@gatehouse/client` in real Chromium (Debian's, headless): its browser bundle (esbuild, as a user
+ * would bundle it) loaded in a page of another origin, against the real gateway (embedded: every
+ * service in this process, memory bus and store) behind a TCP proxy the test cuts or makes block
+ * WebSocket upgrades and SSE. Each transport delivers and resumes across cuts while events are
+ * published, every event once and in order; blocked transports fall back with nothing lost.
+ */
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { signJwt, withExpiry } from '@gatehouse/auth';
+import { type EmbeddedGateway, ephemeralGatewaySettings, startEmbeddedGateway } from '@gatehouse/embedded';
+import { CuttableProxy, sleep } from '@gatehouse/testkit';
+import { build } from 'esbuild';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../src/headless-chromium.ts';
+
+const jwtKey = 'browser-client-test-secret-of-sufficient-length';
+const clientEntry = fileURLToPath(new URL('../../packages/client/src/index.ts', import.meta.url));
+
+interface PageRecord {
+  ns: number[];
+  states: string[];
+  resyncs: number;
+}
+
+describe('@gatehouse/client in Chromium', () => {
+  let gateway: EmbeddedGateway;
+  let proxy: CuttableProxy;
+  let browser: Browser;
+  let page: Server;
+  let pageUrl: string;
+  let edge: string;
+  let published = 0;
+  /** JWTs the page fetched, by session. */
+  const tokensIssued = new Map<string, number>();
+
+  before(async () => {
+    const bundle = await build({
+      entryPoints: [clientEntry],
+      bundle: true,
+      minify: true,
+      format: 'esm',
+      platform: 'browser',
+      write: false,
+    });
+    const script = bundle.outputFiles[0]!.text;
+    page = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://page');
+      if (url.pathname === '/client.js')
+        res.writeHead(200, { 'content-type': 'text/javascript' }).end(script);
+      else if (url.pathname === '/jwt') {
+        // The page's own backend hands out short JWTs, as the README's `token` function expects.
+        const session = url.searchParams.get('session') ?? 'anonymous';
+        tokensIssued.set(session, (tokensIssued.get(session) ?? 0) + 1);
+        const seconds = Number(url.searchParams.get('seconds') ?? 3600);
+        const claims = withExpiry({ jti: session, n: tokensIssued.get(session) }, seconds);
+        res
+          .writeHead(200, { 'content-type': 'text/plain' })
+          .end(signJwt(claims, { alg: 'HS256', key: jwtKey }));
+      } else
+        res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>client e2e</title>');
+    }).listen(0, '127.0.0.1');
+    await new Promise((r) => page.once('listening', r));
+    pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}`;
+    // The page's origin may use long-polling's cookies (credentials).
+    gateway = await startEmbeddedGateway({
+      ...ephemeralGatewaySettings,
+      LONGPOLL_TIMEOUT: '1s',
+      CORS_ALLOWED_ORIGINS: pageUrl,
+      JWT_SECRET_KEY: jwtKey,
+    });
+    edge = `http://127.0.0.1:${gateway.publicPort}`;
+    proxy = await CuttableProxy.start({ host: '127.0.0.1', port: gateway.publicPort! });
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+    page?.close();
+    await proxy?.close();
+    await gateway?.stop();
+  });
+
+  async function publish(count: number): Promise<number[]> {
+    const ns: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const n = ++published;
+      const res = await fetch(`${edge}/_gw/v1/events`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          specversion: '1.0',
+          id: `b-${n}`,
+          type: 'browser.news',
+          source: 'e2e',
+          data: { n },
+        }),
+      });
+      assert.equal(res.status, 202);
+      ns.push(n);
+    }
+    return ns;
+  }
+
+  /** A tab with a Gatehouse client on the given transports, recording into `window.record`. */
+  async function clientTab(
+    transports: string[],
+    options: Record<string, unknown> = {},
+    tokenUrl?: string,
+  ): Promise<Page> {
+    const tab = await browser.newPage();
+    await tab.goto(`${pageUrl}/`);
+    await tab.evaluate(
+      async ({ url, transports, options, tokenUrl }) => {
+        const { Gatehouse } = await import('/client.js' as string);
+        const w = globalThis as unknown as { record: PageRecord; gw: unknown };
+        w.record = { ns: [], states: [], resyncs: 0 };
+        const gw = new Gatehouse(url, {
+          transports,
+          subscriptions: [{ eventType: 'browser.news' }],
+          backoff: { initialMs: 100, maxMs: 1000 },
+          ...(tokenUrl && { token: async () => (await fetch(tokenUrl)).text() }),
+          ...options,
+        });
+        gw.on('event', (e: { data: { n: number } }) => w.record.ns.push(e.data.n));
+        gw.on('state', (s: { state: string; transport?: string }) =>
+          w.record.states.push(s.transport ? `${s.state}:${s.transport}` : s.state),
+        );
+        gw.on('resync', () => w.record.resyncs++);
+        w.gw = gw;
+      },
+      { url: `http://127.0.0.1:${proxy.port}`, transports, options, tokenUrl },
+    );
+    return tab;
+  }
+
+  const recordOf = (tab: Page) =>
+    tab.evaluate(() => (globalThis as unknown as { record: PageRecord }).record);
+  const transportOf = (tab: Page) =>
+    tab.evaluate(() => (globalThis as unknown as { gw: { transport: string | undefined } }).gw.transport);
+
+  async function until(tab: Page, check: (r: PageRecord) => boolean, what: string, timeoutMs = 30_000) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const r = await recordOf(tab);
+      if (check(r)) return r;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(r)}`);
+      await sleep(100);
+    }
+  }
+
+  for (const transport of ['websocket', 'sse', 'longpolling']) {
+    it(`${transport}: delivers, and resumes across cuts while events are published: every event once, in order`, async () => {
+      const tab = await clientTab([transport]);
+      await until(tab, (r) => r.states.includes(`connected:${transport}`), 'connected');
+      const expected = await publish(5);
+      await until(tab, (r) => r.ns.length === 5, 'the first events');
+      for (let round = 0; round < 3; round++) {
+        proxy.cut();
+        expected.push(...(await publish(5)));
+        await sleep(300);
+        proxy.restore();
+        expected.push(...(await publish(5)));
+      }
+      const r = await until(tab, (r) => r.ns.length >= expected.length, `${expected.length} events`);
+      await sleep(500);
+      assert.deepEqual((await recordOf(tab)).ns, expected);
+      assert.equal(r.resyncs, 0);
+      assert.ok(r.states.filter((s) => s === `connected:${transport}`).length >= 2, 'it reconnected');
+      await tab.close();
+    });
+  }
+
+  it('falls back from a blocked websocket to sse, then to longpolling, with nothing lost', async () => {
+    const wsUpgrade = /upgrade: websocket/i;
+    const sse = /GET \/_gw\/v1\/connection\/sse/;
+    proxy.blocked.add(wsUpgrade);
+    try {
+      const tab = await clientTab(['websocket', 'sse', 'longpolling']);
+      await until(tab, (r) => r.states.includes('connected:sse'), 'sse');
+      const expected = await publish(5);
+      await until(tab, (r) => r.ns.length === 5, 'events over sse');
+      proxy.blocked.add(sse);
+      proxy.cut();
+      expected.push(...(await publish(5)));
+      proxy.restore();
+      await until(tab, (r) => r.states.includes('connected:longpolling'), 'longpolling');
+      expected.push(...(await publish(5)));
+      await until(tab, (r) => r.ns.length >= expected.length, 'every event');
+      await sleep(500);
+      assert.deepEqual((await recordOf(tab)).ns, expected);
+      assert.equal(await transportOf(tab), 'longpolling');
+      await tab.close();
+    } finally {
+      proxy.blocked.clear();
+    }
+  });
+
+  for (const transport of ['websocket', 'sse', 'longpolling']) {
+    it(`${transport}: an expiring JWT is fetched again through token, and the client resumes`, async () => {
+      const session = `expiring-${transport}`;
+      const tab = await clientTab([transport], {}, `/jwt?seconds=2&session=${session}`);
+      await until(tab, (r) => r.states.includes(`connected:${transport}`), 'connected');
+      const expected: number[] = [];
+      for (let i = 0; i < 30; i++) {
+        expected.push(...(await publish(1)));
+        await sleep(170);
+      }
+      await until(tab, (r) => r.ns.length >= expected.length, `${expected.length} events`);
+      await sleep(500);
+      assert.deepEqual((await recordOf(tab)).ns, expected);
+      assert.ok((tokensIssued.get(session) ?? 0) >= 3, `tokens fetched: ${tokensIssued.get(session)}`);
+      await tab.close();
+    });
+
+    it(`${transport}: a blacklisted session ends the client for good`, async () => {
+      const session = `killed-${transport}`;
+      const tab = await clientTab([transport], {}, `/jwt?session=${session}`);
+      await until(tab, (r) => r.states.includes(`connected:${transport}`), 'connected');
+      const res = await fetch(`http://127.0.0.1:${gateway.apiPort}/v3/session-blacklist`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ sessionId: session, validityInSeconds: 60 }),
+      });
+      assert.equal(res.status, 201);
+      await until(tab, (r) => r.states.at(-1) === 'closed', 'closed');
+      const connects = proxy.acceptedAt.length;
+      await sleep(1500);
+      const r = await recordOf(tab);
+      assert.equal(r.states.at(-1), 'closed');
+      assert.equal(r.states.filter((s) => s === 'reconnecting').length, 0);
+      assert.equal(proxy.acceptedAt.length, connects, 'no reconnect');
+      await tab.close();
+    });
+  }
+});
