@@ -20,22 +20,20 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { KafkaBus } from '@gatehouse/bus';
 import {
   dependencyAddress,
   exitAfterFileWhenHung,
-  freePort,
   type ServiceProcess,
   sleep,
-  spawnService,
   uniqueName,
   waitFor,
 } from '@gatehouse/testkit';
-import { build } from 'esbuild';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { buildClientBundle } from '../src/client-bundle.ts';
 import { launchChromium } from '../src/headless-chromium.ts';
-import { type NginxEdge, startNginxEdge } from '../src/nginx-edge.ts';
+import { edgeInFrontOf, type HubSlot, hubSlots, kafkaHubEnv, startHub } from '../src/hub-pair.ts';
+import type { NginxEdge } from '../src/nginx-edge.ts';
 import { percentile } from '../src/percentile.ts';
 
 after(() => exitAfterFileWhenHung());
@@ -53,7 +51,6 @@ const tabMix = [
   'longpolling',
 ];
 const rate = 10;
-const clientEntry = fileURLToPath(new URL('../../packages/client/src/index.ts', import.meta.url));
 
 interface ClientRecord {
   transport: string;
@@ -75,19 +72,11 @@ describe('@gatehouse/client in Chromium through replica faults', () => {
   const contexts: BrowserContext[] = [];
   const tabs: Page[] = [];
   const hubs: ServiceProcess[] = [];
-  let startHub: (i: number) => Promise<ServiceProcess>;
+  let slots: HubSlot[];
 
   before(
     async () => {
-      const bundle = await build({
-        entryPoints: [clientEntry],
-        bundle: true,
-        minify: true,
-        format: 'esm',
-        platform: 'browser',
-        write: false,
-      });
-      const script = bundle.outputFiles[0]!.text;
+      const script = await buildClientBundle();
       page = createServer((req, res) => {
         if (req.url === '/client.js') res.writeHead(200, { 'content-type': 'text/javascript' }).end(script);
         else res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>faults</title>');
@@ -97,15 +86,7 @@ describe('@gatehouse/client in Chromium through replica faults', () => {
 
       bus = new KafkaBus({ brokers: dependencyAddress.kafkaBrokers, clientId: run });
       await bus.ensureTopic(topic, 1);
-      const env = {
-        FANOUT_BUS: 'kafka',
-        FANOUT_TOPIC: topic,
-        CONTROL_BUS: 'redis',
-        STORE: 'redis',
-        STORE_KEY_PREFIX: `${run}:`,
-        REDIS_URL: dependencyAddress.redisUrl,
-        KAFKA_BROKERS: dependencyAddress.kafkaBrokers.join(','),
-        TOKEN_SECRET: `${run}-token-secret`,
+      const env = kafkaHubEnv(run, topic, {
         CORS_ALLOWED_ORIGINS: pageUrl,
         LONGPOLL_TIMEOUT: '5s',
         // Every client comes through nginx from one address.
@@ -113,38 +94,10 @@ describe('@gatehouse/client in Chromium through replica faults', () => {
         MAX_CONNECTIONS_PER_IP_PER_MINUTE: '100000',
         SHUTDOWN_DRAIN_TIMEOUT_MS: '10000',
         DRAIN_SPREAD_PERCENT: '50',
-      };
-      const slots = await Promise.all(
-        ['a', 'b'].map(async (r) => ({
-          name: `hub-${r}`,
-          env: {
-            ...env,
-            REPLICA_ID: `${run}-hub-${r}`,
-            INBOUND_PORT: String(await freePort()),
-            API_PORT: String(await freePort()),
-          },
-        })),
-      );
-      startHub = (i) =>
-        spawnService({
-          entry: 'services/push-hub/src/main.ts',
-          name: slots[i]!.name,
-          publicPort: true,
-          env: slots[i]!.env,
-          readyTimeoutMs: 60_000,
-        });
-      hubs.push(...(await Promise.all([startHub(0), startHub(1)])));
-      const hostPort = (url: string) => new URL(url).host;
-      const none = ['127.0.0.1:9'];
-      edge = await startNginxEdge({
-        pushHub: hubs.map((h) => hostPort(h.publicUrl!)),
-        pushHubApi: hubs.map((h) => hostPort(h.apiUrl)),
-        publisher: none,
-        publisherApi: none,
-        proxy: none,
-        proxyApi: none,
-        blacklistApi: none,
       });
+      slots = await hubSlots(run, env);
+      hubs.push(...(await Promise.all(slots.map(startHub))));
+      edge = await edgeInFrontOf(hubs);
       browser = await launchChromium();
     },
     { timeout: 180_000 },
@@ -244,13 +197,13 @@ describe('@gatehouse/client in Chromium through replica faults', () => {
       await hubs[0]!.exited;
       lap('hub-a killed');
       await sleep(2000);
-      hubs[0] = await startHub(0);
+      hubs[0] = await startHub(slots[0]!);
       lap('hub-a started again');
       await sleep(5000);
       for (const i of [0, 1]) {
         const exit = await hubs[i]!.stop(30_000);
         assert.equal(exit.code, 0, `hub ${i} stopped cleanly`);
-        hubs[i] = await startHub(i);
+        hubs[i] = await startHub(slots[i]!);
         lap(`hub ${i === 0 ? 'a' : 'b'} restarted`);
         await sleep(3000);
       }

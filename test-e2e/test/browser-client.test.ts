@@ -9,16 +9,14 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { signJwt, withExpiry } from '@gatehouse/auth';
 import { type EmbeddedGateway, ephemeralGatewaySettings, startEmbeddedGateway } from '@gatehouse/embedded';
 import { CuttableProxy, sleep } from '@gatehouse/testkit';
-import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
+import { buildClientBundle } from '../src/client-bundle.ts';
 import { launchChromium } from '../src/headless-chromium.ts';
 
 const jwtKey = 'browser-client-test-secret-of-sufficient-length';
-const clientEntry = fileURLToPath(new URL('../../packages/client/src/index.ts', import.meta.url));
 
 interface PageRecord {
   ns: number[];
@@ -38,15 +36,7 @@ describe('@gatehouse/client in Chromium', () => {
   const tokensIssued = new Map<string, number>();
 
   before(async () => {
-    const bundle = await build({
-      entryPoints: [clientEntry],
-      bundle: true,
-      minify: true,
-      format: 'esm',
-      platform: 'browser',
-      write: false,
-    });
-    const script = bundle.outputFiles[0]!.text;
+    const script = await buildClientBundle();
     page = createServer((req, res) => {
       const url = new URL(req.url ?? '/', 'http://page');
       if (url.pathname === '/client.js')

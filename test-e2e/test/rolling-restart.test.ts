@@ -19,16 +19,14 @@ import {
   type ClientRecord,
   dependencyAddress,
   exitAfterFileWhenHung,
-  freePort,
   ResumingSseClient,
   ResumingWsClient,
   type ServiceProcess,
   sleep,
-  spawnService,
   uniqueName,
   waitFor,
 } from '@gatehouse/testkit';
-import { type NginxEdge, startNginxEdge } from '../src/nginx-edge.ts';
+import { edgeInFrontOf, hubSlots, kafkaHubEnv, startHub } from '../src/hub-pair.ts';
 import { ReplicaBalancer } from '../src/replica-balancer.ts';
 import { percentile } from '../src/percentile.ts';
 
@@ -75,16 +73,8 @@ async function rollingRestart(clientCount: number, route: Route): Promise<void> 
   const topic = `${run}-gw-events`;
   const bus = new KafkaBus({ brokers: dependencyAddress.kafkaBrokers, clientId: run });
   await bus.ensureTopic(topic, 1);
-  const env = {
-    FANOUT_BUS: 'kafka',
-    FANOUT_TOPIC: topic,
-    CONTROL_BUS: 'redis',
-    STORE: 'redis',
-    STORE_KEY_PREFIX: `${run}:`,
-    REDIS_URL: dependencyAddress.redisUrl,
-    KAFKA_BROKERS: dependencyAddress.kafkaBrokers.join(','),
+  const env = kafkaHubEnv(run, topic, {
     JWT_SECRET_KEY: 'rolling-restart-secret-long-enough-for-hs256',
-    TOKEN_SECRET: `${run}-token-secret`,
     MAX_CONNECTIONS_PER_MINUTE: String(maxNewPerMinute),
     // Every client of the test comes from 127.0.0.1: the per-address budget would be theirs alone.
     MAX_CONNECTIONS_PER_IP_PER_MINUTE: '1000000',
@@ -93,44 +83,12 @@ async function rollingRestart(clientCount: number, route: Route): Promise<void> 
     EXTRACTORS: JSON.stringify({
       greeting: { name: { stable_field_index: 0, event: { json_pointer: '/data/name' } } },
     }),
-  };
-  const slots = await Promise.all(
-    ['a', 'b'].map(async (r) => ({
-      name: `hub-${r}`,
-      env: {
-        ...env,
-        REPLICA_ID: `${run}-hub-${r}`,
-        INBOUND_PORT: String(await freePort()),
-        API_PORT: String(await freePort()),
-      },
-    })),
-  );
-  const startHub = (slot: (typeof slots)[number]) =>
-    spawnService({
-      entry: 'services/push-hub/src/main.ts',
-      name: slot.name,
-      publicPort: true,
-      env: slot.env,
-      readyTimeoutMs: 60_000,
-    });
+  });
+  const slots = await hubSlots(run, env);
   const hubs: ServiceProcess[] = await Promise.all(slots.map(startHub));
   const balancer = new ReplicaBalancer();
   for (const hub of hubs) balancer.add(hub.publicUrl!);
-  let edge: NginxEdge | undefined;
-  if (route === 'nginx edge') {
-    const hostPort = (url: string) => new URL(url).host;
-    const hubPorts = hubs.map((h) => hostPort(h.publicUrl!));
-    const none = ['127.0.0.1:9'];
-    edge = await startNginxEdge({
-      pushHub: hubPorts,
-      pushHubApi: hubs.map((h) => hostPort(h.apiUrl)),
-      publisher: none,
-      publisherApi: none,
-      proxy: none,
-      proxyApi: none,
-      blacklistApi: none,
-    });
-  }
+  const edge = route === 'nginx edge' ? await edgeInFrontOf(hubs) : undefined;
   const edgeUrl = edge?.publicUrl;
   const pick = edgeUrl === undefined ? balancer.pick : () => edgeUrl;
   time.lap('hubs up');
