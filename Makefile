@@ -29,8 +29,11 @@ $(STAMP): pnpm-lock.yaml package.json $(wildcard packages/*/package.json service
 
 install: $(STAMP)
 
+# The client demo page (http://localhost:4000/_gw/demo/) serves @gatehouse/client's browser bundle,
+# built here first.
 run: install
-	node --max-semi-space-size=8 embedded/src/main.ts
+	node packages/client/scripts/browser-bundle.ts .cache/client-demo/gatehouse-client.js
+	DEMO_CLIENT_BUNDLE=.cache/client-demo/gatehouse-client.js node --max-semi-space-size=8 embedded/src/main.ts
 
 # Each stage says how long it took (tools/timed.sh). The node tests run last, so the test runner's
 # summary is the last thing before their stage line.

@@ -37,6 +37,7 @@ import {
   loadInternalApiSetup,
   loadConfig,
   type Logger,
+  optionalStr,
   packageVersion,
   port,
   type RunningHost,
@@ -46,6 +47,8 @@ import {
   tlsSettingsFrom,
 } from '@gatehouse/service-kit';
 import { MemoryStore } from '@gatehouse/store';
+import { type CutRelay, startCutRelay } from './demo/cut-relay.ts';
+import { createDemoPage } from './demo/demo-page.ts';
 import { openGatewayWarning } from './open-doors.ts';
 
 export const embeddedConfig = {
@@ -56,6 +59,13 @@ export const embeddedConfig = {
   ...proxyConfig,
   ...blacklistConfig,
   INBOUND_PORT: port('public edge port: /_gw/… endpoints and the reverse proxy', 4000),
+  DEMO_CLIENT_BUNDLE: optionalStr(
+    "`@gatehouse/client`'s browser bundle: set (as `make run` does), the public edge serves the client demo page at /_gw/demo/",
+  ),
+  DEMO_RELAY_PORT: port(
+    'port of the demo page\'s relay: its client connects through it, and its "cut" button cuts every connection of it',
+    4002,
+  ),
   MEMORY_BUS_MAX_BYTES: int(
     'bytes of messages the in-process bus keeps per topic for replays (the oldest go first)',
     DEFAULT_MEMORY_BUS_RETENTION_BYTES,
@@ -217,6 +227,16 @@ async function startServices(
     }),
   ];
 
+  // The demo page first, so the reverse proxy does not take /_gw/demo/ over.
+  let relay: CutRelay | undefined;
+  let edgePort: number | undefined;
+  if (config.DEMO_CLIENT_BUNDLE !== undefined) {
+    const edge = () =>
+      edgePort === undefined ? undefined : { host: loopbackOf(config.HOST), port: edgePort };
+    relay = await startCutRelay(edge, config.HOST, config.DEMO_RELAY_PORT);
+    services.unshift(await createDemoPage(config.DEMO_CLIENT_BUNDLE, relay));
+  }
+
   const host = await startHost({
     services,
     logger,
@@ -231,7 +251,14 @@ async function startServices(
     limits: { maxHeaderValueLength: config.MAX_HEADER_VALUE_LENGTH },
     drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT_MS,
     tls: tlsSettingsFrom(config),
-    closeables: [auth, bus, store],
+    closeables: [auth, bus, store, ...(relay ? [relay] : [])],
   });
+  edgePort = host.publicPort;
+  if (relay) logger.info({ url: `http://localhost:${host.publicPort}/_gw/demo/` }, 'client demo page');
   return { ...host, logger, restPort: restEngine.port };
+}
+
+/** Where this process's own listeners are reached from inside it. */
+function loopbackOf(host: string): string {
+  return host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
 }
