@@ -35,6 +35,7 @@ import { launchChromium } from '../src/headless-chromium.ts';
 import { edgeInFrontOf, type HubSlot, hubSlots, kafkaHubEnv, startHub } from '../src/hub-pair.ts';
 import type { NginxEdge } from '../src/nginx-edge.ts';
 import { percentile } from '../src/percentile.ts';
+import { stopwatch } from '../src/stopwatch.ts';
 
 after(() => exitAfterFileWhenHung());
 
@@ -185,26 +186,21 @@ describe('@gatehouse/client in Chromium through replica faults', () => {
       const summary = waiting.slice(0, 5).map((r) => `${r.transport}: ${r.states.join(' ')}`);
       throw new Error(`${(err as Error).message}; ${waiting.length} waiting, such as ${summary.join('; ')}`);
     });
-    const stages: string[] = [];
-    let since = Date.now();
-    const lap = (stage: string) => {
-      stages.push(`${stage} ${((Date.now() - since) / 1000).toFixed(1)} s`);
-      since = Date.now();
-    };
+    const time = stopwatch();
     try {
       await sleep(3000);
       process.kill(hubs[0]!.pid, 'SIGKILL');
       await hubs[0]!.exited;
-      lap('hub-a killed');
+      time.lap('hub-a killed');
       await sleep(2000);
       hubs[0] = await startHub(slots[0]!);
-      lap('hub-a started again');
+      time.lap('hub-a started again');
       await sleep(5000);
       for (const i of [0, 1]) {
         const exit = await hubs[i]!.stop(30_000);
         assert.equal(exit.code, 0, `hub ${i} stopped cleanly`);
         hubs[i] = await startHub(slots[i]!);
-        lap(`hub ${i === 0 ? 'a' : 'b'} restarted`);
+        time.lap(`hub ${i === 0 ? 'a' : 'b'} restarted`);
         await sleep(3000);
       }
       await sleep(3000);
@@ -224,7 +220,7 @@ describe('@gatehouse/client in Chromium through replica faults', () => {
       timeoutMs: 60_000,
       intervalMs: 1000,
     }).catch(() => {});
-    lap('caught up');
+    time.lap('caught up');
     const records = await allRecords();
     let lost = 0;
     let duplicated = 0;
@@ -253,7 +249,7 @@ describe('@gatehouse/client in Chromium through replica faults', () => {
         `the next event: all ${figures()}; WebSocket ${figures('websocket')}; SSE ${figures('sse')}; ` +
         `long-polling ${figures('longpolling')}`,
     );
-    console.log(`stages: ${stages.join(', ')}`);
+    console.log(`stages: ${time}`);
     assert.equal(records.length, clientCount);
     assert.equal(lost, 0, 'events lost');
     assert.equal(duplicated, 0, 'events duplicated');

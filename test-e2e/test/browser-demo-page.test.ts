@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type EmbeddedGateway, ephemeralGatewaySettings, startEmbeddedGateway } from '@gatehouse/embedded';
+import { sleep, waitFor } from '@gatehouse/testkit';
 import type { Browser, Page } from 'playwright-core';
 import { buildClientBundle } from '../src/client-bundle.ts';
 import { launchChromium } from '../src/headless-chromium.ts';
@@ -41,13 +42,8 @@ describe('the client demo page of make run', () => {
   const listed = (tab: Page) =>
     tab.locator('#events li').evaluateAll((items) => items.map((li) => li.getAttribute('data-n')));
 
-  async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  const until = (what: string, check: () => Promise<boolean>) =>
+    waitFor(check, { timeoutMs: 30_000, intervalMs: 100, what });
 
   for (const transport of ['websocket', 'sse', 'longpolling']) {
     it(`${transport}: publishes, is cut, comes back and lists what was published meanwhile, once`, async (t) => {
@@ -77,7 +73,7 @@ describe('the client demo page of make run', () => {
       await tab.click('#publish');
       await until('the second event listed', async () => (await listed(tab)).length >= 2);
       await until('connected again', async () => (await stateOf(tab)) === 'connected');
-      await new Promise((r) => setTimeout(r, 500));
+      await sleep(500);
       assert.deepEqual(await listed(tab), ['2', '1'], 'each event once, newest first');
       // A long poll cut on a kept-alive connection is sent again by Chromium itself (an idempotent
       // GET on a reused connection that closed): the page's client may not see the cut at all.

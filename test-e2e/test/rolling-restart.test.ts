@@ -29,6 +29,7 @@ import {
 import { edgeInFrontOf, hubSlots, kafkaHubEnv, startHub } from '../src/hub-pair.ts';
 import { ReplicaBalancer } from '../src/replica-balancer.ts';
 import { percentile } from '../src/percentile.ts';
+import { stopwatch } from '../src/stopwatch.ts';
 
 after(() => exitAfterFileWhenHung());
 
@@ -42,20 +43,6 @@ function countsOf(values: number[]): string {
   const counts = new Map<number, number>();
   for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
   return [...counts].map(([v, n]) => `${v} ×${n}`).join(', ') || 'none';
-}
-
-/** Stages and how long each took, printed at the end. */
-function stopwatch() {
-  const stages: string[] = [];
-  let last = Date.now();
-  return {
-    lap(stage: string) {
-      const now = Date.now();
-      stages.push(`${stage} ${((now - last) / 1000).toFixed(1)} s`);
-      last = now;
-    },
-    toString: () => stages.join(', '),
-  };
 }
 
 /**
