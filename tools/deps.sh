@@ -178,7 +178,8 @@ kafka_up() {
 #      memory storage, so a restart starts empty ----
 traces_up() {
   local bin="$root/.cache/traces/bin/jaeger" stamp
-  stamp=$(sha256sum "$root/tools/jaeger/go.mod" "$root/tools/jaeger/go.sum" | sha256sum | cut -c1-16)
+  # The files' contents only (not their paths): a clone elsewhere reuses the build.
+  stamp=$(cat "$root/tools/jaeger/go.mod" "$root/tools/jaeger/go.sum" | sha256sum | cut -c1-16)
   if [ ! -x "$bin" ] || [ "$(cat "$bin.stamp" 2>/dev/null)" != "$stamp" ]; then
     build_jaeger "$bin"
     echo "$stamp" >"$bin.stamp"

@@ -16,6 +16,8 @@ export interface PodState {
   ready: boolean;
   restarts: number;
   deleting: boolean;
+  /** How its container last ended, for a pod that restarted: "Error (exit 1)", "OOMKilled (exit 137)". */
+  lastEnd: string | undefined;
 }
 
 export interface Cluster {
@@ -147,7 +149,10 @@ interface PodList {
     metadata: { name: string; labels?: Record<string, string>; deletionTimestamp?: string };
     status: {
       conditions?: Array<{ type: string; status: string }>;
-      containerStatuses?: Array<{ restartCount: number }>;
+      containerStatuses?: Array<{
+        restartCount: number;
+        lastState?: { terminated?: { reason?: string; exitCode?: number; finishedAt?: string } };
+      }>;
     };
   }>;
 }
@@ -159,7 +164,13 @@ function podState(pod: PodList['items'][number]): PodState {
     ready: pod.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
     restarts: (pod.status.containerStatuses ?? []).reduce((sum, c) => sum + c.restartCount, 0),
     deleting: pod.metadata.deletionTimestamp !== undefined,
+    lastEnd: lastEnd(pod.status.containerStatuses ?? []),
   };
+}
+
+function lastEnd(statuses: NonNullable<PodList['items'][number]['status']['containerStatuses']>) {
+  const ended = statuses.map((c) => c.lastState?.terminated).find((t) => t !== undefined);
+  return ended && `${ended.reason ?? 'terminated'} (exit ${ended.exitCode}) at ${ended.finishedAt}`;
 }
 
 interface DeploymentList {

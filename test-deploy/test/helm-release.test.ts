@@ -142,19 +142,27 @@ describe('Helm release in a real Kubernetes cluster, checked from outside', () =
         const publishers = pods.filter((p) => p.component === 'publisher').length;
         return publishers >= 2 && pods.every((p) => p.ready || p.restarts > 0);
       },
-      { timeoutMs: 60_000, intervalMs: 500, what: 'every pod ready, the publisher at its HPA minimum' },
+      {
+        timeoutMs: 3 * minutes,
+        intervalMs: 1_000,
+        what: 'every pod ready, the publisher at its HPA minimum',
+      },
     ).catch(() => {});
     for (const component of components) {
       const mine = pods.filter((p) => p.component === component);
       // The publisher's replicas are the HPA's to set (the next test); the others start with 2.
       assert.ok(mine.length >= (component === 'publisher' ? 1 : 2), `${component}: ${mine.length} pods`);
-      const restarted = mine.filter((p) => p.restarts > 0);
+      const unwell = mine.filter((p) => !p.ready || p.restarts > 0);
+      // What each unwell pod is, first (a CI log keeps the start of a message), then the end of
+      // the log its container left when it ended.
       const logs = await Promise.all(
-        restarted.map((p) => cluster.kubectl(['logs', p.name, '--previous', '--tail=40']).catch(String)),
+        unwell.map((p) =>
+          p.restarts > 0 ? cluster.kubectl(['logs', p.name, '--previous', '--tail=20']).catch(String) : '',
+        ),
       );
       assert.ok(
-        mine.every((p) => p.ready && p.restarts === 0),
-        `${component}: ${JSON.stringify(mine)}\n${logs.join('\n')}`,
+        unwell.length === 0,
+        `${component}: ${unwell.map((p) => `${p.name} ready=${p.ready} restarts=${p.restarts} last end: ${p.lastEnd ?? 'none'}`).join('; ')}\n${logs.join('\n')}`,
       );
     }
     const uid = await cluster.kubectl([
