@@ -34,6 +34,7 @@ export interface NginxEdge {
   readonly publicUrl: string;
   /** `http://127.0.0.1:<port>` of the internal API. */
   readonly internalUrl: string;
+  readonly listen: { publicPort: number; internalPort: number };
   /** What nginx wrote to stderr (its error log). */
   output(): string;
   /** SIGTERM (nginx's fast shutdown), SIGKILL after `timeoutMs`; resolves with the exit code. */
@@ -69,16 +70,34 @@ export function edgeTemplateValues(
   };
 }
 
-export async function startNginxEdge(upstreams: EdgeUpstreams): Promise<NginxEdge> {
+export interface EdgeOptions {
+  /** The ports to listen on (an edge started again in place of one stopped); free ones otherwise. */
+  listen?: { publicPort: number; internalPort: number };
+  /**
+   * nginx `location` blocks put first in the public server, before the template's own: what a
+   * proxy between client and gateway does to some paths (strip WebSocket upgrades, buffer SSE).
+   */
+  publicLocations?: string;
+}
+
+/** Where the template's public server starts its own locations. */
+const firstPublicLocation = '    location /_gw/v1/connection/ {';
+
+export async function startNginxEdge(
+  upstreams: EdgeUpstreams,
+  options: EdgeOptions = {},
+): Promise<NginxEdge> {
   const dir = await mkdtemp(join(tmpdir(), 'gatehouse-nginx-'));
   // Run as root, nginx's workers drop to `nobody`: they must reach the temp dirs inside.
   await chmod(dir, 0o755);
-  const listen = { publicPort: await freePort(), internalPort: await freePort() };
+  const listen = options.listen ?? { publicPort: await freePort(), internalPort: await freePort() };
   const template = await readFile(edgeTemplatePath, 'utf8');
-  await writeFile(
-    join(dir, 'gatehouse.conf'),
-    renderTemplate(template, edgeTemplateValues(upstreams, listen)),
-  );
+  let config = renderTemplate(template, edgeTemplateValues(upstreams, listen));
+  if (options.publicLocations !== undefined) {
+    if (!config.includes(firstPublicLocation)) throw new Error('the template has no connection location');
+    config = config.replace(firstPublicLocation, `${options.publicLocations}\n${firstPublicLocation}`);
+  }
+  await writeFile(join(dir, 'gatehouse.conf'), config);
   await writeFile(join(dir, 'nginx.conf'), mainConfig(dir));
 
   const lines: string[] = [];
@@ -97,6 +116,7 @@ export async function startNginxEdge(upstreams: EdgeUpstreams): Promise<NginxEdg
     pid: child.pid ?? -1,
     publicUrl: `http://127.0.0.1:${listen.publicPort}`,
     internalUrl: `http://127.0.0.1:${listen.internalPort}`,
+    listen,
     output: () => lines.join('\n'),
     async stop(timeoutMs = 10_000) {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
