@@ -226,7 +226,9 @@ export class KafkaSubscriber implements Subscription {
     if (this.closing) return;
     this.report(error);
     if (restarting) return;
-    if (!this.isLive) {
+    // Before it is live, only what may pass with time (a group coordinator still loading at a fresh
+    // broker) is tried again, with a new consumer, until start's deadline.
+    if (!this.isLive && !isRetriableKafkaError(error)) {
       this.live.reject(error);
       return;
     }

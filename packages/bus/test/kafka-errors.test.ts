@@ -3,7 +3,12 @@ import { test } from 'node:test';
 import kafkajs from 'kafkajs';
 import { isRetriableKafkaError } from '../src/kafka-errors.ts';
 
-const { KafkaJSBrokerNotFound, KafkaJSNonRetriableError, KafkaJSProtocolError } = kafkajs;
+const {
+  KafkaJSBrokerNotFound,
+  KafkaJSNonRetriableError,
+  KafkaJSNumberOfRetriesExceeded,
+  KafkaJSProtocolError,
+} = kafkajs;
 
 // kafkajs's types declare no constructor argument, but the class takes the message as its first.
 const BrokerNotFound = KafkaJSBrokerNotFound as unknown as new (message: string) => Error;
@@ -17,6 +22,18 @@ test('a broker without a controller yet (Broker -1) and a topic not listed yet a
   assert.equal(isRetriableKafkaError(new BrokerNotFound('Broker -1 not found in the cached metadata')), true);
   const unknownTopic = protocolError('UNKNOWN_TOPIC_OR_PARTITION', 3, true);
   assert.equal(isRetriableKafkaError(unknownTopic), true);
+});
+
+test("kafkajs' own retries running out on what passes with time is retried (a group coordinator loading)", () => {
+  const notCoordinator = protocolError('NOT_COORDINATOR', 16, true);
+  const exhausted = new KafkaJSNumberOfRetriesExceeded(notCoordinator, { retryCount: 5, retryTime: 2000 });
+  assert.equal(exhausted.retriable, false, 'kafkajs marks it non-retriable');
+  assert.equal(isRetriableKafkaError(exhausted), true);
+  const invalid = protocolError('INVALID_PARTITIONS', 37, false);
+  assert.equal(
+    isRetriableKafkaError(new KafkaJSNumberOfRetriesExceeded(invalid, { retryCount: 5, retryTime: 2000 })),
+    false,
+  );
 });
 
 test('what does not pass with time fails at once', () => {

@@ -42,8 +42,9 @@ export interface GatehouseOptions {
 export type ConnectionState =
   | { state: 'connecting' }
   | { state: 'connected'; transport: TransportName }
-  | { state: 'reconnecting'; reason: string; delayMs: number }
-  | { state: 'closed'; reason: string };
+  // `status`: the HTTP status of the refusal that caused it (a WebSocket's 4000+status close as the status).
+  | { state: 'reconnecting'; reason: string; delayMs: number; status?: number }
+  | { state: 'closed'; reason: string; status?: number };
 
 export type GatehouseEvents = {
   event: [CloudEvent];
@@ -299,13 +300,14 @@ export class Gatehouse extends Emitter<GatehouseEvents> {
     if (end.status === 400 || end.status === 401 || end.status === 403) {
       // One new token per refusal: a token function whose every token is refused must not keep
       // the client knocking for ever.
-      if (typeof this.options.token !== 'function' || this.retriedWithNewToken) return this.finish(reason);
+      if (typeof this.options.token !== 'function' || this.retriedWithNewToken)
+        return this.finish(reason, end.status);
       const before = this.token;
       if (!(await this.refreshToken())) return;
-      if (this.token === before) return this.finish(reason);
+      if (this.token === before) return this.finish(reason, end.status);
       this.retriedWithNewToken = true;
     }
-    this.retry(reason, this.delay(end.retryMs));
+    this.retry(reason, this.delay(end.retryMs), end.status);
   }
 
   /** Fall back to the next transport at once; once every one failed, wait before the next round. */
@@ -321,9 +323,9 @@ export class Gatehouse extends Emitter<GatehouseEvents> {
     return hintMs === undefined ? this.backoff.next() : this.backoff.hinted(hintMs);
   }
 
-  private retry(reason: string, delayMs: number): void {
+  private retry(reason: string, delayMs: number, status?: number): void {
     if (this.current.state === 'closed') return;
-    this.setState({ state: 'reconnecting', reason, delayMs });
+    this.setState({ state: 'reconnecting', reason, delayMs, ...(status !== undefined && { status }) });
     this.timer = setTimeout(() => void this.connect(), delayMs);
   }
 
@@ -340,14 +342,14 @@ export class Gatehouse extends Emitter<GatehouseEvents> {
     }
   }
 
-  private finish(reason: string): void {
+  private finish(reason: string, status?: number): void {
     if (this.current.state === 'closed') return;
     clearTimeout(this.timer);
     clearTimeout(this.preferredTimer);
     const connection = this.connection;
     this.connection = undefined;
     connection?.close();
-    this.setState({ state: 'closed', reason });
+    this.setState({ state: 'closed', reason, ...(status !== undefined && { status }) });
     this.wakeTokenWaiters();
   }
 

@@ -87,6 +87,26 @@ describe('Gatehouse reconnect timing', () => {
     wss.close();
   });
 
+  it('websocket: a connect refused with close 4429 backs off and says status 429', async () => {
+    const { url, server } = await serve((_req, res) => res.end());
+    const wss = new WebSocketServer({ server });
+    let connects = 0;
+    wss.on('connection', (ws) => {
+      connects++;
+      ws.close(4429, 'Too many connections.');
+    });
+    const gw = new Gatehouse(url, { transports: ['websocket'], backoff: { initialMs: 50, maxMs: 50 } });
+    clients.push(gw);
+    const states: Array<{ state: string; status?: number; reason?: string }> = [];
+    gw.on('state', (s) => states.push(s));
+    await waitFor(() => connects >= 2, { timeoutMs: 10_000, what: 'a second connect' });
+    const refusal = states.find((s) => s.state === 'reconnecting');
+    assert.equal(refusal?.status, 429, JSON.stringify(states));
+    assert.match(refusal?.reason ?? '', /Too many connections/);
+    gw.close();
+    wss.close();
+  });
+
   it('stops after a 401 without a token function, and after a token function that gives the same token', async () => {
     let connects = 0;
     const { url } = await serve((_req, res) => {
@@ -101,6 +121,7 @@ describe('Gatehouse reconnect timing', () => {
     clients.push(plain);
     await waitFor(() => plain.state.state === 'closed', { timeoutMs: 10_000 });
     assert.match((plain.state as { reason: string }).reason, /401 Unauthorized\./);
+    assert.equal((plain.state as { status?: number }).status, 401);
     let calls = 0;
     const same = new Gatehouse(url, {
       transports: ['sse'],
@@ -116,6 +137,37 @@ describe('Gatehouse reconnect timing', () => {
     assert.equal(connects, 2, 'one connect each, no retry');
     assert.equal(calls, 2, 'asked at connect, and again after the 401');
   });
+
+  for (const transport of ['sse', 'longpolling'] as const) {
+    it(`${transport}: a refused connect (429) waits its Retry-After, and says its status`, async () => {
+      const connects: number[] = [];
+      const { url } = await serve((_req, res) => {
+        connects.push(Date.now());
+        if (connects.length === 1) {
+          res
+            .writeHead(429, { 'content-type': 'text/plain', 'retry-after': '2' })
+            .end('Too many connections.');
+          return;
+        }
+        res.writeHead(200, {
+          'content-type': transport === 'sse' ? 'text/event-stream' : 'application/json',
+        });
+        if (transport === 'sse') res.write(`event: gw.connection.create\ndata: ${welcome('t')}\n\n`);
+        else res.end(JSON.stringify({ last_event_id: 'p-1', events: [JSON.parse(welcome('t'))] }));
+      });
+      const gw = new Gatehouse(url, { transports: [transport], backoff: { initialMs: 5, maxMs: 5 } });
+      clients.push(gw);
+      const states: Array<{ state: string; status?: number }> = [];
+      gw.on('state', (s) => states.push(s));
+      await waitFor(() => connects.length >= 2, { timeoutMs: 15_000, what: 'the second connect' });
+      const gap = connects[1]! - connects[0]!;
+      assert.ok(gap >= 1900, `came back after ${gap} ms, Retry-After was 2 s`);
+      assert.ok(gap < 4500, `came back after ${gap} ms, long after Retry-After`);
+      const refusal = states.find((s) => s.state === 'reconnecting');
+      assert.equal(refusal?.status, 429, JSON.stringify(states));
+      gw.close();
+    });
+  }
 
   for (const transport of ['sse', 'longpolling'] as const) {
     it(`${transport}: drops a connection that hears nothing for idleTimeoutMs and makes it again`, async () => {
