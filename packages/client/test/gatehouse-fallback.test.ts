@@ -27,10 +27,12 @@ describe('Gatehouse fallback', () => {
     for (const n of range(1, 5)) await gateway.fx.publish(n);
     await waitFor(() => got.ns.length === 5, { what: 'events over websocket' });
 
+    // Restored at once: only the upgrade stays blocked. (A connect made during a cut fails like a
+    // transport that cannot open, and the client would rightly go on past SSE to long-polling.)
     gateway.fx.proxy.blocked.add(wsUpgrade);
     gateway.fx.proxy.cut();
-    for (const n of range(6, 10)) await gateway.fx.publish(n);
     gateway.fx.proxy.restore();
+    for (const n of range(6, 10)) await gateway.fx.publish(n);
     await waitFor(() => gw.transport === 'sse', { timeoutMs: 20_000, what: 'sse' });
     for (const n of range(11, 15)) await gateway.fx.publish(n);
     await waitFor(() => got.ns.length === 15, { timeoutMs: 20_000, what: 'events over sse' });
