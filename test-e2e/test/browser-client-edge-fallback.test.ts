@@ -10,14 +10,14 @@
  * an SSE stream that delivers no byte), so the test cannot pass through an edge that blocks nothing.
  */
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { type EmbeddedGateway, ephemeralGatewaySettings, startEmbeddedGateway } from '@gatehouse/embedded';
 import { sleep } from '@gatehouse/testkit';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import WebSocket from 'ws';
 import { buildClientBundle } from '../src/client-bundle.ts';
+import { numberedEvents, openClientTab, recordOf, startClientPage, untilRecord } from '../src/client-tab.ts';
 import { launchChromium } from '../src/headless-chromium.ts';
 import { type EdgeOptions, type NginxEdge, startNginxEdge } from '../src/nginx-edge.ts';
 
@@ -45,37 +45,22 @@ const bufferSse = `
         proxy_read_timeout 1h;
     }`;
 
-interface PageRecord {
-  ns: number[];
-  ids: string[];
-  states: string[];
-  resyncs: number;
-}
-
 describe('@gatehouse/client in Chromium behind an edge that blocks transports', () => {
   let gateway: EmbeddedGateway;
   let edge: NginxEdge | undefined;
   let browser: Browser;
   let page: Server;
   let pageUrl: string;
-  let published = 0;
+  let publish: (count: number) => Promise<number[]>;
 
   before(async () => {
-    const script = await buildClientBundle();
-    page = createServer((req, res) => {
-      if (req.url === '/client.js') res.writeHead(200, { 'content-type': 'text/javascript' }).end(script);
-      else
-        res
-          .writeHead(200, { 'content-type': 'text/html' })
-          .end('<!doctype html><title>edge fallback</title>');
-    }).listen(0, '127.0.0.1');
-    await new Promise((r) => page.once('listening', r));
-    pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}`;
+    ({ server: page, url: pageUrl } = await startClientPage(await buildClientBundle()));
     gateway = await startEmbeddedGateway({
       ...ephemeralGatewaySettings,
       LONGPOLL_TIMEOUT: '1s',
       CORS_ALLOWED_ORIGINS: pageUrl,
     });
+    publish = numberedEvents(`http://127.0.0.1:${gateway.publicPort}`, 'edge.news');
     browser = await launchChromium();
   });
   after(async () => {
@@ -102,40 +87,6 @@ describe('@gatehouse/client in Chromium behind an edge that blocks transports', 
       },
       options,
     );
-  }
-
-  async function publish(count: number): Promise<number[]> {
-    const ns: number[] = [];
-    for (let i = 0; i < count; i++) {
-      const n = ++published;
-      const res = await fetch(`http://127.0.0.1:${gateway.publicPort}/_gw/v1/events`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          specversion: '1.0',
-          id: `f-${n}`,
-          type: 'edge.news',
-          source: 'e2e',
-          data: { n },
-        }),
-      });
-      assert.equal(res.status, 202);
-      ns.push(n);
-    }
-    return ns;
-  }
-
-  const recordOf = (tab: Page) =>
-    tab.evaluate(() => (globalThis as unknown as { record: PageRecord }).record);
-
-  async function until(tab: Page, check: (r: PageRecord) => boolean, what: string, timeoutMs = 60_000) {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const r = await recordOf(tab);
-      if (check(r)) return r;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(r)}`);
-      await sleep(100);
-    }
   }
 
   /** The edge refuses a WebSocket handshake (what the browser's WebSocket would get). */
@@ -169,35 +120,16 @@ describe('@gatehouse/client in Chromium behind an edge that blocks transports', 
     edge = await startEdge(stripUpgrades);
     await assertUpgradeRefused(edge.publicUrl);
 
-    const tab = await browser.newPage();
-    await tab.goto(`${pageUrl}/`);
-    await tab.evaluate(
-      async ({ url }) => {
-        const { Gatehouse } = await import('/client.js' as string);
-        const w = globalThis as unknown as { record: PageRecord; gw: unknown };
-        w.record = { ns: [], ids: [], states: [], resyncs: 0 };
-        const gw = new Gatehouse(url, {
-          transports: ['websocket', 'sse', 'longpolling'],
-          subscriptions: [{ eventType: 'edge.news' }],
-          backoff: { initialMs: 100, maxMs: 1000 },
-          openTimeoutMs: 3000,
-        });
-        gw.on('event', (e: { id: string; data: { n: number } }) => {
-          w.record.ns.push(e.data.n);
-          w.record.ids.push(e.id);
-        });
-        gw.on('state', (s: { state: string; transport?: string }) =>
-          w.record.states.push(s.transport ? `${s.state}:${s.transport}` : s.state),
-        );
-        gw.on('resync', () => w.record.resyncs++);
-        w.gw = gw;
-      },
-      { url: edge.publicUrl },
-    );
+    const tab = await openClientTab(browser, pageUrl, {
+      url: edge.publicUrl,
+      transports: ['websocket', 'sse', 'longpolling'],
+      eventType: 'edge.news',
+      options: { openTimeoutMs: 3000 },
+    });
     try {
-      await until(tab, (r) => r.states.includes('connected:sse'), 'sse through the edge');
+      await untilRecord(tab, (r) => r.states.includes('connected:sse'), 'sse through the edge');
       const expected = await publish(5);
-      await until(tab, (r) => r.ns.length === 5, 'events over sse');
+      await untilRecord(tab, (r) => r.ns.length === 5, 'events over sse');
 
       // The edge goes (every connection cut) and comes back on the same port buffering SSE.
       await edge.stop();
@@ -205,10 +137,14 @@ describe('@gatehouse/client in Chromium behind an edge that blocks transports', 
       edge = await startEdge(stripUpgrades + bufferSse);
       await assertUpgradeRefused(edge.publicUrl);
       await assertSseHeld(edge.publicUrl);
-      await until(tab, (r) => r.states.includes('connected:longpolling'), 'longpolling through the edge');
+      await untilRecord(
+        tab,
+        (r) => r.states.includes('connected:longpolling'),
+        'longpolling through the edge',
+      );
       expected.push(...(await publish(5)));
 
-      const r = await until(tab, (r) => r.ns.length >= expected.length, `${expected.length} events`);
+      const r = await untilRecord(tab, (r) => r.ns.length >= expected.length, `${expected.length} events`);
       await sleep(1000);
       const final = await recordOf(tab);
       assert.deepEqual(final.ns, expected, 'every event once, in order');

@@ -6,23 +6,24 @@
  * published, every event once and in order; blocked transports fall back with nothing lost.
  */
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { signJwt, withExpiry } from '@gatehouse/auth';
 import { type EmbeddedGateway, ephemeralGatewaySettings, startEmbeddedGateway } from '@gatehouse/embedded';
 import { CuttableProxy, sleep } from '@gatehouse/testkit';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { buildClientBundle } from '../src/client-bundle.ts';
+import {
+  numberedEvents,
+  openClientTab,
+  recordOf,
+  startClientPage,
+  transportOf,
+  untilRecord,
+} from '../src/client-tab.ts';
 import { launchChromium } from '../src/headless-chromium.ts';
 
 const jwtKey = 'browser-client-test-secret-of-sufficient-length';
-
-interface PageRecord {
-  ns: number[];
-  states: string[];
-  resyncs: number;
-}
 
 describe('@gatehouse/client in Chromium', () => {
   let gateway: EmbeddedGateway;
@@ -31,30 +32,23 @@ describe('@gatehouse/client in Chromium', () => {
   let page: Server;
   let pageUrl: string;
   let edge: string;
-  let published = 0;
+  let publish: (count: number) => Promise<number[]>;
   /** JWTs the page fetched, by session. */
   const tokensIssued = new Map<string, number>();
 
   before(async () => {
-    const script = await buildClientBundle();
-    page = createServer((req, res) => {
-      const url = new URL(req.url ?? '/', 'http://page');
-      if (url.pathname === '/client.js')
-        res.writeHead(200, { 'content-type': 'text/javascript' }).end(script);
-      else if (url.pathname === '/jwt') {
-        // The page's own backend hands out short JWTs, as the README's `token` function expects.
-        const session = url.searchParams.get('session') ?? 'anonymous';
-        tokensIssued.set(session, (tokensIssued.get(session) ?? 0) + 1);
-        const seconds = Number(url.searchParams.get('seconds') ?? 3600);
-        const claims = withExpiry({ jti: session, n: tokensIssued.get(session) }, seconds);
-        res
-          .writeHead(200, { 'content-type': 'text/plain' })
-          .end(signJwt(claims, { alg: 'HS256', key: jwtKey }));
-      } else
-        res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>client e2e</title>');
-    }).listen(0, '127.0.0.1');
-    await new Promise((r) => page.once('listening', r));
-    pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}`;
+    ({ server: page, url: pageUrl } = await startClientPage(await buildClientBundle(), (url, res) => {
+      if (url.pathname !== '/jwt') return false;
+      // The page's own backend hands out short JWTs, as the README's `token` function expects.
+      const session = url.searchParams.get('session') ?? 'anonymous';
+      tokensIssued.set(session, (tokensIssued.get(session) ?? 0) + 1);
+      const seconds = Number(url.searchParams.get('seconds') ?? 3600);
+      const claims = withExpiry({ jti: session, n: tokensIssued.get(session) }, seconds);
+      res
+        .writeHead(200, { 'content-type': 'text/plain' })
+        .end(signJwt(claims, { alg: 'HS256', key: jwtKey }));
+      return true;
+    }));
     // The page's origin may use long-polling's cookies (credentials).
     gateway = await startEmbeddedGateway({
       ...ephemeralGatewaySettings,
@@ -63,6 +57,7 @@ describe('@gatehouse/client in Chromium', () => {
       JWT_SECRET_KEY: jwtKey,
     });
     edge = `http://127.0.0.1:${gateway.publicPort}`;
+    publish = numberedEvents(edge, 'browser.news');
     proxy = await CuttableProxy.start({ host: '127.0.0.1', port: gateway.publicPort! });
     browser = await launchChromium();
   });
@@ -73,73 +68,16 @@ describe('@gatehouse/client in Chromium', () => {
     await gateway?.stop();
   });
 
-  async function publish(count: number): Promise<number[]> {
-    const ns: number[] = [];
-    for (let i = 0; i < count; i++) {
-      const n = ++published;
-      const res = await fetch(`${edge}/_gw/v1/events`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          specversion: '1.0',
-          id: `b-${n}`,
-          type: 'browser.news',
-          source: 'e2e',
-          data: { n },
-        }),
-      });
-      assert.equal(res.status, 202);
-      ns.push(n);
-    }
-    return ns;
-  }
-
-  /** A tab with a Gatehouse client on the given transports, recording into `window.record`. */
-  async function clientTab(
-    transports: string[],
-    options: Record<string, unknown> = {},
-    tokenUrl?: string,
-  ): Promise<Page> {
-    const tab = await browser.newPage();
-    await tab.goto(`${pageUrl}/`);
-    await tab.evaluate(
-      async ({ url, transports, options, tokenUrl }) => {
-        const { Gatehouse } = await import('/client.js' as string);
-        const w = globalThis as unknown as { record: PageRecord; gw: unknown };
-        w.record = { ns: [], states: [], resyncs: 0 };
-        const gw = new Gatehouse(url, {
-          transports,
-          subscriptions: [{ eventType: 'browser.news' }],
-          backoff: { initialMs: 100, maxMs: 1000 },
-          ...(tokenUrl && { token: async () => (await fetch(tokenUrl)).text() }),
-          ...options,
-        });
-        gw.on('event', (e: { data: { n: number } }) => w.record.ns.push(e.data.n));
-        gw.on('state', (s: { state: string; transport?: string }) =>
-          w.record.states.push(s.transport ? `${s.state}:${s.transport}` : s.state),
-        );
-        gw.on('resync', () => w.record.resyncs++);
-        w.gw = gw;
-      },
-      { url: `http://127.0.0.1:${proxy.port}`, transports, options, tokenUrl },
-    );
-    return tab;
-  }
-
-  const recordOf = (tab: Page) =>
-    tab.evaluate(() => (globalThis as unknown as { record: PageRecord }).record);
-  const transportOf = (tab: Page) =>
-    tab.evaluate(() => (globalThis as unknown as { gw: { transport: string | undefined } }).gw.transport);
-
-  async function until(tab: Page, check: (r: PageRecord) => boolean, what: string, timeoutMs = 30_000) {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const r = await recordOf(tab);
-      if (check(r)) return r;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(r)}`);
-      await sleep(100);
-    }
-  }
+  /** A tab with a Gatehouse client on the given transports, through the proxy. */
+  const clientTab = (transports: string[], options: Record<string, unknown> = {}, tokenUrl?: string) =>
+    openClientTab(browser, pageUrl, {
+      url: `http://127.0.0.1:${proxy.port}`,
+      transports,
+      eventType: 'browser.news',
+      options,
+      ...(tokenUrl && { tokenUrl }),
+    });
+  const until = untilRecord;
 
   for (const transport of ['websocket', 'sse', 'longpolling']) {
     it(`${transport}: delivers, and resumes across cuts while events are published: every event once, in order`, async () => {
