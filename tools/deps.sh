@@ -7,7 +7,7 @@
 #   Registry from Maven Central, its ccompat API) keeping its schemas in a topic of that Kafka.
 # Usage: tools/deps.sh up|down|status [name...]    tools/deps.sh restart name...    tools/deps.sh tools
 #        tools/deps.sh kafka-libs   (only fetch the Kafka jars; prints their directory)
-# Names: kafka redis redis-cluster nats kinesis traces schema-registry (default: all; schema-registry
+# Names: kafka redis redis-cluster nats kinesis traces schema-registry redis-tls redis-tls-cluster nats-tls (default: all; schema-registry
 # needs kafka up). Idempotent: `up` skips what
 # already runs. State, logs and PID files live under .cache/deps/<name>/. Ports come from the
 # environment:
@@ -16,6 +16,7 @@
 #   TRACES_QUERY_GRPC_PORT (16685)
 #   REDIS_CLUSTER_PORT (7000): the cluster's masters listen on it and the next two ports
 #   SCHEMA_REGISTRY_PORT (8081): the registry's Confluent API is http://127.0.0.1:<port>/apis/ccompat/v7
+# redis-tls, redis-tls-cluster and nats-tls (TLS, client certificates, users): tools/tls-deps.sh.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 state="$root/.cache/deps"
@@ -31,7 +32,7 @@ TRACES_OTLP_PORT=${TRACES_OTLP_PORT:-4318}
 TRACES_QUERY_PORT=${TRACES_QUERY_PORT:-16686}
 TRACES_QUERY_GRPC_PORT=${TRACES_QUERY_GRPC_PORT:-16685}
 SCHEMA_REGISTRY_PORT=${SCHEMA_REGISTRY_PORT:-8081}
-all=(redis redis-cluster nats kinesis kafka traces schema-registry)
+all=(redis redis-cluster nats kinesis kafka traces schema-registry redis-tls redis-tls-cluster nats-tls)
 
 say() { echo "deps: $*" >&2; }
 die() { say "$*"; exit 1; }
@@ -43,8 +44,11 @@ running_all() {
   local n; for n in $(members_of "$1"); do running "$n" || return 1; done
 }
 members_of() {
+  local port
   if [ "$1" = redis-cluster ]; then
-    local port; for port in "${cluster_ports[@]}"; do echo "redis-cluster/$port"; done
+    for port in "${cluster_ports[@]}"; do echo "redis-cluster/$port"; done
+  elif [ "$1" = redis-tls-cluster ]; then
+    for port in "${tls_cluster_ports[@]}"; do echo "redis-tls-cluster/$port"; done
   else echo "$1"; fi
 }
 
@@ -246,6 +250,9 @@ fetch_apicurio() {
   rm -f "$dir/$name"
   say "Apicurio Registry $apicurio_version fetched in $((SECONDS - t))s"
 }
+
+# shellcheck source=tools/tls-deps.sh
+. "$root/tools/tls-deps.sh"
 
 up_one() {
   if running_all "$1"; then say "$1 already running (pid $(pid_of "$1"))"; return; fi

@@ -17,7 +17,10 @@ export type Dependency =
   | 'nats'
   | 'kinesis'
   | 'traces'
-  | 'schema-registry';
+  | 'schema-registry'
+  | 'redis-tls'
+  | 'redis-tls-cluster'
+  | 'nats-tls';
 
 const clusterPort = Number(process.env.REDIS_CLUSTER_PORT ?? 7000);
 
@@ -36,6 +39,27 @@ export const dependencyAddress = {
   tracesQueryUrl: `http://127.0.0.1:${process.env.TRACES_QUERY_PORT ?? 16686}`,
   /** The schema registry's Confluent-compatible API (KAFKA_SCHEMA_REGISTRY_HOST). */
   schemaRegistryUrl: `http://127.0.0.1:${process.env.SCHEMA_REGISTRY_PORT ?? 8081}/apis/ccompat/v7`,
+};
+
+const tlsFolder = fileURLToPath(new URL('../../../.cache/deps/tls/', import.meta.url));
+const tlsClusterPort = Number(process.env.REDIS_TLS_CLUSTER_PORT ?? 7010);
+
+/**
+ * The brokers as managed services run them (tools/tls-deps.sh): TLS with client certificates from
+ * a local CA, and a user with a password.
+ */
+export const tlsDependencyAddress = {
+  /** TLS only, client certificate required, ACL user `user` (the default user is off). */
+  redisUrl: `rediss://127.0.0.1:${process.env.REDIS_TLS_PORT ?? 6390}`,
+  /** The three masters of a Redis Cluster, TLS between nodes too, the same user. */
+  redisClusterUrl: `rediss://${[0, 1, 2].map((i) => `127.0.0.1:${tlsClusterPort + i}`).join(',')}`,
+  /** TLS, client certificate required, user `user`. */
+  natsUrl: `tls://127.0.0.1:${process.env.NATS_TLS_PORT ?? 4232}`,
+  user: 'gatehouse',
+  password: 'tls-deps-secret',
+  caFile: `${tlsFolder}ca.pem`,
+  certFile: `${tlsFolder}client.pem`,
+  keyFile: `${tlsFolder}client-key.pem`,
 };
 
 /** The Redis deployments tests run against: a single server and a Redis Cluster of three masters. */

@@ -12,3 +12,4 @@ export * from './gateway-env.ts';
 export * from './cuttable-proxy.ts';
 export * from './resuming-clients.ts';
 export * from './memory.ts';
+export * from './untrusted-certificates.ts';

@@ -1,0 +1,115 @@
+# Sourced by tools/deps.sh: the brokers as managed services run them, with TLS and users, next to
+# the plaintext ones on ports of their own:
+#   redis-tls          Redis on REDIS_TLS_PORT (6390), TLS only (port 0), client certificates
+#                      required, the default user off and one ACL user
+#   redis-tls-cluster  a Redis Cluster of three masters on REDIS_TLS_CLUSTER_PORT (7010) and the
+#                      next two, TLS between clients and nodes and between nodes, the same user
+#   nats-tls           NATS on NATS_TLS_PORT (4232), TLS with client certificates required, a
+#                      user with a password
+# Their certificates come from a local CA made with openssl on the first start, under
+# .cache/deps/tls/ (ca.pem; server.pem/server-key.pem for 127.0.0.1 and localhost; client.pem/
+# client-key.pem), which tests read to connect. The user and password are fixed (TLS_DEPS_USER,
+# TLS_DEPS_PASSWORD): these servers listen on 127.0.0.1 for tests only.
+REDIS_TLS_PORT=${REDIS_TLS_PORT:-6390}
+REDIS_TLS_CLUSTER_PORT=${REDIS_TLS_CLUSTER_PORT:-7010}
+tls_cluster_ports=("$REDIS_TLS_CLUSTER_PORT" $((REDIS_TLS_CLUSTER_PORT + 1)) $((REDIS_TLS_CLUSTER_PORT + 2)))
+NATS_TLS_PORT=${NATS_TLS_PORT:-4232}
+TLS_DEPS_USER=gatehouse
+TLS_DEPS_PASSWORD=tls-deps-secret
+tls_dir="$state/tls"
+
+# A CA, a server certificate for 127.0.0.1/localhost and a client certificate, once.
+tls_certificates() {
+  [ -f "$tls_dir/client.pem" ] && return
+  apt_install openssl:openssl
+  mkdir -p "$tls_dir"
+  local d=$tls_dir
+  openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj /CN=gatehouse-test-ca \
+    -keyout "$d/ca-key.pem" -out "$d/ca.pem" 2>/dev/null
+  tls_issue server "/CN=localhost" "subjectAltName=IP:127.0.0.1,DNS:localhost
+extendedKeyUsage=serverAuth,clientAuth"
+  tls_issue client "/CN=$TLS_DEPS_USER" "extendedKeyUsage=clientAuth"
+  chmod 600 "$d"/*-key.pem
+}
+tls_issue() { # name, subject, extensions
+  local d=$tls_dir
+  openssl req -newkey rsa:2048 -nodes -subj "$2" -keyout "$d/$1-key.pem" -out "$d/$1.csr" 2>/dev/null
+  printf '%s\n' "$3" >"$d/$1.ext"
+  openssl x509 -req -in "$d/$1.csr" -CA "$d/ca.pem" -CAkey "$d/ca-key.pem" -CAcreateserial \
+    -days 3650 -extfile "$d/$1.ext" -out "$d/$1.pem" 2>/dev/null
+  rm -f "$d/$1.csr" "$d/$1.ext"
+}
+
+# A redis-server's arguments into redis_tls_args: TLS only (port 0), client certificates required;
+# the ACL has no default user and one user with every command on every key and channel.
+redis_tls_arguments() { # port, data dir
+  redis_tls_args=(--bind 127.0.0.1 --port 0 --tls-port "$1" --dir "$2"
+    --tls-cert-file "$tls_dir/server.pem" --tls-key-file "$tls_dir/server-key.pem"
+    --tls-ca-cert-file "$tls_dir/ca.pem" --tls-auth-clients yes
+    --save '' --appendonly no --protected-mode yes --daemonize no --notify-keyspace-events Ex
+    --user default off --user "$TLS_DEPS_USER" on ">$TLS_DEPS_PASSWORD" '~*' '&*' +@all)
+}
+redis_tls_cli() { # port, command...
+  local port=$1; shift
+  redis-cli -h 127.0.0.1 -p "$port" --tls --cacert "$tls_dir/ca.pem" --cert "$tls_dir/client.pem" \
+    --key "$tls_dir/client-key.pem" --user "$TLS_DEPS_USER" --pass "$TLS_DEPS_PASSWORD" --no-auth-warning "$@"
+}
+
+redis-tls_up() {
+  apt_install redis-server:redis-server redis-cli:redis-tools
+  tls_certificates
+  mkdir -p "$state/redis-tls/data"
+  redis_tls_arguments "$REDIS_TLS_PORT" "$state/redis-tls/data"
+  spawn redis-tls redis-server "${redis_tls_args[@]}"
+  wait_ready redis-tls 20 redis-tls-ping "$REDIS_TLS_PORT"
+}
+redis-tls-ping() { [ "$(redis_tls_cli "$1" ping)" = PONG ]; }
+
+# Memory only (no AOF): a restart starts an empty cluster, created again below.
+redis-tls-cluster_up() {
+  apt_install redis-server:redis-server redis-cli:redis-tools
+  tls_certificates
+  local port dir
+  for port in "${tls_cluster_ports[@]}"; do
+    dir="$state/redis-tls-cluster/$port"
+    rm -rf "$dir/data" && mkdir -p "$dir/data"
+    redis_tls_arguments "$port" "$dir/data"
+    spawn "redis-tls-cluster/$port" redis-server "${redis_tls_args[@]}" --tls-cluster yes --cluster-enabled yes \
+      --cluster-config-file nodes.conf --cluster-node-timeout 2000 --masteruser "$TLS_DEPS_USER" \
+      --masterauth "$TLS_DEPS_PASSWORD"
+  done
+  for port in "${tls_cluster_ports[@]}"; do wait_ready "redis-tls-cluster/$port" 20 redis-tls-ping "$port"; done
+  redis_tls_cli "$REDIS_TLS_CLUSTER_PORT" --cluster create "${tls_cluster_ports[@]/#/127.0.0.1:}" \
+    --cluster-replicas 0 --cluster-yes >>"$state/redis-tls-cluster/log" 2>&1
+  for port in "${tls_cluster_ports[@]}"; do wait_ready "redis-tls-cluster/$port" 30 redis-tls-cluster-ok "$port"; done
+  pid_of "redis-tls-cluster/$REDIS_TLS_CLUSTER_PORT" >"$state/redis-tls-cluster/pid"
+}
+redis-tls-cluster-ok() {
+  local info; info=$(redis_tls_cli "$1" cluster info | tr -d '\r')
+  grep -qx cluster_state:ok <<<"$info" && grep -qx cluster_known_nodes:3 <<<"$info"
+}
+
+nats-tls_up() {
+  apt_install nats-server:nats-server
+  tls_certificates
+  mkdir -p "$state/nats-tls"
+  cat >"$state/nats-tls/nats.conf" <<EOF
+listen: 127.0.0.1:$NATS_TLS_PORT
+tls {
+  cert_file: "$tls_dir/server.pem"
+  key_file: "$tls_dir/server-key.pem"
+  ca_file: "$tls_dir/ca.pem"
+  verify: true
+  timeout: 5
+}
+authorization {
+  users: [ { user: "$TLS_DEPS_USER", password: "$TLS_DEPS_PASSWORD" } ]
+}
+EOF
+  spawn nats-tls nats-server -c "$state/nats-tls/nats.conf"
+  wait_ready nats-tls 20 nats-tls-ping
+}
+# The server greets with INFO (TLS starts after it, NATS 2.9 has no TLS-first handshake).
+nats-tls-ping() {
+  [ "$(timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$NATS_TLS_PORT && head -c 4 <&3")" = INFO ]
+}
