@@ -2,7 +2,7 @@
  * Choosing and connecting a bus from environment settings, the same way in every service's main.ts.
  * Broker addresses follow the reference's names (KAFKA_BROKERS, NATS_SERVERS …).
  */
-import { redisConnectionConfig, type Store } from '@gatehouse/store';
+import { redisConnectionConfig, redisSecurityOptions, type Store } from '@gatehouse/store';
 import { bool, type ConfigOf, list, oneOf, optionalStr, str } from '@gatehouse/service-kit';
 import type { Bus } from './bus.ts';
 import { KafkaBus } from './kafka-bus.ts';
@@ -42,6 +42,7 @@ export async function connectBus(
       return RedisBus.connect({
         url: config.REDIS_URL,
         cluster: config.REDIS_CLUSTER,
+        redis: redisSecurityOptions(config),
         keyPrefix: config.STORE_KEY_PREFIX,
       });
     case 'nats':

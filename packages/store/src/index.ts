@@ -4,3 +4,4 @@ export * from './redis-store.ts';
 export * from './store-config.ts';
 export * from './redis-connection.ts';
 export * from './redis-outage.ts';
+export * from './redis-security.ts';

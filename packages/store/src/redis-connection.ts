@@ -10,6 +10,7 @@
  * the nodes themselves: see `nodeForKey` and `masterNodes`.
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { redisRefusal } from './redis-refusal.ts';
 import { parseRedisUrl } from './redis-url.ts';
 
 export interface RedisConnectionOptions {
@@ -45,10 +46,13 @@ export function openRedisConnection(options: RedisConnectionOptions, name: strin
   });
 }
 
+/** The nodes each cluster was given to start from (ioredis keeps them private). */
+const clusterSeeds = new WeakMap<Cluster, Array<{ host: string; port: number }>>();
+
 function openCluster(options: RedisConnectionOptions, name: string): Cluster {
   const target = parseRedisUrl(options.url ?? defaultUrl);
   if (target.db !== 0) throw new Error(`a Redis Cluster has database 0 only, not ${target.db}`);
-  return new Cluster(target.nodes, {
+  const cluster = new Cluster(target.nodes, {
     // No offline queue while the cluster is unreachable: commands are rejected, as above.
     enableOfflineQueue: false,
     // Nor retries of a command whose node is unreachable (by default 16 of them, 1.6 s): it fails
@@ -68,6 +72,8 @@ function openCluster(options: RedisConnectionOptions, name: string): Cluster {
       maxRetriesPerRequest: 0,
     },
   });
+  clusterSeeds.set(cluster, target.nodes);
+  return cluster;
 }
 
 /**
@@ -116,7 +122,8 @@ export async function scanKeys(client: RedisClient, pattern: string): Promise<st
 }
 
 /**
- * Resolves once `client` can take commands; rejects after `timeoutMs` or when it gave up. A
+ * Resolves once `client` can take commands; rejects after `timeoutMs`, when it gave up, or at the
+ * first error that no retry cures (wrong credentials, a refused certificate: redis-refusal.ts). A
  * cluster's connections to its masters are opened first: ioredis opens one on its first command,
  * and without an offline queue the commands sent to that node meanwhile would fail.
  */
@@ -139,15 +146,50 @@ function clientReady(client: RedisClient, timeoutMs: number): Promise<void> {
       clearTimeout(timer);
       client.off('ready', onReady);
       client.off('end', onEnd);
+      client.off('error', onError);
       if (err) reject(err);
       else resolve();
     };
     const onReady = () => done();
     const onEnd = () => done(new Error('redis connection closed'));
+    // A cluster reports its node's error as the reason it could not load the slots.
+    const onError = (err: Error & { lastNodeError?: Error }) => {
+      const refusal = redisRefusal(err.lastNodeError ?? err);
+      if (refusal !== undefined) done(new Error(refusal, { cause: err }));
+      else if (client instanceof Cluster && !probed) {
+        probed = true;
+        probeSeeds(client, onError);
+      }
+    };
+    let probed = false;
     const timer = setTimeout(() => done(new Error(`redis not ready after ${timeoutMs} ms`)), timeoutMs);
     client.once('ready', onReady);
     client.once('end', onEnd);
+    client.on('error', onError);
   });
+}
+
+/**
+ * Asks the nodes a cluster was given to start from for a PING, each once on a connection of its
+ * own: ioredis asks them for the slots on connections that swallow their errors (only "Connection
+ * is closed" comes out), so a refused certificate would read as an outage. The probe's errors do not.
+ */
+function probeSeeds(cluster: Cluster, report: (err: Error) => void): void {
+  for (const seed of clusterSeeds.get(cluster) ?? []) {
+    const probe = new Redis({
+      ...cluster.options.redisOptions,
+      ...seed,
+      lazyConnect: true,
+      retryStrategy: () => null,
+      maxRetriesPerRequest: 0,
+    });
+    probe.on('error', report);
+    probe
+      .connect()
+      .then(() => probe.ping())
+      .catch(report)
+      .finally(() => probe.disconnect());
+  }
 }
 
 /** QUIT when connected (the server finishes what it has), otherwise just stop reconnecting. */

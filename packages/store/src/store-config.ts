@@ -1,10 +1,14 @@
 /** Choosing and connecting the store from environment settings, the same way in every service. */
 import { bool, type ConfigOf, oneOf, str } from '@gatehouse/service-kit';
 import { MemoryStore } from './memory-store.ts';
+import { redisSecurityConfig, redisSecurityOptions } from './redis-security.ts';
 import { RedisStore } from './redis-store.ts';
 import type { Store } from './store.ts';
 
-/** Where Redis is and how keys are named: shared by the store and the Redis bus. */
+/**
+ * Where Redis is, how Gatehouse proves who it is (redis-security.ts) and how keys are named: shared
+ * by the store and the Redis bus.
+ */
 export const redisConnectionConfig = {
   REDIS_URL: str('Redis URL for streams, pub/sub and the store', 'redis://127.0.0.1:6379'),
   REDIS_CLUSTER: bool(
@@ -15,6 +19,7 @@ export const redisConnectionConfig = {
     'prefix of every key Gatehouse writes, to share a Redis safely (Redis bus streams too)',
     'gw:',
   ),
+  ...redisSecurityConfig,
 };
 
 export const storeConfig = {
@@ -31,6 +36,7 @@ export async function connectStore(config: ConfigOf<typeof storeConfig>): Promis
   return RedisStore.connect({
     url: config.REDIS_URL,
     cluster: config.REDIS_CLUSTER,
+    redis: redisSecurityOptions(config),
     namespace: config.STORE_KEY_PREFIX,
     setKeyspaceEvents: config.REDIS_SET_KEYSPACE_EVENTS,
   });

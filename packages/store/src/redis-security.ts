@@ -1,0 +1,82 @@
+/**
+ * Redis as managed services run it: TLS (`rediss://`) with a CA file and a client certificate, and
+ * an ACL user with a password, for the store, the bus and Redis Cluster alike. Files are read once
+ * at start; a file that cannot be read, a certificate without its key, a key that does not match,
+ * or TLS files for a plaintext URL stop start-up with a ConfigError naming the variable.
+ */
+import { readFileSync } from 'node:fs';
+import { type ConnectionOptions, createSecureContext } from 'node:tls';
+import { ConfigError, type ConfigOf, optionalStr } from '@gatehouse/service-kit';
+import type { RedisOptions } from 'ioredis';
+import { parseRedisUrl } from './redis-url.ts';
+
+export const redisSecurityConfig = {
+  REDIS_USERNAME: optionalStr(
+    "Redis ACL user (wins over a user in REDIS_URL); unset: the URL's, else `default`",
+  ),
+  REDIS_PASSWORD: optionalStr("password of the ACL user or requirepass (wins over REDIS_URL's)"),
+  REDIS_TLS_CA_FILE: optionalStr(
+    "PEM file of the CA(s) that sign the Redis servers' certificates (needs rediss://); unset: the system's CAs",
+  ),
+  REDIS_TLS_CERT_FILE: optionalStr(
+    'PEM client certificate (chain) for Redis servers that require one (tls-auth-clients); with REDIS_TLS_KEY_FILE',
+  ),
+  REDIS_TLS_KEY_FILE: optionalStr('PEM private key of REDIS_TLS_CERT_FILE'),
+  REDIS_TLS_KEY_PASS: optionalStr('passphrase of REDIS_TLS_KEY_FILE, when it is encrypted'),
+};
+
+type RedisSecurityConfig = ConfigOf<typeof redisSecurityConfig> & { REDIS_URL: string };
+
+const tlsFiles = ['REDIS_TLS_CA_FILE', 'REDIS_TLS_CERT_FILE', 'REDIS_TLS_KEY_FILE'] as const;
+
+/** The ioredis options (credentials, TLS) the settings ask for; throws a ConfigError when bad. */
+export function redisSecurityOptions(config: RedisSecurityConfig): Partial<RedisOptions> {
+  const credentials = {
+    ...(config.REDIS_USERNAME !== undefined && { username: config.REDIS_USERNAME }),
+    ...(config.REDIS_PASSWORD !== undefined && { password: config.REDIS_PASSWORD }),
+  };
+  const named = tlsFiles.filter((name) => config[name] !== undefined);
+  if (named.length === 0) return credentials;
+  if (!parseRedisUrl(config.REDIS_URL).tls)
+    throw new ConfigError([`${named.join(', ')}: set, but REDIS_URL is not a rediss:// (TLS) URL`]);
+  return { ...credentials, tls: tlsOptions(config) };
+}
+
+function tlsOptions(config: RedisSecurityConfig): ConnectionOptions {
+  const { REDIS_TLS_CERT_FILE: certFile, REDIS_TLS_KEY_FILE: keyFile } = config;
+  if ((certFile === undefined) !== (keyFile === undefined))
+    throw new ConfigError(['REDIS_TLS_CERT_FILE and REDIS_TLS_KEY_FILE: set both, or neither']);
+  const problems: string[] = [];
+  const read = (name: (typeof tlsFiles)[number], file: string | undefined) => {
+    if (file === undefined) return undefined;
+    try {
+      return readFileSync(file);
+    } catch (err) {
+      problems.push(`${name}: cannot read ${file}: ${(err as Error).message}`);
+      return undefined;
+    }
+  };
+  const ca = read('REDIS_TLS_CA_FILE', config.REDIS_TLS_CA_FILE);
+  const cert = read('REDIS_TLS_CERT_FILE', certFile);
+  const key = read('REDIS_TLS_KEY_FILE', keyFile);
+  if (problems.length > 0) throw new ConfigError(problems);
+  const options: ConnectionOptions = {
+    ...(ca && { ca }),
+    ...(cert && key && { cert, key }),
+    ...(config.REDIS_TLS_KEY_PASS !== undefined && { passphrase: config.REDIS_TLS_KEY_PASS }),
+  };
+  checkKeyPair(options);
+  return options;
+}
+
+/** A key that is not the certificate's, or a wrong passphrase, fails here rather than at the server. */
+function checkKeyPair(options: ConnectionOptions): void {
+  if (options.cert === undefined) return;
+  try {
+    createSecureContext(options);
+  } catch (err) {
+    throw new ConfigError([
+      `REDIS_TLS_KEY_FILE: not the key of REDIS_TLS_CERT_FILE, or REDIS_TLS_KEY_PASS does not open it: ${(err as Error).message}`,
+    ]);
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * The gateway on brokers configured as managed services run them (tools/tls-deps.sh): a hub and a
+ * publisher on a Redis that takes TLS only, wants a client certificate and an ACL user (store,
+ * fan-out stream and control channel all on it). An event goes publisher → Redis → hub → SSE
+ * client. A service given a wrong password or a CA that does not vouch for the server stops at
+ * start naming the setting, and never answers /ready with 200.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import {
+  gatewayEnv,
+  openSse,
+  type ServiceProcess,
+  type SseConnection,
+  spawnService,
+  tlsDependencyAddress as tls,
+  uniqueName,
+  untrustedCertificates,
+  waitFor,
+} from '@gatehouse/testkit';
+
+const jwtSecret = 'e2e-managed-brokers-secret-long-enough-for-hs256';
+const greetings = encodeURIComponent(JSON.stringify([{ eventType: 'greeting', oneOf: [] }]));
+
+describe('the gateway on Redis with TLS, a client certificate and an ACL user', () => {
+  const processes: ServiceProcess[] = [];
+  const open: SseConnection[] = [];
+  const run = uniqueName('managed');
+  const shared = {
+    ...gatewayEnv({ run, jwtSecret, fanout: 'redis' }),
+    KAFKA_BROKERS: '',
+    NATS_SERVERS: '',
+    KAFKA_SOURCE_TOPICS: '',
+    NATS_SOURCE_TOPICS: '',
+    REDIS_URL: tls.redisUrl,
+    REDIS_TLS_CA_FILE: tls.caFile,
+    REDIS_TLS_CERT_FILE: tls.certFile,
+    REDIS_TLS_KEY_FILE: tls.keyFile,
+    REDIS_USERNAME: tls.user,
+    REDIS_PASSWORD: tls.password,
+  };
+  let hub: ServiceProcess;
+  let publisher: ServiceProcess;
+
+  before(async () => {
+    hub = await spawnService({ entry: 'services/push-hub/src/main.ts', publicPort: true, env: shared });
+    processes.push(hub);
+    publisher = await spawnService({
+      entry: 'services/publisher/src/main.ts',
+      publicPort: true,
+      env: shared,
+    });
+    processes.push(publisher);
+  });
+  after(async () => {
+    for (const c of open) c.close();
+    await Promise.all(processes.map((p) => p.stop()));
+  });
+
+  it('delivers an event from the publisher to an SSE client of the hub', async () => {
+    const conn = await openSse(`${hub.publicUrl}/_gw/v1/connection/sse?subscriptions=${greetings}`);
+    open.push(conn);
+    assert.equal(conn.status, 200, conn.errorBody);
+    await waitFor(() => conn.events('gw.subscriptions_set').length === 1, { what: 'the welcome events' });
+    const res = await fetch(`${publisher.publicUrl}/_gw/v1/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/cloudevents+json' },
+      body: JSON.stringify({ specversion: '1.0', id: 'g1', source: 'e2e', type: 'greeting', data: { n: 1 } }),
+    });
+    assert.equal(res.status, 202, await res.text());
+    await waitFor(() => conn.events('greeting').length === 1, { what: 'the event over TLS' });
+    assert.deepEqual(conn.events('greeting')[0]!['data'], { n: 1 });
+  });
+
+  for (const { what, changes, setting } of [
+    { what: 'a wrong password', changes: { REDIS_PASSWORD: 'not-the-password' }, setting: /REDIS_PASSWORD/ },
+    {
+      what: 'a CA that does not vouch for the server',
+      changes: { REDIS_TLS_CA_FILE: untrustedCertificates().caFile },
+      setting: /REDIS_TLS_CA_FILE/,
+    },
+  ]) {
+    it(`stops at start on ${what}, naming the setting, never ready`, async () => {
+      const started = Date.now();
+      await assert.rejects(
+        spawnService({
+          entry: 'services/push-hub/src/main.ts',
+          publicPort: true,
+          env: { ...shared, ...changes },
+        }),
+        (err: Error) => {
+          assert.match(err.message, /exited during start-up/, err.message);
+          assert.match(err.message, setting);
+          assert.doesNotMatch(err.message, /not-the-password|tls-deps-secret/, 'no password in the output');
+          return true;
+        },
+      );
+      assert.ok(Date.now() - started < 15_000, `stopped after ${Date.now() - started} ms`);
+    });
+  }
+});
