@@ -4,8 +4,8 @@
 #                      required, the default user off and one ACL user
 #   redis-tls-cluster  a Redis Cluster of three masters on REDIS_TLS_CLUSTER_PORT (7010) and the
 #                      next two, TLS between clients and nodes and between nodes, the same user
-#   nats-tls           NATS on NATS_TLS_PORT (4232), TLS with client certificates required, a
-#                      user with a password
+#   nats-tls           NATS with JetStream on NATS_TLS_PORT (4232), TLS with client certificates
+#                      required, a user with a password
 # Their certificates come from a local CA made with openssl on the first start, under
 # .cache/deps/tls/ (ca.pem; server.pem/server-key.pem for 127.0.0.1 and localhost; client.pem/
 # client-key.pem), which tests read to connect. The user and password are fixed (TLS_DEPS_USER,
@@ -92,9 +92,10 @@ redis-tls-cluster-ok() {
 nats-tls_up() {
   apt_install nats-server:nats-server
   tls_certificates
-  mkdir -p "$state/nats-tls"
+  mkdir -p "$state/nats-tls/data"
   cat >"$state/nats-tls/nats.conf" <<EOF
 listen: 127.0.0.1:$NATS_TLS_PORT
+jetstream { store_dir: "$state/nats-tls/data" }
 tls {
   cert_file: "$tls_dir/server.pem"
   key_file: "$tls_dir/server-key.pem"

@@ -1,9 +1,10 @@
 /**
  * The gateway on brokers configured as managed services run them (tools/tls-deps.sh): a hub and a
  * publisher on a Redis that takes TLS only, wants a client certificate and an ACL user (store,
- * fan-out stream and control channel all on it). An event goes publisher → Redis → hub → SSE
- * client. A service given a wrong password or a CA that does not vouch for the server stops at
- * start naming the setting, and never answers /ready with 200.
+ * fan-out stream and control channel all on it), then with the fan-out stream on a NATS with TLS,
+ * client certificates and a user. An event goes publisher → broker → hub → SSE client. A service
+ * given a wrong password or a CA that does not vouch for the server stops at start naming the
+ * setting, and never answers /ready with 200.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -22,80 +23,135 @@ import {
 const jwtSecret = 'e2e-managed-brokers-secret-long-enough-for-hs256';
 const greetings = encodeURIComponent(JSON.stringify([{ eventType: 'greeting', oneOf: [] }]));
 
-describe('the gateway on Redis with TLS, a client certificate and an ACL user', () => {
-  const processes: ServiceProcess[] = [];
-  const open: SseConnection[] = [];
-  const run = uniqueName('managed');
-  const shared = {
-    ...gatewayEnv({ run, jwtSecret, fanout: 'redis' }),
-    KAFKA_BROKERS: '',
-    NATS_SERVERS: '',
-    KAFKA_SOURCE_TOPICS: '',
-    NATS_SOURCE_TOPICS: '',
-    REDIS_URL: tls.redisUrl,
-    REDIS_TLS_CA_FILE: tls.caFile,
-    REDIS_TLS_CERT_FILE: tls.certFile,
-    REDIS_TLS_KEY_FILE: tls.keyFile,
-    REDIS_USERNAME: tls.user,
-    REDIS_PASSWORD: tls.password,
-  };
-  let hub: ServiceProcess;
-  let publisher: ServiceProcess;
+const untrusted = untrustedCertificates();
+const redisOverTls = {
+  REDIS_URL: tls.redisUrl,
+  REDIS_TLS_CA_FILE: tls.caFile,
+  REDIS_TLS_CERT_FILE: tls.certFile,
+  REDIS_TLS_KEY_FILE: tls.keyFile,
+  REDIS_USERNAME: tls.user,
+  REDIS_PASSWORD: tls.password,
+};
+const natsOverTls = {
+  NATS_SERVERS: tls.natsUrl,
+  NATS_TLS_CA_FILE: tls.caFile,
+  NATS_TLS_CERT_FILE: tls.certFile,
+  NATS_TLS_KEY_FILE: tls.keyFile,
+  NATS_USER: tls.user,
+  NATS_PASSWORD: tls.password,
+};
 
-  before(async () => {
-    hub = await spawnService({ entry: 'services/push-hub/src/main.ts', publicPort: true, env: shared });
-    processes.push(hub);
-    publisher = await spawnService({
-      entry: 'services/publisher/src/main.ts',
-      publicPort: true,
-      env: shared,
-    });
-    processes.push(publisher);
-  });
-  after(async () => {
-    for (const c of open) c.close();
-    await Promise.all(processes.map((p) => p.stop()));
-  });
+interface Setup {
+  name: string;
+  fanout: 'redis' | 'nats';
+  brokers: Record<string, string>;
+  refusals: Array<{ what: string; changes: Record<string, string>; setting: RegExp }>;
+}
 
-  it('delivers an event from the publisher to an SSE client of the hub', async () => {
-    const conn = await openSse(`${hub.publicUrl}/_gw/v1/connection/sse?subscriptions=${greetings}`);
-    open.push(conn);
-    assert.equal(conn.status, 200, conn.errorBody);
-    await waitFor(() => conn.events('gw.subscriptions_set').length === 1, { what: 'the welcome events' });
-    const res = await fetch(`${publisher.publicUrl}/_gw/v1/events`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/cloudevents+json' },
-      body: JSON.stringify({ specversion: '1.0', id: 'g1', source: 'e2e', type: 'greeting', data: { n: 1 } }),
-    });
-    assert.equal(res.status, 202, await res.text());
-    await waitFor(() => conn.events('greeting').length === 1, { what: 'the event over TLS' });
-    assert.deepEqual(conn.events('greeting')[0]!['data'], { n: 1 });
-  });
-
-  for (const { what, changes, setting } of [
-    { what: 'a wrong password', changes: { REDIS_PASSWORD: 'not-the-password' }, setting: /REDIS_PASSWORD/ },
-    {
-      what: 'a CA that does not vouch for the server',
-      changes: { REDIS_TLS_CA_FILE: untrustedCertificates().caFile },
-      setting: /REDIS_TLS_CA_FILE/,
-    },
-  ]) {
-    it(`stops at start on ${what}, naming the setting, never ready`, async () => {
-      const started = Date.now();
-      await assert.rejects(
-        spawnService({
-          entry: 'services/push-hub/src/main.ts',
-          publicPort: true,
-          env: { ...shared, ...changes },
-        }),
-        (err: Error) => {
-          assert.match(err.message, /exited during start-up/, err.message);
-          assert.match(err.message, setting);
-          assert.doesNotMatch(err.message, /not-the-password|tls-deps-secret/, 'no password in the output');
-          return true;
+const setups: Setup[] = [
+  {
+    name: 'Redis with TLS, a client certificate and an ACL user',
+    fanout: 'redis',
+    brokers: { ...redisOverTls, NATS_SERVERS: '' },
+    refusals: [
+      {
+        what: 'a wrong password',
+        changes: { REDIS_PASSWORD: 'not-the-password' },
+        setting: /REDIS_PASSWORD/,
+      },
+      {
+        what: 'a CA that does not vouch for the server',
+        changes: { REDIS_TLS_CA_FILE: untrusted.caFile },
+        setting: /REDIS_TLS_CA_FILE/,
+      },
+    ],
+  },
+  {
+    name: 'NATS with TLS, a client certificate and a user (store and control channel on that Redis)',
+    fanout: 'nats',
+    brokers: { ...redisOverTls, ...natsOverTls },
+    refusals: [
+      { what: 'a wrong password', changes: { NATS_PASSWORD: 'not-the-password' }, setting: /NATS_PASSWORD/ },
+      {
+        what: 'a client certificate of another CA',
+        changes: {
+          NATS_TLS_CERT_FILE: untrusted.certFile,
+          NATS_TLS_KEY_FILE: untrusted.keyFile,
         },
-      );
-      assert.ok(Date.now() - started < 15_000, `stopped after ${Date.now() - started} ms`);
+        setting: /NATS_TLS_CERT_FILE/,
+      },
+    ],
+  },
+];
+
+for (const { name, fanout, brokers, refusals } of setups)
+  describe(`the gateway on ${name}`, () => {
+    const processes: ServiceProcess[] = [];
+    const open: SseConnection[] = [];
+    const run = uniqueName('managed');
+    const shared = {
+      ...gatewayEnv({ run, jwtSecret, fanout }),
+      KAFKA_BROKERS: '',
+      KAFKA_SOURCE_TOPICS: '',
+      NATS_SOURCE_TOPICS: '',
+      ...brokers,
+    };
+    let hub: ServiceProcess;
+    let publisher: ServiceProcess;
+
+    before(async () => {
+      hub = await spawnService({ entry: 'services/push-hub/src/main.ts', publicPort: true, env: shared });
+      processes.push(hub);
+      publisher = await spawnService({
+        entry: 'services/publisher/src/main.ts',
+        publicPort: true,
+        env: shared,
+      });
+      processes.push(publisher);
     });
-  }
-});
+    after(async () => {
+      for (const c of open) c.close();
+      await Promise.all(processes.map((p) => p.stop()));
+    });
+
+    it('delivers an event from the publisher to an SSE client of the hub', async () => {
+      const conn = await openSse(`${hub.publicUrl}/_gw/v1/connection/sse?subscriptions=${greetings}`);
+      open.push(conn);
+      assert.equal(conn.status, 200, conn.errorBody);
+      await waitFor(() => conn.events('gw.subscriptions_set').length === 1, { what: 'the welcome events' });
+      const res = await fetch(`${publisher.publicUrl}/_gw/v1/events`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/cloudevents+json' },
+        body: JSON.stringify({
+          specversion: '1.0',
+          id: 'g1',
+          source: 'e2e',
+          type: 'greeting',
+          data: { n: 1 },
+        }),
+      });
+      assert.equal(res.status, 202, await res.text());
+      await waitFor(() => conn.events('greeting').length === 1, { what: 'the event over TLS' });
+      assert.deepEqual(conn.events('greeting')[0]!['data'], { n: 1 });
+    });
+
+    for (const { what, changes, setting } of refusals) {
+      it(`stops at start on ${what}, naming the setting, never ready`, async () => {
+        const started = Date.now();
+        await assert.rejects(
+          spawnService({
+            entry: 'services/push-hub/src/main.ts',
+            publicPort: true,
+            env: { ...shared, ...changes },
+          }),
+          (err: Error) => {
+            assert.match(err.message, /exited during start-up/, err.message);
+            assert.match(err.message, setting);
+            assert.doesNotMatch(err.message, /not-the-password|tls-deps-secret/, 'no password in the output');
+            return true;
+          },
+        );
+        assert.ok(Date.now() - started < 15_000, `stopped after ${Date.now() - started} ms`);
+      });
+    }
+  });

@@ -9,6 +9,7 @@ import { KafkaBus } from './kafka-bus.ts';
 import { KinesisBus } from './kinesis-bus.ts';
 import { MemoryBus } from './memory-bus.ts';
 import { NatsBus } from './nats-bus.ts';
+import { natsSecurityConfig, natsSecurityOptions } from './nats-security.ts';
 import { RedisBus } from './redis-bus.ts';
 
 export const busKinds = ['memory', 'kafka', 'redis', 'nats', 'kinesis'] as const;
@@ -20,7 +21,8 @@ export const busConfig = {
   KAFKA_SSL_ENABLED: bool('connect to Kafka over TLS', false),
   KAFKA_SASL: optionalStr('SASL/PLAIN credentials as plain:<user>:<password>'),
   ...redisConnectionConfig,
-  NATS_SERVERS: list('NATS servers nats://host:port,… (empty: NATS is off)'),
+  NATS_SERVERS: list('NATS servers nats://host:port,… (tls://host:port for TLS; empty: NATS is off)'),
+  ...natsSecurityConfig,
   KINESIS_ENDPOINT: optionalStr('Kinesis endpoint (an emulator); unset: AWS itself'),
   KINESIS_AWS_REGION: str('Kinesis region', 'eu-west-1'),
   FANOUT_BUS: oneOf('transport of the fan-out stream gw.events', busKinds, 'redis'),
@@ -47,7 +49,11 @@ export async function connectBus(
       });
     case 'nats':
       if (config.NATS_SERVERS.length === 0) throw new Error('NATS_SERVERS must be set to use NATS');
-      return NatsBus.connect({ servers: config.NATS_SERVERS, name: config.KAFKA_CLIENT_ID });
+      return NatsBus.connect({
+        servers: config.NATS_SERVERS,
+        name: config.KAFKA_CLIENT_ID,
+        security: natsSecurityOptions(config),
+      });
     case 'kafka':
       if (config.KAFKA_BROKERS.length === 0) throw new Error('KAFKA_BROKERS must be set to use Kafka');
       return new KafkaBus({

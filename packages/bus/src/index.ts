@@ -7,3 +7,5 @@ export * from './redis-bus.ts';
 export * from './bus-config.ts';
 export * from './replica-channel.ts';
 export * from './replica-registry.ts';
+export * from './nats-connect.ts';
+export * from './nats-security.ts';

@@ -18,7 +18,7 @@ import {
   type JetStreamManager,
   jetstreamManager,
 } from '@nats-io/jetstream';
-import { connect, type NatsConnection, RequestError } from '@nats-io/transport-node';
+import { type NatsConnection, type NodeConnectionOptions, RequestError } from '@nats-io/transport-node';
 import {
   type Bus,
   BusError,
@@ -33,6 +33,7 @@ import {
   type Subscription,
   toBuffer,
 } from './bus.ts';
+import { connectNats } from './nats-connect.ts';
 import { NatsConnectionState } from './nats-connection-state.ts';
 import { ConsumerLoop } from './nats-consumer-loop.ts';
 import { fromNatsMessage, toNatsHeaders } from './nats-message.ts';
@@ -54,6 +55,8 @@ export interface NatsBusOptions {
   ackWaitMs?: number;
   /** Pause between reconnect attempts (default 1 s); the client never stops trying. */
   reconnectWaitMs?: number;
+  /** Credentials and TLS (nats-security.ts). */
+  security?: Partial<NodeConnectionOptions>;
 }
 
 export interface NatsSubscribeOptions extends SubscribeOptions {
@@ -100,7 +103,8 @@ export class NatsBus implements Bus {
   }
 
   static async connect(options: NatsBusOptions): Promise<NatsBus> {
-    const nc = await connect({
+    const nc = await connectNats({
+      ...options.security,
       servers: options.servers,
       name: options.name ?? 'gatehouse',
       maxReconnectAttempts: -1,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { loadConfig } from '@gatehouse/service-kit';
+import { ConfigError, loadConfig } from '@gatehouse/service-kit';
 import { tlsDependencyAddress as tls, uniqueName, untrustedCertificates, waitFor } from '@gatehouse/testkit';
 import { type Bus, busConfig, connectBus, type Message } from '../src/index.ts';
 
@@ -68,3 +68,77 @@ for (const { name, url, cluster } of [
     });
   });
 }
+
+describe('nats bus over TLS with a user', () => {
+  const env = (changes: Record<string, string | undefined> = {}) => ({
+    NATS_SERVERS: tls.natsUrl,
+    NATS_TLS_CA_FILE: tls.caFile,
+    NATS_TLS_CERT_FILE: tls.certFile,
+    NATS_TLS_KEY_FILE: tls.keyFile,
+    NATS_USER: tls.user,
+    NATS_PASSWORD: tls.password,
+    ...changes,
+  });
+  const refusal = async (changes: Record<string, string | undefined>) => {
+    const started = Date.now();
+    const err = await connectBus('nats', loadConfig(busConfig, env(changes))).then(
+      async (bus) => {
+        await bus.close();
+        return undefined;
+      },
+      (e: Error) => e,
+    );
+    assert.ok(err, 'the bus connected');
+    assert.ok(Date.now() - started < 8000, `refused after ${Date.now() - started} ms`);
+    return err;
+  };
+
+  it('carries a message from one bus to another', async () => {
+    const buses = await connectBoth('nats', env());
+    try {
+      await roundTrip(buses.publisher, buses.hub);
+    } finally {
+      await buses.close();
+    }
+  });
+
+  it('refuses a wrong password at start, naming the setting', async () => {
+    const err = await refusal({ NATS_PASSWORD: 'wrong' });
+    assert.match(err.message, /NATS_PASSWORD/);
+    assert.doesNotMatch(err.message, /wrong|tls-deps-secret/);
+  });
+
+  it('refuses a server the CA file does not vouch for, naming NATS_TLS_CA_FILE', async () => {
+    const err = await refusal({ NATS_TLS_CA_FILE: untrusted.caFile });
+    assert.match(err.message, /NATS_TLS_CA_FILE/);
+  });
+
+  it('is refused by the server with a client certificate of another CA, naming NATS_TLS_CERT_FILE', async () => {
+    const err = await refusal({
+      NATS_TLS_CERT_FILE: untrusted.certFile,
+      NATS_TLS_KEY_FILE: untrusted.keyFile,
+    });
+    assert.match(err.message, /NATS_TLS_CERT_FILE/);
+  });
+
+  it('stops start-up naming a file that cannot be read, or credentials of two kinds', async () => {
+    const configError = (changes: Record<string, string | undefined>, pattern: RegExp) =>
+      assert.rejects(connectBus('nats', loadConfig(busConfig, env(changes))), (err: Error) => {
+        assert.ok(err instanceof ConfigError, err.message);
+        assert.match(err.message, pattern);
+        return true;
+      });
+    await configError({ NATS_TLS_CA_FILE: '/nonexistent/ca.pem' }, /NATS_TLS_CA_FILE: cannot read/);
+    await configError({ NATS_TLS_KEY_FILE: undefined }, /NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE/);
+    await configError(
+      { NATS_TLS_KEY_FILE: untrusted.keyFile },
+      /NATS_TLS_KEY_FILE: not the key of NATS_TLS_CERT_FILE/,
+    );
+    await configError({ NATS_CREDS_FILE: '/nonexistent/user.creds' }, /NATS_CREDS_FILE: cannot read/);
+    await configError({ NATS_TOKEN: 'a-token' }, /NATS_USER.*NATS_TOKEN|NATS_TOKEN.*NATS_USER/);
+    await configError(
+      { NATS_USER: undefined, NATS_PASSWORD: undefined, NATS_CREDS_FILE: untrusted.caFile },
+      /NATS_CREDS_FILE: not a \.creds file/,
+    );
+  });
+});

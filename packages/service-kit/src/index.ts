@@ -29,3 +29,4 @@ export * from './service-main.ts';
 export * from './service-tracing.ts';
 export * from './tls-settings.ts';
 export * from './internal-api-app.ts';
+export * from './client-tls-files.ts';

@@ -4,9 +4,14 @@
  * at start; a file that cannot be read, a certificate without its key, a key that does not match,
  * or TLS files for a plaintext URL stop start-up with a ConfigError naming the variable.
  */
-import { readFileSync } from 'node:fs';
-import { type ConnectionOptions, createSecureContext } from 'node:tls';
-import { ConfigError, type ConfigOf, optionalStr } from '@gatehouse/service-kit';
+import type { ConnectionOptions } from 'node:tls';
+import {
+  ConfigError,
+  type ConfigOf,
+  checkKeyPair,
+  optionalStr,
+  readSettingFile,
+} from '@gatehouse/service-kit';
 import type { RedisOptions } from 'ioredis';
 import { parseRedisUrl } from './redis-url.ts';
 
@@ -47,36 +52,19 @@ function tlsOptions(config: RedisSecurityConfig): ConnectionOptions {
   if ((certFile === undefined) !== (keyFile === undefined))
     throw new ConfigError(['REDIS_TLS_CERT_FILE and REDIS_TLS_KEY_FILE: set both, or neither']);
   const problems: string[] = [];
-  const read = (name: (typeof tlsFiles)[number], file: string | undefined) => {
-    if (file === undefined) return undefined;
-    try {
-      return readFileSync(file);
-    } catch (err) {
-      problems.push(`${name}: cannot read ${file}: ${(err as Error).message}`);
-      return undefined;
-    }
-  };
-  const ca = read('REDIS_TLS_CA_FILE', config.REDIS_TLS_CA_FILE);
-  const cert = read('REDIS_TLS_CERT_FILE', certFile);
-  const key = read('REDIS_TLS_KEY_FILE', keyFile);
+  const ca = readSettingFile('REDIS_TLS_CA_FILE', config.REDIS_TLS_CA_FILE, problems);
+  const cert = readSettingFile('REDIS_TLS_CERT_FILE', certFile, problems);
+  const key = readSettingFile('REDIS_TLS_KEY_FILE', keyFile, problems);
   if (problems.length > 0) throw new ConfigError(problems);
-  const options: ConnectionOptions = {
-    ...(ca && { ca }),
-    ...(cert && key && { cert, key }),
-    ...(config.REDIS_TLS_KEY_PASS !== undefined && { passphrase: config.REDIS_TLS_KEY_PASS }),
+  const passphrase = config.REDIS_TLS_KEY_PASS;
+  if (cert !== undefined && key !== undefined)
+    checkKeyPair(
+      { cert, key, passphrase },
+      { cert: 'REDIS_TLS_CERT_FILE', key: 'REDIS_TLS_KEY_FILE', passphrase: 'REDIS_TLS_KEY_PASS' },
+    );
+  return {
+    ...(ca !== undefined && { ca }),
+    ...(cert !== undefined && key !== undefined && { cert, key }),
+    ...(passphrase !== undefined && { passphrase }),
   };
-  checkKeyPair(options);
-  return options;
-}
-
-/** A key that is not the certificate's, or a wrong passphrase, fails here rather than at the server. */
-function checkKeyPair(options: ConnectionOptions): void {
-  if (options.cert === undefined) return;
-  try {
-    createSecureContext(options);
-  } catch (err) {
-    throw new ConfigError([
-      `REDIS_TLS_KEY_FILE: not the key of REDIS_TLS_CERT_FILE, or REDIS_TLS_KEY_PASS does not open it: ${(err as Error).message}`,
-    ]);
-  }
 }

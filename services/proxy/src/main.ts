@@ -3,7 +3,7 @@
  * `/v1|v2|v3/responses` on API_PORT. Kafka, Kinesis and NATS are connected only when configured.
  */
 import { authConfig, startAuth } from '@gatehouse/auth';
-import { type Bus, busConfig, connectBus } from '@gatehouse/bus';
+import { type Bus, busConfig, connectBus, natsSecurityOptions } from '@gatehouse/bus';
 import { ConfigError, loadConfig, port, serviceMain } from '@gatehouse/service-kit';
 import { connectStore, storeConfig } from '@gatehouse/store';
 import { proxyConfig } from './config.ts';
@@ -41,7 +41,7 @@ await serviceMain('proxy', async ({ config: common, replica, logger, registry, h
   for (const bus of [kafka, kinesis]) if (bus !== undefined) buses.push(bus);
   const nats =
     config.NATS_SERVERS.length > 0
-      ? await NatsTarget.connect(config.NATS_SERVERS, 'gatehouse-proxy')
+      ? await NatsTarget.connect(config.NATS_SERVERS, 'gatehouse-proxy', natsSecurityOptions(config))
       : undefined;
   health.addCheck('control-bus', () => controlBus.ping());
   if (kafka) health.addCheck('kafka', () => kafka.ping());

@@ -9,7 +9,13 @@
  */
 import { type CloudEvent, serializeJsonEvent } from '@gatehouse/cloudevents';
 import { DependencyUnavailableError } from '@gatehouse/service-kit';
-import { connect, type NatsConnection, RequestError, TimeoutError } from '@nats-io/transport-node';
+import { connectNats } from '@gatehouse/bus';
+import {
+  type NatsConnection,
+  type NodeConnectionOptions,
+  RequestError,
+  TimeoutError,
+} from '@nats-io/transport-node';
 import type { EventPublisher } from './event-publishers.ts';
 
 export type NatsReply =
@@ -26,8 +32,20 @@ export class NatsTarget implements EventPublisher {
     this.flushTimeoutMs = flushTimeoutMs;
   }
 
-  static async connect(servers: string[], name: string, flushTimeoutMs = 5000): Promise<NatsTarget> {
-    const nc = await connect({ servers, name, maxReconnectAttempts: -1, reconnectTimeWait: 1000 });
+  /** `security`: credentials and TLS, as `natsSecurityOptions` of @gatehouse/bus reads them. */
+  static async connect(
+    servers: string[],
+    name: string,
+    security: Partial<NodeConnectionOptions> = {},
+    flushTimeoutMs = 5000,
+  ): Promise<NatsTarget> {
+    const nc = await connectNats({
+      ...security,
+      servers,
+      name,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 1000,
+    });
     return new NatsTarget(nc, flushTimeoutMs);
   }
 
