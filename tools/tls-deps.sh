@@ -4,6 +4,10 @@
 #                      required, the default user off and one ACL user
 #   redis-tls-cluster  a Redis Cluster of three masters on REDIS_TLS_CLUSTER_PORT (7010) and the
 #                      next two, TLS between clients and nodes and between nodes, the same user
+#   traces-tls         Jaeger (the binary `traces` builds) taking OTLP only over TLS with client
+#                      certificates: gRPC on TRACES_TLS_OTLP_GRPC_PORT (4327), HTTP on
+#                      TRACES_TLS_OTLP_HTTP_PORT (4328); its query API (plain) on TRACES_TLS_QUERY_PORT
+#                      (16696)
 #   nats-tls           NATS with JetStream on NATS_TLS_PORT (4232), TLS with client certificates
 #                      required, a user with a password
 # Their certificates come from a local CA made with openssl on the first start, under
@@ -14,6 +18,10 @@ REDIS_TLS_PORT=${REDIS_TLS_PORT:-6390}
 REDIS_TLS_CLUSTER_PORT=${REDIS_TLS_CLUSTER_PORT:-7010}
 tls_cluster_ports=("$REDIS_TLS_CLUSTER_PORT" $((REDIS_TLS_CLUSTER_PORT + 1)) $((REDIS_TLS_CLUSTER_PORT + 2)))
 NATS_TLS_PORT=${NATS_TLS_PORT:-4232}
+TRACES_TLS_OTLP_GRPC_PORT=${TRACES_TLS_OTLP_GRPC_PORT:-4327}
+TRACES_TLS_OTLP_HTTP_PORT=${TRACES_TLS_OTLP_HTTP_PORT:-4328}
+TRACES_TLS_QUERY_PORT=${TRACES_TLS_QUERY_PORT:-16696}
+TRACES_TLS_QUERY_GRPC_PORT=${TRACES_TLS_QUERY_GRPC_PORT:-16695}
 TLS_DEPS_USER=gatehouse
 TLS_DEPS_PASSWORD=tls-deps-secret
 tls_dir="$state/tls"
@@ -113,4 +121,16 @@ EOF
 # The server greets with INFO (TLS starts after it, NATS 2.9 has no TLS-first handshake).
 nats-tls-ping() {
   [ "$(timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$NATS_TLS_PORT && head -c 4 <&3")" = INFO ]
+}
+
+traces-tls_up() {
+  local bin="$root/.cache/traces/bin/jaeger"
+  [ -x "$bin" ] || die "traces-tls runs the Jaeger that 'tools/deps.sh up traces' builds: start traces once first"
+  tls_certificates
+  mkdir -p "$state/traces-tls"
+  TLS_DIR=$tls_dir TRACES_TLS_OTLP_GRPC_PORT=$TRACES_TLS_OTLP_GRPC_PORT \
+    TRACES_TLS_OTLP_HTTP_PORT=$TRACES_TLS_OTLP_HTTP_PORT TRACES_TLS_QUERY_PORT=$TRACES_TLS_QUERY_PORT \
+    TRACES_TLS_QUERY_GRPC_PORT=$TRACES_TLS_QUERY_GRPC_PORT \
+    spawn traces-tls "$bin" --config "$root/tools/jaeger/config-tls.yaml"
+  wait_ready traces-tls 60 curl -fsS "http://127.0.0.1:$TRACES_TLS_QUERY_PORT/api/services"
 }

@@ -23,6 +23,7 @@ describe('embedded gateway tracing', () => {
       ...ephemeralGatewaySettings,
       REPLICA_ID: 'embedded-1',
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      ...receiver.env,
     });
     const edge = `http://127.0.0.1:${gw.publicPort}`;
     const wanted = encodeURIComponent(JSON.stringify([{ eventType: 'embedded.traced' }]));

@@ -20,7 +20,8 @@ export type Dependency =
   | 'schema-registry'
   | 'redis-tls'
   | 'redis-tls-cluster'
-  | 'nats-tls';
+  | 'nats-tls'
+  | 'traces-tls';
 
 const clusterPort = Number(process.env.REDIS_CLUSTER_PORT ?? 7000);
 
@@ -55,6 +56,11 @@ export const tlsDependencyAddress = {
   redisClusterUrl: `rediss://${[0, 1, 2].map((i) => `127.0.0.1:${tlsClusterPort + i}`).join(',')}`,
   /** TLS, client certificate required, user `user`. */
   natsUrl: `tls://127.0.0.1:${process.env.NATS_TLS_PORT ?? 4232}`,
+  /** A collector taking OTLP over TLS with client certificates only, gRPC and HTTP. */
+  tracesOtlpGrpcUrl: `https://127.0.0.1:${process.env.TRACES_TLS_OTLP_GRPC_PORT ?? 4327}`,
+  tracesOtlpHttpUrl: `https://127.0.0.1:${process.env.TRACES_TLS_OTLP_HTTP_PORT ?? 4328}`,
+  /** Its query API (plain HTTP), for fetchTrace. */
+  tracesQueryUrl: `http://127.0.0.1:${process.env.TRACES_TLS_QUERY_PORT ?? 16696}`,
   user: 'gatehouse',
   password: 'tls-deps-secret',
   caFile: `${tlsFolder}ca.pem`,

@@ -1,7 +1,8 @@
 /**
- * A local OTLP/HTTP receiver (the JSON encoding @gatehouse/tracing sends) for tests of code that
- * records spans in the test's own process: start tracing with `endpoint: receiver.url`, shut it down
- * (which sends what is buffered), then look at `receiver.spans`.
+ * A local OTLP/HTTP receiver of the JSON encoding (`OTEL_EXPORTER_OTLP_PROTOCOL=http/json`, which
+ * `receiver.env` sets; the default is protobuf) for tests of code that records spans: start tracing
+ * with `endpoint: receiver.url` and `env: receiver.env`, shut it down (which sends what is
+ * buffered), then look at `receiver.spans`.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -24,6 +25,8 @@ export interface ReceivedSpan {
 export interface OtlpReceiver {
   /** Base URL: `startTracing({ endpoint })` or OTEL_EXPORTER_OTLP_ENDPOINT. */
   url: string;
+  /** The settings that make tracing send what this receiver reads. */
+  env: Record<string, string>;
   spans: ReceivedSpan[];
   close(): Promise<void>;
 }
@@ -66,6 +69,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    env: { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' },
     spans,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };

@@ -44,9 +44,15 @@ interface JaegerTrace {
   processes: Record<string, { serviceName: string; tags: JaegerTag[] | null }>;
 }
 
-/** The spans the backend holds for the trace so far; none when it knows no such trace. */
-export async function fetchTrace(traceId: string): Promise<ExportedSpan[]> {
-  const res = await fetch(`${dependencyAddress.tracesQueryUrl}/api/traces/${traceId}`);
+/**
+ * The spans the backend holds for the trace so far; none when it knows no such trace. `queryUrl`:
+ * another backend's query API (traces-tls).
+ */
+export async function fetchTrace(
+  traceId: string,
+  queryUrl = dependencyAddress.tracesQueryUrl,
+): Promise<ExportedSpan[]> {
+  const res = await fetch(`${queryUrl}/api/traces/${traceId}`);
   if (res.status === 404) return [];
   if (!res.ok) throw new Error(`trace backend answered ${res.status}: ${await res.text()}`);
   const body = (await res.json()) as { data: JaegerTrace[] | null };

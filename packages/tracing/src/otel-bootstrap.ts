@@ -10,7 +10,10 @@
  * 3. `OTEL_EXPORTER_OTLP_ENDPOINT` (a base URL; `/v1/traces` is appended).
  * `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none` keep tracing off whatever is configured,
  * so an operator can always switch it off. `OTEL_SERVICE_NAME` overrides the service name given in
- * code. Spans go out as OTLP/HTTP JSON in batches; metrics and logs are not exported from here.
+ * code. Spans go out in batches by the official OTLP exporter of OTEL_EXPORTER_OTLP_PROTOCOL
+ * (`http/protobuf` by default, `http/json`, `grpc`), with OTEL_EXPORTER_OTLP_HEADERS and the TLS
+ * files of otlp-exporter-settings.ts; metrics and logs are not exported from here. For `grpc` the
+ * endpoint is the collector's address (`http://collector:4317`; `https://` for TLS), nothing appended.
  *
  * The resource: `service.name`, `service.instance.id` (the replica id the service also puts in its
  * tokens, so a span leads to the replica that holds a connection) and `service.version`, over what
@@ -19,6 +22,7 @@
  * parent, sample new traces) and batching (OTEL_BSP_*) are the SDK's, read from the environment.
  */
 import { context, logs, propagation, trace } from '@opentelemetry/api';
+import { otlpExporterSettings, otlpProtocol } from './otlp-exporter-settings.ts';
 
 export interface TracingOptions {
   serviceName: string;
@@ -60,8 +64,9 @@ export async function startTracing(options: TracingOptions): Promise<TracingHand
   const env = options.env ?? process.env;
   const url = tracesUrl(options, env);
   if (url === undefined) return disabledHandle;
+  const exporter = otlpExporterSettings(env);
   const { startOtelSdk } = await import('./otel-sdk.ts');
-  const sdk = startOtelSdk(url, options, env);
+  const sdk = await startOtelSdk(url, exporter, options, env);
   active = true;
   let stopping: Promise<void> | undefined;
   return {
@@ -89,10 +94,12 @@ export function tracesUrl(
   if (isTrue(env['OTEL_SDK_DISABLED']) || env['OTEL_TRACES_EXPORTER']?.trim().toLowerCase() === 'none') {
     return undefined;
   }
+  // A gRPC collector is reached at its address: the path is the service's, not the URL's.
+  const base = otlpProtocol(env) === 'grpc' ? nonBlank : withTracesPath;
   const url =
-    withTracesPath(options.endpoint) ??
+    base(options.endpoint) ??
     nonBlank(env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']) ??
-    withTracesPath(env['OTEL_EXPORTER_OTLP_ENDPOINT']);
+    base(env['OTEL_EXPORTER_OTLP_ENDPOINT']);
   if (url !== undefined && !/^https?:\/\//i.test(url)) {
     throw new Error(`OTLP traces endpoint must be an http(s) URL, got '${url}'`);
   }

@@ -2,7 +2,6 @@
  * The OpenTelemetry Node SDK for one service, started by startTracing (otel-bootstrap.ts), which
  * imports this file only when tracing is on.
  */
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import {
   defaultResource,
   detectResources,
@@ -18,12 +17,19 @@ import {
   ATTR_SERVICE_VERSION,
 } from '@opentelemetry/semantic-conventions';
 import type { TracingOptions } from './otel-bootstrap.ts';
+import type { OtlpExporterSettings } from './otlp-exporter-settings.ts';
+import { otlpTraceExporter } from './otlp-trace-exporter.ts';
 
-export function startOtelSdk(url: string, options: TracingOptions, env: NodeJS.ProcessEnv): NodeSDK {
+export async function startOtelSdk(
+  url: string,
+  exporter: OtlpExporterSettings,
+  options: TracingOptions,
+  env: NodeJS.ProcessEnv,
+): Promise<NodeSDK> {
   const sdk = new NodeSDK({
     resource: serviceResource(options, env),
     autoDetectResources: false,
-    traceExporter: new OTLPTraceExporter({ url }),
+    traceExporter: await otlpTraceExporter(url, exporter),
     metricReaders: [],
     logRecordProcessors: [],
     instrumentations: [],

@@ -140,7 +140,11 @@ describe('startTracing', () => {
       serviceName: 'code-name',
       serviceInstanceId: 'hub-7f3a',
       serviceVersion: '1.2.3',
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'gatehouse-test' },
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_SERVICE_NAME: 'gatehouse-test',
+      },
     });
     assert.equal(handle.enabled, true);
     assert.equal(isTracingActive(), true);
@@ -200,7 +204,11 @@ describe('startTracing', () => {
 
   it('can start again in the same process after a shutdown', async () => {
     const before = receiver.received.length;
-    const handle = await startTracing({ serviceName: 'again', endpoint: receiver.url, env: {} });
+    const handle = await startTracing({
+      serviceName: 'again',
+      endpoint: receiver.url,
+      env: { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' },
+    });
     trace.getTracer('gatehouse').startSpan('second run').end();
     await handle.shutdown();
     const posts = receiver.received.slice(before).filter((r) => r.url === '/v1/traces');

@@ -40,6 +40,7 @@ describe('proxy tracing', () => {
       PROXY_CONFIG_FILE: JSON.stringify(apis),
       REPLICA_ID: 'proxy-traced-1',
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      ...receiver.env,
       OTEL_BSP_SCHEDULE_DELAY: '3600000',
     });
   });

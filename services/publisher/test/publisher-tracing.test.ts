@@ -22,7 +22,7 @@ describe('publisher tracing', () => {
   const source = new MemoryBus();
   before(async () => {
     receiver = await startOtlpReceiver();
-    tracing = await startTracing({ serviceName: 'publisher', endpoint: receiver.url, env: {} });
+    tracing = await startTracing({ serviceName: 'publisher', endpoint: receiver.url, env: receiver.env });
     p = await startPublisherFixture({}, [{ bus: source, topics: ['orders'], group: 'g' }]);
   });
   after(async () => {

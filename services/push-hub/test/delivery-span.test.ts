@@ -54,7 +54,11 @@ describe('delivery spans', () => {
   it('one span per event on this replica, however many connections get it, under the event context', async () => {
     const conns = [connection('a'), connection('b'), connection('c')];
     const hub = hubWith(conns, 'order');
-    const tracing = await startTracing({ serviceName: 'push-hub', endpoint: receiver.url, env: {} });
+    const tracing = await startTracing({
+      serviceName: 'push-hub',
+      endpoint: receiver.url,
+      env: receiver.env,
+    });
     hub.dispatch('1-0', event('e-1', 'order'));
     hub.dispatch('2-0', event('e-2', 'other'));
     await tracing.shutdown();
