@@ -10,11 +10,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
   gatewayEnv,
+  natsOverTlsSettings,
   openSse,
+  redisOverTlsSettings,
   type ServiceProcess,
   type SseConnection,
   spawnService,
-  tlsDependencyAddress as tls,
   uniqueName,
   untrustedCertificates,
   waitFor,
@@ -24,23 +25,6 @@ const jwtSecret = 'e2e-managed-brokers-secret-long-enough-for-hs256';
 const greetings = encodeURIComponent(JSON.stringify([{ eventType: 'greeting', oneOf: [] }]));
 
 const untrusted = untrustedCertificates();
-const redisOverTls = {
-  REDIS_URL: tls.redisUrl,
-  REDIS_TLS_CA_FILE: tls.caFile,
-  REDIS_TLS_CERT_FILE: tls.certFile,
-  REDIS_TLS_KEY_FILE: tls.keyFile,
-  REDIS_USERNAME: tls.user,
-  REDIS_PASSWORD: tls.password,
-};
-const natsOverTls = {
-  NATS_SERVERS: tls.natsUrl,
-  NATS_TLS_CA_FILE: tls.caFile,
-  NATS_TLS_CERT_FILE: tls.certFile,
-  NATS_TLS_KEY_FILE: tls.keyFile,
-  NATS_USER: tls.user,
-  NATS_PASSWORD: tls.password,
-};
-
 interface Setup {
   name: string;
   fanout: 'redis' | 'nats';
@@ -52,7 +36,7 @@ const setups: Setup[] = [
   {
     name: 'Redis with TLS, a client certificate and an ACL user',
     fanout: 'redis',
-    brokers: { ...redisOverTls, NATS_SERVERS: '' },
+    brokers: { ...redisOverTlsSettings, NATS_SERVERS: '' },
     refusals: [
       {
         what: 'a wrong password',
@@ -69,7 +53,7 @@ const setups: Setup[] = [
   {
     name: 'NATS with TLS, a client certificate and a user (store and control channel on that Redis)',
     fanout: 'nats',
-    brokers: { ...redisOverTls, ...natsOverTls },
+    brokers: { ...redisOverTlsSettings, ...natsOverTlsSettings },
     refusals: [
       { what: 'a wrong password', changes: { NATS_PASSWORD: 'not-the-password' }, setting: /NATS_PASSWORD/ },
       {

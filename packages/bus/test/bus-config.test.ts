@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '@gatehouse/service-kit';
-import { tlsDependencyAddress as tls, uniqueName, untrustedCertificates, waitFor } from '@gatehouse/testkit';
+import {
+  natsOverTlsSettings,
+  redisOverTlsSettings,
+  tlsDependencyAddress as tls,
+  uniqueName,
+  untrustedCertificates,
+  waitFor,
+} from '@gatehouse/testkit';
 import { type Bus, busConfig, connectBus, type Message } from '../src/index.ts';
 
 const untrusted = untrustedCertificates();
@@ -36,13 +43,9 @@ for (const { name, url, cluster } of [
 ]) {
   describe(`${name} bus over TLS with an ACL user`, () => {
     const env = (changes: Record<string, string> = {}) => ({
+      ...redisOverTlsSettings,
       REDIS_URL: url,
       REDIS_CLUSTER: String(cluster),
-      REDIS_TLS_CA_FILE: tls.caFile,
-      REDIS_TLS_CERT_FILE: tls.certFile,
-      REDIS_TLS_KEY_FILE: tls.keyFile,
-      REDIS_USERNAME: tls.user,
-      REDIS_PASSWORD: tls.password,
       ...changes,
     });
 
@@ -71,12 +74,7 @@ for (const { name, url, cluster } of [
 
 describe('nats bus over TLS with a user', () => {
   const env = (changes: Record<string, string | undefined> = {}) => ({
-    NATS_SERVERS: tls.natsUrl,
-    NATS_TLS_CA_FILE: tls.caFile,
-    NATS_TLS_CERT_FILE: tls.certFile,
-    NATS_TLS_KEY_FILE: tls.keyFile,
-    NATS_USER: tls.user,
-    NATS_PASSWORD: tls.password,
+    ...natsOverTlsSettings,
     ...changes,
   });
   const refusal = async (changes: Record<string, string | undefined>) => {

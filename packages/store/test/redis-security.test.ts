@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '@gatehouse/service-kit';
-import { tlsDependencyAddress as tls, uniqueName, untrustedCertificates } from '@gatehouse/testkit';
+import {
+  redisOverTlsSettings,
+  tlsDependencyAddress as tls,
+  uniqueName,
+  untrustedCertificates,
+} from '@gatehouse/testkit';
 import { connectStore, type Store, storeConfig } from '../src/index.ts';
 
 const untrusted = untrustedCertificates();
@@ -12,14 +17,10 @@ const deployments = [
 
 function settings(url: string, cluster: boolean, changes: Record<string, string | undefined> = {}) {
   return {
+    ...redisOverTlsSettings,
     REDIS_URL: url,
     REDIS_CLUSTER: String(cluster),
     STORE_KEY_PREFIX: `${uniqueName('tls-store')}:`,
-    REDIS_TLS_CA_FILE: tls.caFile,
-    REDIS_TLS_CERT_FILE: tls.certFile,
-    REDIS_TLS_KEY_FILE: tls.keyFile,
-    REDIS_USERNAME: tls.user,
-    REDIS_PASSWORD: tls.password,
     ...changes,
   };
 }

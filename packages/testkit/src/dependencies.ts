@@ -68,6 +68,26 @@ export const tlsDependencyAddress = {
   keyFile: `${tlsFolder}client-key.pem`,
 };
 
+/** A service's settings for the Redis of tools/tls-deps.sh (the single server; REDIS_URL to change). */
+export const redisOverTlsSettings: Record<string, string> = {
+  REDIS_URL: tlsDependencyAddress.redisUrl,
+  REDIS_TLS_CA_FILE: tlsDependencyAddress.caFile,
+  REDIS_TLS_CERT_FILE: tlsDependencyAddress.certFile,
+  REDIS_TLS_KEY_FILE: tlsDependencyAddress.keyFile,
+  REDIS_USERNAME: tlsDependencyAddress.user,
+  REDIS_PASSWORD: tlsDependencyAddress.password,
+};
+
+/** A service's settings for the NATS of tools/tls-deps.sh. */
+export const natsOverTlsSettings: Record<string, string> = {
+  NATS_SERVERS: tlsDependencyAddress.natsUrl,
+  NATS_TLS_CA_FILE: tlsDependencyAddress.caFile,
+  NATS_TLS_CERT_FILE: tlsDependencyAddress.certFile,
+  NATS_TLS_KEY_FILE: tlsDependencyAddress.keyFile,
+  NATS_USER: tlsDependencyAddress.user,
+  NATS_PASSWORD: tlsDependencyAddress.password,
+};
+
 /** The Redis deployments tests run against: a single server and a Redis Cluster of three masters. */
 export const redisDeployments: ReadonlyArray<{
   name: string;

@@ -2,22 +2,19 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { busConfig, connectNats, natsSecurityOptions } from '@gatehouse/bus';
 import { loadConfig } from '@gatehouse/service-kit';
-import { tlsDependencyAddress as tls, uniqueName, untrustedCertificates, waitFor } from '@gatehouse/testkit';
+import {
+  natsOverTlsSettings,
+  tlsDependencyAddress as tls,
+  uniqueName,
+  untrustedCertificates,
+  waitFor,
+} from '@gatehouse/testkit';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { NatsTarget } from '../src/nats-target.ts';
 
 /** The proxy's settings for the NATS of tools/tls-deps.sh: TLS, a client certificate, a user. */
 const security = (changes: Record<string, string> = {}) =>
-  natsSecurityOptions(
-    loadConfig(busConfig, {
-      NATS_TLS_CA_FILE: tls.caFile,
-      NATS_TLS_CERT_FILE: tls.certFile,
-      NATS_TLS_KEY_FILE: tls.keyFile,
-      NATS_USER: tls.user,
-      NATS_PASSWORD: tls.password,
-      ...changes,
-    }),
-  );
+  natsSecurityOptions(loadConfig(busConfig, { ...natsOverTlsSettings, ...changes }));
 
 describe('NATS target over TLS with a user', () => {
   let listener: NatsConnection;
