@@ -1,4 +1,8 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '@gatehouse/service-kit';
 import {
@@ -113,6 +117,35 @@ describe('redis TLS settings', () => {
       assert.match(err.message, /REDIS_TLS_KEY_FILE/);
       return true;
     });
+  });
+
+  it('open an encrypted key with REDIS_TLS_KEY_PASS, and stop start-up naming it when it does not', async () => {
+    const encrypted = join(mkdtempSync(join(tmpdir(), 'gw-key-')), 'client-key.enc.pem');
+    execFileSync('openssl', [
+      'pkey',
+      '-in',
+      tls.keyFile,
+      '-aes256',
+      '-passout',
+      'pass:key-pass',
+      '-out',
+      encrypted,
+    ]);
+    const store = await load({ REDIS_TLS_KEY_FILE: encrypted, REDIS_TLS_KEY_PASS: 'key-pass' });
+    try {
+      await store.set('k', 'with an encrypted key');
+      assert.equal(await store.get('k'), 'with an encrypted key');
+    } finally {
+      await store.close();
+    }
+    await assert.rejects(
+      load({ REDIS_TLS_KEY_FILE: encrypted, REDIS_TLS_KEY_PASS: 'wrong' }),
+      (err: Error) => {
+        assert.ok(err instanceof ConfigError, err.message);
+        assert.match(err.message, /REDIS_TLS_KEY_PASS does not open it/);
+        return true;
+      },
+    );
   });
 
   it('stop start-up when TLS files are set for a redis:// URL (they would be ignored)', async () => {
