@@ -49,6 +49,8 @@ members_of() {
     for port in "${cluster_ports[@]}"; do echo "redis-cluster/$port"; done
   elif [ "$1" = redis-tls-cluster ]; then
     for port in "${tls_cluster_ports[@]}"; do echo "redis-tls-cluster/$port"; done
+  elif [ "$1" = nats-tls ]; then
+    echo nats-tls; echo nats-tls/token
   else echo "$1"; fi
 }
 

@@ -9,7 +9,9 @@
 #                      TRACES_TLS_OTLP_HTTP_PORT (4328); its query API (plain) on TRACES_TLS_QUERY_PORT
 #                      (16696)
 #   nats-tls           NATS with JetStream on NATS_TLS_PORT (4232), TLS with client certificates
-#                      required, a user with a password
+#                      required, a user with a password; and on NATS_TLS_TOKEN_PORT (4233) a second
+#                      server, TLS without client certificates, that takes a token instead
+#                      (TLS_DEPS_TOKEN): a server has users or a token, never both
 # Their certificates come from a local CA made with openssl on the first start, under
 # .cache/deps/tls/ (ca.pem; server.pem/server-key.pem for 127.0.0.1 and localhost; client.pem/
 # client-key.pem), which tests read to connect. The user and password are fixed (TLS_DEPS_USER,
@@ -24,6 +26,8 @@ TRACES_TLS_QUERY_PORT=${TRACES_TLS_QUERY_PORT:-16696}
 TRACES_TLS_QUERY_GRPC_PORT=${TRACES_TLS_QUERY_GRPC_PORT:-16695}
 TLS_DEPS_USER=gatehouse
 TLS_DEPS_PASSWORD=tls-deps-secret
+TLS_DEPS_TOKEN=tls-deps-token
+NATS_TLS_TOKEN_PORT=${NATS_TLS_TOKEN_PORT:-4233}
 tls_dir="$state/tls"
 
 # A CA, a server certificate for 127.0.0.1/localhost and a client certificate, once.
@@ -100,7 +104,7 @@ redis-tls-cluster-ok() {
 nats-tls_up() {
   apt_install nats-server:nats-server
   tls_certificates
-  mkdir -p "$state/nats-tls/data"
+  mkdir -p "$state/nats-tls/data" "$state/nats-tls/token-data"
   cat >"$state/nats-tls/nats.conf" <<EOF
 listen: 127.0.0.1:$NATS_TLS_PORT
 jetstream { store_dir: "$state/nats-tls/data" }
@@ -115,12 +119,24 @@ authorization {
   users: [ { user: "$TLS_DEPS_USER", password: "$TLS_DEPS_PASSWORD" } ]
 }
 EOF
+  cat >"$state/nats-tls/token.conf" <<EOF
+listen: 127.0.0.1:$NATS_TLS_TOKEN_PORT
+jetstream { store_dir: "$state/nats-tls/token-data" }
+tls {
+  cert_file: "$tls_dir/server.pem"
+  key_file: "$tls_dir/server-key.pem"
+  timeout: 5
+}
+authorization { token: "$TLS_DEPS_TOKEN" }
+EOF
   spawn nats-tls nats-server -c "$state/nats-tls/nats.conf"
-  wait_ready nats-tls 20 nats-tls-ping
+  wait_ready nats-tls 20 nats-tls-ping "$NATS_TLS_PORT"
+  spawn nats-tls/token nats-server -c "$state/nats-tls/token.conf"
+  wait_ready nats-tls/token 20 nats-tls-ping "$NATS_TLS_TOKEN_PORT"
 }
 # The server greets with INFO (TLS starts after it, NATS 2.9 has no TLS-first handshake).
 nats-tls-ping() {
-  [ "$(timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$NATS_TLS_PORT && head -c 4 <&3")" = INFO ]
+  [ "$(timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1 && head -c 4 <&3")" = INFO ]
 }
 
 traces-tls_up() {

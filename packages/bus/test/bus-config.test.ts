@@ -119,6 +119,28 @@ describe('nats bus over TLS with a user', () => {
     assert.match(err.message, /NATS_TLS_CERT_FILE/);
   });
 
+  it('connects with a token, and names the credentials when the token is refused', async () => {
+    const tokenEnv = (token: string) => ({
+      NATS_SERVERS: tls.natsTokenUrl,
+      NATS_TLS_CA_FILE: tls.caFile,
+      NATS_TOKEN: token,
+    });
+    const buses = await connectBoth('nats', tokenEnv(tls.token));
+    try {
+      await roundTrip(buses.publisher, buses.hub);
+    } finally {
+      await buses.close();
+    }
+    await assert.rejects(
+      connectBus('nats', loadConfig(busConfig, tokenEnv('not-the-token'))),
+      (err: Error) => {
+        assert.match(err.message, /NATS_TOKEN/);
+        assert.doesNotMatch(err.message, /not-the-token/);
+        return true;
+      },
+    );
+  });
+
   it('stops start-up naming a file that cannot be read, or credentials of two kinds', async () => {
     const configError = (changes: Record<string, string | undefined>, pattern: RegExp) =>
       assert.rejects(connectBus('nats', loadConfig(busConfig, env(changes))), (err: Error) => {

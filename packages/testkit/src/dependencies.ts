@@ -56,6 +56,9 @@ export const tlsDependencyAddress = {
   redisClusterUrl: `rediss://${[0, 1, 2].map((i) => `127.0.0.1:${tlsClusterPort + i}`).join(',')}`,
   /** TLS, client certificate required, user `user`. */
   natsUrl: `tls://127.0.0.1:${process.env.NATS_TLS_PORT ?? 4232}`,
+  /** TLS (no client certificate), authentication by `token` only. */
+  natsTokenUrl: `tls://127.0.0.1:${process.env.NATS_TLS_TOKEN_PORT ?? 4233}`,
+  token: 'tls-deps-token',
   /** A collector taking OTLP over TLS with client certificates only, gRPC and HTTP. */
   tracesOtlpGrpcUrl: `https://127.0.0.1:${process.env.TRACES_TLS_OTLP_GRPC_PORT ?? 4327}`,
   tracesOtlpHttpUrl: `https://127.0.0.1:${process.env.TRACES_TLS_OTLP_HTTP_PORT ?? 4328}`,
