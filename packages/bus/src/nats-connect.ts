@@ -56,23 +56,24 @@ async function tlsRefusal(
 ): Promise<string | undefined> {
   const url = new URL(server.includes('://') ? server : `nats://${server}`);
   const host = url.hostname.replace(/^\[|\]$/g, '');
+  // A server that answers nothing, or closes without a word, ends the probe by this signal.
+  const signal = AbortSignal.timeout(probeTimeoutMs);
   const socket = tcpConnect(Number(url.port || 4222), host);
-  socket.setTimeout(probeTimeoutMs, () => socket.destroy());
+  let secure: ReturnType<typeof tlsConnect> | undefined;
   try {
-    await once(socket, 'data'); // the server's INFO; TLS starts after it
-    const secure = tlsConnect({ socket, ...tls, ...(isIP(host) === 0 && { servername: host }) });
+    await once(socket, 'data', { signal }); // the server's INFO; TLS starts after it
+    secure = tlsConnect({ socket, ...tls, ...(isIP(host) === 0 && { servername: host }) });
     // The server's verdict on the client certificate comes with its first answer after the handshake.
-    secure.once('secureConnect', () => secure.write('PING\r\n'));
+    secure.once('secureConnect', () => secure?.write('PING\r\n'));
     // once() rejects with the socket's error: a refused handshake, or a certificate refused.
-    const answer = await once(secure, 'data').then(
+    return await once(secure, 'data', { signal }).then(
       () => undefined,
       (err: Error) => natsRefusal(err),
     );
-    secure.destroy();
-    return answer;
   } catch {
     return undefined;
   } finally {
+    secure?.destroy();
     socket.destroy();
   }
 }
