@@ -12,6 +12,9 @@
 #                      required, a user with a password; and on NATS_TLS_TOKEN_PORT (4233) a second
 #                      server, TLS without client certificates, that takes a token instead
 #                      (TLS_DEPS_TOKEN): a server has users or a token, never both
+#   kafka-tls          a KRaft broker taking clients only over TLS: SASL_SSL on KAFKA_TLS_SASL_PORT
+#                      (9193; SCRAM-SHA-256, SCRAM-SHA-512 and PLAIN, the same user) and SSL with
+#                      client certificates required on KAFKA_TLS_MTLS_PORT (9194)
 # Their certificates come from a local CA made with openssl on the first start, under
 # .cache/deps/tls/ (ca.pem; server.pem/server-key.pem for 127.0.0.1 and localhost; client.pem/
 # client-key.pem), which tests read to connect. The user and password are fixed (TLS_DEPS_USER,
@@ -28,6 +31,10 @@ TLS_DEPS_USER=gatehouse
 TLS_DEPS_PASSWORD=tls-deps-secret
 TLS_DEPS_TOKEN=tls-deps-token
 NATS_TLS_TOKEN_PORT=${NATS_TLS_TOKEN_PORT:-4233}
+KAFKA_TLS_SASL_PORT=${KAFKA_TLS_SASL_PORT:-9193}
+KAFKA_TLS_MTLS_PORT=${KAFKA_TLS_MTLS_PORT:-9194}
+KAFKA_TLS_INTERNAL_PORT=${KAFKA_TLS_INTERNAL_PORT:-9195}
+KAFKA_TLS_CONTROLLER_PORT=${KAFKA_TLS_CONTROLLER_PORT:-9196}
 tls_dir="$state/tls"
 
 # A CA, a server certificate for 127.0.0.1/localhost and a client certificate, once.
@@ -149,4 +156,35 @@ traces-tls_up() {
     TRACES_TLS_QUERY_GRPC_PORT=$TRACES_TLS_QUERY_GRPC_PORT \
     spawn traces-tls "$bin" --config "$root/tools/jaeger/config-tls.yaml"
   wait_ready traces-tls 60 curl -fsS "http://127.0.0.1:$TRACES_TLS_QUERY_PORT/api/services"
+}
+
+kafka-tls_up() {
+  apt_install kcat:kcat
+  kafka_libs
+  tls_certificates
+  local libs="$root/.cache/kafka/libs" dir="$state/kafka-tls"
+  mkdir -p "$dir/data"
+  cat "$tls_dir/server-key.pem" "$tls_dir/server.pem" >"$dir/server-keystore.pem"
+  chmod 600 "$dir/server-keystore.pem"
+  sed -e "s#@SASL_PORT@#$KAFKA_TLS_SASL_PORT#g" -e "s#@MTLS_PORT@#$KAFKA_TLS_MTLS_PORT#g" \
+    -e "s#@INTERNAL_PORT@#$KAFKA_TLS_INTERNAL_PORT#g" -e "s#@CONTROLLER_PORT@#$KAFKA_TLS_CONTROLLER_PORT#g" \
+    -e "s#@DATA@#$dir/data#g" -e "s#@DIR@#$dir#g" -e "s#@TLS@#$tls_dir#g" \
+    -e "s#@USER@#$TLS_DEPS_USER#g" -e "s#@PASSWORD@#$TLS_DEPS_PASSWORD#g" \
+    "$root/tools/kafka/server-tls.properties.in" >"$dir/server.properties"
+  local log4j="-Dlog4j.configuration=file:$root/tools/kafka/log4j.properties"
+  if [ ! -f "$dir/data/meta.properties" ]; then
+    local user="name=$TLS_DEPS_USER,password=$TLS_DEPS_PASSWORD"
+    java -Xmx256m "$log4j" -cp "$libs/*" kafka.tools.StorageTool format \
+      -t "$(java -Xmx128m "$log4j" -cp "$libs/*" kafka.tools.StorageTool random-uuid | tail -n1)" \
+      -c "$dir/server.properties" --add-scram "SCRAM-SHA-256=[$user]" --add-scram "SCRAM-SHA-512=[$user]" \
+      >>"$dir/log" 2>&1
+  fi
+  spawn kafka-tls java -Xms128m -Xmx384m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true \
+    "$log4j" -Dkafka.logs.dir="$dir" -cp "$libs/*" kafka.Kafka "$dir/server.properties"
+  wait_ready kafka-tls 120 kafka-tls-ping
+}
+# Ready = a metadata request over the mutual-TLS listener answers.
+kafka-tls-ping() {
+  kcat -b "127.0.0.1:$KAFKA_TLS_MTLS_PORT" -X security.protocol=ssl -X ssl.ca.location="$tls_dir/ca.pem" \
+    -X ssl.certificate.location="$tls_dir/client.pem" -X ssl.key.location="$tls_dir/client-key.pem" -L -m 2
 }

@@ -2,14 +2,21 @@
  * The gateway on brokers configured as managed services run them (tools/tls-deps.sh): a hub and a
  * publisher on a Redis that takes TLS only, wants a client certificate and an ACL user (store,
  * fan-out stream and control channel all on it), then with the fan-out stream on a NATS with TLS,
- * client certificates and a user. An event goes publisher → broker → hub → SSE client. A service
- * given a wrong password or a CA that does not vouch for the server stops at start naming the
- * setting, and never answers /ready with 200.
+ * client certificates and a user, then on a Kafka that takes clients only over TLS: SASL_SSL with
+ * SCRAM-SHA-256, SCRAM-SHA-512 and PLAIN, SSL with client certificates, and a broker certificate no
+ * trusted CA signs accepted by its pinned fingerprint. An event goes publisher → broker → hub → SSE
+ * client. A service given a wrong password, a CA that does not vouch for the server, a client
+ * certificate of another CA or another pin stops at start naming the setting, and never answers
+ * /ready with 200.
  */
 import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import {
   gatewayEnv,
+  kafkaOverMtlsSettings,
+  kafkaOverSaslSettings,
   natsOverTlsSettings,
   openSse,
   redisOverTlsSettings,
@@ -17,6 +24,7 @@ import {
   type SseConnection,
   spawnService,
   uniqueName,
+  tlsDependencyAddress,
   untrustedCertificates,
   waitFor,
 } from '@gatehouse/testkit';
@@ -25,9 +33,10 @@ const jwtSecret = 'e2e-managed-brokers-secret-long-enough-for-hs256';
 const greetings = encodeURIComponent(JSON.stringify([{ eventType: 'greeting', oneOf: [] }]));
 
 const untrusted = untrustedCertificates();
+const fingerprintOf = (file: string) => new X509Certificate(readFileSync(file)).fingerprint256;
 interface Setup {
   name: string;
-  fanout: 'redis' | 'nats';
+  fanout: 'redis' | 'nats' | 'kafka';
   brokers: Record<string, string>;
   refusals: Array<{ what: string; changes: Record<string, string>; setting: RegExp }>;
 }
@@ -63,6 +72,70 @@ const setups: Setup[] = [
           NATS_TLS_KEY_FILE: untrusted.keyFile,
         },
         setting: /NATS_TLS_CERT_FILE/,
+      },
+    ],
+  },
+  {
+    name: 'Kafka over SASL_SSL with SCRAM-SHA-256 (store and control channel on that Redis)',
+    fanout: 'kafka',
+    brokers: { ...redisOverTlsSettings, ...kafkaOverSaslSettings('scram-sha-256'), NATS_SERVERS: '' },
+    refusals: [
+      {
+        what: 'a wrong password',
+        changes: { KAFKA_SASL: 'scram-sha-256:gatehouse:not-the-password' },
+        setting: /KAFKA_SASL/,
+      },
+      {
+        what: 'a CA that does not vouch for the broker',
+        changes: { KAFKA_SSL_CA_CERTFILE: untrusted.caFile },
+        setting: /KAFKA_SSL_CA_CERTFILE/,
+      },
+    ],
+  },
+  {
+    name: 'Kafka over SASL_SSL with SCRAM-SHA-512',
+    fanout: 'kafka',
+    brokers: { ...redisOverTlsSettings, ...kafkaOverSaslSettings('scram-sha-512'), NATS_SERVERS: '' },
+    refusals: [],
+  },
+  {
+    name: 'Kafka over SASL_SSL with PLAIN',
+    fanout: 'kafka',
+    brokers: { ...redisOverTlsSettings, ...kafkaOverSaslSettings('plain'), NATS_SERVERS: '' },
+    refusals: [],
+  },
+  {
+    name: 'Kafka over mutual TLS',
+    fanout: 'kafka',
+    brokers: { ...redisOverTlsSettings, ...kafkaOverMtlsSettings, NATS_SERVERS: '' },
+    refusals: [
+      {
+        what: 'a client certificate of another CA',
+        changes: { KAFKA_SSL_CERTFILE: untrusted.certFile, KAFKA_SSL_KEYFILE: untrusted.keyFile },
+        setting: /KAFKA_SSL_CERTFILE/,
+      },
+    ],
+  },
+  {
+    name: 'Kafka whose certificate no trusted CA signs, accepted by its pinned fingerprint',
+    fanout: 'kafka',
+    brokers: {
+      ...redisOverTlsSettings,
+      ...kafkaOverSaslSettings('scram-sha-512'),
+      KAFKA_SSL_CA_CERTFILE: '',
+      KAFKA_SSL_PINNED_SHA256: fingerprintOf(tlsDependencyAddress.serverCertFile),
+      NATS_SERVERS: '',
+    },
+    refusals: [
+      {
+        what: 'a pin of another certificate',
+        changes: { KAFKA_SSL_PINNED_SHA256: fingerprintOf(untrusted.caFile) },
+        setting: /KAFKA_SSL_PINNED_SHA256/,
+      },
+      {
+        what: 'no pin and no CA that vouches for it',
+        changes: { KAFKA_SSL_PINNED_SHA256: '', KAFKA_SSL_ENABLED: 'true' },
+        setting: /KAFKA_SSL_CA_CERTFILE/,
       },
     ],
   },

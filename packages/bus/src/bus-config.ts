@@ -3,9 +3,11 @@
  * Broker addresses follow the reference's names (KAFKA_BROKERS, NATS_SERVERS …).
  */
 import { redisConnectionConfig, redisSecurityOptions, type Store } from '@gatehouse/store';
-import { bool, type ConfigOf, list, oneOf, optionalStr, str } from '@gatehouse/service-kit';
-import type { Bus } from './bus.ts';
+import { type ConfigOf, list, oneOf, optionalStr, str } from '@gatehouse/service-kit';
+import { type Bus, BusError } from './bus.ts';
 import { KafkaBus } from './kafka-bus.ts';
+import { kafkaSecurityConfig, kafkaSecurityOptions } from './kafka-security.ts';
+import { kafkaTlsRefusal } from './kafka-tls-probe.ts';
 import { KinesisBus } from './kinesis-bus.ts';
 import { MemoryBus } from './memory-bus.ts';
 import { NatsBus } from './nats-bus.ts';
@@ -18,8 +20,7 @@ export type BusKind = (typeof busKinds)[number];
 export const busConfig = {
   KAFKA_BROKERS: list('Kafka bootstrap servers host:port,… (empty: Kafka is off)'),
   KAFKA_CLIENT_ID: str('Kafka client id', 'gatehouse'),
-  KAFKA_SSL_ENABLED: bool('connect to Kafka over TLS', false),
-  KAFKA_SASL: optionalStr('SASL/PLAIN credentials as plain:<user>:<password>'),
+  ...kafkaSecurityConfig,
   ...redisConnectionConfig,
   NATS_SERVERS: list('NATS servers nats://host:port,… (tls://host:port for TLS; empty: NATS is off)'),
   ...natsSecurityConfig,
@@ -56,12 +57,7 @@ export async function connectBus(
       });
     case 'kafka':
       if (config.KAFKA_BROKERS.length === 0) throw new Error('KAFKA_BROKERS must be set to use Kafka');
-      return new KafkaBus({
-        brokers: config.KAFKA_BROKERS,
-        clientId: config.KAFKA_CLIENT_ID,
-        ssl: config.KAFKA_SSL_ENABLED,
-        ...(config.KAFKA_SASL ? { sasl: parseSasl(config.KAFKA_SASL) } : {}),
-      });
+      return connectKafka(config);
     case 'kinesis':
       return new KinesisBus({
         region: config.KINESIS_AWS_REGION,
@@ -71,10 +67,12 @@ export async function connectBus(
   }
 }
 
-function parseSasl(text: string): { mechanism: 'plain'; username: string; password: string } {
-  const [mechanism, username, ...rest] = text.split(':');
-  if (mechanism?.toLowerCase() !== 'plain' || !username || rest.length === 0) {
-    throw new Error('KAFKA_SASL must look like plain:<user>:<password>');
+/** A Kafka bus, after a TLS handshake with the first broker when TLS is on (kafka-tls-probe.ts). */
+async function connectKafka(config: BusConfig): Promise<KafkaBus> {
+  const security = kafkaSecurityOptions(config);
+  if (security.ssl !== undefined) {
+    const refusal = await kafkaTlsRefusal(config.KAFKA_BROKERS[0]!, security.ssl, security.socketFactory);
+    if (refusal !== undefined) throw new BusError(refusal);
   }
-  return { mechanism: 'plain', username, password: rest.join(':') };
+  return new KafkaBus({ brokers: config.KAFKA_BROKERS, clientId: config.KAFKA_CLIENT_ID, ...security });
 }

@@ -30,6 +30,7 @@ import type { ConnectionOptions } from 'node:tls';
 import {
   type Admin,
   type ConsumerConfig,
+  type ISocketFactory,
   Kafka,
   type KafkaConfig,
   type LogEntry,
@@ -37,6 +38,7 @@ import {
   Partitioners,
   type Producer,
   type RetryOptions,
+  type SASLOptions,
 } from 'kafkajs';
 import {
   type Bus,
@@ -49,7 +51,7 @@ import {
   type Subscription,
   toBuffer,
 } from './bus.ts';
-import { isRetriableKafkaError } from './kafka-errors.ts';
+import { isRetriableKafkaError, kafkaErrorMessage } from './kafka-errors.ts';
 import { compareKafkaPositions, formatKafkaPosition, parseKafkaPosition } from './kafka-position.ts';
 import { KafkaPublishBatcher } from './kafka-publish-batcher.ts';
 import { KafkaSubscriber } from './kafka-subscriber.ts';
@@ -70,7 +72,9 @@ export interface KafkaBusOptions {
   brokers: string[];
   clientId: string;
   ssl?: boolean | ConnectionOptions;
-  sasl?: { mechanism: 'plain'; username: string; password: string };
+  sasl?: SASLOptions;
+  /** Makes the connections to brokers (kafka-security.ts: one that checks pinned certificates). */
+  socketFactory?: ISocketFactory;
   /** Prefix of the private consumer groups of broadcast subscribers (default `<clientId>-broadcast`). */
   groupIdPrefix?: string;
   /** Receives kafkajs' own log lines; without it kafkajs logs nothing. */
@@ -168,7 +172,7 @@ export class KafkaBus implements Bus {
       return formatKafkaPosition(partition, offset);
     } catch (err) {
       const Failure = refusedByKafka(err) ? BusError : BusUnavailableError;
-      throw new Failure(`publish to ${topic} failed: ${errorMessage(err)}`, { cause: err });
+      throw new Failure(`publish to ${topic} failed: ${kafkaErrorMessage(err)}`, { cause: err });
     }
   }
 
@@ -249,7 +253,7 @@ export class KafkaBus implements Bus {
           await new Promise((resolve) => setTimeout(resolve, Math.min(250 * attempt, 2_000)));
           continue;
         }
-        throw new BusError(`cannot create topic ${topic}: ${errorMessage(err)}`, { cause: err });
+        throw new BusError(`cannot create topic ${topic}: ${kafkaErrorMessage(err)}`, { cause: err });
       }
     }
   }
@@ -262,7 +266,7 @@ export class KafkaBus implements Bus {
       await withTimeout(answer, this.pingTimeoutMs, 'kafka did not answer a metadata request');
     } catch (err) {
       if (err instanceof BusUnavailableError) throw err;
-      throw new BusUnavailableError(`kafka ping failed: ${errorMessage(err)}`, { cause: err });
+      throw new BusUnavailableError(`kafka ping failed: ${kafkaErrorMessage(err)}`, { cause: err });
     }
   }
 
@@ -328,6 +332,7 @@ function clientConfig(options: KafkaBusOptions): KafkaConfig {
     clientId: options.clientId,
     ...(options.ssl !== undefined && { ssl: options.ssl }),
     ...(options.sasl !== undefined && { sasl: options.sasl }),
+    ...(options.socketFactory !== undefined && { socketFactory: options.socketFactory }),
     connectionTimeout: 3_000,
     requestTimeout: 10_000,
     retry: requestRetry,
@@ -366,7 +371,3 @@ function refusedByKafka(err: unknown): boolean {
 
 /** About 15 s of asking in all: a broker's start in a cluster, not an outage. */
 const maxTopicAttempts = 12;
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}

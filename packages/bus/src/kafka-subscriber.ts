@@ -5,7 +5,7 @@
  * see kafka-start-policies.ts).
  */
 import type { Consumer, ConsumerConfig, EachMessagePayload, IHeaders, Kafka, KafkaMessage } from 'kafkajs';
-import { isRetriableKafkaError } from './kafka-errors.ts';
+import { isRetriableKafkaError, kafkaErrorMessage } from './kafka-errors.ts';
 import { BusError, isNotHandled, type Message, type MessageHandler, type Subscription } from './bus.ts';
 import { formatKafkaPosition } from './kafka-position.ts';
 
@@ -81,7 +81,7 @@ export class KafkaSubscriber implements Subscription {
     } catch (err) {
       await this.close();
       if (err instanceof BusError) throw err;
-      throw new BusError(`cannot subscribe to ${topic}: ${errorMessage(err)}`, { cause: err });
+      throw new BusError(`cannot subscribe to ${topic}: ${kafkaErrorMessage(err)}`, { cause: err });
     } finally {
       clearTimeout(timer);
     }
@@ -283,10 +283,6 @@ function headerStrings(headers: IHeaders | undefined): Record<string, string> {
 
 function asError(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));
-}
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '@gatehouse/service-kit';
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import {
+  kafkaOverMtlsSettings,
+  kafkaOverSaslSettings,
   natsOverTlsSettings,
   redisOverTlsSettings,
   tlsDependencyAddress as tls,
@@ -27,7 +31,7 @@ async function roundTrip(publisher: Bus, hub: Bus): Promise<void> {
   }
 }
 
-async function connectBoth(kind: 'redis' | 'nats', env: Record<string, string | undefined>) {
+async function connectBoth(kind: 'redis' | 'nats' | 'kafka', env: Record<string, string | undefined>) {
   const config = loadConfig(busConfig, env);
   const publisher = await connectBus(kind, config);
   const hub = await connectBus(kind, config).catch(async (err) => {
@@ -160,5 +164,104 @@ describe('nats bus over TLS with a user', () => {
       { NATS_USER: undefined, NATS_PASSWORD: undefined, NATS_CREDS_FILE: untrusted.caFile },
       /NATS_CREDS_FILE: not a \.creds file/,
     );
+  });
+});
+
+describe('kafka bus over TLS', () => {
+  const serverPin = new X509Certificate(readFileSync(tls.serverCertFile)).fingerprint256;
+  const refusedWith = (env: Record<string, string | undefined>, pattern: RegExp) =>
+    assert.rejects(connectBus('kafka', loadConfig(busConfig, env)), (err: Error) => {
+      assert.match(err.message, pattern);
+      assert.doesNotMatch(err.message, /tls-deps-secret|not-the-password/, 'no password in the message');
+      return true;
+    });
+
+  for (const mechanism of ['scram-sha-256', 'scram-sha-512', 'plain'] as const)
+    it(`carries a message over SASL_SSL with ${mechanism}`, async () => {
+      const buses = await connectBoth('kafka', kafkaOverSaslSettings(mechanism));
+      try {
+        await roundTrip(buses.publisher, buses.hub);
+      } finally {
+        await buses.close();
+      }
+    });
+
+  it('carries a message over mutual TLS', async () => {
+    const buses = await connectBoth('kafka', kafkaOverMtlsSettings);
+    try {
+      await roundTrip(buses.publisher, buses.hub);
+    } finally {
+      await buses.close();
+    }
+  });
+
+  it('accepts a certificate no trusted CA signs when its fingerprint is pinned, in either spelling', async () => {
+    for (const pin of [serverPin, serverPin.replaceAll(':', '').toLowerCase()]) {
+      const buses = await connectBoth('kafka', {
+        ...kafkaOverSaslSettings('scram-sha-256'),
+        KAFKA_SSL_CA_CERTFILE: '',
+        KAFKA_SSL_PINNED_SHA256: pin,
+      });
+      try {
+        await roundTrip(buses.publisher, buses.hub);
+      } finally {
+        await buses.close();
+      }
+    }
+  });
+
+  it('refuses, at connect and naming the setting, another pin, an untrusted CA, a refused client certificate', async () => {
+    const sasl = kafkaOverSaslSettings('scram-sha-256');
+    const otherPin = new X509Certificate(readFileSync(untrusted.caFile)).fingerprint256;
+    await refusedWith(
+      { ...sasl, KAFKA_SSL_CA_CERTFILE: '', KAFKA_SSL_PINNED_SHA256: otherPin },
+      /not in KAFKA_SSL_PINNED_SHA256/,
+    );
+    await refusedWith({ ...sasl, KAFKA_SSL_CA_CERTFILE: untrusted.caFile }, /check KAFKA_SSL_CA_CERTFILE/);
+    await refusedWith(
+      {
+        ...kafkaOverMtlsSettings,
+        KAFKA_SSL_CERTFILE: untrusted.certFile,
+        KAFKA_SSL_KEYFILE: untrusted.keyFile,
+      },
+      /check KAFKA_SSL_CERTFILE/,
+    );
+  });
+
+  it('refuses a wrong password at the first request, naming KAFKA_SASL', async () => {
+    const config = loadConfig(busConfig, {
+      ...kafkaOverSaslSettings('scram-sha-512'),
+      KAFKA_SASL: 'scram-sha-512:gatehouse:not-the-password',
+    });
+    const bus = await connectBus('kafka', config);
+    try {
+      await assert.rejects(bus.ping(), (err: Error) => {
+        assert.match(err.message, /KAFKA_SASL/);
+        assert.doesNotMatch(err.message, /not-the-password/);
+        return true;
+      });
+    } finally {
+      await bus.close();
+    }
+  });
+
+  it('stops start-up naming settings that cannot work', async () => {
+    const configError = (env: Record<string, string | undefined>, pattern: RegExp) =>
+      assert.rejects(connectBus('kafka', loadConfig(busConfig, env)), (err: Error) => {
+        assert.ok(err instanceof ConfigError, err.message);
+        assert.match(err.message, pattern);
+        assert.doesNotMatch(err.message, /tls-deps-secret|s3cret/, 'no password in the message');
+        return true;
+      });
+    const mtls = kafkaOverMtlsSettings;
+    await configError(
+      { ...mtls, KAFKA_SSL_CA_CERTFILE: '/nonexistent/ca.pem' },
+      /KAFKA_SSL_CA_CERTFILE: cannot read/,
+    );
+    await configError({ ...mtls, KAFKA_SSL_KEYFILE: undefined }, /KAFKA_SSL_CERTFILE and KAFKA_SSL_KEYFILE/);
+    await configError({ ...mtls, KAFKA_SSL_KEYFILE: untrusted.keyFile }, /KAFKA_SSL_KEYFILE: not the key of/);
+    await configError({ ...mtls, KAFKA_SSL_PINNED_SHA256: 'abc' }, /KAFKA_SSL_PINNED_SHA256: not a SHA-256/);
+    await configError({ ...mtls, KAFKA_SASL: 'gssapi:user:s3cret' }, /KAFKA_SASL: must look like/);
+    await configError({ ...mtls, KAFKA_SASL: 'plain:s3cret' }, /KAFKA_SASL: must look like/);
   });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import kafkajs from 'kafkajs';
-import { isRetriableKafkaError } from '../src/kafka-errors.ts';
+import { isRetriableKafkaError, kafkaErrorMessage } from '../src/kafka-errors.ts';
 
 const {
   KafkaJSBrokerNotFound,
@@ -42,4 +42,26 @@ test('what does not pass with time fails at once', () => {
   assert.equal(isRetriableKafkaError(new KafkaJSNonRetriableError('no')), false);
   assert.equal(isRetriableKafkaError(new Error('plain')), false);
   assert.equal(isRetriableKafkaError(undefined), false);
+});
+
+test('a security setting that fails is not retried, and the message names the setting', () => {
+  const { KafkaJSConnectionError } = kafkajs;
+  // kafkajs's types declare no constructor argument, but the class takes the message as its first.
+  const KafkaJSSASLAuthenticationError = kafkajs.KafkaJSSASLAuthenticationError as unknown as new (
+    message: string,
+  ) => Error;
+  const untrusted = new KafkaJSConnectionError(
+    'Connection error: self-signed certificate in certificate chain',
+  );
+  assert.equal(untrusted.retriable, true, 'kafkajs retries it');
+  assert.equal(isRetriableKafkaError(untrusted), false);
+  assert.match(kafkaErrorMessage(untrusted), /check KAFKA_SSL_CA_CERTFILE/);
+  const clientCertificate = new KafkaJSConnectionError('Connection error: ssl/tls alert certificate unknown');
+  assert.match(kafkaErrorMessage(clientCertificate), /check KAFKA_SSL_CERTFILE/);
+  const sasl = new KafkaJSSASLAuthenticationError(
+    'SASL SCRAM SHA512 authentication failed: invalid credentials',
+  );
+  assert.equal(isRetriableKafkaError(sasl), false);
+  assert.match(kafkaErrorMessage(sasl), /check KAFKA_SASL/);
+  assert.equal(kafkaErrorMessage(new Error('plain')), 'plain');
 });

@@ -64,8 +64,14 @@ export const tlsDependencyAddress = {
   tracesOtlpHttpUrl: `https://127.0.0.1:${process.env.TRACES_TLS_OTLP_HTTP_PORT ?? 4328}`,
   /** Its query API (plain HTTP), for fetchTrace. */
   tracesQueryUrl: `http://127.0.0.1:${process.env.TRACES_TLS_QUERY_PORT ?? 16696}`,
+  /** Kafka's SASL_SSL listener: SCRAM-SHA-256, SCRAM-SHA-512 and PLAIN, user `user`. */
+  kafkaSaslBrokers: `127.0.0.1:${process.env.KAFKA_TLS_SASL_PORT ?? 9193}`,
+  /** Kafka's SSL listener, client certificate required. */
+  kafkaMtlsBrokers: `127.0.0.1:${process.env.KAFKA_TLS_MTLS_PORT ?? 9194}`,
   user: 'gatehouse',
   password: 'tls-deps-secret',
+  /** The servers' certificate (for 127.0.0.1 and localhost), to pin it. */
+  serverCertFile: `${tlsFolder}server.pem`,
   caFile: `${tlsFolder}ca.pem`,
   certFile: `${tlsFolder}client.pem`,
   keyFile: `${tlsFolder}client-key.pem`,
@@ -89,6 +95,26 @@ export const natsOverTlsSettings: Record<string, string> = {
   NATS_TLS_KEY_FILE: tlsDependencyAddress.keyFile,
   NATS_USER: tlsDependencyAddress.user,
   NATS_PASSWORD: tlsDependencyAddress.password,
+};
+
+/** A service's settings for the Kafka of tools/tls-deps.sh over SASL_SSL, with that mechanism. */
+export function kafkaOverSaslSettings(
+  mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512',
+): Record<string, string> {
+  const { kafkaSaslBrokers, caFile, user, password } = tlsDependencyAddress;
+  return {
+    KAFKA_BROKERS: kafkaSaslBrokers,
+    KAFKA_SSL_CA_CERTFILE: caFile,
+    KAFKA_SASL: `${mechanism}:${user}:${password}`,
+  };
+}
+
+/** A service's settings for the Kafka of tools/tls-deps.sh over mutual TLS. */
+export const kafkaOverMtlsSettings: Record<string, string> = {
+  KAFKA_BROKERS: tlsDependencyAddress.kafkaMtlsBrokers,
+  KAFKA_SSL_CA_CERTFILE: tlsDependencyAddress.caFile,
+  KAFKA_SSL_CERTFILE: tlsDependencyAddress.certFile,
+  KAFKA_SSL_KEYFILE: tlsDependencyAddress.keyFile,
 };
 
 /** The Redis deployments tests run against: a single server and a Redis Cluster of three masters. */
