@@ -26,7 +26,7 @@
  * Run: `node bench/src/push-hub.bench.ts` (N = 10000, 3 rounds, about 4 minutes).
  * Flags: `--n 2000` (smoke run; above 18000 the connections are spread over several client
  * processes, and every hub process needs an open-files limit above N), `--rounds 3`,
- * `--scenarios h1,h3` (any of h1,h2,h3,h3b,h4,h6,http2), `--brokers kafka,redis,nats` (h3b),
+ * `--scenarios h1,h3` (any of h1,h2,h3,h3b,h4,h6,http2), `--brokers kafka,kafka-tls,redis,nats` (h3b),
  * `--hubs gatehouse-sse,B-sse` (only these), `--no-pushpin`, `--no-nchan`, `--no-centrifugo`,
  * `--cpu-prof` (writes Gatehouse CPU profiles to a temp dir), `--json <file>` (the summary).
  */
@@ -74,7 +74,7 @@ const runDeadlineMs = 20 * 60_000;
 
 type Scenario = 'h1' | 'h2' | 'h3' | 'h3b' | 'h4' | 'h6' | 'http2';
 const allScenarios: Scenario[] = ['h1', 'h2', 'h3', 'h3b', 'h4', 'h6', 'http2'];
-const allBrokers: BrokerKind[] = ['kafka', 'redis', 'nats'];
+const allBrokers: BrokerKind[] = ['kafka', 'kafka-tls', 'redis', 'nats'];
 
 function options() {
   const { values } = parseArgs({
@@ -137,7 +137,7 @@ function plan(o: ReturnType<typeof options>, profileDir: string | undefined): Pl
   if ((has('h1') || has('h3')) && o.centrifugo) fanout.push(centrifugoHub(28038, serverCpu));
   if (has('h3b')) {
     for (const kind of o.brokers) {
-      const k = ['kafka', 'redis', 'nats'].indexOf(kind);
+      const k = ['kafka', 'redis', 'nats', 'kafka-tls'].indexOf(kind);
       const base = 28040 + 10 * k;
       const ports = {
         hubs: [base, base + 1],
@@ -391,11 +391,15 @@ function reportLatency(o: ReturnType<typeof options>, lat: Map<string, LatencySu
       compare('H3 SSE gatehouse', 'gatehouse-sse', peer, undefined);
   }
   if (o.scenarios.has('h4')) compare('H4 WS  gatehouse', 'gatehouse-ws', 'B-ws', 1.5);
-  if (o.scenarios.has('h3b')) for (const hop of brokerHops(lat)) console.log(hop.line);
+  if (o.scenarios.has('h3b')) {
+    for (const hop of brokerHops(lat)) console.log(hop.line);
+    const tls = tlsCost(lat);
+    if (tls) console.log(tls);
+  }
 }
 
 /** Added goal of the broker hop over the memory bus, by broker (issue 16). */
-const hopGoalMs: Record<BrokerKind, number> = { kafka: 50, redis: 20, nats: 20 };
+const hopGoalMs: Record<BrokerKind, number> = { kafka: 50, 'kafka-tls': 50, redis: 20, nats: 20 };
 
 /** H3-<broker>: what publisher → broker → 2 hub replicas adds over H3 on the memory bus. */
 function brokerHops(lat: Map<string, LatencySummary>) {
@@ -408,6 +412,14 @@ function brokerHops(lat: Map<string, LatencySummary>) {
     const line = `H3-${kind.padEnd(5)} 2 replicas, publish → ${kind} → hubs: p50/p99/max ${fmtMs(x.p50)}/${fmtMs(x.p99)}/${fmtMs(x.max)} ms; added over the memory bus ${fmtMs(added.p50)}/${fmtMs(added.p99)}/${fmtMs(added.max)} ms (goal added p99 ≤ ${goal} ms) → ${verdict(added.p99 <= goal)}`;
     return [{ kind, ...x, added, goalMs: goal, met: added.p99 <= goal, line }];
   });
+}
+
+/** Kafka over SASL_SSL (SCRAM-SHA-512) next to plaintext Kafka, the same run (issue 24). */
+function tlsCost(lat: Map<string, LatencySummary>): string | undefined {
+  const plain = lat.get('gatehouse-sse-kafka');
+  const tls = lat.get('gatehouse-sse-kafka-tls');
+  if (!plain || !tls) return undefined;
+  return `H3-kafka over TLS+SCRAM vs plaintext: p50 ${fmtMs(tls.p50)} vs ${fmtMs(plain.p50)} ms, p99 ${fmtMs(tls.p99)} vs ${fmtMs(plain.p99)} ms (${formatRatio(tls.p99 / plain.p99)}), CPU per delivery ${tls.cpuPerDelivery.toFixed(1)} vs ${plain.cpuPerDelivery.toFixed(1)} µs`;
 }
 
 export interface Goal {
@@ -488,7 +500,7 @@ function report(o: ReturnType<typeof options>, fanout: Map<string, FanoutResult[
   const filterMem = filter.length ? memorySummary(filter) : undefined;
   const lat = new Map([...fanout].map(([name, rs]) => [name, latencySummary(rs)]));
   if (o.scenarios.has('h1') || o.scenarios.has('h2')) reportMemory(o, mem, filterMem);
-  if (o.scenarios.has('h3') || o.scenarios.has('h4')) reportLatency(o, lat);
+  if (o.scenarios.has('h3') || o.scenarios.has('h3b') || o.scenarios.has('h4')) reportLatency(o, lat);
   let h6: ReturnType<typeof reportFilter> | undefined;
   if (o.scenarios.has('h6') && filter.length) {
     console.log('');

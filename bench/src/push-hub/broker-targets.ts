@@ -2,7 +2,8 @@
  * H3 with the broker in the loop (issue 16): what users run, publisher → broker → hub replicas.
  * Two push hub processes and one publisher process (services/*\/src/main.ts) share a fan-out topic
  * on Kafka, Redis streams or NATS JetStream (the servers of tools/deps.sh, ports from the
- * environment); the client spreads its connections over both hubs (no balancer: connection i goes
+ * environment), or on the Kafka of tools/tls-deps.sh over SASL_SSL with SCRAM-SHA-512
+ * (`kafka-tls`: what managed Kafka costs next to plaintext, same run); the client spreads its connections over both hubs (no balancer: connection i goes
  * to hub i mod 2); an event is published with `POST /v3/messages` on the publisher's API port.
  *
  * Pinning: both hubs, the publisher and the fan-out broker's process run on the server CPU, as the
@@ -21,7 +22,12 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type Bus, KafkaBus, NatsBus, RedisBus } from '@gatehouse/bus';
-import { dependencyAddress, gatewayEnv } from '@gatehouse/testkit';
+import {
+  dependencyAddress,
+  gatewayEnv,
+  kafkaOverSaslSettings,
+  tlsDependencyAddress,
+} from '@gatehouse/testkit';
 import { cpuNanosOf, descendantsOf, pinProcess } from '../harness/proc.ts';
 import { type PinnedProcess, spawnPinned } from '../harness/spawn-pinned.ts';
 import {
@@ -33,11 +39,14 @@ import {
 } from './hub-targets.ts';
 import { post } from './publish.ts';
 
-export type BrokerKind = 'kafka' | 'redis' | 'nats';
+export type BrokerKind = 'kafka' | 'kafka-tls' | 'redis' | 'nats';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const hubMain = `${root}services/push-hub/src/main.ts`;
 const publisherMain = `${root}services/publisher/src/main.ts`;
+
+/** The hubs' and publisher's settings for the TLS broker: SASL_SSL, SCRAM-SHA-512, the test CA. */
+const kafkaOverTls = kafkaOverSaslSettings('scram-sha-512');
 
 export interface BrokerPorts {
   hubs: [number, number];
@@ -60,6 +69,17 @@ export function brokerPid(kind: BrokerKind): number | undefined {
 function adminBus(kind: BrokerKind, keyPrefix: string): Promise<Bus> {
   if (kind === 'redis') return RedisBus.connect({ url: dependencyAddress.redisUrl, keyPrefix });
   if (kind === 'nats') return NatsBus.connect({ servers: dependencyAddress.natsUrl });
+  if (kind === 'kafka-tls') {
+    const { kafkaSaslBrokers, caFile, user, password } = tlsDependencyAddress;
+    return Promise.resolve(
+      new KafkaBus({
+        brokers: [kafkaSaslBrokers],
+        clientId: 'bench-h3-admin',
+        ssl: { ca: readFileSync(caFile, 'utf8') },
+        sasl: { mechanism: 'scram-sha-512', username: user, password },
+      }),
+    );
+  }
   return Promise.resolve(
     new KafkaBus({ brokers: dependencyAddress.kafkaBrokers, clientId: 'bench-h3-admin' }),
   );
@@ -88,7 +108,12 @@ export function brokerHub(kind: BrokerKind, ports: BrokerPorts, cpu: number): Hu
     async start() {
       const run = `bench-h3-${kind}-${Date.now().toString(36)}`;
       const env: Record<string, string> = {
-        ...gatewayEnv({ run, fanout: kind, jwtSecret: 'bench-h3-secret-long-enough-for-hs256' }),
+        ...gatewayEnv({
+          run,
+          fanout: kind === 'kafka-tls' ? 'kafka' : kind,
+          jwtSecret: 'bench-h3-secret-long-enough-for-hs256',
+        }),
+        ...(kind === 'kafka-tls' && kafkaOverTls),
         LOG_LEVEL: 'warn',
         // As in H3 on the memory bus: no connect-rate refusals, no heartbeat loop in a measurement.
         MAX_CONNECTIONS_PER_MINUTE: '1000000',

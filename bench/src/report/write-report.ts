@@ -194,9 +194,9 @@ async function pushHubSection(j: PushHubJson, parts: string[], plot: Plot): Prom
         .map(([n, l]) => [n, l.cdf]),
     );
   const wsHubs = new Set(['B-ws', 'gatehouse-ws']);
-  const sse = pick((n) => !wsHubs.has(n) && !/-(kafka|redis|nats)$/.test(n));
+  const sse = pick((n) => !wsHubs.has(n) && !/-(kafka|kafka-tls|redis|nats)$/.test(n));
   const ws = pick((n) => wsHubs.has(n));
-  const brokers = pick((n) => n === 'gatehouse-sse' || /-(kafka|redis|nats)$/.test(n));
+  const brokers = pick((n) => n === 'gatehouse-sse' || /-(kafka|kafka-tls|redis|nats)$/.test(n));
   if (Object.keys(sse).length)
     await plot(
       'h3-sse-latency-cdf.svg',
@@ -210,7 +210,7 @@ async function pushHubSection(j: PushHubJson, parts: string[], plot: Plot): Prom
       'H4 latency CDF',
     );
   if (j.brokerHops.length) {
-    parts.push('### The broker in the loop (H3-kafka, H3-redis, H3-nats)', '');
+    parts.push('### The broker in the loop (H3-kafka, H3-kafka-tls, H3-redis, H3-nats)', '');
     parts.push(
       table(
         [

@@ -9,3 +9,4 @@ export * from './replica-channel.ts';
 export * from './replica-registry.ts';
 export * from './nats-connect.ts';
 export * from './nats-security.ts';
+export * from './kafka-security.ts';
