@@ -87,7 +87,9 @@ export const proxyConfig = {
   ...schemaRegistryConfig,
   REQUEST_LOG: requestLogList(),
   KAFKA_LOG_TOPIC: str('Kafka topic of the request log (REQUEST_LOG=kafka)', 'gw-request-log'),
-  KAFKA_LOG_SCHEMA: avroUnsupported('Avro subject of the request log: not supported (the log is JSON)'),
+  KAFKA_LOG_SCHEMA: optionalStr(
+    'Avro subject of the request log (REQUEST_LOG=kafka, needs KAFKA_SCHEMA_REGISTRY_HOST): records written with Avro data under its latest schema; unset: JSON',
+  ),
 };
 
 function requestLogList(): Field<RequestLogSink[]> {
@@ -99,19 +101,6 @@ function requestLogList(): Field<RequestLogSink[]> {
       const unknown = sinks.filter((s) => !(requestLogSinks as readonly string[]).includes(s));
       if (unknown.length > 0) throw new Error(`unknown ${unknown.join(', ')} (use console, kafka)`);
       return [...new Set(sinks as RequestLogSink[])];
-    },
-  };
-}
-
-/** The request log is written as JSON only: refuse an Avro subject for it instead of ignoring it. */
-function avroUnsupported(description: string): Field<undefined> {
-  return {
-    description,
-    defaultText: '(unset)',
-    parse(raw) {
-      if (raw !== undefined)
-        throw new Error('the request log is JSON only (Avro is per endpoint: schema); unset it');
-      return undefined;
     },
   };
 }

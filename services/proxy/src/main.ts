@@ -3,6 +3,7 @@
  * `/v1|v2|v3/responses` on API_PORT. Kafka, Kinesis and NATS are connected only when configured.
  */
 import { authConfig, startAuth } from '@gatehouse/auth';
+import { schemaRegistryFrom } from '@gatehouse/avro';
 import { type Bus, busConfig, connectBus, natsSecurityOptions } from '@gatehouse/bus';
 import { ConfigError, loadConfig, port, serviceMain } from '@gatehouse/service-kit';
 import { connectStore, storeConfig } from '@gatehouse/store';
@@ -10,6 +11,7 @@ import { proxyConfig } from './config.ts';
 import { loadProxyConfig } from './config-source.ts';
 import { NatsTarget } from './nats-target.ts';
 import { createProxy } from './proxy-service.ts';
+import { checkRequestLogSchema } from './request-log.ts';
 import { TargetAllowList } from './target-allow-list.ts';
 import { useEnvScope } from './use-env-scope.ts';
 
@@ -46,6 +48,7 @@ await serviceMain('proxy', async ({ config: common, replica, logger, registry, h
   health.addCheck('control-bus', () => controlBus.ping());
   if (kafka) health.addCheck('kafka', () => kafka.ping());
   if (nats) health.addCheck('nats', () => nats.ping());
+  await checkRequestLogSchema({ subject: config.KAFKA_LOG_SCHEMA, registry: schemaRegistryFrom(config) });
   const auth = await startAuth(config, store, logger);
   const proxy = createProxy(config, {
     store,

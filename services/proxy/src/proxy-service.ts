@@ -95,11 +95,13 @@ export function createProxy(config: ConfigOf<typeof proxyConfig>, deps: ProxyDep
     targets,
   });
   const guard = new JwtGuard(deps.auth);
+  const schemaRegistry = schemaRegistryFrom(config);
   const requestLog = createRequestLog({
     sinks: config.REQUEST_LOG,
     logger,
     kafka: deps.kafka,
     topic: config.KAFKA_LOG_TOPIC,
+    avro: { subject: config.KAFKA_LOG_SCHEMA, registry: schemaRegistry },
   });
   const proxy = createProxyHandler({
     table: () => sync.table,
@@ -107,9 +109,7 @@ export function createProxy(config: ConfigOf<typeof proxyConfig>, deps: ProxyDep
     guard,
     pending,
     publishers: {
-      kafka:
-        deps.kafka &&
-        new KafkaEventPublisher(deps.kafka, config.PROXY_KAFKA_EVENT_MODE, schemaRegistryFrom(config)),
+      kafka: deps.kafka && new KafkaEventPublisher(deps.kafka, config.PROXY_KAFKA_EVENT_MODE, schemaRegistry),
       kinesis: deps.kinesis && new KinesisEventPublisher(deps.kinesis),
     },
     nats: deps.nats,
