@@ -10,6 +10,7 @@
 import { once } from 'node:events';
 import { connect as tcpConnect, isIP } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
+import { isRefusedClientCertificate, isUntrustedServerCertificate } from '@gatehouse/service-kit';
 import { connect, type NatsConnection, type NodeConnectionOptions } from '@nats-io/transport-node';
 
 const probeTimeoutMs = 5000;
@@ -29,9 +30,6 @@ export async function connectNats(options: NodeConnectionOptions): Promise<NatsC
   }
 }
 
-// Node's codes for a server certificate the trusted CAs do not vouch for (or that names another host).
-const untrustedServer = /^(UNABLE_TO_|SELF_SIGNED_CERT|DEPTH_ZERO_SELF_SIGNED|CERT_|ERR_TLS_CERT_ALTNAME)/;
-
 /** What to fix when `err` (or its cause) is a refusal that retrying cannot cure; else undefined. */
 export function natsRefusal(err: Error): string | undefined {
   for (let e: unknown = err; e instanceof Error; e = e.cause) {
@@ -41,9 +39,9 @@ export function natsRefusal(err: Error): string | undefined {
       code === 'AUTHORIZATION_VIOLATION'
     )
       return `NATS_USER / NATS_PASSWORD, NATS_TOKEN or NATS_CREDS_FILE refused by the server: ${message}`;
-    if (typeof code === 'string' && untrustedServer.test(code))
+    if (isUntrustedServerCertificate({ code }))
       return `NATS_TLS_CA_FILE does not vouch for the server's certificate: ${message}`;
-    if (/alert (certificate required|unknown ca|bad certificate|certificate unknown)/i.test(message))
+    if (isRefusedClientCertificate(message))
       return `NATS_TLS_CERT_FILE / NATS_TLS_KEY_FILE: the server refused the client certificate: ${message}`;
   }
   return undefined;

@@ -38,3 +38,20 @@ export function checkKeyPair(
     throw new ConfigError([`${names.key}: not the key of ${names.cert}${pass}: ${(err as Error).message}`]);
   }
 }
+
+// Node's codes for a server certificate the trusted CAs do not vouch for (or that names another host).
+const untrustedServerCode =
+  /^(UNABLE_TO_|SELF_SIGNED_CERT|DEPTH_ZERO_SELF_SIGNED|CERT_|ERR_TLS_CERT_ALTNAME)/;
+// The server's TLS alert when it wants a client certificate, or does not trust the one it got.
+const clientCertificateAlert =
+  /alert (certificate required|unknown ca|bad certificate|certificate unknown)|peer did not return a certificate/i;
+
+/** Whether a connection failed because the server's certificate is not trusted (by Node's code). */
+export function isUntrustedServerCertificate(err: { code?: unknown }): boolean {
+  return typeof err.code === 'string' && untrustedServerCode.test(err.code);
+}
+
+/** Whether a connection's error message is the server refusing the client's certificate. */
+export function isRefusedClientCertificate(message: string): boolean {
+  return clientCertificateAlert.test(message);
+}
