@@ -7,8 +7,8 @@
 #   Registry from Maven Central, its ccompat API) keeping its schemas in a topic of that Kafka.
 # Usage: tools/deps.sh up|down|status [name...]    tools/deps.sh restart name...    tools/deps.sh tools
 #        tools/deps.sh kafka-libs   (only fetch the Kafka jars; prints their directory)
-# Names: kafka redis redis-cluster nats kinesis traces schema-registry redis-tls redis-tls-cluster nats-tls traces-tls kafka-tls (default: all; schema-registry
-# needs kafka up). Idempotent: `up` skips what
+# Names: kafka redis redis-cluster nats kinesis traces schema-registry redis-tls redis-tls-cluster nats-tls traces-tls kafka-tls schema-registry-tls (default: all;
+# schema-registry needs kafka up, schema-registry-tls the schema-registry). Idempotent: `up` skips what
 # already runs. State, logs and PID files live under .cache/deps/<name>/. Ports come from the
 # environment:
 #   KAFKA_PORT (9092) KAFKA_CONTROLLER_PORT (9093) REDIS_PORT (6379) NATS_PORT (4222)
@@ -16,7 +16,7 @@
 #   TRACES_QUERY_GRPC_PORT (16685)
 #   REDIS_CLUSTER_PORT (7000): the cluster's masters listen on it and the next two ports
 #   SCHEMA_REGISTRY_PORT (8081): the registry's Confluent API is http://127.0.0.1:<port>/apis/ccompat/v7
-# redis-tls, redis-tls-cluster, nats-tls, traces-tls and kafka-tls (TLS, client certificates, users): tools/tls-deps.sh.
+# redis-tls, redis-tls-cluster, nats-tls, traces-tls, kafka-tls and schema-registry-tls (TLS, client certificates, users): tools/tls-deps.sh.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 state="$root/.cache/deps"
@@ -32,7 +32,7 @@ TRACES_OTLP_PORT=${TRACES_OTLP_PORT:-4318}
 TRACES_QUERY_PORT=${TRACES_QUERY_PORT:-16686}
 TRACES_QUERY_GRPC_PORT=${TRACES_QUERY_GRPC_PORT:-16685}
 SCHEMA_REGISTRY_PORT=${SCHEMA_REGISTRY_PORT:-8081}
-all=(redis redis-cluster nats kinesis kafka traces schema-registry redis-tls redis-tls-cluster nats-tls traces-tls kafka-tls)
+all=(redis redis-cluster nats kinesis kafka traces schema-registry redis-tls redis-tls-cluster nats-tls traces-tls kafka-tls schema-registry-tls)
 
 say() { echo "deps: $*" >&2; }
 die() { say "$*"; exit 1; }

@@ -15,6 +15,11 @@
 #   kafka-tls          a KRaft broker taking clients only over TLS: SASL_SSL on KAFKA_TLS_SASL_PORT
 #                      (9193; SCRAM-SHA-256, SCRAM-SHA-512 and PLAIN, the same user) and SSL with
 #                      client certificates required on KAFKA_TLS_MTLS_PORT (9194)
+#   schema-registry-tls the schema registry (`schema-registry`, which must run) as managed
+#                      registries serve it, through nginx: HTTPS with HTTP basic auth (the user and
+#                      password below) on SCHEMA_REGISTRY_TLS_PORT (8443), and HTTPS with client
+#                      certificates required on SCHEMA_REGISTRY_MTLS_PORT (8444); the same
+#                      /apis/ccompat/v7 path
 # Their certificates come from a local CA made with openssl on the first start, under
 # .cache/deps/tls/ (ca.pem; server.pem/server-key.pem for 127.0.0.1 and localhost; client.pem/
 # client-key.pem), which tests read to connect. The user and password are fixed (TLS_DEPS_USER,
@@ -35,6 +40,8 @@ KAFKA_TLS_SASL_PORT=${KAFKA_TLS_SASL_PORT:-9193}
 KAFKA_TLS_MTLS_PORT=${KAFKA_TLS_MTLS_PORT:-9194}
 KAFKA_TLS_INTERNAL_PORT=${KAFKA_TLS_INTERNAL_PORT:-9195}
 KAFKA_TLS_CONTROLLER_PORT=${KAFKA_TLS_CONTROLLER_PORT:-9196}
+SCHEMA_REGISTRY_TLS_PORT=${SCHEMA_REGISTRY_TLS_PORT:-8443}
+SCHEMA_REGISTRY_MTLS_PORT=${SCHEMA_REGISTRY_MTLS_PORT:-8444}
 tls_dir="$state/tls"
 
 # A CA, a server certificate for 127.0.0.1/localhost and a client certificate, once.
@@ -187,4 +194,19 @@ kafka-tls_up() {
 kafka-tls-ping() {
   kcat -b "127.0.0.1:$KAFKA_TLS_MTLS_PORT" -X security.protocol=ssl -X ssl.ca.location="$tls_dir/ca.pem" \
     -X ssl.certificate.location="$tls_dir/client.pem" -X ssl.key.location="$tls_dir/client-key.pem" -L -m 2
+}
+
+schema-registry-tls_up() {
+  running schema-registry || die "schema-registry-tls serves the registry 'schema-registry' runs: start it first"
+  apt_install nginx:nginx openssl:openssl curl:curl
+  tls_certificates
+  local dir="$state/schema-registry-tls"
+  mkdir -p "$dir/temp"
+  printf '%s:%s\n' "$TLS_DEPS_USER" "$(openssl passwd -apr1 "$TLS_DEPS_PASSWORD")" >"$dir/htpasswd"
+  sed -e "s#@DIR@#$dir#g" -e "s#@TLS@#$tls_dir#g" -e "s#@TLS_PORT@#$SCHEMA_REGISTRY_TLS_PORT#g" \
+    -e "s#@MTLS_PORT@#$SCHEMA_REGISTRY_MTLS_PORT#g" -e "s#@REGISTRY_PORT@#$SCHEMA_REGISTRY_PORT#g" \
+    "$root/tools/schema-registry/nginx-tls.conf.in" >"$dir/nginx.conf"
+  spawn schema-registry-tls /usr/sbin/nginx -p "$dir/" -c "$dir/nginx.conf" -e stderr
+  wait_ready schema-registry-tls 30 curl -fsS --cacert "$tls_dir/ca.pem" \
+    -u "$TLS_DEPS_USER:$TLS_DEPS_PASSWORD" "https://127.0.0.1:$SCHEMA_REGISTRY_TLS_PORT/apis/ccompat/v7/subjects"
 }

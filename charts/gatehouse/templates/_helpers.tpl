@@ -125,6 +125,15 @@ references follow unless env names them too; the EnvVar lists (extraEnv) come la
 {{- with $v.kafka.brokers }}{{ $_ := set $derived "KAFKA_BROKERS" (join "," .) }}{{ end -}}
 {{- with $v.nats.servers }}{{ $_ := set $derived "NATS_SERVERS" (join "," .) }}{{ end -}}
 {{- end -}}
+{{- /* The schema registry: only the proxy (Avro writes, the request log) and the publisher (Avro reads). */}}
+{{- $registry := $v.kafka.schemaRegistry -}}
+{{- $readsRegistry := and $registry.url (has .key (list "proxy" "publisher")) -}}
+{{- if $readsRegistry -}}
+{{- $_ := set $derived "KAFKA_SCHEMA_REGISTRY_HOST" $registry.url -}}
+{{- with $registry.caFile }}{{ $_ := set $derived "KAFKA_SCHEMA_REGISTRY_CA_FILE" . }}{{ end -}}
+{{- with $registry.certFile }}{{ $_ := set $derived "KAFKA_SCHEMA_REGISTRY_CERT_FILE" . }}{{ end -}}
+{{- with $registry.keyFile }}{{ $_ := set $derived "KAFKA_SCHEMA_REGISTRY_KEY_FILE" . }}{{ end -}}
+{{- end -}}
 {{- range $choice := include "gatehouse.choices" $root | fromJsonArray -}}
 {{- if and (include "gatehouse.reads" (dict "choice" $choice "key" $.key "c" $c)) (not (kindIs "invalid" $choice.value)) -}}
 {{- $_ := set $derived $choice.name (ternary (join "," $choice.value) $choice.value (kindIs "slice" $choice.value)) -}}
@@ -165,6 +174,13 @@ references follow unless env names them too; the EnvVar lists (extraEnv) come la
       name: {{ $secret }}
       key: {{ $v.auth.tokenSecretKey }}
 {{- end }}
+{{- end }}
+{{- if and $readsRegistry $registry.basicAuthSecret.name (not (hasKey $user "KAFKA_SCHEMA_REGISTRY_BASIC_AUTH")) }}
+- name: KAFKA_SCHEMA_REGISTRY_BASIC_AUTH
+  valueFrom:
+    secretKeyRef:
+      name: {{ $registry.basicAuthSecret.name }}
+      key: {{ $registry.basicAuthSecret.key }}
 {{- end }}
 {{- with $v.extraEnv }}
 {{ toYaml . }}

@@ -1,3 +1,4 @@
 export * from './avro-kafka.ts';
 export * from './schema-registry-client.ts';
 export * from './schema-registry-config.ts';
+export * from './schema-registry-check.ts';

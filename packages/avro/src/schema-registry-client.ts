@@ -10,13 +10,23 @@
  * While the registry is unreachable a subject's last known id stays in use: a schema version, once
  * registered, does not change, so the events stay readable.
  */
+import type { Agent } from 'node:https';
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import { ConfluentSchemaRegistryValidationError } from '@kafkajs/confluent-schema-registry/dist/errors.js';
 import { DependencyUnavailableError, unavailabilityOf } from '@gatehouse/service-kit';
 
+export interface RegistryAuth {
+  username: string;
+  password: string;
+}
+
 export interface SchemaRegistrySettings {
   /** http(s)://[user:password@]host:port[/path]; the credentials become HTTP basic auth. */
   url: string;
+  /** HTTP basic auth (instead of credentials in the URL). */
+  auth?: RegistryAuth;
+  /** For https: the CAs and client certificate to use (schema-registry-config.ts). */
+  agent?: Agent;
   /** How long a subject's latest id is reused (0: asked each time). */
   cacheTtlMs: number;
   /** Time-out of one registry request: a registry that hangs counts as unavailable. */
@@ -40,7 +50,17 @@ export class AvroDataMismatchError extends Error {
 
 const dependency = 'schema registry';
 
+/** Where and how the registry is reached, for a check outside the registry library (start-up). */
+export interface RegistryEndpoint {
+  /** The API's base URL without credentials, no trailing slash. */
+  base: string;
+  auth?: RegistryAuth;
+  agent?: Agent;
+  timeoutMs: number;
+}
+
 export class SchemaRegistryClient {
+  readonly endpoint: RegistryEndpoint;
   private readonly registry: SchemaRegistry;
   private readonly cacheTtlMs: number;
   private readonly latest = new Map<string, { id: number; fetchedAt: number }>();
@@ -49,15 +69,24 @@ export class SchemaRegistryClient {
   constructor(settings: SchemaRegistrySettings) {
     const url = new URL(settings.url);
     const auth =
-      url.username === ''
+      settings.auth ??
+      (url.username === ''
         ? undefined
-        : { username: decodeURIComponent(url.username), password: decodeURIComponent(url.password) };
+        : { username: decodeURIComponent(url.username), password: decodeURIComponent(url.password) });
     url.username = '';
     url.password = '';
-    this.registry = new SchemaRegistry({
-      host: url.href.replace(/\/$/, ''),
-      clientId: 'gatehouse',
+    const base = url.href.replace(/\/$/, '');
+    this.endpoint = {
+      base,
+      timeoutMs: settings.timeoutMs,
       ...(auth && { auth }),
+      ...(settings.agent && { agent: settings.agent }),
+    };
+    this.registry = new SchemaRegistry({
+      host: base,
+      clientId: 'gatehouse',
+      ...(auth && { auth: { ...auth } }),
+      ...(settings.agent && { agent: settings.agent }),
       // A publishing request waits for this: one quick retry, then the client is told to come back.
       retry: { retries: 1, initialRetryTimeInSecs: 0.05, maxRetryTimeInSecs: 1 },
       middlewares: [
@@ -138,6 +167,13 @@ function classify(err: unknown, what: string): Error {
   const status = (err as { status?: unknown }).status;
   const message = (err as Error).message ?? String(err);
   if (status === 404) return new SchemaNotFoundError(`the schema registry does not know ${what}`);
+  // Credentials revoked or rotated after start: the gateway's own outage, not the client's input.
+  if (status === 401 || status === 403)
+    return new DependencyUnavailableError(
+      dependency,
+      `schema registry refused the credentials (HTTP ${status}; check KAFKA_SCHEMA_REGISTRY_BASIC_AUTH)`,
+      { cause: err },
+    );
   if (typeof status !== 'number' || status >= 500 || isConnectionFailure(err))
     return new DependencyUnavailableError(dependency, `schema registry unavailable: ${message}`, {
       cause: err,
@@ -146,7 +182,7 @@ function classify(err: unknown, what: string): Error {
 }
 
 function isConnectionFailure(err: unknown): boolean {
-  return /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|socket hang up|timeout/i.test(
+  return /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|socket hang up|timeout|certificate/i.test(
     (err as Error).message ?? '',
   );
 }

@@ -68,6 +68,10 @@ export const tlsDependencyAddress = {
   kafkaSaslBrokers: `127.0.0.1:${process.env.KAFKA_TLS_SASL_PORT ?? 9193}`,
   /** Kafka's SSL listener, client certificate required. */
   kafkaMtlsBrokers: `127.0.0.1:${process.env.KAFKA_TLS_MTLS_PORT ?? 9194}`,
+  /** The schema registry behind HTTPS with HTTP basic auth (user `user`), its ccompat API. */
+  schemaRegistryUrl: `https://127.0.0.1:${process.env.SCHEMA_REGISTRY_TLS_PORT ?? 8443}/apis/ccompat/v7`,
+  /** The same registry behind HTTPS with client certificates required. */
+  schemaRegistryMtlsUrl: `https://127.0.0.1:${process.env.SCHEMA_REGISTRY_MTLS_PORT ?? 8444}/apis/ccompat/v7`,
   user: 'gatehouse',
   password: 'tls-deps-secret',
   /** The servers' certificate (for 127.0.0.1 and localhost), to pin it. */

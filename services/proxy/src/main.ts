@@ -3,7 +3,7 @@
  * `/v1|v2|v3/responses` on API_PORT. Kafka, Kinesis and NATS are connected only when configured.
  */
 import { authConfig, startAuth } from '@gatehouse/auth';
-import { schemaRegistryFrom } from '@gatehouse/avro';
+import { checkSchemaRegistry, schemaRegistryFrom } from '@gatehouse/avro';
 import { type Bus, busConfig, connectBus, natsSecurityOptions } from '@gatehouse/bus';
 import { ConfigError, loadConfig, port, serviceMain } from '@gatehouse/service-kit';
 import { connectStore, storeConfig } from '@gatehouse/store';
@@ -33,6 +33,8 @@ await serviceMain('proxy', async ({ config: common, replica, logger, registry, h
   );
   if (config.PROXY_KINESIS_RESPONSE_STREAMS.length > 0 && !config.PROXY_KINESIS_ENABLED)
     throw new ConfigError(['PROXY_KINESIS_RESPONSE_STREAMS: needs PROXY_KINESIS_ENABLED=true']);
+  const schemaRegistry = schemaRegistryFrom(config);
+  await checkSchemaRegistry(schemaRegistry, logger);
   const store = await connectStore(config);
   const controlBus = await connectBus(config.CONTROL_BUS, config);
   const buses: Bus[] = [controlBus];
@@ -48,7 +50,7 @@ await serviceMain('proxy', async ({ config: common, replica, logger, registry, h
   health.addCheck('control-bus', () => controlBus.ping());
   if (kafka) health.addCheck('kafka', () => kafka.ping());
   if (nats) health.addCheck('nats', () => nats.ping());
-  await checkRequestLogSchema({ subject: config.KAFKA_LOG_SCHEMA, registry: schemaRegistryFrom(config) });
+  await checkRequestLogSchema({ subject: config.KAFKA_LOG_SCHEMA, registry: schemaRegistry });
   const auth = await startAuth(config, store, logger);
   const proxy = createProxy(config, {
     store,
@@ -61,6 +63,7 @@ await serviceMain('proxy', async ({ config: common, replica, logger, registry, h
     replica,
     logger,
     registry,
+    schemaRegistry,
     health,
     drainTimeoutMs: common.SHUTDOWN_DRAIN_TIMEOUT_MS,
     maxJsonDepth: common.MAX_JSON_DEPTH,

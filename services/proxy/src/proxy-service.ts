@@ -4,7 +4,7 @@
  * on the internal API. Definitions live in the Store; pending requests in this replica's memory.
  */
 import type { Auth } from '@gatehouse/auth';
-import { schemaRegistryFrom } from '@gatehouse/avro';
+import { type SchemaRegistryClient, schemaRegistryFrom } from '@gatehouse/avro';
 import type { Bus, Subscription } from '@gatehouse/bus';
 import {
   type ConfigOf,
@@ -53,6 +53,8 @@ export interface ProxyDeps {
   replica: string;
   logger: Logger;
   registry: Registry;
+  /** The registry client main.ts made and checked; absent: made from the config here. */
+  schemaRegistry?: SchemaRegistryClient | undefined;
   health: Health;
   /** The process environment; use_env sees only PROXY_USE_ENV_ALLOWED of it (default process.env). */
   env?: NodeJS.ProcessEnv;
@@ -95,7 +97,7 @@ export function createProxy(config: ConfigOf<typeof proxyConfig>, deps: ProxyDep
     targets,
   });
   const guard = new JwtGuard(deps.auth);
-  const schemaRegistry = schemaRegistryFrom(config);
+  const schemaRegistry = deps.schemaRegistry ?? schemaRegistryFrom(config);
   const requestLog = createRequestLog({
     sinks: config.REQUEST_LOG,
     logger,

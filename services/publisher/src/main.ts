@@ -3,6 +3,7 @@
  * /messages on API_PORT, and the source consumers configured by KAFKA_*, NATS_* and KINESIS_*.
  */
 import { authConfig, startAuth } from '@gatehouse/auth';
+import { checkSchemaRegistry, schemaRegistryFrom } from '@gatehouse/avro';
 import { type Bus, busConfig, connectBus } from '@gatehouse/bus';
 import { loadConfig, port, serviceMain } from '@gatehouse/service-kit';
 import { connectStore, storeConfig } from '@gatehouse/store';
@@ -20,6 +21,8 @@ const settings = {
 
 await serviceMain('publisher', async ({ config: common, logger, registry, health }) => {
   const config = loadConfig(settings);
+  const schemaRegistry = schemaRegistryFrom(config);
+  await checkSchemaRegistry(schemaRegistry, logger);
   const store = await connectStore(config);
   const fanoutBus = await connectBus(config.FANOUT_BUS, config);
   const buses: Bus[] = [fanoutBus];
@@ -50,6 +53,7 @@ await serviceMain('publisher', async ({ config: common, logger, registry, health
     auth,
     logger,
     registry,
+    schemaRegistry,
     health,
     maxJsonDepth: common.MAX_JSON_DEPTH,
   });

@@ -3,7 +3,7 @@
  * them as CloudEvents, and puts them on the fan-out stream that every push-hub replica consumes.
  */
 import { type Auth, createAccessCheck } from '@gatehouse/auth';
-import { schemaRegistryFrom } from '@gatehouse/avro';
+import { type SchemaRegistryClient, schemaRegistryFrom } from '@gatehouse/avro';
 import type { Bus } from '@gatehouse/bus';
 import {
   type ConfigOf,
@@ -30,6 +30,8 @@ export interface PublisherDeps {
   logger: Logger;
   registry: Registry;
   health: Health;
+  /** The registry client main.ts made and checked; absent: made from the config here. */
+  schemaRegistry?: SchemaRegistryClient | undefined;
   /** MAX_JSON_DEPTH: events nested deeper are refused (400) or dropped as malformed. */
   maxJsonDepth?: number;
 }
@@ -73,7 +75,7 @@ export function createPublisher(
         metrics,
         logger,
         wrappedType: config.WRAPPED_EVENT_TYPE,
-        schemaRegistry: schemaRegistryFrom(config),
+        schemaRegistry: deps.schemaRegistry ?? schemaRegistryFrom(config),
         maxJsonDepth,
       });
     },
