@@ -1,19 +1,12 @@
 /**
  * Keys that verify JWT signatures. A key knows its kind, so a token whose algorithm needs the other
  * kind is refused before any crypto: an HS256 token is never checked against an RSA public key used
- * as an HMAC secret. jose verifies with WebCrypto CryptoKeys, which are bound to one algorithm, so a
- * key is imported once per algorithm it is asked for and kept (importing per token would cost more
- * than the check itself).
+ * as an HMAC secret. Keys are read once, with node:crypto, into KeyObjects; a key's check for an
+ * algorithm (signature-check.ts) is made on first use and kept.
  */
-import {
-  createPublicKey,
-  createSecretKey,
-  type JsonWebKey,
-  type KeyObject,
-  type webcrypto,
-} from 'node:crypto';
-import { importJWK, importSPKI } from 'jose';
-import { algorithmSpec, isJwtAlgorithm, type JwtAlgorithm, type KeyKind } from './jwt-algorithms.ts';
+import { createPublicKey, createSecretKey, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { isJwtAlgorithm, type JwtAlgorithm, type KeyKind } from './jwt-algorithms.ts';
+import { type SignatureCheck, signatureCheck } from './signature-check.ts';
 
 export interface VerificationKey {
   kind: KeyKind;
@@ -21,8 +14,8 @@ export interface VerificationKey {
   kid?: string;
   /** The JWK `alg`: the key then verifies only this algorithm. */
   alg?: JwtAlgorithm;
-  /** The key as jose verifies `alg` with it (imported on first use, then handed out as it is). */
-  forAlgorithm(alg: JwtAlgorithm): webcrypto.CryptoKey | Promise<webcrypto.CryptoKey>;
+  /** This key's signature check for `alg` (made on first use, then handed out as it is). */
+  checkFor(alg: JwtAlgorithm): SignatureCheck;
 }
 
 export class KeyImportError extends Error {
@@ -32,23 +25,15 @@ export class KeyImportError extends Error {
 /** RFC 7518 §3.3: RSA keys below 2048 bits are refused. */
 const minRsaBits = 2048;
 
-/**
- * An HMAC secret. jose takes secrets as bytes or a KeyObject and imports them into WebCrypto on
- * every verify; an HMAC CryptoKey made once per algorithm skips that.
- */
+/** An HMAC secret (a string is taken as its UTF-8 bytes, as RIG and jose take it). */
 export function secretKey(secret: string | Uint8Array): VerificationKey {
   const bytes = typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret;
   if (bytes.length === 0) throw new KeyImportError('HMAC secret is empty');
   const key = createSecretKey(bytes);
-  return {
-    kind: 'secret',
-    forAlgorithm: perAlgorithm(async (alg) =>
-      key.toCryptoKey({ name: 'HMAC', hash: webCryptoHash(alg) }, false, ['verify']),
-    ),
-  };
+  return { kind: 'secret', checkFor: perAlgorithm((alg) => signatureCheck(key, alg)) };
 }
 
-/** An RSA public key (SPKI or PKCS#1 PEM, or an X.509 certificate), handed to jose as SPKI. */
+/** An RSA public key (SPKI or PKCS#1 PEM, or an X.509 certificate). */
 export function publicKeyFromPem(pem: string): VerificationKey {
   let key: KeyObject;
   try {
@@ -57,8 +42,7 @@ export function publicKeyFromPem(pem: string): VerificationKey {
     throw new KeyImportError(`cannot read public key PEM: ${(err as Error).message}`);
   }
   checkRsa(key);
-  const spki = key.export({ type: 'spki', format: 'pem' }).toString();
-  return { kind: 'rsa', forAlgorithm: perAlgorithm((alg) => importSPKI(spki, alg)) };
+  return { kind: 'rsa', checkFor: perAlgorithm((alg) => signatureCheck(key, alg)) };
 }
 
 /** A public key from a JWK (`kty: RSA`); `use: enc` keys are refused. */
@@ -69,8 +53,10 @@ export function keyFromJwk(jwk: JsonWebKey): VerificationKey {
   if (alg !== undefined && !isJwtAlgorithm(alg)) throw new KeyImportError(`unsupported key alg ${alg}`);
   // Only the public members: a published private key must not make us hold private material.
   const publicJwk = { kty: 'RSA', n: jwk.n, e: jwk.e };
+  let key: KeyObject;
   try {
-    checkRsa(createPublicKey({ key: publicJwk, format: 'jwk' }));
+    key = createPublicKey({ key: publicJwk, format: 'jwk' });
+    checkRsa(key);
   } catch (err) {
     if (err instanceof KeyImportError) throw err;
     throw new KeyImportError(`cannot import JWK: ${(err as Error).message}`);
@@ -80,7 +66,7 @@ export function keyFromJwk(jwk: JsonWebKey): VerificationKey {
     kind: 'rsa',
     ...(kid !== undefined && { kid }),
     ...(alg !== undefined && { alg }),
-    forAlgorithm: perAlgorithm(async (a) => (await importJWK(publicJwk, a)) as webcrypto.CryptoKey),
+    checkFor: perAlgorithm((a) => signatureCheck(key, a)),
   };
 }
 
@@ -101,29 +87,15 @@ function checkRsa(key: KeyObject): void {
   if (bits < minRsaBits) throw new KeyImportError(`RSA key of ${bits} bits is too short (min ${minRsaBits})`);
 }
 
-/** One import per algorithm, shared by concurrent first callers; a failed import is tried again. */
-function perAlgorithm(
-  load: (alg: JwtAlgorithm) => Promise<webcrypto.CryptoKey>,
-): (alg: JwtAlgorithm) => webcrypto.CryptoKey | Promise<webcrypto.CryptoKey> {
-  const imported = new Map<JwtAlgorithm, webcrypto.CryptoKey | Promise<webcrypto.CryptoKey>>();
+/** One check per algorithm, made on first use. */
+function perAlgorithm(make: (alg: JwtAlgorithm) => SignatureCheck): (alg: JwtAlgorithm) => SignatureCheck {
+  const made = new Map<JwtAlgorithm, SignatureCheck>();
   return (alg) => {
-    const known = imported.get(alg);
-    if (known !== undefined) return known;
-    const importing = load(alg).then(
-      (key) => {
-        imported.set(alg, key);
-        return key;
-      },
-      (err: unknown) => {
-        imported.delete(alg);
-        throw err;
-      },
-    );
-    imported.set(alg, importing);
-    return importing;
+    let check = made.get(alg);
+    if (check === undefined) {
+      check = make(alg);
+      made.set(alg, check);
+    }
+    return check;
   };
-}
-
-function webCryptoHash(alg: JwtAlgorithm): string {
-  return `SHA-${algorithmSpec(alg).hash.slice(3)}`;
 }
