@@ -201,7 +201,7 @@ export class ReplicaChannel {
     if (!this.handle) return undefined;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<undefined>((resolve) => {
-      timer = setTimeout(resolve, Math.max(0, deadline - Date.now()));
+      timer = setTimeout(() => resolve(undefined), Math.max(0, deadline - Date.now()));
     });
     try {
       return await Promise.race([Promise.resolve(this.handle(body)), late]);
