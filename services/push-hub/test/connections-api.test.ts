@@ -339,6 +339,17 @@ describe('connections API across two hub replicas', () => {
 
     assert.equal(await post(a, { user: 'nobody' }), 0);
     assert.deepEqual(idsOf(ours((await list(a)).connections)), clientIds('aliceSse', 'bobWs', 'erinLp'));
+
+    // Told to reconnect, a WebSocket client gets 1012 (what a stopping replica sends), not 4410.
+    const gina = await wsClient(
+      b.publicUrl!.replace('http', 'ws'),
+      connect('gina', 's-gina', 'news'),
+      connectionIds(tokenSecret),
+    );
+    clients['ginaWs'] = gina;
+    assert.equal(await post(a, { session: 's-gina', reason: 'rebalancing', reconnect: true }), 1);
+    assert.equal(await gina.ended, '1012 Disconnected; reconnect.');
+    assert.deepEqual(finalEvent(gina)?.['data'], { reason: 'rebalancing', reconnect: true });
     const metrics = await (await get(a, '/metrics')).text();
     assert.match(metrics, /gw_connections_disconnected_total\{[^}]*by="user"[^}]*\} 1/);
   });
