@@ -32,8 +32,7 @@ export class HubMetrics {
   private readonly disconnects: Counter<'by' | 'reconnect'>;
   /** Deliveries per second over the last minute (the connections API's replica stats). */
   readonly deliveryRate = new RateMeter();
-  /** The newest fan-out event dispatched: when (ms since the epoch). */
-  lastEventAt: number | undefined;
+  private lastDispatchAt: number | undefined;
   /** Event types come from publishers: a bounded set of them names a series. */
   private readonly typeLabel: (type: string) => string;
 
@@ -122,6 +121,11 @@ export class HubMetrics {
     });
   }
 
+  /** When the newest fan-out event was dispatched (ms since the epoch); undefined before the first. */
+  get lastEventAt(): number | undefined {
+    return this.lastDispatchAt;
+  }
+
   connectionsApiAnswered(operation: 'list' | 'get' | 'disconnect' | 'replicas', partial: boolean): void {
     this.apiRequests.inc({ operation, answer: partial ? 'partial' : 'complete' });
   }
@@ -172,7 +176,7 @@ export class HubMetrics {
 
   eventDispatched(type: string, deliveries: number): void {
     this.forwarded.inc({ type: this.typeLabel(type) });
-    this.lastEventAt = Date.now();
+    this.lastDispatchAt = Date.now();
     if (deliveries) {
       this.deliveries.inc(deliveries);
       this.deliveryRate.add(deliveries);
