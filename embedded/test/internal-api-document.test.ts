@@ -5,14 +5,15 @@
  * - it says what the gateway does: against the embedded gateway, every documented path and method,
  *   sent the document's own example request, answers a documented 2xx status with headers and a
  *   body matching that response's description. The correlated-response examples complete a real
- *   request waiting with `response_from: http_async` (their `<correlation id>` is replaced by its id).
+ *   request waiting with `response_from: http_async` (their `<correlation id>` is replaced by its id);
+ *   the connections API's examples name a live SSE connection (`<connection id>`, one per operation).
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { readInternalApiDocument } from '@gatehouse/service-kit';
-import { waitFor } from '@gatehouse/testkit';
+import { openSse, type SseConnection, waitFor } from '@gatehouse/testkit';
 import { type EmbeddedGateway, ephemeralGatewaySettings, startEmbeddedGateway } from '../src/index.ts';
 import {
   checkResponse,
@@ -23,6 +24,7 @@ import {
 } from './openapi-document.ts';
 
 const correlationPlaceholder = '<correlation id>';
+const connectionPlaceholder = '<connection id>';
 const doc = new OpenApiDocument(
   JSON.parse((await readInternalApiDocument()).toString('utf8')) as Json,
   'https://gatehouse.invalid/swagger.json',
@@ -40,6 +42,7 @@ describe('internal API document: what the embedded gateway answers', () => {
   let backend: Server;
   /** Correlation ids the async backend was given, one per request the proxy holds. */
   const correlations: string[] = [];
+  const streams: SseConnection[] = [];
   const ajv = doc.schemaValidator();
 
   before(async () => {
@@ -74,9 +77,23 @@ describe('internal API document: what the embedded gateway answers', () => {
     assert.equal(created.status, 201, await created.text());
   });
   after(async () => {
+    for (const s of streams) s.close();
     await gw?.stop();
     backend?.close();
   });
+
+  /** The id of a new SSE connection, as the connections API lists it. */
+  async function liveConnection(): Promise<string> {
+    const type = `doc-example-${streams.length}`;
+    const subscriptions = encodeURIComponent(JSON.stringify([{ eventType: type }]));
+    streams.push(await openSse(`${edge}/_gw/v1/connection/sse?subscriptions=${subscriptions}`));
+    return waitFor(async () => {
+      const page = (await (await fetch(`${api}/v3/connections?eventType=${type}`)).json()) as {
+        connections: Array<{ id: string }>;
+      };
+      return page.connections[0]?.id;
+    });
+  }
 
   /** A request held by the proxy until its correlated response arrives. */
   async function waitingRequest(): Promise<{ correlation: string; answer: Promise<Response> }> {
@@ -97,8 +114,14 @@ describe('internal API document: what the embedded gateway answers', () => {
         headers: fill(request.headers, waiting?.correlation),
         ...(request.body !== undefined && { body: fill(request.body, waiting?.correlation) }),
       };
+      const connection = request.path.includes(encodeURIComponent(connectionPlaceholder))
+        ? await liveConnection()
+        : undefined;
+      const path = connection
+        ? request.path.replace(encodeURIComponent(connectionPlaceholder), connection)
+        : request.path;
       const aborter = new AbortController();
-      const res = await fetch(`${api}${request.path}`, { ...init, signal: aborter.signal });
+      const res = await fetch(`${api}${path}`, { ...init, signal: aborter.signal });
       const status = String(res.status);
       const documented = (op.operation.value['responses'] as Json)[status] as Json | undefined;
       if (documented === undefined || !status.startsWith('2'))

@@ -228,6 +228,14 @@ describe('nginx edge in front of the services', () => {
     }
     await waitFor(() => sse.events('edge.msg').length === 3, deliveryTimeout);
 
+    // connections → any hub: it lists the connections of both.
+    const listed = (await (await fetch(`${internal}/v3/connections?eventType=edge.msg`)).json()) as {
+      connections: unknown[];
+      partial: boolean;
+    };
+    assert.deepEqual([listed.connections.length, listed.partial], [1, false]);
+    assert.equal((await fetch(`${internal}/v3/replicas`)).status, 200);
+
     // apis → proxy.
     const apis = (await (await fetch(`${internal}/v3/apis`)).json()) as Array<{ id: string }>;
     assert.ok(

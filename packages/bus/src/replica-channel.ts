@@ -13,6 +13,10 @@
  * - each topic keeps about `maxLength` messages (they are stale after the request time-out);
  * - a replica deletes its topic when it stops, and a live one deletes the topics of replicas that
  *   died without stopping, once their registry entry has expired.
+ *
+ * `gather` asks every live replica at once (scatter-gather) and answers at the time-out at the
+ * latest, with the answers it has and the replicas that stayed silent: a replica that hangs (stopped,
+ * overloaded, cut off from the bus) makes the answer partial, never late.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@gatehouse/service-kit';
@@ -28,6 +32,12 @@ interface Envelope {
 }
 
 export type RequestHandler = (body: unknown) => Promise<unknown> | unknown;
+
+/** What `gather` collected: each answering replica's reply, and the live replicas that did not answer. */
+export interface Gathered {
+  answers: Map<string, unknown>;
+  missing: string[];
+}
 
 export interface ReplicaChannelOptions {
   bus: Bus;
@@ -47,6 +57,7 @@ export interface ReplicaChannelOptions {
 export class ReplicaChannel {
   private readonly pending = new Map<string, (body: unknown) => void>();
   private subscription: Subscription | undefined;
+  private handle: RequestHandler | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private beating: Promise<void> = Promise.resolve();
   private readonly bus: Bus;
@@ -71,6 +82,7 @@ export class ReplicaChannel {
 
   /** Joins the registry, makes this replica's topic and listens on it; then beats every third of the TTL. */
   async start(handle: RequestHandler): Promise<void> {
+    this.handle = handle;
     await this.join();
     this.subscription = await this.bus.subscribe(
       this.topic(this.replica),
@@ -135,6 +147,38 @@ export class ReplicaChannel {
     });
   }
 
+  /**
+   * Sends `body` to every live replica that `ask` accepts (all by default), this one included, and
+   * resolves once all have answered or `timeoutMs` has passed, whichever comes first. This replica's
+   * own part is answered in-process, without the bus. A replica whose answer is missing at the
+   * time-out (or that left meanwhile) is named in `missing`. Rejects as `request` does when the
+   * store or the bus cannot take the request: a partial answer means silent replicas, never our own
+   * outage.
+   */
+  async gather(
+    body: unknown,
+    timeoutMs: number,
+    ask: (replica: string) => boolean = () => true,
+  ): Promise<Gathered> {
+    const deadline = Date.now() + timeoutMs;
+    const replicas = (await this.registry.live()).filter(ask);
+    if (ask(this.replica) && !replicas.includes(this.replica)) replicas.push(this.replica);
+    const replies = await Promise.all(
+      replicas.map((replica) =>
+        replica === this.replica
+          ? this.answerOwn(body, deadline)
+          : this.request(replica, body, Math.max(1, deadline - Date.now())),
+      ),
+    );
+    const answers = new Map<string, unknown>();
+    const missing: string[] = [];
+    replicas.forEach((replica, i) => {
+      if (replies[i] === undefined) missing.push(replica);
+      else answers.set(replica, replies[i]);
+    });
+    return { answers, missing: missing.sort() };
+  }
+
   /** Leaves the registry, then deletes this replica's topic (a live replica does it later if this fails). */
   async close(): Promise<void> {
     clearInterval(this.heartbeat);
@@ -149,6 +193,20 @@ export class ReplicaChannel {
       await this.registry.forget(this.replica);
     } catch (err) {
       this.logger.warn({ err }, 'could not remove this replica from the control channel; a live one will');
+    }
+  }
+
+  /** This replica's own part of a gather, bounded by the same deadline as the others'. */
+  private async answerOwn(body: unknown, deadline: number): Promise<unknown> {
+    if (!this.handle) return undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), Math.max(0, deadline - Date.now()));
+    });
+    try {
+      return await Promise.race([Promise.resolve(this.handle(body)), late]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -46,6 +46,13 @@ export class ReplicaRegistry {
     await this.store.removeItems(this.streamsKey, [replica]);
   }
 
+  /** Listed replicas whose live key is there: those a request to every replica goes to. */
+  async live(): Promise<string[]> {
+    const listed = await this.store.list(this.streamsKey);
+    const live = await Promise.all(listed.map((r) => this.isLive(r)));
+    return listed.filter((_, i) => live[i]);
+  }
+
   /** Listed replicas whose live key is gone: their streams are left over. */
   async dead(): Promise<string[]> {
     const listed = await this.store.list(this.streamsKey);

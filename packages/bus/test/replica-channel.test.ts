@@ -25,7 +25,12 @@ for (const { name, url, cluster } of redisDeployments) {
     let redis: RedisClient;
 
     /** One replica's own connections, as a process has them. */
-    async function replica(id: string, registryTtlSeconds = 15, maxLength?: number) {
+    async function replica(
+      id: string,
+      registryTtlSeconds = 15,
+      maxLength?: number,
+      handle: (body: unknown) => unknown = (body) => ({ echo: body, by: id }),
+    ) {
       const bus = await RedisBus.connect({ url, cluster, keyPrefix });
       const store = await RedisStore.connect({ url, cluster, namespace: keyPrefix });
       const channel = new ReplicaChannel({
@@ -36,7 +41,7 @@ for (const { name, url, cluster } of redisDeployments) {
         registryTtlSeconds,
         ...(maxLength === undefined ? {} : { maxLength }),
       });
-      await channel.start((body) => ({ echo: body, by: id }));
+      await channel.start(handle);
       return {
         channel,
         async stop() {
@@ -73,6 +78,34 @@ for (const { name, url, cluster } of redisDeployments) {
         await b.stop();
       }
       assert.deepEqual(await keys(), []);
+    });
+
+    it('gathers the answers of every live replica, its own included, and names those silent past the time-out', async () => {
+      const a = await replica('a');
+      const b = await replica('b');
+      // Answers long after the time-out (not never: closing waits for the handler).
+      const silent = await replica('silent', 15, undefined, () => new Promise((r) => setTimeout(r, 2000)));
+      try {
+        const started = Date.now();
+        const { answers, missing } = await a.channel.gather('hi', 800);
+        const took = Date.now() - started;
+        assert.deepEqual(
+          [...answers].sort(([x], [y]) => x.localeCompare(y)),
+          [
+            ['a', { echo: 'hi', by: 'a' }],
+            ['b', { echo: 'hi', by: 'b' }],
+          ],
+        );
+        assert.deepEqual(missing, ['silent']);
+        assert.ok(took >= 700 && took < 2500, `answered at the time-out (${took} ms)`);
+        const quick = await b.channel.gather('again', 800, (r) => r !== 'silent');
+        assert.deepEqual([...quick.answers.keys()].sort(), ['a', 'b']);
+        assert.deepEqual(quick.missing, []);
+      } finally {
+        await a.stop();
+        await b.stop();
+        await silent.stop();
+      }
     });
 
     it('answers a request for an unknown replica at once, and makes no key for it', async () => {

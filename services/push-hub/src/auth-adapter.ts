@@ -7,6 +7,7 @@ export function hubAuthFrom(auth: Auth): HubAuth {
   return {
     verify: async (jwt) => (await auth.verifyAndCheck(jwt)).claims,
     sessionIdOf: (claims) => auth.sessions.sessionId(claims),
+    userOf: (claims) => auth.sessions.userName(claims),
     isBlacklisted: (sessionId) => auth.blacklist.isBlacklisted(sessionId),
   };
 }

@@ -114,6 +114,21 @@ export const pushHubConfig = {
     '2s',
     { min: '100ms' },
   ),
+  CONNECTIONS_API_TIMEOUT: duration(
+    'how long a connections API request waits for the other replicas; at the time-out it answers with the parts it has, partial, naming the replicas that did not answer',
+    '2s',
+    { min: '100ms', max: '30s' },
+  ),
+  CONNECTIONS_API_MAX_LIMIT: int(
+    'the largest page (`limit`) of GET /v3/connections (400 beyond; 100 when not given, or this when smaller)',
+    1000,
+    { min: 1, max: 10_000 },
+  ),
+  CONNECTIONS_API_MAX_BYTES: int(
+    "bytes of connection entries (JSON) in one replica's part of a connections API answer and in the page it makes; a page stops there (at least one entry) and goes on at its `next` cursor",
+    512 * 1024,
+    { min: 64 * 1024, max: 16 * 1024 * 1024 },
+  ),
   METRICS_MAX_EVENT_TYPES: int(
     'distinct CloudEvent types counted by name in gw_events_forwarded_total; later ones count as "other"',
     100,

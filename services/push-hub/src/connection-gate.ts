@@ -39,7 +39,7 @@ export interface ConnectionGateDeps {
 export function createConnectionGate(deps: ConnectionGateDeps): ConnectionGate {
   return async (transport, req, from) => {
     try {
-      takeAddressBudget(deps, from);
+      const address = takeAddressBudget(deps, from);
       const admission = await deps.rateLimit(deps.isReconnect(req) ? 'reconnect' : 'new');
       if (admission === undefined) throw rateLimited('Reached maximum number of connections.', 1);
       let resolved: ResolvedSubscriptions;
@@ -50,7 +50,7 @@ export function createConnectionGate(deps: ConnectionGateDeps): ConnectionGate {
         throw err;
       }
       deps.metrics.connectAdmitted(admission.kind);
-      return resolved;
+      return { ...resolved, clientAddress: address };
     } catch (err) {
       const refusal = refusalOf(err);
       if (!refusal) throw err;
@@ -78,13 +78,15 @@ export function handshakeRefusal(
   }
 }
 
-/** Throws the 429 for an address that has spent its budget. */
+/** Throws the 429 for an address that has spent its budget; returns the address otherwise. */
 function takeAddressBudget(
   deps: Pick<ConnectionGateDeps, 'addressBudget' | 'trustedProxies'>,
   from: IncomingMessage,
-): void {
-  const taken = deps.addressBudget.take(clientAddress(from, deps.trustedProxies));
+): string {
+  const address = clientAddress(from, deps.trustedProxies);
+  const taken = deps.addressBudget.take(address);
   if (!taken.ok) throw rateLimited('Too many connections from this address.', taken.retryAfterSeconds);
+  return address;
 }
 
 function rateLimited(message: string, retryAfterSeconds: number): SubscriptionRequestError {

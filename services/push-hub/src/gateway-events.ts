@@ -2,7 +2,8 @@
  * Events the hub itself sends to a connection: the welcome pair `gw.connection.create` (with the
  * connection token) and `gw.subscriptions_set` (the effective subscriptions), `gw.session_killed`
  * before a blacklisted session's connection closes, `gw.session_expired` before a connection ends
- * with the JWT it was admitted with, and `gw.resync_required` when a client resumes
+ * with the JWT it was admitted with, `gw.connection_closed` before an operator ends one through the
+ * connections API, and `gw.resync_required` when a client resumes
  * from a position the hub can no longer serve. CloudEvents 0.2, as the spec asks for events the
  * gateway creates.
  */
@@ -49,6 +50,13 @@ export const sessionExpired = (expiredAt: number) =>
     expired_at: new Date(expiredAt).toISOString(),
     reason: 'the JWT this connection was admitted with has expired; reconnect with a fresh one',
   });
+
+/**
+ * The last event of a connection an operator ended through the connections API: why, and whether
+ * the client should come back (`reconnect: true`: reconnect, to any replica, and resume).
+ */
+export const connectionClosed = (reason: string, reconnect: boolean) =>
+  gatewayEvent('gw.connection_closed', { reason, reconnect });
 
 export const resyncRequired = (lastEventId: string) =>
   gatewayEvent('gw.resync_required', {

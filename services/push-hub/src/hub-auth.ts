@@ -3,6 +3,8 @@ export interface HubAuth {
   /** Resolves with the claims of a valid, non-blacklisted token; rejects with a readable reason. */
   verify(jwt: string): Promise<Record<string, unknown>>;
   sessionIdOf(claims: Record<string, unknown>): string | undefined;
+  /** The user name (JWT_USER_FIELD), which the connections API lists and disconnects by. */
+  userOf(claims: Record<string, unknown>): string | undefined;
   /** Whether the session is blacklisted now (long-poll sessions check it on every poll). */
   isBlacklisted(sessionId: string): Promise<boolean>;
 }

@@ -9,6 +9,7 @@ import {
 } from '@gatehouse/service-kit';
 import type { TransportKind } from './connection.ts';
 import type { ConnectKind } from './connection-rate-limit.ts';
+import { RateMeter } from './rate-meter.ts';
 
 export class HubMetrics {
   private readonly connections: Gauge<'transport'>;
@@ -27,6 +28,11 @@ export class HubMetrics {
   private readonly admitted: Counter<'kind'>;
   private readonly drained: Counter;
   private readonly rescans: Counter;
+  private readonly apiRequests: Counter<'operation' | 'answer'>;
+  private readonly disconnects: Counter<'by' | 'reconnect'>;
+  /** Deliveries per second over the last minute (the connections API's replica stats). */
+  readonly deliveryRate = new RateMeter();
+  private lastDispatchAt: number | undefined;
   /** Event types come from publishers: a bounded set of them names a series. */
   private readonly typeLabel: (type: string) => string;
 
@@ -103,6 +109,29 @@ export class HubMetrics {
       name: 'gw_blacklist_rescans_total',
       help: 'Look-ups of the blacklist for every session held, after the blacklist watch had been cut off from the store',
     });
+    this.apiRequests = counter(registry, {
+      name: 'gw_connections_api_requests_total',
+      help: 'Connections API requests this replica answered, by operation (list, get, disconnect, replicas) and answer (complete; partial: some replica did not answer in time)',
+      labelNames: ['operation', 'answer'],
+    });
+    this.disconnects = counter(registry, {
+      name: 'gw_connections_disconnected_total',
+      help: 'Connections this replica ended through the connections API, by what named them (id, session, user) and the advice given (reconnect true or false)',
+      labelNames: ['by', 'reconnect'],
+    });
+  }
+
+  /** When the newest fan-out event was dispatched (ms since the epoch); undefined before the first. */
+  get lastEventAt(): number | undefined {
+    return this.lastDispatchAt;
+  }
+
+  connectionsApiAnswered(operation: 'list' | 'get' | 'disconnect' | 'replicas', partial: boolean): void {
+    this.apiRequests.inc({ operation, answer: partial ? 'partial' : 'complete' });
+  }
+
+  connectionsDisconnected(by: 'id' | 'session' | 'user', reconnect: boolean, n: number): void {
+    if (n > 0) this.disconnects.inc({ by, reconnect: String(reconnect) }, n);
   }
 
   connectAdmitted(kind: ConnectKind): void {
@@ -147,7 +176,11 @@ export class HubMetrics {
 
   eventDispatched(type: string, deliveries: number): void {
     this.forwarded.inc({ type: this.typeLabel(type) });
-    if (deliveries) this.deliveries.inc(deliveries);
+    this.lastDispatchAt = Date.now();
+    if (deliveries) {
+      this.deliveries.inc(deliveries);
+      this.deliveryRate.add(deliveries);
+    }
   }
 
   eventDropped(reason: string): void {

@@ -12,10 +12,12 @@ import { isTracingActive } from '@gatehouse/tracing';
 import { type Behind, CatchUp } from './catch-up.ts';
 import { ExpiryWheel } from './expiry-wheel.ts';
 import type { CloseReason, Connection } from './connection.ts';
+import type { ConnectionAbout, ConnectionFacts } from './connection-facts.ts';
 import { type FanoutSource, traceDelivery } from './delivery-span.ts';
 import type { EventRing, RingEvent } from './event-ring.ts';
 import type { ExtractorConfig } from './extractor-config.ts';
 import {
+  connectionClosed,
   connectionCreated,
   type OutgoingEvent,
   resyncRequired,
@@ -53,6 +55,8 @@ export class Hub {
   readonly index: SubscriptionIndex<Connection>;
   private readonly connections = new Map<string, Connection>();
   private readonly sessions = new Map<string, Set<Connection>>();
+  /** What the connections API shows of each connection held, by id (connection-facts.ts). */
+  private readonly facts = new Map<string, ConnectionFacts>();
   private readonly catchUp: CatchUp;
   /** When each connection's JWT expires: the connection ends then (gw.session_expired). */
   private readonly expiries = new ExpiryWheel<Connection>((due) => this.expire(due));
@@ -98,11 +102,13 @@ export class Hub {
     conn: Connection,
     subs: Subscription[],
     welcome: { token: string; resumeFrom?: string | undefined; expiresAt?: number | undefined },
+    about: ConnectionAbout = {},
   ): void {
     const { token, resumeFrom, expiresAt } = welcome;
     this.index.set(conn, subs);
     if (expiresAt !== undefined) this.expiries.set(conn, expiresAt);
     this.connections.set(conn.id, conn);
+    this.facts.set(conn.id, { ...about, connectedAt: Date.now(), subscriptions: subs, expiresAt });
     this.joinSession(conn);
     this.metrics.connectionOpened(conn.transport, this.index.size);
     // A resuming client's welcome carries its own position: it has nothing after it yet.
@@ -115,6 +121,7 @@ export class Hub {
   remove(conn: Connection): void {
     if (this.connections.get(conn.id) !== conn) return;
     this.connections.delete(conn.id);
+    this.facts.delete(conn.id);
     this.catchUp.forget(conn);
     this.expiries.delete(conn);
     this.index.remove(conn);
@@ -133,6 +140,16 @@ export class Hub {
   /** The connections held now (a copy). */
   held(): Connection[] {
     return [...this.connections.values()];
+  }
+
+  /** What the connections API shows of a connection held now (connection-facts.ts). */
+  factsOf(id: string): ConnectionFacts | undefined {
+    return this.facts.get(id);
+  }
+
+  /** Whether a held connection is written at its own place rather than live (catch-up.ts). */
+  isBehind(conn: Connection): boolean {
+    return this.catchUp.get(conn) !== undefined;
   }
 
   /** The sessions of the connections held now. */
@@ -157,6 +174,11 @@ export class Hub {
     if (!conn) return false;
     this.index.set(conn, subs);
     if (expiresAt !== undefined) this.expiries.set(conn, expiresAt);
+    const facts = this.facts.get(id);
+    if (facts) {
+      facts.subscriptions = subs;
+      if (expiresAt !== undefined) facts.expiresAt = expiresAt;
+    }
     if (sessionId !== undefined && conn.sessionId === undefined) {
       conn.sessionId = sessionId;
       this.joinSession(conn);
@@ -176,6 +198,16 @@ export class Hub {
     }
     if (conns.length) this.metrics.sessionKilled(conns.length);
     return conns.length;
+  }
+
+  /**
+   * Ends a held connection for an operator (the connections API): `gw.connection_closed` with the
+   * reason and the reconnect advice, then the transport's close for it. False when it is gone already.
+   */
+  disconnect(conn: Connection, reason: string, reconnect: boolean): boolean {
+    if (this.connections.get(conn.id) !== conn) return false;
+    this.sendOwn(conn, connectionClosed(reason, reconnect));
+    return this.close(conn, reconnect ? 'reconnect_advised' : 'disconnected');
   }
 
   /**

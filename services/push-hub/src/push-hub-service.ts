@@ -4,10 +4,12 @@
  * replica holds; subscription changes routed to the replica holding the connection; session kills
  * from the blacklist store (looked up again after the store watch was cut off, kill-rescan.ts). On
  * shutdown it moves its clients away in batches over part of the drain window (connection-drain.ts).
+ * On the internal API, the connections API (connections-api.ts) over a control channel of its own.
  */
 import { type Auth, blacklistKey, blacklistPrefix, createAccessCheck } from '@gatehouse/auth';
 import { type Bus, type Subscription as BusSubscription, ReplicaChannel } from '@gatehouse/bus';
 import {
+  clientAddress,
   type ConfigOf,
   defaultMaxJsonDepth,
   type GatewayService,
@@ -22,6 +24,10 @@ import { AddressBudget } from './address-budget.ts';
 import { drainConnections } from './connection-drain.ts';
 import { createConnectionGate, handshakeRefusal } from './connection-gate.ts';
 import { createConnectionRateLimit } from './connection-rate-limit.ts';
+import { createConnectionsApi } from './connections-api.ts';
+import { ConnectionsCluster } from './connections-cluster.ts';
+import type { ConnectionsRequest } from './connections-messages.ts';
+import { ReplicaConnections } from './replica-connections.ts';
 import { KillRescan } from './kill-rescan.ts';
 import { createReconnectCheck } from './reconnect-evidence.ts';
 import { loadExtractorConfig } from './extractor-config.ts';
@@ -59,6 +65,9 @@ export interface PushHubDeps {
 }
 
 export type PushHub = GatewayService & { readonly hub: Hub };
+
+/** Messages each replica's connections-API stream keeps, about (Redis MAXLEN ~): its answers are large. */
+const CONNECTIONS_STREAM_LENGTH = 100;
 
 export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: PushHubDeps): PushHub {
   const logger = deps.logger.child({ service: 'push-hub' });
@@ -122,6 +131,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     heartbeatMs: config.HEARTBEAT_INTERVAL,
     writeHighWater: config.CONNECTION_HIGH_WATER_BYTES,
     reconnectDelayMs: () => Math.round(Math.random() * config.DRAIN_RECONNECT_JITTER),
+    addressOf: (req) => clientAddress(req, config.TRUSTED_PROXIES),
   };
   const sse = createSseTransport(ctx);
   const ws = createWsTransport(ctx);
@@ -178,6 +188,32 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     maxBodyBytes: 256 * 1024,
   });
 
+  // Its own channel, apart from subscription changes: its answers are larger (up to
+  // CONNECTIONS_API_MAX_BYTES), so each replica's stream keeps fewer of them.
+  const connectionsChannel = new ReplicaChannel({
+    bus: deps.controlBus,
+    replica: deps.replica,
+    logger,
+    store: deps.store,
+    prefix: 'gw.connections.',
+    maxLength: CONNECTIONS_STREAM_LENGTH,
+  });
+  const replicaConnections = new ReplicaConnections({
+    replica: deps.replica,
+    hub,
+    sightings: longpoll.sightings,
+    disconnectLongPoll: (id, reason, reconnect) => longpoll.disconnect(id, reason, reconnect),
+    metrics,
+  });
+  const connectionsApi = createConnectionsApi({
+    cluster: new ConnectionsCluster({
+      gather: (request, ask) => connectionsChannel.gather(request, config.CONNECTIONS_API_TIMEOUT, ask),
+      maxBytes: config.CONNECTIONS_API_MAX_BYTES,
+    }),
+    metrics,
+    maxLimit: config.CONNECTIONS_API_MAX_LIMIT,
+  });
+
   const dashboard = createDashboard(deps.registry);
   let unwatch: (() => Promise<void>) | undefined;
   let unwatchLongPoll: (() => Promise<void>) | undefined;
@@ -210,13 +246,14 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       (await longpoll.handle(req, res)) ||
       (await subscriptions(req, res)) ||
       socketio.handle(req, res),
-    internal: dashboard,
+    internal: async (req, res) => (await connectionsApi(req, res)) || dashboard(req, res),
     upgrade: (req, socket, head) => ws.upgrade(req, socket, head) || socketio.upgrade(req, socket, head),
     async start() {
       await channel.start((body) => {
         const change = body as SubscriptionChange;
         return hub.setSubscriptions(change.id, change.subscriptions, change.sessionId, change.expiresAt);
       });
+      await connectionsChannel.start((body) => replicaConnections.answer(body as ConnectionsRequest));
       unwatch = await deps.store.watch(blacklistPrefix, (change) => {
         if (change.kind === 'set') killSession(change.key.slice(blacklistPrefix.length));
         else if (change.kind === 'resync') rescan.request();
@@ -253,6 +290,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       await unwatch?.();
       await unwatchLongPoll?.();
       await channel.close();
+      await connectionsChannel.close();
       sse.close();
       ws.close();
       await socketio.close();

@@ -88,6 +88,10 @@ export interface ResolvedSubscriptions {
   subscriptions: Subscription[];
   /** Session of the first valid JWT, for blacklist kills. */
   sessionId: string | undefined;
+  /** User name of the first valid JWT (JWT_USER_FIELD), for the connections API. */
+  user?: string | undefined;
+  /** The client's address (as the per-address budget takes it), set by the connection gate. */
+  clientAddress?: string | undefined;
   /** When that JWT expires (ms since the Unix epoch); undefined without one or without `exp`. */
   sessionExpiresAt?: number | undefined;
   /** When the first of the JWTs it was resolved with expires; undefined without any `exp`. */
@@ -109,6 +113,7 @@ export function createSubscriptionResolver(deps: SubscriptionResolverDeps) {
   return async (req: SubscriptionRequest): Promise<ResolvedSubscriptions> => {
     const fromJwt: Subscription[] = [];
     let sessionId: string | undefined;
+    let user: string | undefined;
     let sessionExpiresAt: number | undefined;
     let expiresAt: number | undefined;
     for (const jwt of req.jwts) {
@@ -123,6 +128,7 @@ export function createSubscriptionResolver(deps: SubscriptionResolverDeps) {
       }
       if (typeof claims['exp'] === 'number')
         expiresAt = Math.min(expiresAt ?? Number.POSITIVE_INFINITY, claims['exp'] * 1000);
+      user ??= deps.auth.userOf(claims);
       if (sessionId === undefined) {
         sessionId = deps.auth.sessionIdOf(claims);
         if (sessionId !== undefined && typeof claims['exp'] === 'number')
@@ -141,7 +147,7 @@ export function createSubscriptionResolver(deps: SubscriptionResolverDeps) {
         req.checkBody === undefined ||
         (await deps.check({ jwts: req.jwts, authorization: req.authorization, body: req.checkBody() }));
       if (!allowed) throw new SubscriptionRequestError(403, 'denied', 'Subscription denied.');
-      return { subscriptions, sessionId, sessionExpiresAt, expiresAt };
+      return { subscriptions, sessionId, user, sessionExpiresAt, expiresAt };
     } catch (err) {
       if (err instanceof InvalidSubscriptionError) {
         const problem =

@@ -17,6 +17,10 @@ function connection(id: string): Connection & { got: OutgoingEvent[] } {
     sessionId: undefined,
     got,
     send: (e) => got.push(e) > 0,
+    get eventsWritten() {
+      return got.length;
+    },
+    queuedBytes: () => 0,
     whenDrained: (ready) => setImmediate(ready),
     close() {},
   };

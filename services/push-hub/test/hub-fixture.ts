@@ -1,7 +1,7 @@
 /** A push hub on the memory bus and store, listening on free ports, for the transport tests. */
 import { readFileSync } from 'node:fs';
 import { authConfig, blacklistKey, createAuthFromConfig, signJwt, withExpiry } from '@gatehouse/auth';
-import { MemoryBus } from '@gatehouse/bus';
+import { type Bus, MemoryBus } from '@gatehouse/bus';
 import {
   commonConfig,
   createLogger,
@@ -31,12 +31,12 @@ export type HubFixture = Awaited<ReturnType<typeof startHubFixture>>;
 
 /**
  * `shared` lets two hubs (two "replicas") meet on one memory bus and store (a Redis store where a
- * test measures Redis). With `tls`, the edge also serves HTTPS and HTTP/2 (a certificate made for
+ * test measures Redis), and gives them a control bus of their own when a test cuts it. With `tls`, the edge also serves HTTPS and HTTP/2 (a certificate made for
  * the run, for 127.0.0.1): `tlsUrl`, `ca`.
  */
 export async function startHubFixture(
   env: Record<string, string> = {},
-  shared?: { bus: MemoryBus; store: Store },
+  shared?: { bus: MemoryBus; store: Store; controlBus?: Bus },
   options: { tls?: boolean } = {},
 ) {
   const cert = options.tls ? selfSignedCertificate() : undefined;
@@ -59,7 +59,7 @@ export async function startHubFixture(
   const health = new Health();
   const service = createPushHub(config, {
     fanoutBus: bus,
-    controlBus: bus,
+    controlBus: shared?.controlBus ?? bus,
     store,
     auth,
     replica: env.REPLICA_ID ?? 'replica-1',

@@ -7,9 +7,15 @@ export class RecordingConnection implements Connection {
   sessionId: string | undefined;
   readonly id = crypto.randomUUID();
   readonly sent: OutgoingEvent[] = [];
+  get eventsWritten(): number {
+    return this.sent.length;
+  }
   send(e: OutgoingEvent): boolean {
     this.sent.push(e);
     return true;
+  }
+  queuedBytes(): number {
+    return 0;
   }
   whenDrained(ready: () => void): void {
     setImmediate(ready);

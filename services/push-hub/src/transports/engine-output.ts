@@ -42,6 +42,11 @@ export class EngineOutput {
     return false;
   }
 
+  /** Bytes written and not sent yet: in engine.io's write buffer and in its WebSocket's. */
+  queued(): number {
+    return this.pending + this.inTransport();
+  }
+
   whenDrained(ready: () => void): void {
     if (this.drain) this.drain.whenDrained(ready, this.pending + this.inTransport());
     else setImmediate(ready);

@@ -21,6 +21,10 @@ export interface LongPollRecord {
   cursor: string;
   /** When the session's JWT expires (ms since the Unix epoch): the connection ends then. */
   expiresAt?: number;
+  /** The user name of its JWT (JWT_USER_FIELD), for the connections API. */
+  user?: string;
+  /** When it was made (ms since the Unix epoch), for the connections API. */
+  connectedAt?: number;
 }
 
 /** A queued private event: its CloudEvent JSON and id. */

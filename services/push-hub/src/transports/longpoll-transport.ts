@@ -20,6 +20,10 @@
  *   (cookie) expires with the session's JWT (or after CONNECTION_TOKEN_TTL without one): an expired
  *   or unknown token is a new connection, made from the request's own `jwt` and `subscriptions`,
  *   which resumes from the client's `last_event_id` cookie.
+ * - A connection an operator ends (connections API) gets `gw.connection_closed` queued as a private
+ *   event: the poll that takes it answers with it and ends the connection (its cookies expire; with
+ *   reconnect advice the `last_event_id` cookie stays, so the next poll resumes on a new connection).
+ *   Each replica remembers the connections it served lately for the API (longpoll-sightings.ts).
  * - An unreachable store is answered 503 with Retry-After; a stopping replica answers its waiting
  *   polls at once, with `connection: close`, so the next poll goes to another replica.
  * - A client may keep its connection itself instead of in cookies, which every client of one origin
@@ -36,12 +40,13 @@ import { type ConnectRequest, readConnectRequest } from '../connect-request.ts';
 import { newConnectionId } from '../connection-tokens.ts';
 import type { RingEvent } from '../event-ring.ts';
 import type { ExtractorConfig } from '../extractor-config.ts';
-import { connectionCreated, resyncRequired, sessionKilled } from '../gateway-events.ts';
+import { connectionClosed, connectionCreated, resyncRequired, sessionKilled } from '../gateway-events.ts';
 import type { HubAuth } from '../hub-auth.ts';
 import type { HubMetrics } from '../hub-metrics.ts';
 import { refusalOf } from '../subscription-request.ts';
 import { connectionPreflight } from './cors.ts';
 import { type LongPollRecord, LongPollRecords, type PrivateEvent, queuePrefix } from './longpoll-records.ts';
+import { LongPollSightings } from './longpoll-sightings.ts';
 import { LongPollWaiters } from './longpoll-waiters.ts';
 import type { ReplayTarget } from '../stream-replay.ts';
 import type { TransportContext } from './transport-context.ts';
@@ -87,6 +92,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     maxQueued: opts.maxQueued,
   });
   const waiters = new LongPollWaiters(opts.extractors);
+  const sightings = new LongPollSightings(opts.sessionTtlSeconds * 1000);
   const pageSize = opts.replayPageSize ?? 5000;
   const { ring } = ctx.hub;
   let draining = false;
@@ -113,12 +119,16 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     // The cookie stops working when the session's JWT expires.
     const token = ctx.tokens.issue(id, resolved.sessionExpiresAt);
     const cursor = request.resumeFrom ?? ring.head ?? '';
-    await records.save(id, {
+    const record: LongPollRecord = {
       subscriptions: resolved.subscriptions,
       sessionId: resolved.sessionId,
       cursor,
+      connectedAt: Date.now(),
       ...(resolved.sessionExpiresAt !== undefined && { expiresAt: resolved.sessionExpiresAt }),
-    });
+      ...(resolved.user !== undefined && { user: resolved.user }),
+    };
+    await records.save(id, record);
+    sightings.saw(id, record, resolved.clientAddress);
     await records.enqueue(id, connectionCreated(token));
     await records.subscriptionsChanged(id);
     const body = JSON.stringify('ok');
@@ -217,12 +227,14 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     res.on('close', () => closed.abort(CLIENT_GONE));
     const deadline = Date.now() + opts.pollWindowMs;
     let rec = found;
+    sightings.saw(id, rec, ctx.addressOf(res.req));
     // Registered for the whole poll, before it first looks: a kill, private event or stream event
     // that comes while it reads the blacklist, its queue and the stream is kept for it, and a kill
     // rescan finds its session.
     const armed = waiters.arm({ id, sessionId: rec.sessionId, subscriptions: rec.subscriptions });
     const adopt = (newer: LongPollRecord | undefined) => {
       rec = newer ?? rec;
+      if (newer) sightings.saw(id, rec, ctx.addressOf(res.req));
       armed.update({ id, sessionId: rec.sessionId, subscriptions: rec.subscriptions });
     };
     const reload = async () => adopt(await records.load(id));
@@ -238,6 +250,8 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       if (killed) return answerKilled(res, id, rec.sessionId!);
       let privateEvents = queued;
       for (;;) {
+        const closing = privateEvents.findIndex(isConnectionClosed);
+        if (closing >= 0) return answerClosed(res, id, privateEvents.slice(0, closing + 1));
         const slice = await readStream(cursor, closed.signal, deadline);
         if (closed.signal.aborted) return;
         if (slice.failed) return answerUnavailable(res);
@@ -295,6 +309,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
   }
 
   async function answerKilled(res: ServerResponse, id: string, sessionId: string): Promise<void> {
+    sightings.forget(id);
     await records.forget(id);
     const body = `{"last_event_id":"","events":[${sessionKilled(sessionId).json}]}`;
     res.writeHead(200, {
@@ -302,6 +317,27 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       'content-length': Buffer.byteLength(body),
       'cache-control': 'no-cache',
       'set-cookie': expiredCookies(cookieAttributes(res.req)),
+      ...ctx.cors.headers(res.req),
+    });
+    res.end(body);
+  }
+
+  /**
+   * The connection was ended by an operator: the private events up to `gw.connection_closed` go
+   * out, the connection is forgotten and its cookies expire; with reconnect advice the cursor
+   * cookie stays, so the client's next poll makes a new connection that resumes where this one was.
+   */
+  async function answerClosed(res: ServerResponse, id: string, events: PrivateEvent[]): Promise<void> {
+    sightings.forget(id);
+    await records.forget(id);
+    const reconnect = reconnectAdvised(events.at(-1)!);
+    const body = `{"last_event_id":"","events":[${events.map((e) => e.json).join(',')}]}`;
+    const attributes = cookieAttributes(res.req);
+    res.writeHead(200, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      'cache-control': 'no-cache',
+      'set-cookie': reconnect ? expiredConnectionCookies(attributes) : expiredCookies(attributes),
       ...ctx.cors.headers(res.req),
     });
     res.end(body);
@@ -370,6 +406,17 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     },
     /** The sessions of the polls waiting on this replica now. */
     sessionIds: () => waiters.sessionIds(),
+    /**
+     * Ends a long-poll connection for an operator: `gw.connection_closed` is queued for it, which
+     * wakes its waiting poll on whichever replica (or reaches its next one). False when it is gone.
+     */
+    async disconnect(id: string, reason: string, reconnect: boolean): Promise<boolean> {
+      sightings.forget(id);
+      if (!(await records.load(id))) return false;
+      await records.enqueue(id, connectionClosed(reason, reconnect));
+      return true;
+    },
+    sightings,
     waiters,
     records,
   };
@@ -440,6 +487,32 @@ function cookies(
   const out = [`connection_token=${token}${attrs}`, `last_event_id=${encodeURIComponent(cursor)}${attrs}`];
   if (acknowledge !== undefined) out.push(`${ACK_COOKIE}=${encodeURIComponent(acknowledge)}${attrs}`);
   return out;
+}
+
+/** Ends the connection but keeps the cursor: the next poll resumes on a new connection. */
+function expiredConnectionCookies(attributes: string): string[] {
+  const attrs = `${attributes}; Max-Age=0`;
+  return [`connection_token=${attrs}`, `${ACK_COOKIE}=${attrs}`];
+}
+
+function isConnectionClosed(e: PrivateEvent): boolean {
+  return e.json.includes('"gw.connection_closed"') && readType(e.json) === 'gw.connection_closed';
+}
+
+function reconnectAdvised(e: PrivateEvent): boolean {
+  try {
+    return (JSON.parse(e.json) as { data?: { reconnect?: unknown } }).data?.reconnect === true;
+  } catch {
+    return false;
+  }
+}
+
+function readType(json: string): unknown {
+  try {
+    return (JSON.parse(json) as { type?: unknown }).type;
+  } catch {
+    return undefined;
+  }
 }
 
 function expiredCookies(attributes: string): string[] {

@@ -48,6 +48,7 @@ class SocketIoConnection implements Connection {
   readonly id: string;
   private readonly socket: Socket;
   private readonly output: EngineOutput;
+  eventsWritten = 0;
 
   constructor(id: string, socket: Socket, highWater: number) {
     this.id = id;
@@ -56,7 +57,12 @@ class SocketIoConnection implements Connection {
   }
 
   send(e: OutgoingEvent): boolean {
+    this.eventsWritten++;
     return this.output.write(socketIoFrameOf(e));
+  }
+
+  queuedBytes(): number {
+    return this.output.queued();
   }
 
   whenDrained(ready: () => void): void {
@@ -67,7 +73,8 @@ class SocketIoConnection implements Connection {
     // A server disconnect is final for the socket.io client; a transport close makes it reconnect
     // (with its recovery offset), which is what a stopping replica wants of it.
     if (reason === 'slow_consumer') this.output.destroy();
-    else if (reason === 'shutdown' || reason === 'unavailable') this.socket.conn.close();
+    else if (reason === 'shutdown' || reason === 'unavailable' || reason === 'reconnect_advised')
+      this.socket.conn.close();
     else this.socket.disconnect(true);
   }
 }
@@ -134,11 +141,12 @@ export function createSocketIoTransport(ctx: TransportContext, limits: SocketIoL
     conn.sessionId = resolved.sessionId;
     socket.onAny(() => socket.disconnect(true));
     socket.on('disconnect', () => ctx.hub.remove(conn));
-    ctx.hub.add(conn, resolved.subscriptions, {
-      token: ctx.tokens.issue(id),
-      resumeFrom: request.resumeFrom,
-      expiresAt: resolved.expiresAt,
-    });
+    ctx.hub.add(
+      conn,
+      resolved.subscriptions,
+      { token: ctx.tokens.issue(id), resumeFrom: request.resumeFrom, expiresAt: resolved.expiresAt },
+      { user: resolved.user, remoteAddress: resolved.clientAddress },
+    );
   });
 
   const owns = (req: IncomingMessage) => requestPath(req).startsWith(SOCKETIO_PATH);

@@ -40,6 +40,7 @@ class SseConnection implements Connection, TurnMark {
   private readonly framed: boolean;
   private readonly shared: SseTransportState;
   writtenInTurn = 0;
+  eventsWritten = 0;
 
   constructor(id: string, res: ServerResponse, shared: SseTransportState) {
     this.id = id;
@@ -52,7 +53,12 @@ class SseConnection implements Connection, TurnMark {
 
   send(e: OutgoingEvent): boolean {
     this.write(sseBytesOf(e));
+    this.eventsWritten++;
     return this.out.writableLength < this.shared.highWater;
+  }
+
+  queuedBytes(): number {
+    return this.out.writableLength;
   }
 
   whenDrained(ready: () => void): void {
@@ -71,7 +77,7 @@ class SseConnection implements Connection, TurnMark {
     // bytes (up to MAX_BUFFERED_BYTES) resident for as long as the client keeps the socket open.
     if (reason === 'slow_consumer') this.cut();
     else if (!this.response.writableEnded) {
-      const comeBack = reason === 'shutdown' || reason === 'unavailable';
+      const comeBack = reason === 'shutdown' || reason === 'unavailable' || reason === 'reconnect_advised';
       if (comeBack && !this.response.destroyed) this.response.end(`retry: ${this.shared.retryMs()}\n\n`);
       else this.response.end();
     }
@@ -198,11 +204,12 @@ export function createSseTransport(ctx: TransportContext) {
     conn.sessionId = resolved.sessionId;
     open.set(res, conn);
     res.on('close', onResponseClose);
-    ctx.hub.add(conn, resolved.subscriptions, {
-      token: ctx.tokens.issue(id),
-      resumeFrom: connectReq.resumeFrom,
-      expiresAt: resolved.expiresAt,
-    });
+    ctx.hub.add(
+      conn,
+      resolved.subscriptions,
+      { token: ctx.tokens.issue(id), resumeFrom: connectReq.resumeFrom, expiresAt: resolved.expiresAt },
+      { user: resolved.user, remoteAddress: resolved.clientAddress },
+    );
   }
 
   return {

@@ -1,4 +1,5 @@
 /** What every transport module is given: the hub core, the connect gate and shared settings. */
+import type { IncomingMessage } from 'node:http';
 import type { CorsPolicy, Logger } from '@gatehouse/service-kit';
 import type { ConnectionGate } from '../connection-gate.ts';
 import type { ConnectionTokens } from '../connection-tokens.ts';
@@ -21,4 +22,6 @@ export interface TransportContext {
   writeHighWater: number;
   /** The SSE `retry:` hint (ms) sent to a client told to reconnect: jittered, so they come back apart. */
   reconnectDelayMs(): number;
+  /** The client's address as the per-address budget takes it (TRUSTED_PROXIES applied). */
+  addressOf(req: IncomingMessage): string;
 }

@@ -34,6 +34,9 @@ const closeFor: Record<CloseReason, [number, string]> = {
   shutdown: [1012, 'Service restart.'],
   slow_consumer: [1008, 'Client too slow.'],
   unavailable: [1013, 'Try again later.'],
+  // 4000 + 410 Gone: the client's own refusal code range, so it does not come back by itself.
+  disconnected: [4410, 'Disconnected.'],
+  reconnect_advised: [1012, 'Disconnected; reconnect.'],
 };
 
 class WsConnection implements Connection {
@@ -41,6 +44,7 @@ class WsConnection implements Connection {
   sessionId: string | undefined;
   readonly id: string;
   alive = true;
+  eventsWritten = 0;
   private readonly ws: WebSocket;
   private readonly highWater: number;
   private readonly positions: boolean;
@@ -54,6 +58,7 @@ class WsConnection implements Connection {
   }
 
   send(e: OutgoingEvent): boolean {
+    this.eventsWritten++;
     const payload = this.positions ? positionedPayloadOf(e) : payloadOf(e);
     if (this.ws.bufferedAmount + payload.length < this.highWater) {
       this.ws.send(payload, asText);
@@ -63,6 +68,10 @@ class WsConnection implements Connection {
     this.drain ??= new WriteDrain();
     this.ws.send(payload, asText, this.drain.written());
     return false;
+  }
+
+  queuedBytes(): number {
+    return this.ws.bufferedAmount;
   }
 
   whenDrained(ready: () => void): void {
@@ -156,11 +165,12 @@ export function createWsTransport(ctx: TransportContext) {
     open.set(ws, conn);
     ws.on('pong', onPong);
     ws.on('close', onClose);
-    ctx.hub.add(conn, resolved.subscriptions, {
-      token: ctx.tokens.issue(id),
-      resumeFrom: connectReq.resumeFrom,
-      expiresAt: resolved.expiresAt,
-    });
+    ctx.hub.add(
+      conn,
+      resolved.subscriptions,
+      { token: ctx.tokens.issue(id), resumeFrom: connectReq.resumeFrom, expiresAt: resolved.expiresAt },
+      { user: resolved.user, remoteAddress: resolved.clientAddress },
+    );
   }
 
   return {
