@@ -14,6 +14,7 @@ import { applyMappings } from '../mapping/apply-mappings.ts';
 import type { MappingHooks, MappingScope } from '../mapping/compiled-mapping.ts';
 import { readModelKey } from '../mapping/model-key.ts';
 import { decisionIndex, decisionText, integerOf, parseRetry } from './decision.ts';
+import { eventHeadersOf } from './event-headers.ts';
 import { outcomeOfError, outcomeOfResult, type TaskOutcome } from './flow-functions.ts';
 import type { FlowResult } from './flow-result.ts';
 import { responseOf } from './flow-result.ts';
@@ -125,6 +126,11 @@ export class FlowInstance {
 
   get ttlMs(): number {
     return this.o.ttlMs;
+  }
+
+  /** The instance's trace step (traced requests): what it starts runs under it. */
+  get step(): TaskStep | undefined {
+    return this.flowStep;
   }
 
   start(): void {
@@ -241,17 +247,8 @@ export class FlowInstance {
         .then((result) => finish(outcomeOfChild(result)));
       return;
     }
-    const eventHeaders: Record<string, string> = {
-      ...headers,
-      my_route: route,
-      my_correlation_id: this.o.cid,
-    };
-    if (trace) {
-      eventHeaders['my_trace_id'] = trace.id;
-      eventHeaders['my_trace_path'] = trace.path;
-    }
     this.runner.functions
-      .invoke(route, eventHeaders, body)
+      .invoke(route, eventHeadersOf(route, this.o.cid, trace, headers), body)
       .then(outcomeOfResult, outcomeOfError)
       .then(finish);
   }

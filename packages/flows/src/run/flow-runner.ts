@@ -6,6 +6,7 @@
  */
 import type { CompiledFlow } from '../compile/compiled-flow.ts';
 import type { MappingHooks } from '../mapping/compiled-mapping.ts';
+import { eventHeadersOf } from './event-headers.ts';
 import type { FlowFunctions } from './flow-functions.ts';
 import { FlowInstance } from './flow-instance.ts';
 import type { FlowResult } from './flow-result.ts';
@@ -85,7 +86,8 @@ export class FlowRunner {
   /**
    * An `ext:<key>` target: fire-and-forget to the flow's external state machine, a function
    * (headers `type: put|remove` and `key`, body `{data}`) or a flow (`input.header.type/key`,
-   * `input.body.data`).
+   * `input.body.data`), with the instance's trace as Mercury sends it. A flow runs as a child of
+   * the instance (Mercury's `parent`): same root map, under the instance's trace step.
    */
   external(flow: CompiledFlow, from: FlowInstance, key: string, value: unknown): void {
     const target = flow.externalStateMachine;
@@ -102,10 +104,20 @@ export class FlowRunner {
         );
         return;
       }
-      void this.start(machine, { header: { key, type }, body }, { cid: from.cid, ttlMs: machine.ttlMs });
+      const input = { header: { key, type }, body };
+      void this.startChild(machine, input, from, { ttlMs: machine.ttlMs, parentStep: from.step }).then(
+        (result) => {
+          if (result.kind !== 'abort') return;
+          const { status, message } = result;
+          this.logger.warn(
+            { flow: flow.id, route: target, status, message },
+            `External state machine ${target} failed`,
+          );
+        },
+      );
       return;
     }
-    const headers = { type, key, my_route: target, my_correlation_id: from.cid };
+    const headers = eventHeadersOf(target, from.cid, from.trace, { type, key });
     this.functions.invoke(target, headers, body).catch((err: unknown) => {
       this.logger.warn({ flow: flow.id, err, route: target }, `External state machine ${target} failed`);
     });
