@@ -5,17 +5,15 @@
  * Sub-flows (`flow://id` tasks) and `ext:` targets of the external state machine go through here.
  */
 import type { CompiledFlow } from '../compile/compiled-flow.ts';
-import type { MappingHooks } from '../mapping/compiled-mapping.ts';
+import type { MappingHooks } from '../mapping/mapping-hooks.ts';
 import { eventHeadersOf } from './event-headers.ts';
 import type { FlowFunctions } from './flow-functions.ts';
 import { FlowInstance } from './flow-instance.ts';
 import type { FlowResult } from './flow-result.ts';
 import type { FlowLogger, FlowTrace, TaskStep } from './flow-trace.ts';
+import type { FlowSource, InstanceHost, InstanceView } from './instance-host.ts';
 
-/** The flows that loaded (invalid ones are absent). */
-export interface FlowSource {
-  get(id: string): CompiledFlow | undefined;
-}
+export type { FlowSource } from './instance-host.ts';
 
 export interface FlowRunnerOptions {
   flows: FlowSource;
@@ -38,7 +36,7 @@ export interface RunOptions {
   parentStep?: TaskStep;
 }
 
-export class FlowRunner {
+export class FlowRunner implements InstanceHost {
   readonly flows: FlowSource;
   readonly functions: FlowFunctions;
   readonly logger: FlowLogger;
@@ -65,7 +63,7 @@ export class FlowRunner {
   startChild(
     flow: CompiledFlow,
     input: unknown,
-    parent: FlowInstance,
+    parent: InstanceView,
     options: { ttlMs: number; parentStep: TaskStep | undefined },
   ): Promise<FlowResult> {
     const trace = parent.trace;
@@ -89,7 +87,7 @@ export class FlowRunner {
    * `input.body.data`), with the instance's trace as Mercury sends it. A flow runs as a child of
    * the instance (Mercury's `parent`): same root map, under the instance's trace step.
    */
-  external(flow: CompiledFlow, from: FlowInstance, key: string, value: unknown): void {
+  external(flow: CompiledFlow, from: InstanceView, key: string, value: unknown): void {
     const target = flow.externalStateMachine;
     if (target === undefined) return;
     const type = value === null || value === undefined ? 'remove' : 'put';
@@ -127,7 +125,7 @@ export class FlowRunner {
     flow: CompiledFlow,
     input: unknown,
     options: RunOptions & { ttlMs: number; root?: Record<string, unknown> },
-    parent?: FlowInstance,
+    parent?: InstanceView,
   ): Promise<FlowResult> {
     return new Promise((resolve) => {
       const instance = new FlowInstance(flow, input, this, options, resolve);
