@@ -8,6 +8,7 @@ import { AppException } from '@gatehouse/functions';
 import type { CompiledFlow, CompiledTask, ExecutionType } from '../src/compile/compiled-flow.ts';
 import { compileMapping } from '../src/mapping/compile-mapping.ts';
 import { FlowRunner } from '../src/run/flow-runner.ts';
+import type { FlowTrace } from '../src/run/flow-trace.ts';
 
 type Fn = (body: Record<string, unknown>, headers: Record<string, string>) => unknown;
 
@@ -24,6 +25,30 @@ const functions: Record<string, Fn> = {
 };
 
 const quiet = { info() {}, warn() {}, error() {} };
+
+/** What the external state machine `ext.sm` was sent, in order. */
+const extCalls: Array<{ headers: Record<string, string>; body: unknown }> = [];
+functions['ext.sm'] = (body, headers) => {
+  extCalls.push({ headers, body });
+  return true;
+};
+
+/** A trace that records which flow step each flow instance started under. */
+function traceOf(id: string, path: string) {
+  const flowsUnder: Array<{ flow: string; parent: unknown }> = [];
+  const trace: FlowTrace = {
+    id,
+    path,
+    beginFlow: (flowId, parent) => {
+      flowsUnder.push({ flow: flowId, parent });
+      return `step:${flowId}`;
+    },
+    endFlow() {},
+    beginTask: (_flowId, taskName) => `task:${taskName}`,
+    endTask() {},
+  };
+  return { trace, flowsUnder };
+}
 
 function task(
   flow: string,
@@ -247,6 +272,55 @@ describe('FlowRunner', () => {
       headers: {},
       body: { child: { x: 7 }, seen: true },
     });
+  });
+
+  it('sends ext: key-values with the instance trace (Mercury: a state machine keyed by trace id)', async () => {
+    extCalls.length = 0;
+    const f = flow(
+      'ext',
+      [task('ext', 'put', 'echo', 'end', ['input.user -> ext:user', 'model.none -> ext:gone'], [])],
+      { externalStateMachine: 'ext.sm' },
+    );
+    const { trace } = traceOf('trace-1', 'PUT /api/ext');
+    await runnerOf(f).run('ext', { user: 'Peter' }, { cid: 'c1', trace });
+    await new Promise((resolve) => setImmediate(resolve));
+    const sent = {
+      my_route: 'ext.sm',
+      my_correlation_id: 'c1',
+      my_trace_id: 'trace-1',
+      my_trace_path: 'PUT /api/ext',
+    };
+    assert.deepEqual(extCalls, [
+      { headers: { type: 'put', key: 'user', ...sent }, body: { data: 'Peter' } },
+      { headers: { type: 'remove', key: 'gone', ...sent }, body: {} },
+    ]);
+  });
+
+  it('runs a flow:// state machine as a child of the instance, under its trace step', async () => {
+    extCalls.length = 0;
+    const machine = flow('machine', [
+      task(
+        'machine',
+        'save',
+        'ext.sm',
+        'end',
+        ['input.header.key -> header.key', 'input.body.data -> data'],
+        [],
+      ),
+    ]);
+    const f = flow('ext', [task('ext', 'put', 'echo', 'end', ['input.user -> ext:user'], [])], {
+      externalStateMachine: 'flow://machine',
+    });
+    const { trace, flowsUnder } = traceOf('trace-2', 'PUT /api/ext/flow');
+    await runnerOf(f, machine).run('ext', { user: 'Mary' }, { cid: 'c2', trace });
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(extCalls.length, 1);
+    assert.equal(extCalls[0]!.headers['my_trace_id'], 'trace-2');
+    assert.deepEqual(extCalls[0]!.body, { data: 'Mary' });
+    assert.deepEqual(flowsUnder, [
+      { flow: 'ext', parent: undefined },
+      { flow: 'machine', parent: 'step:ext' },
+    ]);
   });
 
   it('answers 500 for an unknown flow', async () => {

@@ -1,16 +1,20 @@
 /**
  * The functions the engine can call, by route name. Each function runs at most `instances` events
  * at a time; more wait in line (first come, first served) and each call gets a free instance
- * number, as `handleEvent(headers, input, instance)` promises.
+ * number, as `handleEvent(headers, input, instance)` promises. A call that ends hands its instance
+ * straight to the first one waiting: were it put back for the waiter to take a microtask later, a
+ * call made in between would take it, the waiter would run beside it without an instance, and a
+ * `instances: 1` function (an external state machine) would lose its order and then an instance.
  */
 import type { AsyncHttpRequest, EventHeaders, FunctionRegistration } from '@gatehouse/functions';
 
 interface Slot {
   registration: FunctionRegistration;
   source: string;
-  /** Instance numbers not in use. */
+  /** Instance numbers not in use; empty while calls wait. */
   free: number[];
-  waiting: Array<() => void>;
+  /** Calls waiting for an instance, first come first served; each is handed one. */
+  waiting: Array<(instance: number) => void>;
 }
 
 export class FunctionRegistry {
@@ -63,11 +67,7 @@ export class FunctionRegistry {
   async invoke(route: string, headers: EventHeaders, input: AsyncHttpRequest): Promise<unknown> {
     const slot = this.slots.get(route);
     if (!slot) throw new Error(`Service ${route} not reachable`);
-    let instance = slot.free.pop();
-    if (instance === undefined) {
-      await new Promise<void>((resolve) => slot.waiting.push(resolve));
-      instance = slot.free.pop()!;
-    }
+    const instance = slot.free.pop() ?? (await new Promise<number>((resolve) => slot.waiting.push(resolve)));
     try {
       return await slot.registration.handleEvent(headers, input, instance);
     } finally {
@@ -77,6 +77,7 @@ export class FunctionRegistry {
 }
 
 function release(slot: Slot, instance: number): void {
-  slot.free.push(instance);
-  slot.waiting.shift()?.();
+  const next = slot.waiting.shift();
+  if (next) next(instance);
+  else slot.free.push(instance);
 }

@@ -11,10 +11,13 @@
  * @gatehouse/functions: the runner aborts the flow with that status (Mercury §10.4).
  */
 
+import type { MappingHooks } from './mapping-hooks.ts';
+import type { MappingKind } from './mapping-kind.ts';
 import type { Source } from './mapping-source.ts';
 import type { Target } from './mapping-target.ts';
 
-export type MappingKind = 'input' | 'output';
+export type { MappingHooks } from './mapping-hooks.ts';
+export type { MappingKind } from './mapping-kind.ts';
 
 /** Where a line comes from: used for messages and for the kind's own rules. */
 export interface MappingLocation {
@@ -25,30 +28,6 @@ export interface MappingLocation {
   readonly file?: string;
   /** Output mappings of a decision task may target `decision`. */
   readonly decisionTask?: boolean;
-}
-
-/** Application-level services a mapping may use; all optional. */
-export interface MappingHooks {
-  /** `map(config.key)` and `f:setConfig`: the application configuration (Gatehouse properties). */
-  readonly config?: (key: string) => unknown;
-  /** `ext:<key>` targets: fire-and-forget to the flow's external.state.machine (value null = remove). */
-  readonly external?: (key: string, value: unknown) => void;
-  /**
-   * `classpath(...)` resources: the folder they resolve against (else the working directory), and
-   * stay in.
-   */
-  readonly resourceFolder?: string;
-  /**
-   * The folders `file(...)` sources and targets may use (flow.file.folders in the REST engine);
-   * without any, `file(...)` is refused.
-   */
-  readonly fileFolders?: readonly string[];
-  /** `f:setConfig(key, value)`: set an application property (Mercury sets a Java system property). */
-  readonly setConfig?: (key: string, value: string) => void;
-  /** Non-fatal problems (Mercury's ERROR/WARN lines, e.g. an invalid output.status). */
-  readonly warn?: (message: string) => void;
-  /** Largest list index a dynamic `[model.n]` target may use (Mercury's max.model.array.size, 1000). */
-  readonly maxModelArraySize?: number;
 }
 
 export interface MappingScope {

@@ -8,7 +8,7 @@
 import { AppException } from '@gatehouse/functions';
 import { realPathInside } from '@gatehouse/service-kit';
 import { join } from 'node:path';
-import type { MappingHooks } from './compiled-mapping.ts';
+import type { MappingHooks } from './mapping-hooks.ts';
 
 /** The real path a `file(...)` path may be read or written at. */
 export function filePath(path: string, hooks: MappingHooks | undefined, built: boolean): string {

@@ -11,7 +11,7 @@ import { filePath, resourcePath } from './file-access.ts';
 import { javaText, splitOn, str2double, str2int, str2long } from './java-text.ts';
 import { readJsonPath } from './json-path.ts';
 import { binaryValue, lengthOf, PLUGINS, textValue } from './plugins.ts';
-import type { MappingHooks } from './compiled-mapping.ts';
+import type { MappingHooks } from './mapping-hooks.ts';
 import { randomUUID } from 'node:crypto';
 
 export type FileMode = 'text' | 'json' | 'binary' | 'append';

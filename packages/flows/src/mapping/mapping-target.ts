@@ -3,7 +3,7 @@
  * function's input (body keys, `*`, `header`, `header.<name>`), the model, or `ext:`; output
  * mappings write `output.*`, the model, `decision`, `file(...)` or `ext:`.
  */
-import type { MappingKind } from './compiled-mapping.ts';
+import type { MappingKind } from './mapping-kind.ts';
 import { fileDescriptor, type FileMode } from './mapping-source.ts';
 
 export type Target =

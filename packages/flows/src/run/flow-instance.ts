@@ -11,14 +11,16 @@ import { randomUUID } from 'node:crypto';
 import { isAppException } from '@gatehouse/functions';
 import type { CompiledFlow, CompiledTask } from '../compile/compiled-flow.ts';
 import { applyMappings } from '../mapping/apply-mappings.ts';
-import type { MappingHooks, MappingScope } from '../mapping/compiled-mapping.ts';
+import type { MappingScope } from '../mapping/compiled-mapping.ts';
+import type { MappingHooks } from '../mapping/mapping-hooks.ts';
 import { readModelKey } from '../mapping/model-key.ts';
 import { decisionIndex, decisionText, integerOf, parseRetry } from './decision.ts';
+import { eventHeadersOf } from './event-headers.ts';
 import { outcomeOfError, outcomeOfResult, type TaskOutcome } from './flow-functions.ts';
 import type { FlowResult } from './flow-result.ts';
 import { responseOf } from './flow-result.ts';
-import type { FlowRunner } from './flow-runner.ts';
 import type { FlowTrace, TaskStep } from './flow-trace.ts';
+import type { InstanceHost, InstanceView } from './instance-host.ts';
 import { enterLoop, firedCondition, nextRound } from './pipeline-loop.ts';
 
 export interface InstanceOptions {
@@ -55,12 +57,12 @@ interface Pipeline {
 
 const plain: RunContext = Object.freeze({});
 
-export class FlowInstance {
+export class FlowInstance implements InstanceView {
   readonly id = randomUUID().replaceAll('-', '');
   readonly model: Record<string, unknown>;
   private readonly flow: CompiledFlow;
   private readonly input: unknown;
-  private readonly runner: FlowRunner;
+  private readonly runner: InstanceHost;
   private readonly o: InstanceOptions;
   private readonly hooks: MappingHooks;
   private readonly settle: (result: FlowResult) => void;
@@ -81,7 +83,7 @@ export class FlowInstance {
   constructor(
     flow: CompiledFlow,
     input: unknown,
-    runner: FlowRunner,
+    runner: InstanceHost,
     options: InstanceOptions,
     settle: (result: FlowResult) => void,
   ) {
@@ -125,6 +127,11 @@ export class FlowInstance {
 
   get ttlMs(): number {
     return this.o.ttlMs;
+  }
+
+  /** The instance's trace step (traced requests): what it starts runs under it. */
+  get step(): TaskStep | undefined {
+    return this.flowStep;
   }
 
   start(): void {
@@ -241,17 +248,8 @@ export class FlowInstance {
         .then((result) => finish(outcomeOfChild(result)));
       return;
     }
-    const eventHeaders: Record<string, string> = {
-      ...headers,
-      my_route: route,
-      my_correlation_id: this.o.cid,
-    };
-    if (trace) {
-      eventHeaders['my_trace_id'] = trace.id;
-      eventHeaders['my_trace_path'] = trace.path;
-    }
     this.runner.functions
-      .invoke(route, eventHeaders, body)
+      .invoke(route, eventHeadersOf(route, this.o.cid, trace, headers), body)
       .then(outcomeOfResult, outcomeOfError)
       .then(finish);
   }

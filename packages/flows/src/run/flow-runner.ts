@@ -5,16 +5,15 @@
  * Sub-flows (`flow://id` tasks) and `ext:` targets of the external state machine go through here.
  */
 import type { CompiledFlow } from '../compile/compiled-flow.ts';
-import type { MappingHooks } from '../mapping/compiled-mapping.ts';
+import type { MappingHooks } from '../mapping/mapping-hooks.ts';
+import { eventHeadersOf } from './event-headers.ts';
 import type { FlowFunctions } from './flow-functions.ts';
 import { FlowInstance } from './flow-instance.ts';
 import type { FlowResult } from './flow-result.ts';
 import type { FlowLogger, FlowTrace, TaskStep } from './flow-trace.ts';
+import type { FlowSource, InstanceHost, InstanceView } from './instance-host.ts';
 
-/** The flows that loaded (invalid ones are absent). */
-export interface FlowSource {
-  get(id: string): CompiledFlow | undefined;
-}
+export type { FlowSource } from './instance-host.ts';
 
 export interface FlowRunnerOptions {
   flows: FlowSource;
@@ -37,7 +36,7 @@ export interface RunOptions {
   parentStep?: TaskStep;
 }
 
-export class FlowRunner {
+export class FlowRunner implements InstanceHost {
   readonly flows: FlowSource;
   readonly functions: FlowFunctions;
   readonly logger: FlowLogger;
@@ -64,7 +63,7 @@ export class FlowRunner {
   startChild(
     flow: CompiledFlow,
     input: unknown,
-    parent: FlowInstance,
+    parent: InstanceView,
     options: { ttlMs: number; parentStep: TaskStep | undefined },
   ): Promise<FlowResult> {
     const trace = parent.trace;
@@ -85,9 +84,10 @@ export class FlowRunner {
   /**
    * An `ext:<key>` target: fire-and-forget to the flow's external state machine, a function
    * (headers `type: put|remove` and `key`, body `{data}`) or a flow (`input.header.type/key`,
-   * `input.body.data`).
+   * `input.body.data`), with the instance's trace as Mercury sends it. A flow runs as a child of
+   * the instance (Mercury's `parent`): same root map, under the instance's trace step.
    */
-  external(flow: CompiledFlow, from: FlowInstance, key: string, value: unknown): void {
+  external(flow: CompiledFlow, from: InstanceView, key: string, value: unknown): void {
     const target = flow.externalStateMachine;
     if (target === undefined) return;
     const type = value === null || value === undefined ? 'remove' : 'put';
@@ -102,10 +102,20 @@ export class FlowRunner {
         );
         return;
       }
-      void this.start(machine, { header: { key, type }, body }, { cid: from.cid, ttlMs: machine.ttlMs });
+      const input = { header: { key, type }, body };
+      void this.startChild(machine, input, from, { ttlMs: machine.ttlMs, parentStep: from.step }).then(
+        (result) => {
+          if (result.kind !== 'abort') return;
+          const { status, message } = result;
+          this.logger.warn(
+            { flow: flow.id, route: target, status, message },
+            `External state machine ${target} failed`,
+          );
+        },
+      );
       return;
     }
-    const headers = { type, key, my_route: target, my_correlation_id: from.cid };
+    const headers = eventHeadersOf(target, from.cid, from.trace, { type, key });
     this.functions.invoke(target, headers, body).catch((err: unknown) => {
       this.logger.warn({ flow: flow.id, err, route: target }, `External state machine ${target} failed`);
     });
@@ -115,7 +125,7 @@ export class FlowRunner {
     flow: CompiledFlow,
     input: unknown,
     options: RunOptions & { ttlMs: number; root?: Record<string, unknown> },
-    parent?: FlowInstance,
+    parent?: InstanceView,
   ): Promise<FlowResult> {
     return new Promise((resolve) => {
       const instance = new FlowInstance(flow, input, this, options, resolve);

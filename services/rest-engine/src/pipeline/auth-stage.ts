@@ -7,7 +7,9 @@ import { type AsyncHttpRequest, isAppException } from '@gatehouse/functions';
 import { judgeAuthResult } from '../authentication.ts';
 import { errorMessages } from '../error-renderer.ts';
 import type { TraceStep } from '../trace-recorder.ts';
-import { type Exchange, eventHeaders, type PipelineContext } from './exchange.ts';
+import { eventHeaders } from './event-headers.ts';
+import type { Exchange } from './exchange.ts';
+import type { PipelineContext } from './pipeline-context.ts';
 import { answerError } from './respond-stage.ts';
 
 /** Returns the session verdict, or undefined after answering the rejection. */

@@ -8,7 +8,8 @@ import type { HttpRequestData } from '@gatehouse/functions';
 import { HttpError } from '@gatehouse/service-kit';
 import { readRequestBody } from '../body-reader.ts';
 import { queryMap } from '../query-string.ts';
-import type { Exchange, PipelineContext } from './exchange.ts';
+import type { Exchange } from './exchange.ts';
+import type { PipelineContext } from './pipeline-context.ts';
 import { answerError } from './respond-stage.ts';
 
 export const bodyMethods = new Set(['POST', 'PUT', 'PATCH']);

@@ -6,7 +6,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Endpoint } from '../endpoint.ts';
 import { errorMessages } from '../error-renderer.ts';
-import type { PipelineContext } from './exchange.ts';
+import type { PipelineContext } from './pipeline-context.ts';
 import { allowOf, plainError } from './respond-stage.ts';
 
 /** A fresh response header object with the endpoint's CORS headers in it. */

@@ -2,12 +2,16 @@
  * What happens to one request, stage by stage (one file each):
  *   route-stage      which endpoint, preflight, static content or error answers it
  *   cors-stage       the endpoint's CORS headers on every answer; the OPTIONS preflight
- *   exchange         cookies, request header transform, correlation and trace ids
+ *   exchange-stage   cookies, request header transform, correlation and trace ids
  *   body-stage       POST/PUT/PATCH bodies
  *   auth-stage       the endpoint's authentication function
  *   target-stage     secondaries, then the target: targets/{function,flow,relay}-target.ts
  *                    (targets/static-target.ts for static content)
  *   respond-stage    every answer, the endpoint timeout (408)
+ *
+ * Imports go one way: this file imports the stages; a stage imports respond-stage and the shared
+ * types (pipeline-context, exchange, targets/target), never another stage that imports it back;
+ * a target imports none of them but its own types (test/import-cycles.test.ts keeps it so).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AsyncHttpRequest, type HttpRequestData } from '@gatehouse/functions';
@@ -15,13 +19,16 @@ import { selectAuthRoute } from '../authentication.ts';
 import { authenticate } from './auth-stage.ts';
 import { bodyMethods, readBody } from './body-stage.ts';
 import { answerPreflight } from './cors-stage.ts';
-import { type Exchange, openExchange, type PipelineContext } from './exchange.ts';
+import { errorMessages } from '../error-renderer.ts';
+import type { Exchange } from './exchange.ts';
+import { openExchange } from './exchange-stage.ts';
+import type { PipelineContext } from './pipeline-context.ts';
 import { answerError, failed, plainError, startTimer } from './respond-stage.ts';
 import { routeOf } from './route-stage.ts';
 import { runTarget, unreachableService } from './target-stage.ts';
 import { runStaticTarget } from './targets/static-target.ts';
 
-export type { PipelineContext } from './exchange.ts';
+export type { PipelineContext } from './pipeline-context.ts';
 
 /** The engine's `node:http` request listener. */
 export function requestHandler(ctx: PipelineContext): (req: IncomingMessage, res: ServerResponse) => void {
@@ -40,9 +47,11 @@ export function requestHandler(ctx: PipelineContext): (req: IncomingMessage, res
         answerPreflight(ctx, req, res, route.endpoints, startedAt);
         return;
       case 'static':
-        runStaticTarget(ctx, req, res, route.path, route.queryString, startedAt).catch((err: unknown) =>
-          failed(ctx, res, err, startedAt),
-        );
+        runStaticTarget(ctx, req, res, route.path, route.queryString, startedAt)
+          .then((answered) => {
+            if (!answered) plainError(ctx, req, res, 404, errorMessages.notFound, startedAt);
+          })
+          .catch((err: unknown) => failed(ctx, res, err, startedAt));
         return;
       case 'error':
         plainError(ctx, req, res, route.status, route.message, startedAt, route.allow);

@@ -10,7 +10,8 @@ import { describeTimeout } from '../endpoint-timeout.ts';
 import type { Endpoint } from '../endpoint.ts';
 import { type ResponseTarget, writeError, writeResult } from '../response-writer.ts';
 import type { TraceStep } from '../trace-recorder.ts';
-import type { Exchange, PipelineContext } from './exchange.ts';
+import type { Exchange } from './exchange.ts';
+import type { PipelineContext } from './pipeline-context.ts';
 
 /** Writes the target's answer. */
 export function answerResult(ctx: PipelineContext, x: Exchange, result: unknown, parent?: TraceStep): void {
@@ -30,7 +31,7 @@ export function answerError(
 }
 
 /** The endpoint's timer: a 408 when the answer has not come in time; the target is aborted. */
-export function onTimeout(ctx: PipelineContext, x: Exchange): void {
+function onTimeout(ctx: PipelineContext, x: Exchange): void {
   if (x.done) return;
   x.abort?.abort();
   answerError(ctx, x, 408, `Timeout for ${describeTimeout(x.endpoint.timeoutMs)}`);
@@ -38,6 +39,12 @@ export function onTimeout(ctx: PipelineContext, x: Exchange): void {
 
 export function startTimer(ctx: PipelineContext, x: Exchange): void {
   x.timer ??= setTimeout(onTimeout, x.endpoint.timeoutMs, ctx, x);
+}
+
+/** The endpoint's timer starts again with `ms` (a target that answers its own timeout first). */
+export function restartTimer(ctx: PipelineContext, x: Exchange, ms: number): void {
+  clearTimeout(x.timer);
+  x.timer = setTimeout(onTimeout, ms, ctx, x);
 }
 
 function finish(ctx: PipelineContext, x: Exchange, write: () => number, parent: TraceStep | undefined): void {

@@ -7,7 +7,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Endpoint } from '../endpoint.ts';
 import { errorMessages } from '../error-renderer.ts';
-import type { PipelineContext } from './exchange.ts';
+import type { PipelineContext } from './pipeline-context.ts';
 import { allowOf } from './respond-stage.ts';
 
 export type Route =

@@ -11,8 +11,11 @@ import {
 } from '@gatehouse/functions';
 import { selectAuthRoute } from '../authentication.ts';
 import type { TraceStep } from '../trace-recorder.ts';
-import { type Exchange, eventHeaders, isThenable, type PipelineContext } from './exchange.ts';
-import { answerError, answerResult, startTimer } from './respond-stage.ts';
+import { eventHeaders } from './event-headers.ts';
+import type { Exchange } from './exchange.ts';
+import type { PipelineContext } from './pipeline-context.ts';
+import { answerError, answerResult, restartTimer, startTimer } from './respond-stage.ts';
+import type { TargetCall } from './targets/target.ts';
 
 /**
  * The route of the function target or of the authentication service the request would use, when
@@ -42,9 +45,20 @@ export function runTarget(
   // The primary's step first: without an authentication step it is the request's SERVER span.
   const step = x.trace?.begin(endpoint.primary, from, parent);
   for (const secondary of endpoint.secondaries) fireAndForget(ctx, x, secondary, from, parent, request);
+  const call: TargetCall = {
+    endpoint,
+    data,
+    request,
+    cid: x.cid,
+    trace: x.trace,
+    step,
+    signal: x.abort?.signal,
+  };
+  const waitMs = x.target.waitMs?.(ctx, call);
+  if (waitMs !== undefined) restartTimer(ctx, x, waitMs);
   let result: unknown;
   try {
-    result = x.target.run(ctx, { x, data, request, step });
+    result = x.target.run(ctx, call);
   } catch (err) {
     targetFailed(ctx, x, step, err);
     return;
@@ -118,4 +132,8 @@ function fireAndForget(
       ctx.logger.warn({ err, route }, 'secondary function failed');
     },
   );
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
 }

@@ -10,8 +10,8 @@ import { AppException, EventEnvelope } from '@gatehouse/functions';
 import { abortBody } from '@gatehouse/flows';
 import { flowDeadlineMs, flowInputOf } from '../../flow-input.ts';
 import { flowTraceOf } from '../../flow-tracing.ts';
-import { onTimeout } from '../respond-stage.ts';
-import type { Target } from './target.ts';
+import type { PipelineContext } from '../pipeline-context.ts';
+import type { Target, TargetCall } from './target.ts';
 
 /** How long after the flow's deadline the endpoint's 408 may still come (a flow stuck in a bug). */
 const watchdogGraceMs = 1000;
@@ -19,22 +19,20 @@ const watchdogGraceMs = 1000;
 export const flowTarget: Target = {
   kind: 'flow',
   abortable: false,
-  run: async (ctx, { x, data, step }) => {
-    const flowId = x.endpoint.flow;
+  waitMs: (ctx, call) => {
+    const ttlMs = deadlineMs(ctx, call);
+    return ttlMs === undefined ? undefined : ttlMs + watchdogGraceMs;
+  },
+  run: async (ctx, call) => {
+    const { endpoint, data, cid, trace, step } = call;
+    const flowId = endpoint.flow;
     if (!flowId) throw new AppException(400, 'Missing x-flow-id in HTTP request headers');
-    const flow = ctx.flows?.flows.get(flowId);
-    if (!ctx.flows || !flow) throw new AppException(500, `Flow ${flowId} not found`);
-    const ttlMs = flowDeadlineMs(
-      x.endpoint.timeoutGiven ? x.endpoint.timeoutMs : undefined,
-      flow.ttlMs,
-      data.headers,
-    );
-    clearTimeout(x.timer);
-    x.timer = setTimeout(onTimeout, ttlMs + watchdogGraceMs, ctx, x);
+    const ttlMs = deadlineMs(ctx, call);
+    if (!ctx.flows || ttlMs === undefined) throw new AppException(500, `Flow ${flowId} not found`);
     const result = await ctx.flows.run(flowId, flowInputOf(data, ttlMs), {
-      cid: x.cid,
+      cid,
       ttlMs,
-      ...(x.trace ? { trace: flowTraceOf(x.trace) } : {}),
+      ...(trace ? { trace: flowTraceOf(trace) } : {}),
       ...(step ? { parentStep: step } : {}),
     });
     if (result.kind === 'abort') {
@@ -47,3 +45,10 @@ export const flowTarget: Target = {
     return reply;
   },
 };
+
+/** The flow instance's deadline in ms; undefined when the endpoint's flow is not loaded. */
+function deadlineMs(ctx: PipelineContext, { endpoint, data }: TargetCall): number | undefined {
+  const flow = endpoint.flow === undefined ? undefined : ctx.flows?.flows.get(endpoint.flow);
+  if (!flow) return undefined;
+  return flowDeadlineMs(endpoint.timeoutGiven ? endpoint.timeoutMs : undefined, flow.ttlMs, data.headers);
+}

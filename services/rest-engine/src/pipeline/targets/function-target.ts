@@ -2,12 +2,14 @@
  * The function target: the endpoint's primary function, called through the registry. A function
  * that answers synchronously with an instance free is answered without a promise (the hot path).
  */
-import { eventHeaders } from '../exchange.ts';
+import { eventHeaders } from '../event-headers.ts';
 import type { Target } from './target.ts';
 
 export const functionTarget: Target = {
   kind: 'function',
   abortable: false,
-  run: (ctx, { x, request }) =>
-    ctx.registry.call(x.endpoint.primary, eventHeaders(x.endpoint.primary, x), request),
+  run: (ctx, call) => {
+    const route = call.endpoint.primary;
+    return ctx.registry.call(route, eventHeaders(route, call), call.request);
+  },
 };

@@ -9,14 +9,14 @@ import type { Target } from './target.ts';
 export const relayTarget: Target = {
   kind: 'relay',
   abortable: true,
-  run: (_ctx, { x, data }) =>
-    relay(x.endpoint.relay!, {
+  run: (_ctx, { endpoint, data, signal }) =>
+    relay(endpoint.relay!, {
       method: data.method,
       path: data.url,
       queryString: data.queryString || undefined,
       headers: data.headers,
       session: data.session,
       body: (data.body as Buffer | undefined) ?? data.stream,
-      signal: x.abort!.signal,
+      signal: signal!,
     }),
 };

@@ -2,19 +2,19 @@
  * The static target: GET and HEAD of a path no endpoint declares, answered from the static content
  * folder (ETag and 304, or the no-cache headers for `no-cache-pages`), after the optional
  * static-content filter function. Unlike the endpoint targets it has no exchange: it writes its
- * own answer.
+ * own answer, except for a path with no file, which it leaves to the caller (a 404 like any
+ * unknown path).
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { AsyncHttpRequest, isAppException, isEventEnvelope } from '@gatehouse/functions';
 import { HttpError } from '@gatehouse/service-kit';
 import { parseCookies } from '../../cookies.ts';
+import { decodedPath } from '../../decoded-path.ts';
 import { describeTimeout } from '../../endpoint-timeout.ts';
-import { errorMessages } from '../../error-renderer.ts';
 import { parseQueryString } from '../../query-string.ts';
 import { type ResponseTarget, writeError, writeResult } from '../../response-writer.ts';
 import { etagMatches } from '../../static-files.ts';
-import { type PipelineContext, safeDecode } from '../exchange.ts';
-import { plainError } from '../respond-stage.ts';
+import type { PipelineContext } from '../pipeline-context.ts';
 
 const filterTimeoutMs = 10_000;
 const noCacheHeaders = {
@@ -23,6 +23,7 @@ const noCacheHeaders = {
   expires: 'Thu, 01 Jan 1970 00:00:00 GMT',
 };
 
+/** Serves `path` from the static folder; resolves false, having answered nothing, when no file is there. */
 export async function runStaticTarget(
   ctx: PipelineContext,
   req: IncomingMessage,
@@ -30,24 +31,23 @@ export async function runStaticTarget(
   path: string,
   queryString: string,
   startedAt: number,
-): Promise<void> {
+): Promise<boolean> {
   const file = await ctx.staticFolder!.find(path);
   if (!file) {
     if (/(^|\/|\\)\.\.($|\/|\\)|%2e%2e/i.test(path))
       ctx.logger.warn({ path }, 'Reject path traversal attack');
-    plainError(ctx, req, res, 404, errorMessages.notFound, startedAt);
-    return;
+    return false;
   }
-  const decodedPath = path.includes('%') ? safeDecode(path) : path;
+  const decoded = decodedPath(path);
   const headers: OutgoingHttpHeaders = {};
   const filter = ctx.staticRules.filter;
-  if (filter?.applies(decodedPath)) {
-    const stop = await runFilter(ctx, req, res, filter.service, decodedPath, queryString, headers, startedAt);
-    if (stop) return;
+  if (filter?.applies(decoded)) {
+    const stop = await runFilter(ctx, req, res, filter.service, decoded, queryString, headers, startedAt);
+    if (stop) return true;
   }
   headers['content-type'] = file.contentType;
   let status = 200;
-  if (ctx.staticRules.noCache(decodedPath)) {
+  if (ctx.staticRules.noCache(decoded)) {
     Object.assign(headers, noCacheHeaders);
   } else {
     headers['etag'] = file.etag;
@@ -58,6 +58,7 @@ export async function runStaticTarget(
   if (status === 304 || req.method === 'HEAD') res.end();
   else res.end(file.body);
   ctx.metrics.answered(status, startedAt);
+  return true;
 }
 
 /** Runs the static-content filter; returns true when it answered the request itself. */

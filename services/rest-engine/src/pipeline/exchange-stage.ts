@@ -1,0 +1,104 @@
+/**
+ * The exchange stage, between routing and the body: cookies out of the headers, the endpoint's
+ * request header transform, correlation and trace ids, the CORS headers every answer carries, and
+ * the HttpRequestData the target will see. It opens the Exchange the later stages share.
+ */
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import type { HttpRequestData } from '@gatehouse/functions';
+import { parseCookies } from '../cookies.ts';
+import { decodedPath } from '../decoded-path.ts';
+import type { Endpoint } from '../endpoint.ts';
+import { transformHeaders } from '../header-transform.ts';
+import { parseQueryString } from '../query-string.ts';
+import { newCorrelationId, newId, parseTraceparent } from '../trace-context.ts';
+import { RequestTrace } from '../trace-recorder.ts';
+import { corsHeaders } from './cors-stage.ts';
+import type { Exchange } from './exchange.ts';
+import type { PipelineContext } from './pipeline-context.ts';
+import { targetOf } from './targets/target-of.ts';
+
+/** The exchange and the request data for a request that matched `endpoint`. */
+export function openExchange(
+  ctx: PipelineContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  endpoint: Endpoint,
+  params: Record<string, string> | undefined,
+  path: string,
+  queryString: string,
+  startedAt: number,
+): { x: Exchange; data: HttpRequestData } {
+  const method = req.method!;
+  const headers = req.headers as Record<string, string>;
+  const responseHeaders: OutgoingHttpHeaders = corsHeaders(endpoint);
+
+  let cookies: Record<string, string> | undefined;
+  if (headers['cookie'] !== undefined) {
+    cookies = parseCookies(headers['cookie']);
+    delete headers['cookie'];
+  }
+  if (endpoint.headers?.request) transformHeaders(headers, endpoint.headers.request, (s) => s);
+  if (endpoint.flow !== undefined) headers['x-flow-id'] = endpoint.flow;
+
+  let cid = headers[endpoint.correlationIdHeader];
+  const cidGenerated = !cid;
+  let trace: RequestTrace | undefined;
+  if (endpoint.tracing) {
+    trace = startTrace(ctx, endpoint, headers, method, path, queryString);
+    // One id, not two, when the trace and correlation headers are the same header.
+    if (cidGenerated && endpoint.traceIdHeader === endpoint.correlationIdHeader) cid = trace.id;
+  }
+  if (!cid) cid = newCorrelationId();
+  if (cidGenerated) headers[endpoint.correlationIdHeader] = cid;
+  responseHeaders[endpoint.correlationIdHeader] = cid;
+
+  const target = targetOf(endpoint);
+  const x: Exchange = {
+    res,
+    head: method === 'HEAD',
+    accept: headers['accept'],
+    headers: responseHeaders,
+    responseTransform: endpoint.headers?.response,
+    endpoint,
+    target,
+    startedAt,
+    done: false,
+    timer: undefined,
+    abort: target.abortable ? new AbortController() : undefined,
+    trace,
+    cid,
+  };
+  const data: HttpRequestData = {
+    method,
+    url: decodedPath(path),
+    ip: req.socket.remoteAddress ?? '',
+    https: headers['x-forwarded-proto'] === 'https' || (req.socket as TLSSocket).encrypted === true,
+    headers,
+    cookies,
+    pathParameters: params,
+    queryParameters: queryString === '' ? undefined : parseQueryString(queryString),
+    queryString,
+    timeoutSeconds: endpoint.timeoutMs / 1000,
+  };
+  return { x, data };
+}
+
+function startTrace(
+  ctx: PipelineContext,
+  endpoint: Endpoint,
+  headers: Record<string, string>,
+  method: string,
+  path: string,
+  queryString: string,
+): RequestTrace {
+  // A well-formed W3C traceparent wins; then the custom carrier; then the trace-id header.
+  const parent =
+    parseTraceparent(headers['traceparent']) ??
+    (endpoint.traceparentHeader !== 'traceparent'
+      ? parseTraceparent(headers[endpoint.traceparentHeader])
+      : undefined);
+  const id = parent?.traceId ?? (headers[endpoint.traceIdHeader] || newId());
+  const tracePath = `${method} ${decodedPath(path)}${queryString ? `?${queryString}` : ''}`;
+  return new RequestTrace(ctx.tracer, ctx.logger, ctx.origin, id, tracePath, parent?.parentSpanId);
+}

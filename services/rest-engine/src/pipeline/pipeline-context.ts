@@ -1,0 +1,30 @@
+/**
+ * The engine's parts every stage and target of the request pipeline works with, built once at
+ * start. It names no stage: stages and targets import it, never each other through it.
+ */
+import type { FlowRunner } from '@gatehouse/flows';
+import type { Logger } from '@gatehouse/service-kit';
+import type { Tracer } from '@opentelemetry/api';
+import type { Endpoint } from '../endpoint.ts';
+import type { FunctionRegistry } from '../function-registry.ts';
+import type { RestMetrics } from '../rest-metrics.ts';
+import type { RouteTable } from '../route-table.ts';
+import type { StaticContentConfig } from '../static-content-config.ts';
+import type { StaticFolder } from '../static-files.ts';
+
+export interface PipelineContext {
+  table: RouteTable<Endpoint>;
+  registry: FunctionRegistry;
+  /** The flow engine, for `http.flow.adapter` endpoints. */
+  flows: FlowRunner | undefined;
+  staticFolder: StaticFolder | undefined;
+  staticRules: StaticContentConfig;
+  maxBodySize: number;
+  /** MAX_JSON_DEPTH: a JSON, XML or form body nested deeper is refused (400). */
+  maxJsonDepth: number;
+  /** Id of this engine instance (`origin` of trace records). */
+  origin: string;
+  logger: Logger;
+  metrics: RestMetrics;
+  tracer: Tracer;
+}
