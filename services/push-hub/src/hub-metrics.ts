@@ -5,6 +5,8 @@ import {
   counter,
   type Gauge,
   gauge,
+  type Histogram,
+  histogram,
   type Registry,
 } from '@gatehouse/service-kit';
 import type { TransportKind } from './connection.ts';
@@ -27,6 +29,8 @@ export class HubMetrics {
   private readonly admitted: Counter<'kind'>;
   private readonly drained: Counter;
   private readonly rescans: Counter;
+  private readonly slowClosed: Counter<'transport'>;
+  private readonly delivery: Histogram;
   /** Event types come from publishers: a bounded set of them names a series. */
   private readonly typeLabel: (type: string) => string;
 
@@ -103,6 +107,29 @@ export class HubMetrics {
       name: 'gw_blacklist_rescans_total',
       help: 'Look-ups of the blacklist for every session held, after the blacklist watch had been cut off from the store',
     });
+    this.slowClosed = counter(registry, {
+      name: 'gw_slow_consumer_disconnects_total',
+      help: 'Connections closed because their client left more than MAX_BUFFERED_BYTES of events unread',
+      labelNames: ['transport'],
+    });
+    // Publish (the publisher's stamp) → written to this replica's connections: the hub's delay
+    // behind the fan-out stream, clocks of both pods included. Not measured on buses without
+    // headers (Kinesis).
+    this.delivery = histogram(registry, {
+      name: 'gw_fanout_delivery_seconds',
+      help: 'Time from the publisher handing a fan-out event to the broker to this replica having written it to its connections',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+    });
+  }
+
+  slowConsumerClosed(transport: TransportKind): void {
+    this.slowClosed.inc({ transport });
+  }
+
+  /** A live fan-out event published at `publishedAt` (ms since the epoch) is delivered now. */
+  eventDelivered(publishedAt: number, now = Date.now()): void {
+    // Another pod's clock may be a little ahead: never a negative delay.
+    this.delivery.observe(Math.max(0, now - publishedAt) / 1000);
   }
 
   connectAdmitted(kind: ConnectKind): void {
