@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Checks a Helm chart the way CI does: that the default values alone stop the install (the operator
 # must choose the access checks), `helm lint --strict` and `helm template | kubeconform -strict`
-# with every values file in the chart's ci/ folder (ServiceMonitors are
-# rendered, then skipped: no CRD schema offline), and the helm-unittest suites in tests/.
+# with every values file in the chart's ci/ folder (ServiceMonitors and the PrometheusRule are
+# rendered, then skipped: no CRD schema offline), the helm-unittest suites in tests/, and the alert
+# rules as ci/all-features-values.yaml renders them through `promtool check rules` and
+# `promtool test rules` (tests/promtool/).
 # Ends with one line `charts: N passed, N failed` (lint runs, unit tests and validated resources)
 # and exits non-zero when anything failed. Usage: tools/chart-test.sh [chart-dir]
 set -uo pipefail
@@ -44,10 +46,11 @@ for values in "${value_sets[@]}"; do
 
   echo "== helm template | kubeconform -strict ($label)"
   rendered=$("$bin/helm" template gatehouse "$chart" "${args[@]}" --kube-version "$k8s_version" \
-    --api-versions monitoring.coreos.com/v1/ServiceMonitor) || { count 0 1; continue; }
+    --api-versions monitoring.coreos.com/v1/ServiceMonitor --api-versions monitoring.coreos.com/v1/PrometheusRule) ||
+    { count 0 1; continue; }
   summary=$(printf '%s\n' "$rendered" | "$bin/kubeconform" -strict -summary -kubernetes-version "$k8s_version" \
     -schema-location "$schemas/{{ .NormalizedKubernetesVersion }}-local{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json" \
-    -skip ServiceMonitor 2>&1)
+    -skip ServiceMonitor,PrometheusRule 2>&1)
   echo "$summary"
   valid=$(sed -n 's/.*Valid: \([0-9]*\).*/\1/p' <<<"$summary")
   bad=$(sed -n 's/.*Invalid: \([0-9]*\), Errors: \([0-9]*\).*/\1 \2/p' <<<"$summary")
@@ -64,6 +67,30 @@ unit_failed=$(sed -n 's/.* \([0-9]*\) failed.*/\1/p' <<<"$tests_line")
 count "${unit_passed:-0}" "${unit_failed:-0}"
 # A crash or an error before any test ran still counts as a failure.
 [ $status -ne 0 ] && [ "${unit_failed:-0}" -eq 0 ] && count 0 1
+
+# The PrometheusRule's spec is a Prometheus rules file (groups:): the template ends with it, so it is
+# everything after `spec:`, two spaces less indented. promtool checks the expressions and runs the
+# unit tests, which say for each alert which series make it fire and which do not.
+rules_values="$chart/ci/all-features-values.yaml"
+promtool_tests="$chart/tests/promtool"
+if [ -f "$rules_values" ] && [ -d "$promtool_tests" ]; then
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  echo "== promtool check rules (PrometheusRule of $rules_values)"
+  if "$bin/helm" template gatehouse "$chart" -f "$rules_values" \
+    --api-versions monitoring.coreos.com/v1/PrometheusRule --show-only templates/prometheusrule.yaml |
+    awk '/^spec:$/ {on = 1; next} /^---/ {on = 0} on {print substr($0, 3)}' >"$work/rules.yaml" &&
+    [ -s "$work/rules.yaml" ] && promtool check rules "$work/rules.yaml"; then
+    count 1 0
+  else
+    count 0 1
+  fi
+  for test in "$promtool_tests"/*.yaml; do
+    echo "== promtool test rules ($test)"
+    cp "$test" "$work/"
+    if promtool test rules "$work/$(basename "$test")"; then count 1 0; else count 0 1; fi
+  done
+fi
 
 echo "charts: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -7,6 +7,7 @@
 # - kubeconform (go install), and the strict JSON schemas of one Kubernetes version from the PyPI
 #   package kubernetes-validate, in .cache/chart-tools/k8s-schemas/.
 # - Debian's docker-compose, for `docker-compose config -q` (validation needs no engine).
+# - promtool (Debian's prometheus package), which checks and unit-tests the chart's alert rules.
 # - The Prometheus operator's ServiceMonitor CRD (`servicemonitor-crd`, prints the file), from the
 #   operator's Go module, so the cluster test can create the chart's ServiceMonitors for real.
 # Binaries, the Go module cache and the Go build cache all live in .cache/, so a fresh machine builds
@@ -93,6 +94,12 @@ install_compose() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker-compose >/dev/null
 }
 
+install_promtool() {
+  log "installing promtool (Debian's prometheus) with apt"
+  [ -n "$(ls -A /var/lib/apt/lists 2>/dev/null | grep -v lock)" ] || apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+}
+
 install_chart_tools() {
   local helm_version untt_version schemas_stamp
   helm_version=$(module_version helm.sh/helm/v3)
@@ -100,6 +107,7 @@ install_chart_tools() {
   fresh helm "$helm_version" || { timed helm install_helm "$helm_version" && stamp helm "$helm_version"; }
   fresh untt "$untt_version" ||
     { timed helm-unittest install_unittest "$untt_version" && stamp untt "$untt_version"; }
+  command -v promtool >/dev/null || timed promtool install_promtool
   fresh kubeconform "$kubeconform_version" ||
     { timed kubeconform install_kubeconform && stamp kubeconform "$kubeconform_version"; }
   schemas_stamp="$schemas_version/$k8s_major.$k8s_minor"

@@ -10,7 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { SchemaRegistryClient, schemaRegistryFrom } from '@gatehouse/avro';
+import { type SchemaRegistryClient, schemaRegistryFrom } from '@gatehouse/avro';
 import {
   exitAfterFileWhenHung,
   gatewayEnv,

@@ -225,3 +225,11 @@ missing; gatehouse.env passes each to its readers.
 {{- define "gatehouse.reads" -}}
 {{- if or (eq .choice.reader .key) (and (eq .choice.reader "authSecrets") .c.authSecrets) }}true{{ end -}}
 {{- end -}}
+
+{{/* The labels of one alert: its severity, then the operator's for every alert. Call with (dict "rule" <rule values> "root" $). */}}
+{{- define "gatehouse.alertLabels" -}}
+severity: {{ .rule.severity }}
+{{- with .root.Values.prometheusRule.alertLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}

@@ -5,6 +5,7 @@ export * from './nats-bus.ts';
 export * from './kinesis-bus.ts';
 export * from './redis-bus.ts';
 export * from './bus-config.ts';
+export * from './published-at.ts';
 export * from './replica-channel.ts';
 export * from './replica-registry.ts';
 export * from './nats-connect.ts';

@@ -21,6 +21,8 @@ export * from './logger.ts';
 export * from './metrics.ts';
 export * from './package-version.ts';
 export * from './read-only-method.ts';
+export * from './readiness-metrics.ts';
+export * from './response-metrics.ts';
 export * from './request-path.ts';
 export * from './router.ts';
 export * from './service-host.ts';

@@ -5,7 +5,7 @@
  * routes), and middleware is the form they know; the public hot paths keep their own handlers
  * because the benchmarks measure them (docs/architecture.md, "Which HTTP stack serves what").
  *
- * The order every request goes through:
+ * The order every request goes through (each counted in gw_http_responses_total when it closes):
  *   1. the per-value header limit (431), as on the public edge;
  *   2. the operator's setup (`configureInternalApi`, or the module INTERNAL_API_MIDDLEWARE names):
  *      it sees every request first, so its logging also sees the 401s;
@@ -30,6 +30,7 @@ import type { InternalApiAuth } from './internal-api-auth.ts';
 import { internalApiDocumentPath, sendDocument } from './openapi-documents.ts';
 import type { Logger } from './logger.ts';
 import { readOnlyMethod } from './read-only-method.ts';
+import { countResponses } from './response-metrics.ts';
 
 /**
  * An operator's hook: mounts middleware or routes on the internal API before anything of ours
@@ -58,6 +59,11 @@ export async function createInternalApiApp(opts: InternalApiAppOptions): Promise
   // Paths are exact as the document writes them: `/HEALTH` is not `/health`.
   app.set('case sensitive routing', true);
 
+  const countResponse = countResponses(registry, 'internal');
+  app.use((_req, res, next) => {
+    countResponse(res);
+    next();
+  });
   app.use((req, res, next) => {
     const tooLong = oversizedHeader(req, limits);
     if (!tooLong) return next();

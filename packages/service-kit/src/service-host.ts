@@ -44,6 +44,8 @@ import {
   sendDocument,
 } from './openapi-documents.ts';
 import { readOnlyMethod } from './read-only-method.ts';
+import { exportReadiness } from './readiness-metrics.ts';
+import { countResponses } from './response-metrics.ts';
 import { requestPath } from './request-path.ts';
 import type { TlsSettings } from './tls-settings.ts';
 
@@ -87,6 +89,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const { services, logger, registry, health } = opts;
   const limits = opts.limits ?? { maxHeaderValueLength: 16384 };
   const host = opts.host ?? '0.0.0.0';
+  exportReadiness(registry, health);
 
   const internalApi = await createInternalApiApp({
     logger,
@@ -116,7 +119,13 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   let secure: SecureEdge | undefined;
   const keepAlive = new KeepAliveEnding();
   if (opts.publicPort !== undefined) {
-    const handleRequest = dispatcher(publicHandlers, limits, logger, keepAlive);
+    const handleRequest = dispatcher(
+      publicHandlers,
+      limits,
+      logger,
+      keepAlive,
+      countResponses(registry, 'public'),
+    );
     const handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       if (oversizedHeader(req, limits)) return rejectUpgrade(socket, 431);
       for (const s of services) if (s.upgrade?.(req, socket, head)) return;
@@ -221,9 +230,11 @@ function dispatcher(
   limits: HttpLimits,
   logger: Logger,
   keepAlive: KeepAliveEnding,
+  countResponse: (res: ServerResponse) => void,
 ) {
   return async (req: IncomingMessage, res: ServerResponse) => {
     keepAlive.track(req, res);
+    countResponse(res);
     const tooLong = oversizedHeader(req, limits);
     if (tooLong) {
       res.shouldKeepAlive = false;

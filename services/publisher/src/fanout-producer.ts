@@ -4,7 +4,7 @@
  * acknowledge an event that went nowhere. While tracing, each publish is a PRODUCER span and the
  * event carries its context (fanout-span.ts); otherwise the event's own traceparent is kept as is.
  */
-import type { Bus } from '@gatehouse/bus';
+import { type Bus, publishedAtHeaders } from '@gatehouse/bus';
 import { type CloudEvent, serializeJsonEvent } from '@gatehouse/cloudevents';
 import { endSpan, isTracingActive } from '@gatehouse/tracing';
 import { startFanoutSpan } from './fanout-span.ts';
@@ -20,7 +20,11 @@ export function createFanoutProducer(bus: Bus, topic: string, metrics: Publisher
       const traced = isTracingActive() ? startFanoutSpan(bus.kind, topic, event) : undefined;
       const json = serializeJsonEvent(traced?.sent ?? event);
       try {
-        await bus.publish(topic, { value: json });
+        // The hubs measure their delay behind the stream from this stamp (published-at.ts).
+        await bus.publish(topic, {
+          value: json,
+          ...(bus.capabilities.headers && { headers: publishedAtHeaders() }),
+        });
         if (traced) endSpan(traced.span);
         metrics.producedOk(bus.kind, topic);
         metrics.consumedOk(

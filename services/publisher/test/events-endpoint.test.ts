@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { MemoryBus } from '@gatehouse/bus';
+import { MemoryBus, readPublishedAt } from '@gatehouse/bus';
 import { waitFor } from '@gatehouse/testkit';
 import { startPublisherFixture } from './publisher-fixture.ts';
 
@@ -32,6 +32,22 @@ describe('event endpoints', () => {
     }
     await waitFor(() => f.fanout.length === 4);
     assert.deepEqual(f.events()[0], event);
+  });
+
+  it('stamps each fan-out event with its publish time, for the hubs to measure their delay', async () => {
+    const before = Date.now();
+    const r = await post(`${f.api}/v3/messages`, JSON.stringify({ ...event, id: 'stamped' }), {
+      'content-type': 'application/cloudevents+json',
+    });
+    assert.equal(r.status, 202, r.text);
+    const message = await waitFor(() =>
+      f.fanout.find((m) => (JSON.parse(m.value.toString()) as { id: string }).id === 'stamped'),
+    );
+    const publishedAt = readPublishedAt(message.headers);
+    assert.ok(
+      publishedAt !== undefined && publishedAt >= before && publishedAt <= Date.now(),
+      `${publishedAt}`,
+    );
   });
 
   it('reads binary mode and application/json without ce-specversion as structured', async () => {

@@ -3,12 +3,14 @@
  * newest `ringSize` events: those up to where the subscription went live (`liveAfter`) only fill
  * the ring, so a resume after a restart of the replica is served from memory; the later ones are
  * dispatched to connections. Resolves once the ring is filled, so the replica takes connections
- * only then.
+ * only then. Each live event the publisher stamped is timed from its publish to its delivery here
+ * (gw_fanout_delivery_seconds): the replica's delay behind the stream. Warm-up events are not.
  */
-import type { Bus, Message, Subscription } from '@gatehouse/bus';
+import { type Bus, type Message, readPublishedAt, type Subscription } from '@gatehouse/bus';
 import type { Logger } from '@gatehouse/service-kit';
 import type { RingEvent } from './event-ring.ts';
 import type { Hub } from './hub.ts';
+import type { HubMetrics } from './hub-metrics.ts';
 
 export interface FanoutConsumerOptions {
   bus: Bus;
@@ -18,6 +20,8 @@ export interface FanoutConsumerOptions {
   warmUp: boolean;
   /** Called for every event dispatched live (long-poll wake-ups). */
   dispatched(e: RingEvent): void;
+  /** Measures publish → delivered for every live event the publisher stamped. */
+  metrics?: Pick<HubMetrics, 'eventDelivered'>;
   logger: Logger;
 }
 
@@ -45,7 +49,10 @@ export async function consumeFanout(options: FanoutConsumerOptions): Promise<Sub
     live = true;
     warmed.done();
     const e = hub.dispatch(m.position, json);
-    if (e) options.dispatched(e);
+    if (e === undefined) return;
+    options.dispatched(e);
+    const publishedAt = readPublishedAt(m.headers);
+    if (publishedAt !== undefined) options.metrics?.eventDelivered(publishedAt);
   };
   subscription = await bus.subscribe(options.topic, (m) => (early ? void early.push(m) : route(m)), {
     onError: (err) => logger.warn({ err }, 'fan-out stream error'),

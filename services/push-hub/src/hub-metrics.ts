@@ -5,6 +5,8 @@ import {
   counter,
   type Gauge,
   gauge,
+  type Histogram,
+  histogram,
   type Registry,
 } from '@gatehouse/service-kit';
 import type { TransportKind } from './connection.ts';
@@ -33,6 +35,8 @@ export class HubMetrics {
   /** Deliveries per second over the last minute (the connections API's replica stats). */
   readonly deliveryRate = new RateMeter();
   private lastDispatchAt: number | undefined;
+  private readonly slowClosed: Counter<'transport'>;
+  private readonly delivery: Histogram;
   /** Event types come from publishers: a bounded set of them names a series. */
   private readonly typeLabel: (type: string) => string;
 
@@ -119,6 +123,19 @@ export class HubMetrics {
       help: 'Connections this replica ended through the connections API, by what named them (id, session, user) and the advice given (reconnect true or false)',
       labelNames: ['by', 'reconnect'],
     });
+    this.slowClosed = counter(registry, {
+      name: 'gw_slow_consumer_disconnects_total',
+      help: 'Connections closed because their client left more than MAX_BUFFERED_BYTES of events unread',
+      labelNames: ['transport'],
+    });
+    // Publish (the publisher's stamp) → written to this replica's connections: the hub's delay
+    // behind the fan-out stream, clocks of both pods included. Not measured on buses without
+    // headers (Kinesis).
+    this.delivery = histogram(registry, {
+      name: 'gw_fanout_delivery_seconds',
+      help: 'Time from the publisher handing a fan-out event to the broker to this replica having written it to its connections',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+    });
   }
 
   /** When the newest fan-out event was dispatched (ms since the epoch); undefined before the first. */
@@ -132,6 +149,16 @@ export class HubMetrics {
 
   connectionsDisconnected(by: 'id' | 'session' | 'user', reconnect: boolean, n: number): void {
     if (n > 0) this.disconnects.inc({ by, reconnect: String(reconnect) }, n);
+  }
+
+  slowConsumerClosed(transport: TransportKind): void {
+    this.slowClosed.inc({ transport });
+  }
+
+  /** A live fan-out event published at `publishedAt` (ms since the epoch) is delivered now. */
+  eventDelivered(publishedAt: number, now = Date.now()): void {
+    // Another pod's clock may be a little ahead: never a negative delay.
+    this.delivery.observe(Math.max(0, now - publishedAt) / 1000);
   }
 
   connectAdmitted(kind: ConnectKind): void {

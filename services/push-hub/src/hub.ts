@@ -77,7 +77,9 @@ export class Hub {
       maxUnreadBytes: options.maxUnreadBytes ?? 4 * 1024 * 1024,
       matches: (conn, e) => this.index.matches(conn, e.event as { type: string }),
       resync: (conn, from) => this.resyncOwn(conn, from),
-      closeSlow: (conn) => this.close(conn, 'slow_consumer'),
+      closeSlow: (conn) => {
+        if (this.close(conn, 'slow_consumer')) this.metrics.slowConsumerClosed(conn.transport);
+      },
       closeUnavailable: (conn) => this.close(conn, 'unavailable'),
       expectAhead: (conn, b) => this.expectAhead(conn, b),
       resumed: (source) => this.metrics.resumed(source),

@@ -265,6 +265,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
         hub,
         warmUp: config.EVENT_BUFFER_WARMUP,
         dispatched: (e) => longpoll.eventArrived(e),
+        metrics,
         logger,
       });
       deps.health.addCheck('fanout-bus', () => deps.fanoutBus.ping());
