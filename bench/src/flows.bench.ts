@@ -11,7 +11,8 @@
  * The engine runs pinned to cpu0, wrk to cpu1 (`-t1 -c50`); after a 3 s warm-up of each, the four
  * are measured interleaved 5 times for 5 s. Bounded: about 2 minutes.
  *
- * Run: `node bench/src/flows.bench.ts`.
+ * Run: `node bench/src/flows.bench.ts` (`--rounds <k>`, default 5; `--cpu-prof` writes the engine's
+ * CPU profile to a temp dir, printed at the end).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,7 +28,11 @@ import {
   spawnPinned,
 } from './harness/index.ts';
 
-const rounds = 5;
+const roundsAt = process.argv.indexOf('--rounds');
+const rounds = roundsAt > 0 ? Number(process.argv[roundsAt + 1]) : 5;
+const profileDir = process.argv.includes('--cpu-prof')
+  ? mkdtempSync(join(tmpdir(), 'flows-bench-prof-'))
+  : undefined;
 const seconds = 5;
 const warmupSeconds = 3;
 const port = 24041;
@@ -151,6 +156,7 @@ async function main(): Promise<void> {
     script: engineMain,
     port,
     cpu: 0,
+    ...(profileDir && { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] }),
     env: {
       REST_SERVER_PORT: String(port),
       REST_SERVER_HOST: '127.0.0.1',
@@ -182,6 +188,7 @@ async function main(): Promise<void> {
   } finally {
     await engine.stop();
     rmSync(config, { recursive: true, force: true });
+    if (profileDir) console.log(`CPU profile of the engine: ${profileDir}`);
     console.log(`done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
   }
 }
