@@ -83,6 +83,8 @@ export class Gatehouse extends Emitter<GatehouseEvents> {
   private previousConnectionToken: string | undefined;
   private subscriptions: Subscription[] | undefined;
   private killed = false;
+  /** Set when an operator ended the connection and told the client to come back: the reason. */
+  private reconnectAtOnce: string | undefined;
   /** A refusal was answered with a new token and no connection was admitted since. */
   private retriedWithNewToken = false;
   private tokenWaiters: Array<() => void> = [];
@@ -267,7 +269,19 @@ export class Gatehouse extends Emitter<GatehouseEvents> {
     else if (event.type === 'gw.session_killed') {
       this.killed = true;
       this.finish('session killed');
-    }
+    } else if (event.type === 'gw.connection_closed') this.closedByOperator(event.data);
+  }
+
+  /**
+   * An operator ended this connection (the gateway's connections API), with a reason and advice:
+   * told not to come back, the client closes for good; told to reconnect, it does at once when the
+   * transport ends.
+   */
+  private closedByOperator(data: unknown): void {
+    const { reason, reconnect } = (data ?? {}) as { reason?: unknown; reconnect?: unknown };
+    const why = `disconnected by the gateway${typeof reason === 'string' && reason !== '' ? `: ${reason}` : ''}`;
+    if (reconnect === true) this.reconnectAtOnce = why;
+    else this.finish(why);
   }
 
   private async ended(
@@ -281,6 +295,11 @@ export class Gatehouse extends Emitter<GatehouseEvents> {
     this.connectionToken = undefined;
     clearTimeout(this.preferredTimer);
     if (this.killed) return this.finish('session killed');
+    if (this.reconnectAtOnce !== undefined) {
+      const why = this.reconnectAtOnce;
+      this.reconnectAtOnce = undefined;
+      return this.retry(why, 0);
+    }
     if (end.kind === 'expired') {
       // The JWT ended the connection: a fresh one, and straight back. A client without a JWT only
       // needs a new connection; one with a fixed JWT cannot go on.

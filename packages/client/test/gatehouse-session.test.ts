@@ -1,6 +1,7 @@
 /**
  * What the gateway says about the session, through the real gateway: a blacklisted session ends
- * the client for good; a resume the server cannot serve is a 'resync'; a JWT that expires is
+ * the client for good, and so does an operator's disconnect without reconnect (one with reconnect
+ * brings it back at once); a resume the server cannot serve is a 'resync'; a JWT that expires is
  * refreshed through `token` and the client resumes; a refused JWT is retried only with a new one.
  */
 import assert from 'node:assert/strict';
@@ -16,6 +17,17 @@ describe('Gatehouse and the session', () => {
   const gateway = useGatewayFixture({ SUBSCRIPTION_CHECK: 'jwt_validation' });
 
   const client = (options: GatehouseOptions = {}) => gateway.client({ subscriptions, ...options });
+  /** The connections API of the gateway's internal API: ends the session's connections. */
+  const disconnect = async (body: { session: string; reason: string; reconnect: boolean }) => {
+    const res = await fetch(`${gateway.fx.apiUrl}/v3/connections/disconnect`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const text = await res.text();
+    assert.equal(res.status, 200, text);
+    assert.equal((JSON.parse(text) as { disconnected: number }).disconnected, 1, text);
+  };
 
   for (const transport of transports) {
     it(`${transport}: a blacklisted session ends the client for good`, async () => {
@@ -36,6 +48,47 @@ describe('Gatehouse and the session', () => {
       await sleep(1500);
       assert.equal(gateway.fx.proxy.acceptedAt.length, connects, 'no reconnect');
       assert.equal(got.states.filter((s) => s.state === 'reconnecting').length, 0);
+    });
+
+    it(`${transport}: an operator's disconnect without reconnect ends the client for good, with the reason`, async () => {
+      const session = `operator-off-${transport}`;
+      const gw = client({ transports: [transport], token: jwt({ jti: session, sid: session }) });
+      const got = record(gw);
+      await connected(gw);
+      await gw.subscribe(subscriptions);
+      await disconnect({ session, reason: 'account moved', reconnect: false });
+      await waitFor(() => gw.state.state === 'closed', { timeoutMs: 20_000, what: 'closed' });
+      assert.deepEqual(gw.state, { state: 'closed', reason: 'disconnected by the gateway: account moved' });
+      const connects = gateway.fx.proxy.acceptedAt.length;
+      await sleep(1500);
+      assert.equal(gateway.fx.proxy.acceptedAt.length, connects, 'no reconnect');
+      assert.equal(got.states.filter((s) => s.state === 'reconnecting').length, 0);
+    });
+
+    it(`${transport}: an operator's disconnect with reconnect brings the client back at once, no event lost`, async () => {
+      const session = `operator-move-${transport}`;
+      const gw = client({ transports: [transport], token: jwt({ jti: session, sid: session }) });
+      const got = record(gw);
+      await connected(gw);
+      await gw.subscribe(subscriptions);
+      const base = 9000 + transports.indexOf(transport) * 100;
+      await gateway.fx.publish(base + 1);
+      await waitFor(() => got.ns.includes(base + 1), { timeoutMs: 20_000, what: 'the first event' });
+      await disconnect({ session, reason: 'rebalancing', reconnect: true });
+      await waitFor(() => got.states.some((s) => s.state === 'reconnecting'), {
+        timeoutMs: 20_000,
+        what: 'the client reconnecting',
+      });
+      const reconnecting = got.states.find((s) => s.state === 'reconnecting') as {
+        reason: string;
+        delayMs: number;
+      };
+      assert.equal(reconnecting.reason, 'disconnected by the gateway: rebalancing');
+      assert.equal(reconnecting.delayMs, 0, 'at once, not after a backoff');
+      await gateway.fx.publish(base + 2);
+      await waitFor(() => got.ns.includes(base + 2), { timeoutMs: 20_000, what: 'an event after the move' });
+      assert.deepEqual(got.ns, [base + 1, base + 2]);
+      assert.notEqual(gw.state.state, 'closed');
     });
 
     it(`${transport}: resumes from a position the server cannot serve with a 'resync', once`, async () => {
