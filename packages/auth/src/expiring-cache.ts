@@ -55,6 +55,12 @@ export class ExpiringCache<K, V> {
     return slot.value;
   }
 
+  /** Whether `set` could store this entry without evicting another. */
+  hasRoomFor(key: K, value: V): boolean {
+    const bytes = this.weigh?.(key, value) ?? 0;
+    return this.entries.size < this.capacity && this.heldBytes + bytes <= this.maxBytes;
+  }
+
   /**
    * Stores `value` until `expiresAt` (ms); a no-op for capacity 0, an entry already expired or one
    * larger than the whole byte budget.

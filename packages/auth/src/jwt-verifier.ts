@@ -1,7 +1,8 @@
 /**
  * Verifies compact JWS tokens: the signature synchronously with node:crypto (signature-check.ts,
  * one check per key and algorithm), everything around it here, and remembers verified tokens so a
- * repeated token costs one Map lookup instead of any crypto.
+ * repeated token costs one Map lookup instead of any crypto (once the cache is full, a token is
+ * kept from its second sighting: doorkeeper.ts).
  *
  * Rules: the header's `alg` must be in the configured list (`none` never is) and must fit the kind
  * of key (no HMAC with an RSA public key); `crit` extensions are refused; `exp` and `nbf` are
@@ -9,6 +10,7 @@
  * check sees the token, so a refusal says what is wrong in our words (written to follow "could not decode JWT: ").
  */
 import { createHash } from 'node:crypto';
+import { Doorkeeper } from './doorkeeper.ts';
 import { ExpiringCache } from './expiring-cache.ts';
 import { type AlgorithmSpec, algorithmSpec, isJwtAlgorithm, type JwtAlgorithm } from './jwt-algorithms.ts';
 import type { KeySource } from './key-source.ts';
@@ -116,6 +118,8 @@ export class JwtVerifier {
    * only push out other junk, never a valid token, and cost a fixed size however long they are.
    */
   private readonly failures: ExpiringCache<string, Verdict>;
+  /** Tokens verified lately, for the cache's admission once it is full. */
+  private readonly seen: Doorkeeper;
   private keyGeneration: number;
   private readonly counters = { cacheHits: 0, cacheMisses: 0, signatureChecks: 0 };
 
@@ -137,6 +141,7 @@ export class JwtVerifier {
       maxBytes: (options.failureCacheSize ?? 1_000) * failureEntryBytes,
       weigh: () => failureEntryBytes,
     });
+    this.seen = new Doorkeeper(2 * this.cache.capacity);
     this.keyGeneration = this.currentKeyGeneration();
   }
 
@@ -183,8 +188,13 @@ export class JwtVerifier {
     }
     // Time read after the (possibly awaited) key refresh, so the entry never outlives the token.
     const now = this.now();
-    if ('claims' in verdict) this.cache.set(token, verdict, Math.min(validUntil, now + this.maxTtlMs), now);
-    else this.failures.set(digest(token), verdict, now + this.failureTtlMs, now);
+    if ('claims' in verdict) {
+      // A full cache takes a token only on its second sighting (doorkeeper.ts): a client that
+      // re-sends its token gets it cached from its second request; a token used once costs no
+      // insert, no eviction and no garbage.
+      if (this.cache.hasRoomFor(token, verdict) || this.seen.sawBefore(token))
+        this.cache.set(token, verdict, Math.min(validUntil, now + this.maxTtlMs), now);
+    } else this.failures.set(digest(token), verdict, now + this.failureTtlMs, now);
     return verdict;
   }
 

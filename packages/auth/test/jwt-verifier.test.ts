@@ -347,6 +347,32 @@ describe('JWT verifier', () => {
       assert.equal(verifier.stats().cachedTokens, 0, 'apart from the verified tokens');
     });
 
+    it('once full, takes a token only on its second sighting: one-shot tokens never push out the others', async () => {
+      const verifier = hsVerifier({ cacheSize: 2 });
+      const [a, b] = [
+        signJwt({ n: 'a' }, { alg: 'HS256', key: hsSecret }),
+        signJwt({ n: 'b' }, { alg: 'HS256', key: hsSecret }),
+      ];
+      await verifier.verify(a);
+      await verifier.verify(b);
+      const full = verifier.stats();
+      assert.equal(full.cachedTokens, 2, 'tokens are kept from their first sighting while there is room');
+      for (let i = 0; i < 50; i++)
+        await verifier.verify(signJwt({ once: i }, { alg: 'HS256', key: hsSecret }));
+      await verifier.verify(a);
+      await verifier.verify(b);
+      const after = verifier.stats();
+      assert.equal(after.signatureChecks, full.signatureChecks + 50, 'a and b are still cached');
+      assert.equal(after.cachedBytes, full.cachedBytes, 'nothing inserted, nothing evicted');
+      const c = signJwt({ n: 'c' }, { alg: 'HS256', key: hsSecret });
+      await verifier.verify(c);
+      await verifier.verify(c);
+      const checks = verifier.stats().signatureChecks;
+      assert.equal(checks, after.signatureChecks + 2, 'checked on its first and second sighting');
+      await verifier.verify(c);
+      assert.equal(verifier.stats().signatureChecks, checks, 'kept from its second sighting');
+    });
+
     it('holds at most cacheSize tokens and keeps the ones in use', async () => {
       const verifier = hsVerifier({ cacheSize: 3 });
       const tokens = Array.from({ length: 6 }, (_, i) => signJwt({ i }, { alg: 'HS256', key: hsSecret }));
