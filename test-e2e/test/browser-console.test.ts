@@ -18,6 +18,7 @@ import {
   exitAfterFileWhenHung,
   type ServiceProcess,
   uniqueName,
+  openSse,
 } from '@gatehouse/testkit';
 import type { Browser, Page } from 'playwright-core';
 import {
@@ -41,6 +42,10 @@ const artifact = new URL('../artifacts/console.png', import.meta.url);
 /** Every wait on the page is bounded: a broken panel fails in seconds, never hangs. */
 const wait = { timeout: 15_000 };
 
+const forged = signJwt(withExpiry({ username: 'mallory', jti: 'x' }), {
+  alg: 'HS256',
+  key: 'another-key-entirely-long',
+});
 const connect = (user: string, session: string, eventType: string): ConnectParams => ({
   jwt: signJwt(withExpiry({ username: user, jti: session }), { alg: 'HS256', key: jwtSecret }),
   subscriptions: [{ eventType }],
@@ -79,8 +84,12 @@ describe('operator console in Chromium across two hub replicas', () => {
     clients['cleoWs'] = await wsClient(ws(a), connect('cleo', `${run}-s-cleo`, 'news'), idOf);
     clients['dinaWs'] = await wsClient(ws(b), connect('dina', `${run}-s-dina`, probe), idOf);
     clients['eliSse'] = await sseClient(b.publicUrl!, connect('eli', `${run}-s-eli`, 'sports'), idOf);
+    // Refused: a connect with a JWT of another key (400, as the hub answers a bad JWT) on hub a.
+    const refused = await openSse(`${a.publicUrl}/_gw/v1/connection/sse?jwt=${forged}`);
+    assert.equal(refused.status, 400, refused.errorBody);
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1400, height: 1500 } });
+    page.setDefaultTimeout(wait.timeout);
     page.on('console', (m) => {
       // The first samples, before the token is typed in, are answered 401: that is the design.
       if (m.type() === 'error' && !/status of 401/.test(m.text())) problems.push(m.text());
@@ -95,6 +104,11 @@ describe('operator console in Chromium across two hub replicas', () => {
 
   const cell = (replica: string, field: string) =>
     page.locator(`#replicas tr[data-replica="${replica}"] td[data-field="${field}"]`);
+  /** Until the replicas table shows `value` in that cell (it is redrawn every sample). */
+  const shows = (replica: string, field: string, value: string) =>
+    cell(replica, field)
+      .filter({ hasText: new RegExp(`^${value}$`) })
+      .waitFor(wait);
 
   it('asks for the token, then shows each replica with the clients opened on it', async () => {
     await page.goto(`${hubs[0]!.apiUrl}/dashboard`);
@@ -103,19 +117,17 @@ describe('operator console in Chromium across two hub replicas', () => {
     await page.fill('#token', apiToken);
     await page.click('#token-form button');
     const [a, b] = replicas as [string, string];
-    await page.waitForFunction(
-      ([ra, rb]) => {
-        const total = (r: string) =>
-          document.querySelector(`#replicas tr[data-replica="${r}"] td[data-field="total"]`)?.textContent;
-        return total(ra!) === '3' && total(rb!) === '2';
-      },
-      [a, b],
-      wait,
-    );
+    await shows(a, 'total', '3');
+    await shows(b, 'total', '2');
     assert.equal(await cell(a, 'sse').textContent(), '2');
     assert.equal(await cell(a, 'ws').textContent(), '1');
     assert.equal(await cell(b, 'sse').textContent(), '1');
     assert.equal(await cell(b, 'ws').textContent(), '1');
+    // Connects and refusals are running totals; the table shows them, the chart their rate.
+    assert.equal(await cell(a, 'connects').textContent(), '3');
+    assert.equal(await cell(b, 'connects').textContent(), '2');
+    assert.equal(await cell(a, 'refused400').textContent(), '1');
+    assert.equal(await cell(b, 'refused400').textContent(), '0');
     assert.equal(await page.locator('#missing').isVisible(), false);
     // Vega drew the time series (a line per replica and transport) as SVG.
     // (attached: a flat line has no height, which Playwright counts as hidden)
@@ -135,11 +147,7 @@ describe('operator console in Chromium across two hub replicas', () => {
     assert.equal(await page.locator('#results tbody tr').count(), 1);
     assert.match((await row.textContent()) ?? '', new RegExp(replicas[1]!));
     await row.click();
-    await page.waitForFunction(
-      (id) => document.querySelector('#detail-json')?.textContent?.includes(`"id": "${id}"`),
-      eli.id,
-      wait,
-    );
+    await page.locator('#detail-json', { hasText: `"id": "${eli.id}"` }).waitFor(wait);
     await page.fill('#disconnect-form input[name="reason"]', 'moved by the console test');
     await page.click('#disconnect-form button');
     await page.locator('#disconnect-note', { hasText: `disconnected ${eli.id}` }).waitFor(wait);
@@ -147,13 +155,7 @@ describe('operator console in Chromium across two hub replicas', () => {
     await withTimeout(eli.ended, 10_000, "eli's stream to end");
     const closed = eli.events.find((e) => e['type'] === 'gw.connection_closed');
     assert.equal((closed?.['data'] as { reason?: string } | undefined)?.reason, 'moved by the console test');
-    await page.waitForFunction(
-      (rb) =>
-        document.querySelector(`#replicas tr[data-replica="${rb}"] td[data-field="total"]`)?.textContent ===
-        '1',
-      replicas[1]!,
-      wait,
-    );
+    await shows(replicas[1]!, 'total', '1');
   });
 
   it('publishes a test event and lists exactly the connections subscribed to its type', async () => {

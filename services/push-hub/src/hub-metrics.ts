@@ -222,7 +222,7 @@ export class HubMetrics {
     this.dropped.inc({ reason });
   }
 
-  /** `status`: the HTTP status the client got, for the console's refusals (401, 403, 429, …). */
+  /** `status`: the HTTP status the client got, for the console's refusals (400, 403, 429, 503). */
   connectionRejected(transport: TransportKind, reason: string, status: number): void {
     this.rejected.inc({ transport, reason });
     this.tally.refused(status);

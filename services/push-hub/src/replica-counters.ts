@@ -17,7 +17,7 @@ export interface ReplicaCounters {
   deliveries: number;
   /** Connects the rate limit admitted. */
   connects: number;
-  /** Refused connection attempts by HTTP status ("401", "403", "429", "400", "503"). */
+  /** Refused connection attempts by HTTP status: "400" (bad request or JWT), "403", "429", "503". */
   refused: Record<string, number>;
   slowConsumerDisconnects: number;
   /** Connections closed because their session was blacklisted. */

@@ -9,6 +9,8 @@ const SAMPLE_MS = 2000;
 /** Ten minutes of samples. */
 const KEEP = 300;
 const TRANSPORTS = ['sse', 'ws', 'socketio', 'longpolling'];
+/** How a hub refuses a connect: bad request or JWT, subscription denied, rate limited, unavailable. */
+const REFUSALS = ['400', '403', '429', '503'];
 const TOKEN_KEY = 'gatehouse.console.token';
 // Relative to the page (served at …/dashboard/), so the console also works under a path prefix.
 const API = new URL('../', location.href);
@@ -98,7 +100,7 @@ const throughputChart = chart('#chart-throughput', {
   mark: 'line',
   encoding: {
     x: time,
-    y: { field: 'perSecond', type: 'quantitative', title: 'per second' },
+    y: { field: 'perSecond', type: 'quantitative', title: 'per second', axis: { format: ',.2~f' } },
     color: { field: 'what', type: 'nominal', title: null },
   },
 });
@@ -107,7 +109,7 @@ const connectsChart = chart('#chart-connects', {
   mark: 'line',
   encoding: {
     x: time,
-    y: { field: 'perSecond', type: 'quantitative', title: 'per second' },
+    y: { field: 'perSecond', type: 'quantitative', title: 'per second', axis: { format: ',.2~f' } },
     color: { field: 'what', type: 'nominal', title: null },
   },
 });
@@ -174,6 +176,8 @@ function showReplicas(replicas) {
       cell(r.deliveriesPerSecond, true, 'deliveriesPerSecond'),
       cell(r.fanout.position ?? '–', false, 'position'),
       cell(age, true, 'lastEventAge'),
+      cell(r.counters.connects, true, 'connects'),
+      ...REFUSALS.map((status) => cell(r.counters.refused[status] ?? 0, true, `refused${status}`)),
       cell(r.counters.sessionKills, true, 'sessionKills'),
       cell(r.counters.slowConsumerDisconnects, true, 'slowConsumerDisconnects'),
     );
@@ -201,9 +205,7 @@ const rateSeries = {
   },
   connects: {
     connects: (c) => c.connects,
-    'refused 401': (c) => c.refused['401'] ?? 0,
-    'refused 403': (c) => c.refused['403'] ?? 0,
-    'refused 429': (c) => c.refused['429'] ?? 0,
+    ...Object.fromEntries(REFUSALS.map((status) => [`refused ${status}`, (c) => c.refused[status] ?? 0])),
   },
 };
 
