@@ -112,7 +112,7 @@ describe('operator console in Chromium across two hub replicas', () => {
 
   it('asks for the token, then shows each replica with the clients opened on it', async () => {
     await page.goto(`${hubs[0]!.apiUrl}/dashboard`);
-    assert.equal(new URL(page.url()).pathname, '/dashboard/');
+    assert.equal(new URL(page.url()).pathname, '/dashboard');
     await page.locator('#token-form').waitFor({ state: 'visible', ...wait });
     await page.fill('#token', apiToken);
     await page.click('#token-form button');

@@ -90,9 +90,9 @@ export function createConsoleFiles() {
     const file = files.get(path);
     if (!file) return false;
     if (!readOnlyMethod(req, res)) return true;
-    // The page's links are relative to …/dashboard/ (so a path prefix at the edge is kept).
-    if (path === '/dashboard') {
-      res.writeHead(301, { location: 'dashboard/', 'cache-control': versioned }).end();
+    // The page's links are relative to …/dashboard (so a path prefix at the edge is kept).
+    if (path === '/dashboard/') {
+      res.writeHead(301, { location: '../dashboard', 'cache-control': versioned }).end();
       return true;
     }
     res.writeHead(200, {

@@ -12,8 +12,8 @@ const TRANSPORTS = ['sse', 'ws', 'socketio', 'longpolling'];
 /** How a hub refuses a connect: bad request or JWT, subscription denied, rate limited, unavailable. */
 const REFUSALS = ['400', '403', '429', '503'];
 const TOKEN_KEY = 'gatehouse.console.token';
-// Relative to the page (served at …/dashboard/), so the console also works under a path prefix.
-const API = new URL('../', location.href);
+// Relative to this script (…/dashboard/console.js), so the console also works under a path prefix.
+const API = new URL('../', import.meta.url);
 
 const $ = (selector) => document.querySelector(selector);
 const samples = [];
