@@ -6,8 +6,9 @@
  * session finds its connection on hub b, and its disconnect button ends that client's connection
  * (seen by the client: `gw.connection_closed` with the reason); the test event form lists exactly
  * the connections subscribed to its type, and those, and only those, receive it. The charts are
- * drawn by Vega under the page's strict Content-Security-Policy with no violation. A screenshot is
- * kept in test-e2e/artifacts/console.png.
+ * drawn by Vega under the page's strict Content-Security-Policy with no violation. A replica that
+ * stops answering (SIGSTOP) is named on the page. A screenshot is kept in
+ * test-e2e/artifacts/console.png.
  */
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
@@ -99,6 +100,7 @@ describe('operator console in Chromium across two hub replicas', () => {
   after(async () => {
     await browser?.close();
     for (const c of Object.values(clients)) c.close();
+    for (const hub of hubs) process.kill(hub.pid, 'SIGCONT');
     await Promise.all(hubs.map((h) => h.stop()));
   });
 
@@ -182,6 +184,17 @@ describe('operator console in Chromium across two hub replicas', () => {
     await page.waitForTimeout(4500);
     await mkdir(new URL('.', artifact), { recursive: true });
     await page.screenshot({ path: artifact.pathname, fullPage: true });
+  });
+
+  it('names a replica that stops answering, and drops the note once it answers again', async () => {
+    const b = hubs[1]!;
+    process.kill(b.pid, 'SIGSTOP');
+    try {
+      await page.locator('#missing', { hasText: `partial: no answer from ${replicas[1]}` }).waitFor(wait);
+    } finally {
+      process.kill(b.pid, 'SIGCONT');
+    }
+    await page.locator('#missing').waitFor({ state: 'hidden', ...wait });
   });
 
   it('ran under its Content-Security-Policy without a violation or a script error', () => {

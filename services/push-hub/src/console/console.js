@@ -362,5 +362,9 @@ function showReached({ event, connections, next, partial, missing }) {
   $('#test-reached').replaceChildren(...items);
 }
 
-void sample();
-setInterval(() => void sample(), SAMPLE_MS);
+// The next sample only after the last one is in: an answer may take CONNECTIONS_API_TIMEOUT (2 s).
+async function sampleForever() {
+  await sample();
+  setTimeout(sampleForever, SAMPLE_MS);
+}
+void sampleForever();
