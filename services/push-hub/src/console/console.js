@@ -97,7 +97,8 @@ const connectionsChart = chart('#chart-connections', {
 });
 
 const throughputChart = chart('#chart-throughput', {
-  mark: 'line',
+  // Points too: lines that coincide (events in = deliveries out) stay visible.
+  mark: { type: 'line', point: true },
   encoding: {
     x: time,
     y: { field: 'perSecond', type: 'quantitative', title: 'per second', axis: { format: ',.2~f' } },
@@ -106,7 +107,8 @@ const throughputChart = chart('#chart-throughput', {
 });
 
 const connectsChart = chart('#chart-connects', {
-  mark: 'line',
+  // Points too: lines that coincide (events in = deliveries out) stay visible.
+  mark: { type: 'line', point: true },
   encoding: {
     x: time,
     y: { field: 'perSecond', type: 'quantitative', title: 'per second', axis: { format: ',.2~f' } },
