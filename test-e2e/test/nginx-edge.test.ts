@@ -235,6 +235,19 @@ describe('nginx edge in front of the services', () => {
     };
     assert.deepEqual([listed.connections.length, listed.partial], [1, false]);
     assert.equal((await fetch(`${internal}/v3/replicas`)).status, 200);
+    // The console's test event → any hub: published on the fan-out stream, the subscriber listed.
+    const probe = await fetch(`${internal}/v3/console/test-event`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'edge.msg' }),
+    });
+    assert.equal(probe.status, 200);
+    assert.equal(((await probe.json()) as { connections: unknown[] }).connections.length, 1);
+    await waitFor(() => sse.events('edge.msg').length === 4, deliveryTimeout);
+    assert.match(
+      (await fetch(`${internal}/dashboard`)).headers.get('content-security-policy') ?? '',
+      /script-src 'self'/,
+    );
 
     // apis → proxy.
     const apis = (await (await fetch(`${internal}/v3/apis`)).json()) as Array<{ id: string }>;

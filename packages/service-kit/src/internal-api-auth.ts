@@ -6,7 +6,10 @@
  * whether the replica is ready, not which dependency failed and why. `/metrics` needs the token
  * (Prometheus sends it: ServiceMonitor `authorization`, scrape config `authorization.credentials_file`)
  * unless INTERNAL_API_METRICS_OPEN keeps it open for a scraper that cannot (the push hub's
- * `/dashboard`, a live view of the same numbers, follows it).
+ * `/dashboard/stream`, a live view of the same numbers, follows it). Open too: the files of the push
+ * hub's console (`/dashboard` and its script, style and chart library), which hold no data — a
+ * browser cannot send a bearer token when it navigates; the page asks the operator for the token
+ * and sends it on its own requests for data, which need it like any other.
  *
  * The comparison is constant-time over SHA-256 digests, so neither the content nor the length of
  * the token leaks through response timing.
@@ -33,8 +36,18 @@ export interface InternalApiAuthSettings {
 
 /** Paths every caller may ask, token or not. */
 const probePaths = ['/health', '/ready'];
-/** The metrics and the hub's live view of them (a browser page cannot send a bearer token). */
-const metricsPaths = ['/metrics', '/dashboard', '/dashboard/', '/dashboard/stream'];
+/** The metrics and the hub's live stream of them. */
+const metricsPaths = ['/metrics', '/dashboard/stream'];
+/** The push hub's console: static files without data (console-files.ts serves exactly these). */
+export const CONSOLE_FILE_PATHS = [
+  '/dashboard',
+  '/dashboard/',
+  '/dashboard/console.js',
+  '/dashboard/console.css',
+  '/dashboard/assets/vega.min.js',
+  '/dashboard/assets/vega-lite.min.js',
+  '/dashboard/assets/vega-interpreter.js',
+];
 
 export class InternalApiAuth {
   private readonly digest: Buffer;
@@ -42,7 +55,8 @@ export class InternalApiAuth {
 
   constructor(token: string, options: { openMetrics?: boolean } = {}) {
     this.digest = sha256(token);
-    this.openPaths = new Set(options.openMetrics ? [...probePaths, ...metricsPaths] : probePaths);
+    const open = [...probePaths, ...CONSOLE_FILE_PATHS];
+    this.openPaths = new Set(options.openMetrics ? [...open, ...metricsPaths] : open);
   }
 
   /** From the settings; undefined when INTERNAL_API_TOKEN is unset (the internal API is open). */

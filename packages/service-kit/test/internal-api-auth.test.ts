@@ -94,9 +94,17 @@ describe('internal API bearer token', () => {
   it('serves /metrics without the token when INTERNAL_API_METRICS_OPEN says so, and nothing else', async () => {
     assert.equal((await fetch(url(metricsOpen, '/metrics'))).status, 200);
     // Open means handed to the services: this host has no dashboard, so it is not found.
-    assert.equal((await fetch(url(metricsOpen, '/dashboard'))).status, 404);
-    assert.equal((await fetch(url(locked, '/dashboard'))).status, 401);
+    assert.equal((await fetch(url(metricsOpen, '/dashboard/stream'))).status, 404);
+    assert.equal((await fetch(url(locked, '/dashboard/stream'))).status, 401);
     assert.equal((await fetch(url(metricsOpen, '/v3/things'))).status, 401);
+  });
+
+  it("leaves the console's files open (they hold no data), not its data", async () => {
+    // Handed to the services, which have no console here: not found rather than 401.
+    for (const path of ['/dashboard', '/dashboard/console.js', '/dashboard/assets/vega.min.js'])
+      assert.equal((await fetch(url(locked, path))).status, 404, path);
+    assert.equal((await fetch(url(locked, '/dashboard/assets/other.js'))).status, 401);
+    assert.equal((await fetch(url(locked, '/v3/console/test-event'), { method: 'POST' })).status, 401);
   });
 
   it('is open without INTERNAL_API_TOKEN', async () => {

@@ -54,7 +54,7 @@ export function createConnectionGate(deps: ConnectionGateDeps): ConnectionGate {
     } catch (err) {
       const refusal = refusalOf(err);
       if (!refusal) throw err;
-      deps.metrics.connectionRejected(transport, refusal.reason);
+      deps.metrics.connectionRejected(transport, refusal.reason, refusal.status);
       throw refusal;
     }
   };
@@ -73,7 +73,7 @@ export function handshakeRefusal(
     takeAddressBudget(deps, from);
     return undefined;
   } catch (err) {
-    deps.metrics.connectionRejected(transport, 'rate_limited');
+    deps.metrics.connectionRejected(transport, 'rate_limited', 429);
     return err as SubscriptionRequestError;
   }
 }

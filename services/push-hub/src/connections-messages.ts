@@ -6,6 +6,7 @@
 import type { TransportKind } from './connection.ts';
 import type { ConnectionDetail, ConnectionEntry } from './connection-entry.ts';
 import type { ConnectionFilter } from './connection-filter.ts';
+import type { ReplicaCounters } from './replica-counters.ts';
 
 /** Whose connections a disconnect ends: one connection, a session's, or a user's. */
 export type DisconnectTarget = { id: string } | { session: string } | { user: string };
@@ -43,4 +44,6 @@ export interface ReplicaStats {
   deliveriesPerSecond: number;
   /** Its place in the fan-out stream: the position of the newest event it took, and when. */
   fanout: { position?: string; lastEventAt?: string };
+  /** Running totals since it started, for the console's rates and latency histogram. */
+  counters: ReplicaCounters;
 }

@@ -1,11 +1,11 @@
 /**
- * The live dashboard on the internal API: `GET /dashboard` is a small self-contained page that
- * opens `GET /dashboard/stream`, an SSE stream sending this process's `gw_` metrics once a second
- * (connections by transport, subscriptions, events, deliveries, kills, and in the embedded runner
- * every other service's metrics too). No external assets, so it works offline and behind the edge.
+ * `GET /dashboard/stream` on the internal API: an SSE stream sending this process's `gw_` metrics
+ * once a second (connections by transport, subscriptions, events, deliveries, kills, and in the
+ * embedded runner every other service's metrics too), for a script watching one process. The page
+ * at `/dashboard` is the operator console (console-files.ts), which shows the whole cluster.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type Registry, readOnlyMethod, requestPath, sendText } from '@gatehouse/service-kit';
+import { type Registry, readOnlyMethod, requestPath } from '@gatehouse/service-kit';
 
 export interface DashboardSample {
   name: string;
@@ -45,47 +45,8 @@ export function createDashboard(registry: Registry, intervalMs = 1000) {
 
   return (req: IncomingMessage, res: ServerResponse): boolean => {
     const path = requestPath(req);
-    if (path !== '/dashboard/stream' && path !== '/dashboard' && path !== '/dashboard/') return false;
-    if (!readOnlyMethod(req, res)) return true;
-    if (path === '/dashboard/stream') {
-      stream(req, res);
-      return true;
-    }
-    sendText(res, 200, dashboardPage, {
-      'content-type': 'text/html; charset=utf-8',
-      'cache-control': 'no-cache',
-    });
+    if (path !== '/dashboard/stream') return false;
+    if (readOnlyMethod(req, res)) stream(req, res);
     return true;
   };
 }
-
-const dashboardPage = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Gatehouse dashboard</title>
-<style>
-body{font:14px system-ui,sans-serif;margin:2rem;color:#222}h1{font-size:1.3rem}
-table{border-collapse:collapse;margin-bottom:1.5rem}td,th{padding:.25rem .75rem;border-bottom:1px solid #ddd;text-align:left}
-td.v{text-align:right;font-variant-numeric:tabular-nums}#status{color:#888}
-</style></head><body>
-<h1>Gatehouse <span id="status">connecting…</span></h1>
-<table><thead><tr><th>metric</th><th>labels</th><th>value</th></tr></thead><tbody id="rows"></tbody></table>
-<script>
-const rows = document.getElementById('rows');
-const status = document.getElementById('status');
-// Relative to the page, so the dashboard also works under a path prefix at the edge.
-const source = new EventSource(location.pathname.replace(/\\/?$/, '/') + 'stream');
-source.addEventListener('open', () => { status.textContent = 'live'; });
-source.addEventListener('error', () => { status.textContent = 'reconnecting…'; });
-source.addEventListener('metrics', (e) => {
-  const metrics = JSON.parse(e.data);
-  const html = [];
-  for (const m of metrics) {
-    for (const v of m.values.length ? m.values : [{ labels: {}, value: 0 }]) {
-      const labels = Object.entries(v.labels).map(([k, x]) => k + '=' + x).join(', ');
-      html.push('<tr data-metric="' + m.name + '"><td title="' + m.help.replace(/"/g, '&quot;') + '">' + m.name +
-        '</td><td>' + labels.replace(/</g, '&lt;') + '</td><td class="v">' + v.value + '</td></tr>');
-    }
-  }
-  rows.innerHTML = html.join('');
-  status.textContent = 'live ' + new Date().toLocaleTimeString();
-});
-</script></body></html>`;

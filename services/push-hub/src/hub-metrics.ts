@@ -12,6 +12,7 @@ import {
 import type { TransportKind } from './connection.ts';
 import type { ConnectKind } from './connection-rate-limit.ts';
 import { RateMeter } from './rate-meter.ts';
+import { CounterTally, DELIVERY_BUCKETS } from './replica-counters.ts';
 
 export class HubMetrics {
   private readonly connections: Gauge<'transport'>;
@@ -34,6 +35,8 @@ export class HubMetrics {
   private readonly disconnects: Counter<'by' | 'reconnect'>;
   /** Deliveries per second over the last minute (the connections API's replica stats). */
   readonly deliveryRate = new RateMeter();
+  /** The same events as plain totals, for the console's cluster view (replica-counters.ts). */
+  readonly tally = new CounterTally();
   private lastDispatchAt: number | undefined;
   private readonly slowClosed: Counter<'transport'>;
   private readonly delivery: Histogram;
@@ -134,7 +137,7 @@ export class HubMetrics {
     this.delivery = histogram(registry, {
       name: 'gw_fanout_delivery_seconds',
       help: 'Time from the publisher handing a fan-out event to the broker to this replica having written it to its connections',
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+      buckets: DELIVERY_BUCKETS,
     });
   }
 
@@ -153,16 +156,20 @@ export class HubMetrics {
 
   slowConsumerClosed(transport: TransportKind): void {
     this.slowClosed.inc({ transport });
+    this.tally.slowConsumerClosed();
   }
 
   /** A live fan-out event published at `publishedAt` (ms since the epoch) is delivered now. */
   eventDelivered(publishedAt: number, now = Date.now()): void {
     // Another pod's clock may be a little ahead: never a negative delay.
-    this.delivery.observe(Math.max(0, now - publishedAt) / 1000);
+    const seconds = Math.max(0, now - publishedAt) / 1000;
+    this.delivery.observe(seconds);
+    this.tally.delivered(seconds);
   }
 
   connectAdmitted(kind: ConnectKind): void {
     this.admitted.inc({ kind });
+    this.tally.connected();
   }
 
   connectionsDrained(n: number): void {
@@ -204,6 +211,7 @@ export class HubMetrics {
   eventDispatched(type: string, deliveries: number): void {
     this.forwarded.inc({ type: this.typeLabel(type) });
     this.lastDispatchAt = Date.now();
+    this.tally.eventIn(deliveries);
     if (deliveries) {
       this.deliveries.inc(deliveries);
       this.deliveryRate.add(deliveries);
@@ -214,12 +222,15 @@ export class HubMetrics {
     this.dropped.inc({ reason });
   }
 
-  connectionRejected(transport: TransportKind, reason: string): void {
+  /** `status`: the HTTP status the client got, for the console's refusals (400, 403, 429, 503). */
+  connectionRejected(transport: TransportKind, reason: string, status: number): void {
     this.rejected.inc({ transport, reason });
+    this.tally.refused(status);
   }
 
   sessionKilled(connections: number): void {
     this.kills.inc(connections);
+    this.tally.sessionKilled(connections);
   }
 
   connectionsExpired(connections: number): void {

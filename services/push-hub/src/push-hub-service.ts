@@ -4,7 +4,8 @@
  * replica holds; subscription changes routed to the replica holding the connection; session kills
  * from the blacklist store (looked up again after the store watch was cut off, kill-rescan.ts). On
  * shutdown it moves its clients away in batches over part of the drain window (connection-drain.ts).
- * On the internal API, the connections API (connections-api.ts) over a control channel of its own.
+ * On the internal API, the connections API (connections-api.ts) over a control channel of its own,
+ * and the operator console at /dashboard (console-files.ts, test-event.ts).
  */
 import { type Auth, blacklistKey, blacklistPrefix, createAccessCheck } from '@gatehouse/auth';
 import { type Bus, type Subscription as BusSubscription, ReplicaChannel } from '@gatehouse/bus';
@@ -35,8 +36,10 @@ import { EventRing } from './event-ring.ts';
 import { consumeFanout } from './fanout-consumer.ts';
 import { Hub } from './hub.ts';
 import { StreamReplay } from './stream-replay.ts';
+import { createConsoleFiles } from './console-files.ts';
 import { createDashboard } from './dashboard.ts';
 import { HubMetrics } from './hub-metrics.ts';
+import { createTestEvent } from './test-event.ts';
 
 import { createSubscriptionChangeLimit } from './subscription-change-limit.ts';
 import { createSubscriptionResolver } from './subscription-request.ts';
@@ -205,15 +208,24 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     disconnectLongPoll: (id, reason, reconnect) => longpoll.disconnect(id, reason, reconnect),
     metrics,
   });
+  const cluster = new ConnectionsCluster({
+    gather: (request, ask) => connectionsChannel.gather(request, config.CONNECTIONS_API_TIMEOUT, ask),
+    maxBytes: config.CONNECTIONS_API_MAX_BYTES,
+  });
   const connectionsApi = createConnectionsApi({
-    cluster: new ConnectionsCluster({
-      gather: (request, ask) => connectionsChannel.gather(request, config.CONNECTIONS_API_TIMEOUT, ask),
-      maxBytes: config.CONNECTIONS_API_MAX_BYTES,
-    }),
+    cluster,
     metrics,
     maxLimit: config.CONNECTIONS_API_MAX_LIMIT,
   });
-
+  // The operator console at /dashboard: its files, and its test event on the fan-out stream.
+  const testEvent = createTestEvent({
+    bus: deps.fanoutBus,
+    topic: config.FANOUT_TOPIC,
+    cluster,
+    replica: deps.replica,
+    maxLimit: config.CONNECTIONS_API_MAX_LIMIT,
+  });
+  const consoleFiles = createConsoleFiles();
   const dashboard = createDashboard(deps.registry);
   let unwatch: (() => Promise<void>) | undefined;
   let unwatchLongPoll: (() => Promise<void>) | undefined;
@@ -246,7 +258,11 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       (await longpoll.handle(req, res)) ||
       (await subscriptions(req, res)) ||
       socketio.handle(req, res),
-    internal: async (req, res) => (await connectionsApi(req, res)) || dashboard(req, res),
+    internal: async (req, res) =>
+      (await connectionsApi(req, res)) ||
+      (await testEvent(req, res)) ||
+      consoleFiles(req, res) ||
+      dashboard(req, res),
     upgrade: (req, socket, head) => ws.upgrade(req, socket, head) || socketio.upgrade(req, socket, head),
     async start() {
       await channel.start((body) => {

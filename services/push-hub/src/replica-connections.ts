@@ -119,6 +119,7 @@ export class ReplicaConnections {
         ...(position !== undefined && { position }),
         ...(metrics.lastEventAt !== undefined && { lastEventAt: isoTime(metrics.lastEventAt) }),
       },
+      counters: metrics.tally.snapshot(),
     };
   }
 

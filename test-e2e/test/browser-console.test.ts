@@ -1,0 +1,223 @@
+/**
+ * The operator console (`/dashboard` on a hub's internal API) in headless Chromium, against two
+ * push-hub processes on real Redis (fan-out bus, control bus, store) with SSE and WebSocket clients
+ * on both, the internal API locked with INTERNAL_API_TOKEN. The page served by hub a must show the
+ * whole cluster: the connections per replica equal the clients opened on each; a search for a
+ * session finds its connection on hub b, and its disconnect button ends that client's connection
+ * (seen by the client: `gw.connection_closed` with the reason); the test event form lists exactly
+ * the connections subscribed to its type, and those, and only those, receive it. The charts are
+ * drawn by Vega under the page's strict Content-Security-Policy with no violation. A replica that
+ * stops answering (SIGSTOP) is named on the page. A screenshot is kept in
+ * test-e2e/artifacts/console.png.
+ */
+import assert from 'node:assert/strict';
+import { mkdir } from 'node:fs/promises';
+import { after, before, describe, it } from 'node:test';
+import { signJwt, withExpiry } from '@gatehouse/auth';
+import {
+  dependencyAddress,
+  exitAfterFileWhenHung,
+  type ServiceProcess,
+  uniqueName,
+  openSse,
+} from '@gatehouse/testkit';
+import type { Browser, Page } from 'playwright-core';
+import {
+  type ConnectParams,
+  connectionIds,
+  sseClient,
+  type TestClient,
+  wsClient,
+} from '../../services/push-hub/test/connection-clients.ts';
+import { launchChromium } from '../src/headless-chromium.ts';
+import { hubSlots, startHub } from '../src/hub-pair.ts';
+
+after(() => exitAfterFileWhenHung());
+
+const run = uniqueName('console');
+const tokenSecret = `${run}-token-secret`;
+const jwtSecret = 'console-test-jwt-secret-long-enough';
+const apiToken = `${run}-internal-api-token`;
+const probe = `${run}.probe`;
+const artifact = new URL('../artifacts/console.png', import.meta.url);
+/** Every wait on the page is bounded: a broken panel fails in seconds, never hangs. */
+const wait = { timeout: 15_000 };
+
+const forged = signJwt(withExpiry({ username: 'mallory', jti: 'x' }), {
+  alg: 'HS256',
+  key: 'another-key-entirely-long',
+});
+const connect = (user: string, session: string, eventType: string): ConnectParams => ({
+  jwt: signJwt(withExpiry({ username: user, jti: session }), { alg: 'HS256', key: jwtSecret }),
+  subscriptions: [{ eventType }],
+});
+
+describe('operator console in Chromium across two hub replicas', () => {
+  const hubs: ServiceProcess[] = [];
+  const clients: Record<string, TestClient> = {};
+  const problems: string[] = [];
+  let browser: Browser;
+  let page: Page;
+  let replicas: string[];
+
+  before(async () => {
+    const slots = await hubSlots(run, {
+      FANOUT_BUS: 'redis',
+      FANOUT_TOPIC: `${run}-gw-events`,
+      CONTROL_BUS: 'redis',
+      STORE: 'redis',
+      STORE_KEY_PREFIX: `${run}:`,
+      REDIS_URL: dependencyAddress.redisUrl,
+      TOKEN_SECRET: tokenSecret,
+      JWT_SECRET_KEY: jwtSecret,
+      INTERNAL_API_TOKEN: apiToken,
+      CONNECTIONS_API_TIMEOUT: '1500ms',
+      SHUTDOWN_DRAIN_TIMEOUT_MS: '1000',
+    });
+    replicas = slots.map((s) => s.env['REPLICA_ID']!);
+    hubs.push(...(await Promise.all(slots.map(startHub))));
+    const [a, b] = hubs as [ServiceProcess, ServiceProcess];
+    const idOf = connectionIds(tokenSecret);
+    const ws = (h: ServiceProcess) => h.publicUrl!.replace('http', 'ws');
+    // Hub a: three clients, one subscribed to the probe type; hub b: two, one subscribed to it.
+    clients['annaSse'] = await sseClient(a.publicUrl!, connect('anna', `${run}-s-anna`, probe), idOf);
+    clients['benSse'] = await sseClient(a.publicUrl!, connect('ben', `${run}-s-ben`, 'news'), idOf);
+    clients['cleoWs'] = await wsClient(ws(a), connect('cleo', `${run}-s-cleo`, 'news'), idOf);
+    clients['dinaWs'] = await wsClient(ws(b), connect('dina', `${run}-s-dina`, probe), idOf);
+    clients['eliSse'] = await sseClient(b.publicUrl!, connect('eli', `${run}-s-eli`, 'sports'), idOf);
+    // Refused: a connect with a JWT of another key (400, as the hub answers a bad JWT) on hub a.
+    const refused = await openSse(`${a.publicUrl}/_gw/v1/connection/sse?jwt=${forged}`);
+    assert.equal(refused.status, 400, refused.errorBody);
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1400, height: 1500 } });
+    page.setDefaultTimeout(wait.timeout);
+    page.on('console', (m) => {
+      // The first samples, before the token is typed in, are answered 401: that is the design.
+      if (m.type() === 'error' && !/status of 401/.test(m.text())) problems.push(m.text());
+    });
+    page.on('pageerror', (err) => problems.push(String(err)));
+  });
+  after(async () => {
+    await browser?.close();
+    for (const c of Object.values(clients)) c.close();
+    for (const hub of hubs) process.kill(hub.pid, 'SIGCONT');
+    await Promise.all(hubs.map((h) => h.stop()));
+  });
+
+  const cell = (replica: string, field: string) =>
+    page.locator(`#replicas tr[data-replica="${replica}"] td[data-field="${field}"]`);
+  /** Until the replicas table shows `value` in that cell (it is redrawn every sample). */
+  const shows = (replica: string, field: string, value: string) =>
+    cell(replica, field)
+      .filter({ hasText: new RegExp(`^${value}$`) })
+      .waitFor(wait);
+
+  it('asks for the token, then shows each replica with the clients opened on it', async () => {
+    await page.goto(`${hubs[0]!.apiUrl}/dashboard`);
+    assert.equal(new URL(page.url()).pathname, '/dashboard');
+    await page.locator('#token-form').waitFor({ state: 'visible', ...wait });
+    await page.fill('#token', apiToken);
+    await page.click('#token-form button');
+    const [a, b] = replicas as [string, string];
+    await shows(a, 'total', '3');
+    await shows(b, 'total', '2');
+    assert.equal(await cell(a, 'sse').textContent(), '2');
+    assert.equal(await cell(a, 'ws').textContent(), '1');
+    assert.equal(await cell(b, 'sse').textContent(), '1');
+    assert.equal(await cell(b, 'ws').textContent(), '1');
+    // Connects and refusals are running totals; the table shows them, the chart their rate.
+    assert.equal(await cell(a, 'connects').textContent(), '3');
+    assert.equal(await cell(b, 'connects').textContent(), '2');
+    assert.equal(await cell(a, 'refused400').textContent(), '1');
+    assert.equal(await cell(b, 'refused400').textContent(), '0');
+    assert.equal(await page.locator('#missing').isVisible(), false);
+    // Vega drew the time series (a line per replica and transport) as SVG.
+    // (attached: a flat line has no height, which Playwright counts as hidden)
+    await page
+      .locator('#chart-connections svg .mark-line path')
+      .first()
+      .waitFor({ state: 'attached', ...wait });
+    assert.ok((await page.locator('#chart-connections svg .mark-line path').count()) >= 4);
+  });
+
+  it('finds a connection on the other replica by session and disconnects it with a reason', async () => {
+    const eli = clients['eliSse']!;
+    await page.fill('#search-form input[name="session"]', `${run}-s-eli`);
+    await page.click('#search-form button');
+    const row = page.locator(`#results tr[data-id="${eli.id}"]`);
+    await row.waitFor(wait);
+    assert.equal(await page.locator('#results tbody tr').count(), 1);
+    assert.match((await row.textContent()) ?? '', new RegExp(replicas[1]!));
+    await row.click();
+    await page.locator('#detail-json', { hasText: `"id": "${eli.id}"` }).waitFor(wait);
+    await page.fill('#disconnect-form input[name="reason"]', 'moved by the console test');
+    await page.click('#disconnect-form button');
+    await page.locator('#disconnect-note', { hasText: `disconnected ${eli.id}` }).waitFor(wait);
+    // The client sees its connection end, told why.
+    await withTimeout(eli.ended, 10_000, "eli's stream to end");
+    const closed = eli.events.find((e) => e['type'] === 'gw.connection_closed');
+    assert.equal((closed?.['data'] as { reason?: string } | undefined)?.reason, 'moved by the console test');
+    await shows(replicas[1]!, 'total', '1');
+  });
+
+  it('publishes a test event and lists exactly the connections subscribed to its type', async () => {
+    await page.fill('#test-form input[name="type"]', probe);
+    await page.click('#test-form button');
+    await page.locator('#test-note', { hasText: 'published' }).waitFor(wait);
+    const listed = await page
+      .locator('#test-reached code')
+      .evaluateAll((els) => els.map((e) => e.dataset['id']));
+    const subscribed = [clients['annaSse']!.id, clients['dinaWs']!.id];
+    assert.deepEqual(listed.sort(), subscribed.sort());
+    const [a, b] = replicas as [string, string];
+    assert.equal(await page.locator(`#test-reached li[data-replica="${a}"] code`).count(), 1);
+    assert.equal(await page.locator(`#test-reached li[data-replica="${b}"] code`).count(), 1);
+    // The event went through the fan-out stream to both replicas' subscribers, and to no one else.
+    const got = (c: TestClient) => c.events.some((e) => e['type'] === probe);
+    await until(
+      () => got(clients['annaSse']!) && got(clients['dinaWs']!),
+      10_000,
+      'the probe at both subscribers',
+    );
+    for (const name of ['benSse', 'cleoWs']) assert.equal(got(clients[name]!), false, name);
+    // Charts of rates need two samples after the event: wait for the deliveries to show.
+    await page.waitForTimeout(4500);
+    await mkdir(new URL('.', artifact), { recursive: true });
+    await page.screenshot({ path: artifact.pathname, fullPage: true });
+  });
+
+  it('names a replica that stops answering, and drops the note once it answers again', async () => {
+    const b = hubs[1]!;
+    process.kill(b.pid, 'SIGSTOP');
+    try {
+      await page.locator('#missing', { hasText: `partial: no answer from ${replicas[1]}` }).waitFor(wait);
+    } finally {
+      process.kill(b.pid, 'SIGCONT');
+    }
+    await page.locator('#missing').waitFor({ state: 'hidden', ...wait });
+  });
+
+  it('ran under its Content-Security-Policy without a violation or a script error', () => {
+    assert.deepEqual(problems, []);
+  });
+});
+
+async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms);
+  });
+  try {
+    return await Promise.race([p, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function until(check: () => boolean, ms: number, what: string): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
