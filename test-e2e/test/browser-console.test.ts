@@ -14,6 +14,7 @@ import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { signJwt, withExpiry } from '@gatehouse/auth';
+import { closeConnection, openRedisConnection, whenReady } from '@gatehouse/store';
 import {
   dependencyAddress,
   exitAfterFileWhenHung,
@@ -138,6 +139,22 @@ describe('operator console in Chromium across two hub replicas', () => {
       .first()
       .waitFor({ state: 'attached', ...wait });
     assert.ok((await page.locator('#chart-connections svg .mark-line path').count()) >= 4);
+  });
+
+  it('shows the sessions blacklisted now, counted in the store', async () => {
+    const redis = openRedisConnection({ url: dependencyAddress.redisUrl }, 'browser-console-test');
+    try {
+      await whenReady(redis, 10_000);
+      for (const session of ['bl-1', 'bl-2'])
+        await redis.set(`${run}:blacklist:${run}-${session}`, '{}', 'EX', 120);
+      // The hubs count at most every 5 s; the page samples every 2 s.
+      await page
+        .locator('#blacklisted')
+        .filter({ hasText: /^2$/ })
+        .waitFor({ ...wait, timeout: 30_000 });
+    } finally {
+      await closeConnection(redis);
+    }
   });
 
   it('finds a connection on the other replica by session and disconnects it with a reason', async () => {

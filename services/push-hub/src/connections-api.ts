@@ -7,7 +7,8 @@
  * - `DELETE /v3/connections/{id}?reason=…&reconnect=…` and `POST /v3/connections/disconnect`
  *   `{"session"|"user", "reason", "reconnect"}`: end connections; each client gets
  *   `gw.connection_closed` with the reason and the advice, then its transport's close;
- * - `GET /v3/replicas`: each replica's connections per transport, delivery rate, fan-out position.
+ * - `GET /v3/replicas`: each replica's connections per transport, delivery rate, fan-out position;
+ *   and the sessions blacklisted now (the store's count, the same for every replica).
  * Every answer says whether it is `partial` and which replicas are `missing`. Like the rest of the
  * internal API it needs INTERNAL_API_TOKEN when set; bad input is a 400 naming it, our own store or
  * bus down a 503 with Retry-After (service-kit's failure answer).
@@ -23,6 +24,8 @@ export interface ConnectionsApiDeps {
   metrics: HubMetrics;
   /** CONNECTIONS_API_MAX_LIMIT: the largest `limit` of a page. */
   maxLimit: number;
+  /** Sessions blacklisted now (blacklist-count.ts); null when the store cannot count. */
+  blacklistedSessions: () => Promise<number | null>;
 }
 
 const maxBodyBytes = 16 * 1024;
@@ -69,9 +72,9 @@ export function createConnectionsApi(deps: ConnectionsApiDeps) {
   async function replicas(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (new URL(req.url ?? '/', 'http://local').search !== '')
       throw new HttpError(400, 'GET /v3/replicas takes no query parameters');
-    const stats = await cluster.replicas();
+    const [stats, blacklistedSessions] = await Promise.all([cluster.replicas(), deps.blacklistedSessions()]);
     metrics.connectionsApiAnswered('replicas', stats.partial);
-    sendJson(res, 200, stats);
+    sendJson(res, 200, { ...stats, blacklistedSessions });
   }
 
   const router = new Router()

@@ -25,6 +25,7 @@ import { AddressBudget } from './address-budget.ts';
 import { drainConnections } from './connection-drain.ts';
 import { createConnectionGate, handshakeRefusal } from './connection-gate.ts';
 import { createConnectionRateLimit } from './connection-rate-limit.ts';
+import { blacklistCounter } from './blacklist-count.ts';
 import { createConnectionsApi } from './connections-api.ts';
 import { ConnectionsCluster } from './connections-cluster.ts';
 import type { ConnectionsRequest } from './connections-messages.ts';
@@ -216,6 +217,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     cluster,
     metrics,
     maxLimit: config.CONNECTIONS_API_MAX_LIMIT,
+    blacklistedSessions: blacklistCounter(async () => (await deps.store.keys(blacklistPrefix)).length, 5_000),
   });
   // The operator console at /dashboard: its files, and its test event on the fan-out stream.
   const testEvent = createTestEvent({

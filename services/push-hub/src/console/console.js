@@ -136,6 +136,9 @@ async function sample() {
     if (samples.length > KEEP) samples.shift();
     showCoverage(body);
     showReplicas(body.replicas);
+    // The store's count, the same for the whole cluster; null when the store could not count.
+    $('#blacklisted').textContent =
+      body.blacklistedSessions === null ? 'unknown' : String(body.blacklistedSessions);
     await drawCharts();
     $('#status').textContent = `live · ${body.replicas.length} replicas · ${new Date().toLocaleTimeString()}`;
   } catch (err) {
