@@ -197,6 +197,11 @@ describe('operator console in Chromium across two hub replicas', () => {
       'the probe at both subscribers',
     );
     for (const name of ['benSse', 'cleoWs']) assert.equal(got(clients[name]!), false, name);
+    // Both replicas took the stamped event: each shows its lag behind the broker at that event.
+    for (const replica of [a, b])
+      await cell(replica, 'lag')
+        .filter({ hasText: /^\d+\.\d{3} s$/ })
+        .waitFor(wait);
     // Charts of rates need two samples after the event: wait for the deliveries to show.
     await page.waitForTimeout(4500);
     await mkdir(new URL('.', artifact), { recursive: true });

@@ -42,8 +42,11 @@ export interface ReplicaStats {
   connectionsBehind: number;
   /** Events written to connections per second, over the last minute. */
   deliveriesPerSecond: number;
-  /** Its place in the fan-out stream: the position of the newest event it took, and when. */
-  fanout: { position?: string; lastEventAt?: string };
+  /**
+   * Its place in the fan-out stream: the position of the newest event it took, when, and its lag
+   * behind the broker then (publish → written; absent on buses without the publish stamp).
+   */
+  fanout: { position?: string; lastEventAt?: string; lagSeconds?: number };
   /** Running totals since it started, for the console's rates and latency histogram. */
   counters: ReplicaCounters;
 }

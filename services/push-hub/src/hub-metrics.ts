@@ -38,6 +38,8 @@ export class HubMetrics {
   /** The same events as plain totals, for the console's cluster view (replica-counters.ts). */
   readonly tally = new CounterTally();
   private lastDispatchAt: number | undefined;
+  /** Publish → written of the newest stamped fan-out event: how far behind the broker it ran. */
+  lastDelaySeconds: number | undefined;
   private readonly slowClosed: Counter<'transport'>;
   private readonly delivery: Histogram;
   /** Event types come from publishers: a bounded set of them names a series. */
@@ -163,6 +165,7 @@ export class HubMetrics {
   eventDelivered(publishedAt: number, now = Date.now()): void {
     // Another pod's clock may be a little ahead: never a negative delay.
     const seconds = Math.max(0, now - publishedAt) / 1000;
+    this.lastDelaySeconds = seconds;
     this.delivery.observe(seconds);
     this.tally.delivered(seconds);
   }

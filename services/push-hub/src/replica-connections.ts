@@ -118,6 +118,9 @@ export class ReplicaConnections {
       fanout: {
         ...(position !== undefined && { position }),
         ...(metrics.lastEventAt !== undefined && { lastEventAt: isoTime(metrics.lastEventAt) }),
+        ...(metrics.lastDelaySeconds !== undefined && {
+          lagSeconds: Math.round(metrics.lastDelaySeconds * 1000) / 1000,
+        }),
       },
       counters: metrics.tally.snapshot(),
     };

@@ -181,6 +181,7 @@ function showReplicas(replicas) {
       cell(r.deliveriesPerSecond, true, 'deliveriesPerSecond'),
       cell(r.fanout.position ?? '–', false, 'position'),
       cell(age, true, 'lastEventAge'),
+      cell(r.fanout.lagSeconds === undefined ? '–' : `${r.fanout.lagSeconds.toFixed(3)} s`, true, 'lag'),
       cell(r.counters.connects, true, 'connects'),
       ...REFUSALS.map((status) => cell(r.counters.refused[status] ?? 0, true, `refused${status}`)),
       cell(r.counters.sessionKills, true, 'sessionKills'),
