@@ -19,6 +19,8 @@
  * every figure.
  *
  * Flags: `--n 10000`, `--rounds 3`, `--rows plain,hs256,rs256` (Gatehouse hubs to run; B-sse always),
+ * `--base <checkout>` (adds the plain rows of another checkout's Gatehouse, e.g. a worktree of the
+ * commit before a change, as `gatehouse@base`: before and after side by side in one run),
  * `--cpu-prof` (Gatehouse writes CPU profiles to a temp dir, printed), `--json <file>` (the summary).
  */
 import { generateKeyPairSync, type KeyObject, randomUUID } from 'node:crypto';
@@ -76,6 +78,7 @@ async function main(): Promise<void> {
       rows: { type: 'string', default: 'plain,hs256,rs256' },
       'cpu-prof': { type: 'boolean', default: false },
       json: { type: 'string' },
+      base: { type: 'string' },
     },
   });
   const n = Number(values.n);
@@ -88,7 +91,7 @@ async function main(): Promise<void> {
   const profileDir = values['cpu-prof'] ? mkdtempSync(join(tmpdir(), 'connect-prof-')) : undefined;
   const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : undefined;
 
-  const plans = hubPlans(wanted, nodeArgs);
+  const plans = hubPlans(wanted, nodeArgs, values.base);
   const client = startPushClient(clientCpu);
   const samples = new Map<string, BurstSample[]>();
   const loadAtStart = loadavg()
@@ -135,7 +138,7 @@ async function main(): Promise<void> {
     writeFileSync(values.json, JSON.stringify({ n, rounds, loadAtStart, rows: summary }, null, 2));
 }
 
-function hubPlans(wanted: Set<string>, nodeArgs: string[] | undefined): HubPlan[] {
+function hubPlans(wanted: Set<string>, nodeArgs: string[] | undefined, base: string | undefined): HubPlan[] {
   const rowsOf = (name: string, token: Token): Row[] => [
     { name, token, lastEventId: false },
     { name: `${name} + Last-Event-ID`, token, lastEventId: true },
@@ -147,6 +150,20 @@ function hubPlans(wanted: Set<string>, nodeArgs: string[] | undefined): HubPlan[
     plans.push({
       target: gatehouseHub({ transport: 'sse', port: 18991, apiPort: 18992, cpu: serverCpu, nodeArgs }),
       rows: rowsOf('gatehouse', 'none'),
+    });
+  }
+  if (base) {
+    plans.push({
+      target: gatehouseHub({
+        name: 'gatehouse@base',
+        main: join(base, 'embedded/src/main.ts'),
+        transport: 'sse',
+        port: 18997,
+        apiPort: 18998,
+        cpu: serverCpu,
+        nodeArgs,
+      }),
+      rows: rowsOf('gatehouse@base', 'none'),
     });
   }
   if (wanted.has('hs256')) {
