@@ -7,7 +7,8 @@
  * parameter, as a browser EventSource sends it), each without and with `Last-Event-ID` (the stream
  * head, so the resume is served from the ring and sends nothing more). Every JWT burst uses fresh,
  * distinct tokens (one per connection, each its own session), so every verify misses the cache, as
- * on a replica that takes over another's clients.
+ * on a replica that takes over another's clients (the tokens are signed once and used again in the
+ * next round, by a freshly started hub).
  *
  * Method: the hubs are pinned to cpu0, the client process (push-client.ts, raw sockets from
  * 127.0.0.2–.201, 500 connects every 20 ms with at most 1000 unanswered, the first byte with status
@@ -57,12 +58,19 @@ interface Row {
 interface HubPlan {
   target: HubTarget;
   rows: Row[];
-  /** Signs the token of connection i (fresh claims every call). */
+  /** Signs the token of connection i of a burst (its own claims: session, user). */
   sign?: (i: number, burst: string) => string;
+  /**
+   * Tokens signed once for every turn (a turn starts a fresh hub, whose cache is empty): burst k of a
+   * turn takes tokens[k], so no token is sent twice to one hub process.
+   */
+  tokens?: string[][];
 }
 
 export interface BurstSample {
   ms: number;
+  /** Connects the hub reset or refused before answering, made again by the client. */
+  retried: number;
   cpuUsPerConnect: number;
   /** 1-minute load average when the burst ended. */
   load: number;
@@ -105,7 +113,7 @@ async function main(): Promise<void> {
         const plan = plans[(k + r) % plans.length]!;
         for (const [row, s] of await hubTurn(plan, client, n)) {
           console.log(
-            `round ${r + 1} ${row.padEnd(28)} ${(s.ms / 1000).toFixed(2)} s, ${s.cpuUsPerConnect.toFixed(0)} µs CPU/connect (load ${s.load.toFixed(2)})`,
+            `round ${r + 1} ${row.padEnd(28)} ${(s.ms / 1000).toFixed(2)} s, ${s.cpuUsPerConnect.toFixed(0)} µs CPU/connect${s.retried ? `, ${s.retried} retried` : ''} (load ${s.load.toFixed(2)})`,
           );
           samples.set(row, [...(samples.get(row) ?? []), s]);
         }
@@ -220,9 +228,9 @@ async function hubTurn(plan: HubPlan, client: PushClient, n: number): Promise<Ar
   try {
     await sleep(500);
     const lastEventId = plan.rows.some((r) => r.lastEventId) ? await streamHead(hub) : undefined;
-    await burst(hub, client, n, pathsFor(hub, plan, plan.rows[0]!, n), undefined);
-    for (const row of plan.rows) {
-      const paths = pathsFor(hub, plan, row, n);
+    await burst(hub, client, n, pathsFor(hub, plan, plan.rows[0]!, n, 0), undefined);
+    for (const [k, row] of plan.rows.entries()) {
+      const paths = pathsFor(hub, plan, row, n, k + 1);
       const headers = row.lastEventId ? `Last-Event-ID: ${lastEventId}\r\n` : undefined;
       out.push([row.name, await burst(hub, client, n, paths, headers)]);
     }
@@ -232,11 +240,13 @@ async function hubTurn(plan: HubPlan, client: PushClient, n: number): Promise<Ar
   return out;
 }
 
-function pathsFor(hub: RunningHub, plan: HubPlan, row: Row, n: number): string[] {
+/** The connect paths of burst k of a turn: the hub's, or with a token of that burst each. */
+function pathsFor(hub: RunningHub, plan: HubPlan, row: Row, n: number, k: number): string[] {
   if (row.token === 'none' || !plan.sign) return hub.paths;
-  const burstId = randomUUID().slice(0, 8);
+  plan.tokens ??= [];
+  plan.tokens[k] ??= Array.from({ length: n }, (_, i) => plan.sign!(i, `b${k}`));
   const base = subscriptionPath(GATEHOUSE_SSE_PATH, [{ eventType: 'bench' }]);
-  return Array.from({ length: n }, (_, i) => `${base}&jwt=${plan.sign!(i, burstId)}`);
+  return plan.tokens[k].map((token) => `${base}&jwt=${token}`);
 }
 
 /** N connects from the client; all connections closed afterwards and 1 s of quiet. */
@@ -264,7 +274,7 @@ async function burst(
   if (c.connected < n) throw new Error(`${c.connected}/${n} connected, ${c.failed} failed (${c.firstError})`);
   await client.closeAll();
   await sleep(1000);
-  return { ms: c.ms, cpuUsPerConnect: (cpu / n) * 1e6, load };
+  return { ms: c.ms, retried: c.retried, cpuUsPerConnect: (cpu / n) * 1e6, load };
 }
 
 /**
