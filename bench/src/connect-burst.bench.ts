@@ -223,7 +223,7 @@ function claims(i: number, burst: string): Record<string, unknown> {
 
 /** One hub's turn: start, warm-up burst, each row's burst, stop. */
 async function hubTurn(plan: HubPlan, client: PushClient, n: number): Promise<Array<[string, BurstSample]>> {
-  const hub = await plan.target.start();
+  const hub = await startHub(plan.target);
   const out: Array<[string, BurstSample]> = [];
   try {
     await sleep(500);
@@ -241,6 +241,16 @@ async function hubTurn(plan: HubPlan, client: PushClient, n: number): Promise<Ar
 }
 
 /** The connect paths of burst k of a turn: the hub's, or with a token of that burst each. */
+/** Starts the hub, once more if it did not listen in time (a busy shared box can delay a start). */
+async function startHub(target: HubTarget): Promise<RunningHub> {
+  try {
+    return await target.start();
+  } catch (err) {
+    console.log(`${target.name} did not start (${(err as Error).message}); trying once more`);
+    return target.start();
+  }
+}
+
 function pathsFor(hub: RunningHub, plan: HubPlan, row: Row, n: number, k: number): string[] {
   if (row.token === 'none' || !plan.sign) return hub.paths;
   plan.tokens ??= [];
