@@ -21,6 +21,7 @@ const allBenches = [
   'rest-engine.bench.ts',
   'proxy.bench.ts',
   'push-hub.bench.ts',
+  'connect-burst.bench.ts',
   'resume-warmup.bench.ts',
 ];
 /** The benchmarks that write their results as JSON (`--json <file>`) for tables and plots. */

@@ -26,6 +26,8 @@ export interface ConnectCommand {
   wire?: PushWire;
   /** Request paths; connection i uses paths[i % paths.length]. */
   paths: string[];
+  /** Header lines added to every request (`Name: value\r\n` each; raw `tcp` wire only). */
+  extraHeaders?: string;
   count: number;
   /** The index of this client's first connection among all clients' (several client processes). */
   firstIndex?: number;

@@ -91,7 +91,9 @@ function openerFor(cmd: ConnectCommand): Opener {
   const wire = cmd.wire ?? { protocol: 'tcp' };
   if (wire.protocol === 'tcp')
     return (i, target, events) =>
-      closables.push(openRawConnection(i, { transport: cmd.transport, ...target }, events));
+      closables.push(
+        openRawConnection(i, { transport: cmd.transport, extraHeaders: cmd.extraHeaders, ...target }, events),
+      );
   if (cmd.transport !== 'sse') throw new Error(`${wire.protocol} carries SSE only`);
   if (wire.protocol === 'tls/http/1.1')
     return (i, target, events) =>

@@ -33,7 +33,7 @@ export function sourceAddress(i: number): string {
 
 export function openRawConnection(
   i: number,
-  target: { transport: PushTransport; port: number; path: string },
+  target: { transport: PushTransport; port: number; path: string; extraHeaders?: string | undefined },
   events: ConnectionEvents,
 ): Socket {
   const socket = connect({
@@ -67,8 +67,13 @@ export function openRawConnection(
   return socket;
 }
 
-function requestText(target: { transport: PushTransport; port: number; path: string }): string {
-  const head = `GET ${target.path} HTTP/1.1\r\nHost: 127.0.0.1:${target.port}\r\n`;
+function requestText(target: {
+  transport: PushTransport;
+  port: number;
+  path: string;
+  extraHeaders?: string | undefined;
+}): string {
+  const head = `GET ${target.path} HTTP/1.1\r\nHost: 127.0.0.1:${target.port}\r\n${target.extraHeaders ?? ''}`;
   if (target.transport === 'sse') return `${head}Accept: text/event-stream\r\n\r\n`;
   return (
     `${head}Upgrade: websocket\r\nConnection: Upgrade\r\n` +

@@ -129,6 +129,10 @@ export interface GatehouseOptions {
   name?: string;
   /** Extra Node options, e.g. --cpu-prof. */
   nodeArgs?: string[];
+  /** Extra settings (e.g. JWT_SECRET_KEY, JWT_ALG). */
+  env?: Record<string, string>;
+  /** The embedded runner to start (default: this checkout's); another checkout's for before/after rows. */
+  main?: string;
   /**
    * Clients connect to the edge's TLS listener on this port instead (HTTPS_CERTFILE/HTTPS_KEYFILE,
    * a self-signed certificate made at start): HTTP/1.1 through node:https, or HTTP/2 through
@@ -147,7 +151,7 @@ export function gatehouseHub(o: GatehouseOptions): HubTarget {
       const port = o.tls?.port ?? o.port;
       const p = await spawnPinned({
         name: 'gatehouse',
-        script: embeddedMain,
+        script: o.main ?? embeddedMain,
         port,
         cpu: o.cpu,
         probe: true,
@@ -168,6 +172,7 @@ export function gatehouseHub(o: GatehouseOptions): HubTarget {
           // window; the raw client does not answer pings.
           HEARTBEAT_INTERVAL: '10m',
           ...(o.extractors ? { EXTRACTORS: o.extractors } : {}),
+          ...o.env,
           ...(cert && {
             HTTPS_CERTFILE: cert.certFile,
             HTTPS_KEYFILE: cert.keyFile,

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { openSse, waitFor } from '@gatehouse/testkit';
+import { queryOf } from '../src/connect-request.ts';
 import { type HubFixture, startHubFixture } from './hub-fixture.ts';
 
 describe('the JWT of a connect', () => {
@@ -68,4 +69,25 @@ describe('the JWT of a connect', () => {
     await f.blacklist('first-token-session');
     await waitFor(() => sse.events('gw.session_killed').length === 1, { what: 'the kill of its session' });
   });
+});
+
+describe('the query of a connect', () => {
+  // queryOf reads the query without parsing the whole URL (the connect path's cost); it must read
+  // every parameter exactly as `new URL(target, base).searchParams` would.
+  const targets = [
+    '/_gw/v1/connection/sse',
+    '/_gw/v1/connection/sse?',
+    '/_gw/v1/connection/sse?subscriptions=%5B%7B%22eventType%22%3A%22a%22%7D%5D&jwt=x.y.z',
+    '/_gw/v1/connection/sse?subscriptions=[{"eventType":"a b"}]&lastEventId=1-0',
+    '/_gw/v1/connection/sse?jwt=a+b&jwt=c&empty=&flag',
+    '/_gw/v1/connection/sse?name=zo%C3%AB%20%F0%9F%99%82&raw=zoë&bad=%E0%A4%A&pct=%',
+    '/_gw/v1/connection/sse?a=1#fragment?b=2',
+    '/_gw/v1/connection/sse?a=1?b=2&c=%26',
+  ];
+  for (const target of targets) {
+    it(`reads ${JSON.stringify(target)} as the URL parser does`, () => {
+      const expected = [...new URL(target, 'http://local').searchParams];
+      assert.deepEqual([...queryOf(target)], expected);
+    });
+  }
 });

@@ -19,7 +19,7 @@ import { requestPath } from '@gatehouse/service-kit';
 import { type WebSocket, WebSocketServer } from 'ws';
 import type { CloseReason, Connection } from '../connection.ts';
 import { newConnectionId } from '../connection-tokens.ts';
-import { readConnectRequest } from '../connect-request.ts';
+import { queryOf, readConnectRequest } from '../connect-request.ts';
 import type { OutgoingEvent } from '../gateway-events.ts';
 import { refusalOf } from '../subscription-request.ts';
 import { oncePerEvent } from './once-per-event.ts';
@@ -159,7 +159,7 @@ export function createWsTransport(ctx: TransportContext) {
     }
     if (ws.readyState !== ws.OPEN) return;
     const id = newConnectionId();
-    const positions = new URL(req.url ?? '/', 'http://local').searchParams.get('positions') === 'true';
+    const positions = queryOf(req.url ?? '/').get('positions') === 'true';
     const conn = new WsConnection(id, ws, ctx.writeHighWater, positions);
     conn.sessionId = resolved.sessionId;
     open.set(ws, conn);
