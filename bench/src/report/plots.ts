@@ -1,7 +1,7 @@
 /**
  * The report's plots, as Vega-Lite specs compiled and rendered to SVG by `vega-lite` and `vega` in
  * Node (the headless View renders SVG without a canvas): latency CDFs of hubs side by side, memory
- * per connection as grouped bars, throughput as grouped bars.
+ * per connection as grouped bars, throughput as grouped bars, warm-up rounds as lines.
  */
 import * as vega from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
@@ -57,6 +57,29 @@ export function barsSpec(
       y: { field: 'value', type: 'quantitative', title: yTitle },
       color: { field: 'series', type: 'nominal', title: null },
       tooltip: [{ field: 'value', type: 'quantitative', format: '.1f' }],
+    },
+  };
+}
+
+/** One line per series over an integer x (rounds): where a rate stops changing. */
+export function linesSpec(
+  title: string,
+  xTitle: string,
+  yTitle: string,
+  points: Array<{ series: string; x: number; y: number }>,
+): TopLevelSpec {
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title,
+    width,
+    height,
+    background: 'white',
+    data: { values: points },
+    mark: { type: 'line', point: true },
+    encoding: {
+      x: { field: 'x', type: 'quantitative', title: xTitle, axis: { tickMinStep: 1 } },
+      y: { field: 'y', type: 'quantitative', title: yTitle },
+      color: { field: 'series', type: 'nominal', title: null },
     },
   };
 }
