@@ -69,8 +69,18 @@ export async function startMercury(
   return started('mercury', child, port);
 }
 
+/** Servers still running: stopped when the benchmark itself is stopped (Ctrl-C), not left behind. */
+const running = new Set<ChildProcess>();
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => {
+    for (const child of running) child.kill('SIGKILL');
+    process.exit(130);
+  });
+
 async function started(name: Server['name'], child: ChildProcess, port: number): Promise<Server> {
   const pid = child.pid!;
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   try {
     await waitForPort(port, child, name, readyTimeoutMs);
   } catch (e) {
