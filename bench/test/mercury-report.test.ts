@@ -54,7 +54,7 @@ it('tables each row with both medians and the ratio, memory and warm-up per serv
   assert.match(md, /load average 1\.2 at start, 3\.4 at end/);
   assert.match(
     md,
-    /\| echo: an echo function \| 55000 \[50000–60000\] \| 12000 \[10000–14000\] \| 4\.58× \| 18\.0 \/ 70\.0 \| 4\.00 \/ 4\.00 \| Gatehouse ahead \|/,
+    /\| echo: an echo function \| 55000 \[50000–60000\] \| 12000 \[10000–14000\] \| 4\.58× \| 18\.0 \/ 70\.0 \| 3\.89× \| 4\.00 \/ 4\.00 \| Gatehouse ahead \|/,
   );
   assert.match(md, /\| flow: three no\.op tasks \| 13750 \[12500–15000\] \| 3000 \[2500–3500\] \| 4\.58× \|/);
   assert.match(md, /\| mercury \| 240 \| 260 \| 5000 → 11000 → 12000 \| 1\.5 → 2\.5 \|/);
@@ -68,7 +68,7 @@ it('tables each row with both medians and the ratio, memory and warm-up per serv
     assert.ok(warm.includes(`>${series}<`), series);
 });
 
-it('names Mercury ahead where it is', async () => {
+it('names who leads by which figure where req/s and CPU per request disagree', async () => {
   const json: MercuryJson = {
     box: 'box: test',
     java: 'java',
@@ -79,7 +79,7 @@ it('names Mercury ahead where it is', async () => {
         id: 'routes-1',
         cores: 1,
         rows: [rows[0]!],
-        servers: { gatehouse: server([900], 10, 1, [1]), mercury: server([1000], 10, 1, [1]) },
+        servers: { gatehouse: server([900], 10, 1, [1]), mercury: server([1000], 20, 1, [1]) },
       },
     ],
   };
@@ -87,5 +87,8 @@ it('names Mercury ahead where it is', async () => {
     await writeReport(dir, [{ bench: 'mercury', status: 0, seconds: 1, text: '', json }]),
     'utf8',
   );
-  assert.match(md, /\| 0\.90× \| 10\.0 \/ 10\.0 \| 4\.00 \/ 4\.00 \| Mercury ahead \|/);
+  assert.match(
+    md,
+    /\| 0\.90× \| 10\.0 \/ 20\.0 \| 2\.00× \| 4\.00 \/ 4\.00 \| Gatehouse by CPU, Mercury by req\/s \|/,
+  );
 });

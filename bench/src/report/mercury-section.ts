@@ -27,6 +27,17 @@ export function rowRatios(g: RowResult, m: RowResult): { rps: number; cpu: numbe
   };
 }
 
+/**
+ * Who leads a row. On a busy box the two figures can disagree: the scheduler shares a CPU among
+ * runnable threads, so a JVM with many threads gets more of it than Node's one; CPU per request
+ * does not depend on that share.
+ */
+function verdict(r: { rps: number; cpu: number }): string {
+  if (r.rps >= 1 && r.cpu <= 1) return 'Gatehouse ahead';
+  if (r.rps < 1 && r.cpu > 1) return 'Mercury ahead';
+  return r.cpu <= 1 ? 'Gatehouse by CPU, Mercury by req/s' : 'Gatehouse by req/s, Mercury by CPU';
+}
+
 export async function mercurySection(j: MercuryJson, parts: string[], plot: Plot): Promise<void> {
   parts.push(
     `${j.box}; ${j.java}; ${j.rounds} rounds per row; load average ${fixed(j.load[0], 1)} at start, ${fixed(j.load[1], 1)} at end (2 CPUs: above 2 other work shared the box).`,
@@ -48,6 +59,7 @@ export async function mercurySection(j: MercuryJson, parts: string[], plot: Plot
           'Mercury req/s [min–max]',
           'req/s ratio',
           'CPU µs/request G / M',
+          'requests per CPU-second ratio',
           'p99 ms G / M',
           '',
         ],
@@ -60,8 +72,9 @@ export async function mercurySection(j: MercuryJson, parts: string[], plot: Plot
             `${fixed(median(mr.rps))} ${range(mr.rps)}`,
             `${r.rps.toFixed(2)}×`,
             `${fixed(median(gr.cpuUs), 1)} / ${fixed(median(mr.cpuUs), 1)}`,
+            `${(1 / r.cpu).toFixed(2)}×`,
             `${fixed(median(gr.p99), 2)} / ${fixed(median(mr.p99), 2)}`,
-            r.rps >= 1 ? 'Gatehouse ahead' : 'Mercury ahead',
+            verdict(r),
           ];
         }),
       ),
