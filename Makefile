@@ -73,6 +73,7 @@ deps-status:
 
 bench: install deps-up
 	tools/bench-peers.sh install
+	tools/mercury.sh install
 	node bench/src/run-all.ts
 
 clean:

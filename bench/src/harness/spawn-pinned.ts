@@ -78,9 +78,14 @@ export async function spawnPinned(opts: SpawnOptions): Promise<PinnedProcess> {
   };
 }
 
-/** Resolves once something accepts connections on 127.0.0.1:`port`; fails when `child` exits first. */
-export async function waitForPort(port: number, child: ChildProcess, name: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
+/** Resolves once something accepts connections on 127.0.0.1:`port`; fails when `child` exits first or at the timeout. */
+export async function waitForPort(
+  port: number,
+  child: ChildProcess,
+  name: string,
+  timeoutMs = 20_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode} before listening`);
     const open = await new Promise<boolean>((resolve) => {
@@ -94,5 +99,5 @@ export async function waitForPort(port: number, child: ChildProcess, name: strin
     if (open) return;
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`${name} did not listen on ${port} within 20 s`);
+  throw new Error(`${name} did not listen on ${port} within ${timeoutMs / 1000} s`);
 }

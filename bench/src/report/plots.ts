@@ -1,7 +1,7 @@
 /**
  * The report's plots, as Vega-Lite specs compiled and rendered to SVG by `vega-lite` and `vega` in
  * Node (the headless View renders SVG without a canvas): latency CDFs of hubs side by side, memory
- * per connection as grouped bars, throughput as grouped bars.
+ * per connection as grouped bars, throughput as grouped bars, warm-up rounds as lines.
  */
 import * as vega from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
@@ -16,11 +16,8 @@ export async function renderSvg(spec: TopLevelSpec): Promise<string> {
   return svg;
 }
 
-/** One line per series: x the latency (ms), y the fraction of deliveries that arrived by then. */
-export function cdfSpec(title: string, series: Record<string, number[]>): TopLevelSpec {
-  const values = Object.entries(series).flatMap(([hub, quantiles]) =>
-    quantiles.map((ms, k) => ({ hub, ms, fraction: k / (quantiles.length - 1) })),
-  );
+/** What every plot shares: the schema, its title, size, background and data. */
+function frame(title: string, values: object[]) {
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title,
@@ -28,6 +25,16 @@ export function cdfSpec(title: string, series: Record<string, number[]>): TopLev
     height,
     background: 'white',
     data: { values },
+  };
+}
+
+/** One line per series: x the latency (ms), y the fraction of deliveries that arrived by then. */
+export function cdfSpec(title: string, series: Record<string, number[]>): TopLevelSpec {
+  const values = Object.entries(series).flatMap(([hub, quantiles]) =>
+    quantiles.map((ms, k) => ({ hub, ms, fraction: k / (quantiles.length - 1) })),
+  );
+  return {
+    ...frame(title, values),
     mark: { type: 'line', interpolate: 'step-after' },
     encoding: {
       x: { field: 'ms', type: 'quantitative', title: 'publish → arrival (ms)' },
@@ -44,12 +51,8 @@ export function barsSpec(
   rows: Array<{ group: string; series: string; value: number }>,
 ): TopLevelSpec {
   return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title,
+    ...frame(title, rows),
     width: { step: 18 },
-    height,
-    background: 'white',
-    data: { values: rows },
     mark: 'bar',
     encoding: {
       x: { field: 'group', type: 'nominal', title: null, sort: null, axis: { labelAngle: -30 } },
@@ -57,6 +60,24 @@ export function barsSpec(
       y: { field: 'value', type: 'quantitative', title: yTitle },
       color: { field: 'series', type: 'nominal', title: null },
       tooltip: [{ field: 'value', type: 'quantitative', format: '.1f' }],
+    },
+  };
+}
+
+/** One line per series over an integer x (rounds): where a rate stops changing. */
+export function linesSpec(
+  title: string,
+  xTitle: string,
+  yTitle: string,
+  points: Array<{ series: string; x: number; y: number }>,
+): TopLevelSpec {
+  return {
+    ...frame(title, points),
+    mark: { type: 'line', point: true },
+    encoding: {
+      x: { field: 'x', type: 'quantitative', title: xTitle, axis: { tickMinStep: 1 } },
+      y: { field: 'y', type: 'quantitative', title: yTitle },
+      color: { field: 'series', type: 'nominal', title: null },
     },
   };
 }

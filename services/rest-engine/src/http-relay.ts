@@ -6,20 +6,26 @@
  * arrive, with the response stream as its body: the body is passed on as it comes, at the pace the
  * client reads it, and never held whole in memory (a large download or a client that stops reading
  * would otherwise make the engine hold the entire answer).
+ *
+ * The upstream request goes through undici (as the proxy service's does): node:http's client cost
+ * the relay twice Mercury's CPU per request (issue 25; bench/README.md, mercury.bench.ts).
  */
-import { Agent as HttpAgent, type IncomingHttpHeaders, request as httpRequest } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { EventEnvelope } from '@gatehouse/functions';
 import { hopByHopHeaders } from '@gatehouse/service-kit';
+import { Agent, type Dispatcher } from 'undici';
 import type { RelayTarget } from './endpoint.ts';
 
-/** Not relayed either way: hop-by-hop, and what the relay's own request sets (host, length, encoding). */
-const notRelayed = new Set([...hopByHopHeaders, 'host', 'content-length', 'accept-encoding']);
+/**
+ * Not relayed either way: hop-by-hop, what the relay's own request sets (host, length, encoding),
+ * and `expect` (undici refuses it: the relay sends the body it has, it does not ask first).
+ */
+const notRelayed = new Set([...hopByHopHeaders, 'host', 'content-length', 'accept-encoding', 'expect']);
 
-const httpAgent = new HttpAgent({ keepAlive: true });
-const httpsAgent = new HttpsAgent({ keepAlive: true });
-const trustingAgent = new HttpsAgent({ keepAlive: true, rejectUnauthorized: false });
+/** One keep-alive connection pool per upstream origin (undici's Agent keeps them). */
+const agent = new Agent();
+const trustingAgent = new Agent({ connect: { rejectUnauthorized: false } });
 
 export interface RelayInput {
   method: string;
@@ -36,26 +42,25 @@ export function rewritePath(path: string, rewrite: RelayTarget['rewrite']): stri
   return rewrite[1] + path.slice(rewrite[0].length) || '/';
 }
 
-export function relay(target: RelayTarget, input: RelayInput): Promise<EventEnvelope> {
+export async function relay(target: RelayTarget, input: RelayInput): Promise<EventEnvelope> {
   const path = rewritePath(input.path, target.rewrite) + (input.queryString ? `?${input.queryString}` : '');
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(input.headers)) if (!notRelayed.has(k)) headers[k] = v;
   for (const [k, v] of Object.entries(input.session ?? {})) headers[k] = v;
   if (Buffer.isBuffer(input.body)) headers['content-length'] = String(input.body.length);
-  const https = target.origin.protocol === 'https:';
-  const send = https ? httpsRequest : httpRequest;
-  const agent = https ? (target.trustAllCert ? trustingAgent : httpsAgent) : httpAgent;
-  return new Promise((resolve, reject) => {
-    const req = send(
-      target.origin,
-      { method: input.method, path, headers, agent, signal: input.signal },
-      (res) => resolve(toEnvelope(res.statusCode ?? 502, res.headers, res)),
-    );
-    req.on('error', (err) => reject(err));
-    if (input.body === undefined) req.end();
-    else if (Buffer.isBuffer(input.body)) req.end(input.body);
-    else input.body.pipe(req);
+  const dispatcher = target.trustAllCert && target.origin.protocol === 'https:' ? trustingAgent : agent;
+  const res = await dispatcher.request({
+    origin: target.origin,
+    path,
+    method: input.method as Dispatcher.HttpMethod,
+    headers,
+    body: input.body ?? null,
+    signal: input.signal,
   });
+  // A body dropped unread (the answer to a HEAD, a client gone) ends in undici's "Request aborted"
+  // error; the writer's pipeline hears the errors of a body it reads, this hears the rest.
+  res.body.on('error', () => undefined);
+  return toEnvelope(res.statusCode, res.headers as IncomingHttpHeaders, res.body);
 }
 
 function toEnvelope(status: number, headers: IncomingHttpHeaders, body: Readable): EventEnvelope {

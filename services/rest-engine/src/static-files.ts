@@ -9,7 +9,7 @@
  * budget is read for each request and never cached.
  */
 import { createHash } from 'node:crypto';
-import { promises as fs } from 'node:fs';
+import { promises as fs, type Stats, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { realPathInside } from '@gatehouse/service-kit';
 import { mimeTypeOf } from './mime-types.ts';
@@ -61,13 +61,17 @@ export class StaticFolder {
 
   private async read(relative: string): Promise<StaticFile | undefined> {
     const full = join(this.root, ...relative.split('/'));
-    let stat: Awaited<ReturnType<typeof fs.stat>>;
+    // A synchronous stat: a folder on the local disk answers in a few µs, and the thread-pool round
+    // trip of fs.promises.stat cost more CPU than the rest of a static answer together (a third of
+    // the engine's time serving a 4 KiB file, --cpu-prof, issue 25). `throwIfNoEntry: false`: a
+    // missing file is the common case of the candidates tried in turn, not an exception.
+    let stat: Stats | undefined;
     try {
-      stat = await fs.stat(full);
+      stat = statSync(full, { throwIfNoEntry: false });
     } catch {
-      return undefined;
+      return undefined; // not a folder on the way, too long a name, no permission
     }
-    if (!stat.isFile()) return undefined;
+    if (stat === undefined || !stat.isFile()) return undefined;
     const cached = this.cache.get(full);
     if (cached && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) {
       // Moved to the end: the most recently used.

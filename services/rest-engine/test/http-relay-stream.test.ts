@@ -1,7 +1,7 @@
 /**
  * The HTTP relay streams the upstream answer: a client that stops reading holds the upstream back
  * (backpressure) instead of making the engine take in the whole answer, and a client that reads
- * gets every byte.
+ * gets every byte; a client that leaves before the upstream answered releases the upstream answer.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -77,5 +77,50 @@ describe('HTTP relay under large answers', () => {
     const expected = createHash('sha256');
     for (let n = 0; n < answerSize; n += chunk.length) expected.update(chunk);
     assert.equal(hash.digest('hex'), expected.digest('hex'));
+  });
+});
+
+describe('HTTP relay when the client leaves before the upstream answers', () => {
+  let closedAt: number | undefined;
+  let headersAt: number | undefined;
+  let run: RunningEngine;
+  // Answers after 500 ms, then streams without end until its client goes.
+  const upstream = createServer((_req, res) => {
+    setTimeout(() => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      headersAt = Date.now();
+      const timer = setInterval(() => res.write(chunk), 20);
+      res.on('close', () => {
+        clearInterval(timer);
+        closedAt = Date.now();
+      });
+    }, 500);
+  });
+  before(async () => {
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    const port = (upstream.address() as AddressInfo).port;
+    const dir = configFolder({
+      'application.yml': 'rest.automation: true\n',
+      'rest.yaml': `rest:\n  - { service: "http://127.0.0.1:${port}", methods: [GET], url: /late, timeout: 30s }\n`,
+    });
+    run = await startEngine({ REST_CONFIG_FOLDER: dir });
+  });
+  after(async () => {
+    await run.stop();
+    upstream.closeAllConnections();
+    await new Promise<void>((resolve) => upstream.close(() => resolve()));
+  });
+
+  it('releases the upstream answer instead of leaving it open', async () => {
+    const controller = new AbortController();
+    const asked = fetch(`${run.base}/late`, { signal: controller.signal }).catch(() => undefined);
+    await sleep(100);
+    controller.abort();
+    await asked;
+    const deadline = Date.now() + 10_000;
+    while (closedAt === undefined && Date.now() < deadline) await sleep(50);
+    assert.ok(headersAt !== undefined, 'the upstream answered');
+    assert.ok(closedAt !== undefined, 'the upstream answer is still open 10 s after the client left');
+    assert.ok(closedAt - headersAt < 3_000, `closed ${closedAt - headersAt} ms after its headers`);
   });
 });
