@@ -60,7 +60,10 @@ describe('production build', () => {
   it('never loads the client of a broker the settings do not name', async () => {
     const loaded = await loadedByBuiltPushHub('redis-only', { FANOUT_BUS: 'redis', CONTROL_BUS: 'redis' });
     assert.deepEqual(libraryLoads(loaded), []);
-    assert.ok(loaded.some((url) => url.includes('/node_modules/ioredis/')), 'the Redis client is loaded');
+    assert.ok(
+      loaded.some((url) => url.includes('/node_modules/ioredis/')),
+      'the Redis client is loaded',
+    );
   });
 
   it('loads kafkajs once the fan-out bus is Kafka', async () => {

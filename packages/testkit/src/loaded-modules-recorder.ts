@@ -15,4 +15,3 @@ registerHooks({
     return nextLoad(url, context);
   },
 });
-

@@ -66,7 +66,11 @@ export async function spawnService(options: SpawnServiceOptions): Promise<Servic
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
   // A child that inherits it would think it runs under `node --test`.
   delete childEnv['NODE_TEST_CONTEXT'];
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), entry], { cwd: repoRoot, env: childEnv, stdio: 'pipe' });
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), entry], {
+    cwd: repoRoot,
+    env: childEnv,
+    stdio: 'pipe',
+  });
   const lines: string[] = [];
   const keep = (chunk: Buffer) => {
     lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
