@@ -142,7 +142,7 @@ async function idleTable(rounds: number): Promise<void> {
     for (const service of list) {
       const order: Mode[] = round % 2 === 0 ? ['ts', 'js'] : ['js', 'ts'];
       for (const mode of order) {
-        const r = await measure(service, mode, { api: 18970, inbound: 18960 });
+        const r = await measure(service, mode, { api: 23470, inbound: 23460 });
         const key = `${service.name}|${mode}`;
         readings.set(key, [...(readings.get(key) ?? []), r]);
       }
@@ -182,7 +182,7 @@ async function loadedHub(n: number): Promise<void> {
   );
   try {
     for (const source of [true, false]) {
-      const target = gatehouseHub({ transport: 'sse', port: 18980, apiPort: 18990, cpu: 0, source });
+      const target = gatehouseHub({ transport: 'sse', port: 23480, apiPort: 23490, cpu: 0, source });
       const r = await fanoutSession(target, client, session, () => undefined);
       const label = source ? 'TS' : 'JS';
       console.log(
