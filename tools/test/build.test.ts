@@ -6,9 +6,12 @@
  * module it loads (testkit's loadedModulesRecorder).
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { before, describe, it } from 'node:test';
 import { gatewayEnv, loadedModulesRecorder, spawnService } from '@gatehouse/testkit';
 import { buildablePackages, buildPackage } from '../build.ts';
@@ -69,5 +72,18 @@ describe('production build', () => {
   it('loads kafkajs once the fan-out bus is Kafka', async () => {
     const loaded = await loadedByBuiltPushHub('kafka', { FANOUT_BUS: 'kafka', CONTROL_BUS: 'redis' });
     assert.deepEqual(libraryLoads(loaded), ['/kafkajs/']);
+  });
+
+  it('maps a stack trace of the built JavaScript to the TypeScript line (--enable-source-maps)', async () => {
+    const builtKit = fileURLToPath(new URL('../../packages/service-kit/dist/index.js', import.meta.url));
+    const script = `const kit = await import(${JSON.stringify(builtKit)});
+      try { kit.loadConfig({ X: kit.port('x', 1) }, { X: 'not a port' }); } catch (e) { console.log(e.stack); }`;
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      '--enable-source-maps',
+      '--input-type=module',
+      '-e',
+      script,
+    ]);
+    assert.match(stdout, /packages\/service-kit\/src\/env-config\.ts:\d+:\d+/);
   });
 });
