@@ -18,12 +18,16 @@ import { buildablePackages, buildPackage } from '../build.ts';
 
 const brokerLibraries = ['/kafkajs/', '/@nats-io/', '/@aws-sdk/client-kinesis/'];
 
-/** Starts the built push hub with these settings; resolves with the URLs of the modules it loaded. */
-async function loadedByBuiltPushHub(name: string, settings: Record<string, string>): Promise<string[]> {
+/** Starts a built service with these settings; resolves with the URLs of the modules it loaded. */
+async function loadedByBuilt(
+  service: string,
+  name: string,
+  settings: Record<string, string>,
+): Promise<string[]> {
   const log = join(tmpdir(), `gatehouse-loaded-${process.pid}-${name}.txt`);
   await rm(log, { force: true });
   const hub = await spawnService({
-    entry: 'services/push-hub/dist/main.js',
+    entry: `services/${service}/dist/main.js`,
     nodeArgs: ['--enable-source-maps', '--import', loadedModulesRecorder],
     publicPort: true,
     env: {
@@ -52,7 +56,7 @@ describe('production build', () => {
   });
 
   it('starts a built push hub that answers /ready and loads only built JavaScript of its own', async () => {
-    const loaded = await loadedByBuiltPushHub('redis', { FANOUT_BUS: 'redis', CONTROL_BUS: 'redis' });
+    const loaded = await loadedByBuilt('push-hub', 'redis', { FANOUT_BUS: 'redis', CONTROL_BUS: 'redis' });
     const own = loaded.filter((url) => url.startsWith('file:') && !url.includes('/node_modules/'));
     // The recorder itself is the one TypeScript file: it is preloaded by the test, not the service.
     const typescript = own.filter((url) => url.endsWith('.ts') && !url.includes('loaded-modules-recorder'));
@@ -61,7 +65,10 @@ describe('production build', () => {
   });
 
   it('never loads the client of a broker the settings do not name', async () => {
-    const loaded = await loadedByBuiltPushHub('redis-only', { FANOUT_BUS: 'redis', CONTROL_BUS: 'redis' });
+    const loaded = await loadedByBuilt('push-hub', 'redis-only', {
+      FANOUT_BUS: 'redis',
+      CONTROL_BUS: 'redis',
+    });
     assert.deepEqual(libraryLoads(loaded), []);
     assert.ok(
       loaded.some((url) => url.includes('/node_modules/ioredis/')),
@@ -70,8 +77,16 @@ describe('production build', () => {
   });
 
   it('loads kafkajs once the fan-out bus is Kafka', async () => {
-    const loaded = await loadedByBuiltPushHub('kafka', { FANOUT_BUS: 'kafka', CONTROL_BUS: 'redis' });
+    const loaded = await loadedByBuilt('push-hub', 'kafka', { FANOUT_BUS: 'kafka', CONTROL_BUS: 'redis' });
     assert.deepEqual(libraryLoads(loaded), ['/kafkajs/']);
+  });
+
+  it('never loads the schema registry library when no registry is configured', async () => {
+    const loaded = await loadedByBuilt('publisher', 'publisher', { FANOUT_BUS: 'redis' });
+    const registry = loaded.filter((url) =>
+      url.includes('/node_modules/@kafkajs/confluent-schema-registry/'),
+    );
+    assert.deepEqual(registry, []);
   });
 
   it('maps a stack trace of the built JavaScript to the TypeScript line (--enable-source-maps)', async () => {
