@@ -11,30 +11,30 @@
 
 ARG NODE_IMAGE=node:24-bookworm-slim
 
-FROM ${NODE_IMAGE} AS build
-# Every dependency (the build tool is a development one), then the build; only dist/ leaves.
+FROM ${NODE_IMAGE} AS workspace
+# Behind a TLS-intercepting proxy, npm and pnpm need its CA: a PEM file inside the build container
+# (e.g. `podman build -v /etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro
+# --build-arg NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt`). It is only seen by the
+# stages that install: the image below copies the installed workspace, not the setting.
 ARG NODE_EXTRA_CA_CERTS
 WORKDIR /app
 COPY . .
+# pnpm at the version package.json pins.
 RUN npm install --global --no-fund --no-audit --loglevel=error \
-      "pnpm@$(node -p "require('./package.json').packageManager.split('@')[1]")" \
- && pnpm install --frozen-lockfile \
+      "pnpm@$(node -p "require('./package.json').packageManager.split('@')[1]")"
+
+FROM workspace AS build
+# Every dependency (the build tool is a development one), then the build; only dist/ leaves.
+ARG NODE_EXTRA_CA_CERTS
+RUN pnpm install --frozen-lockfile \
  && node tools/build.ts \
  && mkdir /built \
  && cp -r --parents embedded/dist packages/*/dist services/*/dist /built/
 
-FROM ${NODE_IMAGE} AS dependencies
-# Behind a TLS-intercepting proxy, npm and pnpm need its CA: a PEM file inside the build container
-# (e.g. `podman build -v /etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro
-# --build-arg NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt`). It is only seen by this
-# stage: the image below copies the installed workspace, not the setting.
+FROM workspace AS dependencies
+# Production dependencies exactly as the lockfile says.
 ARG NODE_EXTRA_CA_CERTS
-WORKDIR /app
-COPY . .
-# pnpm at the version package.json pins; production dependencies exactly as the lockfile says.
-RUN npm install --global --no-fund --no-audit --loglevel=error \
-      "pnpm@$(node -p "require('./package.json').packageManager.split('@')[1]")" \
- && pnpm install --frozen-lockfile --prod \
+RUN pnpm install --frozen-lockfile --prod \
  && rm -rf /root/.cache /root/.local/share/pnpm
 
 FROM ${NODE_IMAGE}
