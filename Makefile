@@ -12,11 +12,12 @@ TESTS ?= packages/*/test/*.test.ts services/*/test/*.test.ts embedded/test/*.tes
 TEST_FLAGS ?= --test-timeout=180000
 export TEST_FILE_TIMEOUT ?= 900
 
-.PHONY: help install run test test-only typecheck lint format deps-up deps-down deps-status bench clean \
+.PHONY: help install build run test test-only typecheck lint format deps-up deps-down deps-status bench clean \
 	fuzz-api chart-test compose-check compose-test helm-test skipped-compose skipped-cluster
 
 help:
 	@echo "make run        start the gateway (all services, memory bus, example config)"
+	@echo "make build      the JavaScript the image runs: services/<name>/dist/main.js (tools/build.ts)"
 	@echo "make test       lint, typecheck and every test against real brokers"
 	@echo "make deps-up    start Kafka, Redis, a Redis Cluster, NATS, the Kinesis emulator, Jaeger and a schema registry (deps-down stops them)"
 	@echo "make bench      side-by-side benchmarks (bench/README.md)"
@@ -28,6 +29,10 @@ $(STAMP): pnpm-lock.yaml package.json $(wildcard packages/*/package.json service
 	@touch $@
 
 install: $(STAMP)
+
+# What the image runs: each package's src/*.ts built into dist/*.js with source maps (tools/build.ts).
+build: install
+	node tools/build.ts
 
 # The client demo page (http://localhost:4000/_gw/demo/) serves @gatehouse/client's browser bundle,
 # built here first.

@@ -27,7 +27,7 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect as natsConnect } from '@nats-io/transport-node';
-import { type Bus, KafkaBus, NatsBus, RedisBus } from '@gatehouse/bus';
+import { type Bus, KafkaBus, NatsBus, RedisBus } from '@gatehouse/bus/all';
 import { Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { kafkaBatchingPublisher } from './baselines/kafka-batching-publisher.ts';

@@ -12,7 +12,7 @@
  * [--clients 500] [--rounds 2]`.
  */
 import { readFileSync } from 'node:fs';
-import { type Bus, KafkaBus, NatsBus, RedisBus } from '@gatehouse/bus';
+import { type Bus, KafkaBus, NatsBus, RedisBus } from '@gatehouse/bus/all';
 import {
   gatewayEnv,
   dependencyAddress,

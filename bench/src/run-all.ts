@@ -2,7 +2,8 @@
  * `make bench`: every benchmark one after the other (never two at once: they pin the same CPUs),
  * each in its own process so one that fails does not stop the rest, then the report
  * (report/write-report.ts): bench/results/<date>-<host>.md with every table and an SVG per
- * scenario, and bench/results/latest.md. About 40 minutes in all.
+ * scenario, and bench/results/latest.md. About 40 minutes in all. The production build
+ * (tools/build.ts) runs first: the Gatehouse hubs run built JavaScript, as the image does.
  *
  * Run: `node bench/src/run-all.ts [bench-file …] [-- extra args for each]`, e.g.
  * `node bench/src/run-all.ts push-hub.bench.ts bus-throughput.bench.ts`.
@@ -12,6 +13,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildablePackages, buildPackage } from '../../tools/build.ts';
 import { type BenchOutput, writeReport } from './report/write-report.ts';
 
 const allBenches = [
@@ -24,6 +26,7 @@ const allBenches = [
   'connect-burst.bench.ts',
   'resume-warmup.bench.ts',
   'mercury.bench.ts',
+  'memory-floor.bench.ts',
 ];
 /** The benchmarks that write their results as JSON (`--json <file>`) for tables and plots. */
 const withJson = new Set(['bus-throughput.bench.ts', 'push-hub.bench.ts', 'mercury.bench.ts']);
@@ -52,6 +55,7 @@ const resultsDir = fileURLToPath(new URL('../results/', import.meta.url));
 const scratch = mkdtempSync(join(tmpdir(), 'bench-json-'));
 mkdirSync(resultsDir, { recursive: true });
 
+for (const pkg of await buildablePackages()) await buildPackage(pkg);
 const outputs: BenchOutput[] = [];
 for (const bench of benches) {
   console.log(`\n=== ${bench}`);

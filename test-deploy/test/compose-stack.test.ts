@@ -80,12 +80,15 @@ describe('docker-compose stack on podman, checked from outside', () => {
         assert.match(status, /^Uid:\s+10001\s+10001\s+10001\s+10001$/m, `${details.Name} runs as 10001`);
         const cmdline = (await readFile(`/proc/${details.State.Pid}/cmdline`, 'utf8')).split('\0');
         const args = cmdline.filter((a) => a !== '');
-        assert.deepEqual([args[0], args.at(-1)], ['node', `services/${service}/src/main.ts`]);
+        // The built JavaScript (tools/build.ts), with stack traces mapped back to the TypeScript.
+        assert.deepEqual([args[0], args.at(-1)], ['node', `services/${service}/dist/main.js`]);
         // A hub runs with the smaller young generation (docs/deploy.md, "Sizing a push hub").
         const nodeOptions = args.slice(1, -1);
         assert.deepEqual(
           nodeOptions,
-          service === 'push-hub' ? ['--max-semi-space-size=8'] : [],
+          service === 'push-hub'
+            ? ['--enable-source-maps', '--max-semi-space-size=8']
+            : ['--enable-source-maps'],
           details.Name,
         );
       }

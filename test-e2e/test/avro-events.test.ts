@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SchemaRegistryClient } from '@gatehouse/avro';
-import { KafkaBus, type Message, type Subscription } from '@gatehouse/bus';
+import { KafkaBus, type Message, type Subscription } from '@gatehouse/bus/all';
 import {
   CuttableProxy,
   dependencyAddress,

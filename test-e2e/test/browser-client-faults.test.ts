@@ -20,7 +20,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { KafkaBus } from '@gatehouse/bus';
+import { KafkaBus } from '@gatehouse/bus/all';
 import {
   dependencyAddress,
   exitAfterFileWhenHung,

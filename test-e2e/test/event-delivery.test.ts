@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { KinesisBus } from '@gatehouse/bus';
+import { KinesisBus } from '@gatehouse/bus/all';
 import { connect as natsConnect } from '@nats-io/transport-node';
 import { dependencyAddress, LongPollClient, openSse, openWs, sleep, waitFor } from '@gatehouse/testkit';
 import { Kafka, logLevel } from 'kafkajs';

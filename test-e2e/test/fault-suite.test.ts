@@ -43,7 +43,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { KafkaBus } from '@gatehouse/bus';
+import { KafkaBus } from '@gatehouse/bus/all';
 import {
   dependency,
   dependencyAddress,

@@ -17,7 +17,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import { signJwt } from '@gatehouse/auth';
-import { KafkaBus } from '@gatehouse/bus';
+import { KafkaBus } from '@gatehouse/bus/all';
 import { scanKeys } from '@gatehouse/store';
 import {
   dependencyAddress,

@@ -11,7 +11,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { type Bus, KafkaBus, NatsBus, RedisBus } from '@gatehouse/bus';
+import { type Bus, KafkaBus, NatsBus, RedisBus } from '@gatehouse/bus/all';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect as natsConnect } from '@nats-io/transport-node';
 import {

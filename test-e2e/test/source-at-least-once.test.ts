@@ -19,7 +19,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { type Bus, KafkaBus, KinesisBus, type Message, NatsBus } from '@gatehouse/bus';
+import { type Bus, KafkaBus, KinesisBus, type Message, NatsBus } from '@gatehouse/bus/all';
 import {
   type Dependency,
   dependency,

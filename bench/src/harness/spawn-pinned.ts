@@ -6,8 +6,12 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { transformSync } from 'esbuild';
 import { cpuSecondsOf, pinProcess, rssBytesOf } from './proc.ts';
 
 export interface PinnedProcess {
@@ -42,8 +46,26 @@ export interface SpawnOptions {
 
 const heapProbe = fileURLToPath(new URL('./heap-probe.ts', import.meta.url));
 
+/**
+ * The heap probe for a server that runs built JavaScript: the same file compiled to JavaScript once
+ * (esbuild), because preloading a .ts file would load Node's type stripper into the server and add
+ * its memory (some 17 MiB resident) to every reading.
+ */
+let builtHeapProbe: string | undefined;
+function heapProbeFor(script: string): string {
+  if (script.endsWith('.ts')) return heapProbe;
+  if (builtHeapProbe === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), 'heap-probe-'));
+    builtHeapProbe = join(dir, 'heap-probe.mjs');
+    const { code } = transformSync(readFileSync(heapProbe, 'utf8'), { loader: 'ts', format: 'esm' });
+    writeFileSync(builtHeapProbe, code);
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  }
+  return builtHeapProbe;
+}
+
 export async function spawnPinned(opts: SpawnOptions): Promise<PinnedProcess> {
-  const probe = opts.probe ? ['--expose-gc', '--import', heapProbe] : [];
+  const probe = opts.probe ? ['--expose-gc', '--import', heapProbeFor(opts.script)] : [];
   const args = [...probe, ...(opts.nodeArgs ?? []), opts.script];
   const child = spawn(process.execPath, args, {
     env: { ...process.env, ...opts.env },

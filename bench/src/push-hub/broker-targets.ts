@@ -21,7 +21,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { type Bus, KafkaBus, NatsBus, RedisBus } from '@gatehouse/bus';
+import { type Bus, KafkaBus, NatsBus, RedisBus } from '@gatehouse/bus/all';
 import {
   dependencyAddress,
   gatewayEnv,

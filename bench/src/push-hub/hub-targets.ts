@@ -5,7 +5,7 @@
  * Pushpin, Nchan and Centrifugo.
  * Every hub runs on the server CPU; the same CloudEvent JSON is published to each in its own way.
  */
-import { readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { selfSignedCertificate } from '@gatehouse/testkit';
@@ -77,7 +77,12 @@ export interface HubTarget {
 }
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
-const embeddedMain = `${root}embedded/src/main.ts`;
+/**
+ * The embedded runner as the image starts it: built JavaScript (tools/build.ts; `make bench` builds
+ * first) with source maps. `source: true` runs the TypeScript through Node's type stripping instead.
+ */
+const embeddedBuilt = `${root}embedded/dist/main.js`;
+const embeddedSource = `${root}embedded/src/main.ts`;
 const rawSseHub = fileURLToPath(new URL('../baselines/raw-sse-hub.ts', import.meta.url));
 const rawWsHub = fileURLToPath(new URL('../baselines/raw-ws-hub.ts', import.meta.url));
 
@@ -133,6 +138,8 @@ export interface GatehouseOptions {
   env?: Record<string, string>;
   /** The embedded runner to start (default: this checkout's); another checkout's for before/after rows. */
   main?: string;
+  /** Run the TypeScript sources (type stripping) instead of the built JavaScript. */
+  source?: boolean;
   /**
    * Clients connect to the edge's TLS listener on this port instead (HTTPS_CERTFILE/HTTPS_KEYFILE,
    * a self-signed certificate made at start): HTTP/1.1 through node:https, or HTTP/2 through
@@ -147,15 +154,17 @@ export function gatehouseHub(o: GatehouseOptions): HubTarget {
     name: o.name ?? `gatehouse-${o.transport}`,
     transport: o.transport,
     async start() {
+      if (o.main === undefined && !o.source && !existsSync(embeddedBuilt))
+        throw new Error(`${embeddedBuilt} is missing: run \`node tools/build.ts\` first (run-all.ts does)`);
       const cert = o.tls ? selfSignedCertificate() : undefined;
       const port = o.tls?.port ?? o.port;
       const p = await spawnPinned({
         name: 'gatehouse',
-        script: o.main ?? embeddedMain,
+        script: o.main ?? (o.source ? embeddedSource : embeddedBuilt),
         port,
         cpu: o.cpu,
         probe: true,
-        nodeArgs: [...HUB_NODE_ARGS, ...(o.nodeArgs ?? [])],
+        nodeArgs: [...(o.source ? [] : ['--enable-source-maps']), ...HUB_NODE_ARGS, ...(o.nodeArgs ?? [])],
         env: {
           INBOUND_PORT: String(o.port),
           API_PORT: String(o.apiPort),

@@ -11,8 +11,7 @@
  * registered, does not change, so the events stay readable.
  */
 import type { Agent } from 'node:https';
-import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
-import { ConfluentSchemaRegistryValidationError } from '@kafkajs/confluent-schema-registry/dist/errors.js';
+import type { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import { DependencyUnavailableError, unavailabilityOf } from '@gatehouse/service-kit';
 
 export interface RegistryAuth {
@@ -50,6 +49,24 @@ export class AvroDataMismatchError extends Error {
 
 const dependency = 'schema registry';
 
+type RegistryOptions = ConstructorParameters<typeof SchemaRegistry>[0];
+
+/**
+ * The registry library (with protobufjs and mappersmith, some 75 modules) is imported at the first
+ * request, so a service without a schema registry never loads it.
+ */
+async function openRegistry(options: RegistryOptions) {
+  const [library, errors] = await Promise.all([
+    import('@kafkajs/confluent-schema-registry'),
+    import('@kafkajs/confluent-schema-registry/dist/errors.js'),
+  ]);
+  return {
+    registry: new library.SchemaRegistry(options),
+    avro: library.SchemaType.AVRO as SchemaType.AVRO,
+    ValidationError: errors.ConfluentSchemaRegistryValidationError,
+  };
+}
+
 /** Where and how the registry is reached, for a check outside the registry library (start-up). */
 export interface RegistryEndpoint {
   /** The API's base URL without credentials, no trailing slash. */
@@ -61,7 +78,8 @@ export interface RegistryEndpoint {
 
 export class SchemaRegistryClient {
   readonly endpoint: RegistryEndpoint;
-  private readonly registry: SchemaRegistry;
+  private readonly registryOptions: RegistryOptions;
+  private opened: ReturnType<typeof openRegistry> | undefined;
   private readonly cacheTtlMs: number;
   private readonly latest = new Map<string, { id: number; fetchedAt: number }>();
   private readonly lookups = new Map<string, Promise<number>>();
@@ -82,7 +100,7 @@ export class SchemaRegistryClient {
       ...(auth && { auth }),
       ...(settings.agent && { agent: settings.agent }),
     };
-    this.registry = new SchemaRegistry({
+    this.registryOptions = {
       host: base,
       clientId: 'gatehouse',
       ...(auth && { auth: { ...auth } }),
@@ -94,26 +112,32 @@ export class SchemaRegistryClient {
           prepareRequest: (next) => next().then((req) => req.enhance({ timeout: settings.timeoutMs })),
         }),
       ],
-    });
+    };
     this.cacheTtlMs = settings.cacheTtlMs;
+  }
+
+  private open(): ReturnType<typeof openRegistry> {
+    this.opened ??= openRegistry(this.registryOptions);
+    return this.opened;
   }
 
   /** The Confluent wire format of `payload` under the latest schema of `subject`. */
   async encode(subject: string, payload: unknown): Promise<Buffer> {
     const id = await this.latestId(subject);
+    const { registry, ValidationError } = await this.open();
     try {
-      return await this.registry.encode(id, payload);
+      return await registry.encode(id, payload);
     } catch (err) {
-      if (err instanceof ConfluentSchemaRegistryValidationError)
-        throw new AvroDataMismatchError(subject, err.paths.map(pointer));
+      if (err instanceof ValidationError) throw new AvroDataMismatchError(subject, err.paths.map(pointer));
       throw classify(err, `schema id ${id} of subject ${subject}`);
     }
   }
 
   /** The value of a message in the Confluent wire format, read with the schema it names. */
   async decode(wire: Buffer): Promise<unknown> {
+    const { registry } = await this.open();
     try {
-      return await this.registry.decode(wire);
+      return await registry.decode(wire);
     } catch (err) {
       throw classify(err, `schema id ${wire.readUInt32BE(1)}`);
     }
@@ -121,11 +145,9 @@ export class SchemaRegistryClient {
 
   /** Registers a schema under a subject (tests, tools); the registry checks compatibility. */
   async register(subject: string, schema: object): Promise<number> {
+    const { registry, avro } = await this.open();
     try {
-      const { id } = await this.registry.register(
-        { type: SchemaType.AVRO, schema: JSON.stringify(schema) },
-        { subject },
-      );
+      const { id } = await registry.register({ type: avro, schema: JSON.stringify(schema) }, { subject });
       return id;
     } catch (err) {
       throw classify(err, `subject ${subject}`);
@@ -149,8 +171,9 @@ export class SchemaRegistryClient {
   }
 
   private async fetchLatestId(subject: string): Promise<number> {
+    const { registry } = await this.open();
     try {
-      const id = await this.registry.getLatestSchemaId(subject);
+      const id = await registry.getLatestSchemaId(subject);
       this.latest.set(subject, { id, fetchedAt: Date.now() });
       return id;
     } catch (err) {

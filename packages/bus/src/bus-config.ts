@@ -5,14 +5,11 @@
 import { redisConnectionConfig, redisSecurityOptions, type Store } from '@gatehouse/store';
 import { type ConfigOf, list, oneOf, optionalStr, str } from '@gatehouse/service-kit';
 import { type Bus, BusError } from './bus.ts';
-import { KafkaBus } from './kafka-bus.ts';
-import { kafkaSecurityConfig, kafkaSecurityOptions } from './kafka-security.ts';
+import type { KafkaBus } from './kafka-bus.ts';
 import { kafkaTlsRefusal } from './kafka-tls-probe.ts';
-import { KinesisBus } from './kinesis-bus.ts';
+import { kafkaSecurityConfig, kafkaSecurityOptions } from './kafka-security.ts';
 import { MemoryBus } from './memory-bus.ts';
-import { NatsBus } from './nats-bus.ts';
 import { natsSecurityConfig, natsSecurityOptions } from './nats-security.ts';
-import { RedisBus } from './redis-bus.ts';
 
 export const busKinds = ['memory', 'kafka', 'redis', 'nats', 'kinesis'] as const;
 export type BusKind = (typeof busKinds)[number];
@@ -32,7 +29,11 @@ export const busConfig = {
 
 export type BusConfig = ConfigOf<typeof busConfig>;
 
-/** Connects a bus of the given kind; rejects with a clear message when its settings are missing. */
+/**
+ * Connects a bus of the given kind; rejects with a clear message when its settings are missing.
+ * Each adapter is imported here, when asked for: a process never loads the client library of a
+ * broker it does not use (kafkajs alone is some 200 modules).
+ */
 export async function connectBus(
   kind: BusKind,
   config: BusConfig,
@@ -41,35 +42,42 @@ export async function connectBus(
   switch (kind) {
     case 'memory':
       return new MemoryBus();
-    case 'redis':
+    case 'redis': {
+      const { RedisBus } = await import('./redis-bus.ts');
       return RedisBus.connect({
         url: config.REDIS_URL,
         cluster: config.REDIS_CLUSTER,
         redis: redisSecurityOptions(config),
         keyPrefix: config.STORE_KEY_PREFIX,
       });
-    case 'nats':
+    }
+    case 'nats': {
       if (config.NATS_SERVERS.length === 0) throw new Error('NATS_SERVERS must be set to use NATS');
+      const { NatsBus } = await import('./nats-bus.ts');
       return NatsBus.connect({
         servers: config.NATS_SERVERS,
         name: config.KAFKA_CLIENT_ID,
         security: natsSecurityOptions(config),
       });
+    }
     case 'kafka':
       if (config.KAFKA_BROKERS.length === 0) throw new Error('KAFKA_BROKERS must be set to use Kafka');
       return connectKafka(config);
-    case 'kinesis':
+    case 'kinesis': {
+      const { KinesisBus } = await import('./kinesis-bus.ts');
       return new KinesisBus({
         region: config.KINESIS_AWS_REGION,
         ...(config.KINESIS_ENDPOINT ? { endpoint: config.KINESIS_ENDPOINT, createStreams: true } : {}),
         ...(extra.leaseStore ? { leaseStore: extra.leaseStore } : {}),
       });
+    }
   }
 }
 
 /** A Kafka bus, after a TLS handshake with the first broker when TLS is on (kafka-tls-probe.ts). */
 async function connectKafka(config: BusConfig): Promise<KafkaBus> {
   const security = kafkaSecurityOptions(config);
+  const { KafkaBus } = await import('./kafka-bus.ts');
   if (security.ssl !== undefined) {
     const refusal = await kafkaTlsRefusal(config.KAFKA_BROKERS[0]!, security.ssl, security.socketFactory);
     if (refusal !== undefined) throw new BusError(refusal);

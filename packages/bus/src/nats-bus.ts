@@ -18,7 +18,7 @@ import {
   type JetStreamManager,
   jetstreamManager,
 } from '@nats-io/jetstream';
-import { type NatsConnection, type NodeConnectionOptions, RequestError } from '@nats-io/transport-node';
+import { type NatsConnection, RequestError } from '@nats-io/transport-node';
 import {
   type Bus,
   BusError,
@@ -34,6 +34,7 @@ import {
   toBuffer,
 } from './bus.ts';
 import { connectNats } from './nats-connect.ts';
+import type { NatsSecurityOptions } from './nats-security.ts';
 import { NatsConnectionState } from './nats-connection-state.ts';
 import { ConsumerLoop } from './nats-consumer-loop.ts';
 import { fromNatsMessage, toNatsHeaders } from './nats-message.ts';
@@ -56,7 +57,7 @@ export interface NatsBusOptions {
   /** Pause between reconnect attempts (default 1 s); the client never stops trying. */
   reconnectWaitMs?: number;
   /** Credentials and TLS (nats-security.ts). */
-  security?: Partial<NodeConnectionOptions>;
+  security?: NatsSecurityOptions;
 }
 
 export interface NatsSubscribeOptions extends SubscribeOptions {

@@ -11,11 +11,24 @@ import { once } from 'node:events';
 import { connect as tcpConnect, isIP } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { isRefusedClientCertificate, isUntrustedServerCertificate } from '@gatehouse/service-kit';
-import { connect, type NatsConnection, type NodeConnectionOptions } from '@nats-io/transport-node';
+import {
+  connect,
+  credsAuthenticator,
+  type NatsConnection,
+  type NodeConnectionOptions,
+} from '@nats-io/transport-node';
 
 const probeTimeoutMs = 5000;
 
-export async function connectNats(options: NodeConnectionOptions): Promise<NatsConnection> {
+export type { NatsSecurityOptions } from './nats-security.ts';
+
+/** `creds`: a `.creds` file's bytes (natsSecurityOptions), made the connection's authenticator. */
+export async function connectNats(
+  settings: NodeConnectionOptions & { creds?: Uint8Array | undefined },
+): Promise<NatsConnection> {
+  const { creds, ...rest } = settings;
+  const options: NodeConnectionOptions =
+    creds === undefined ? rest : { ...rest, authenticator: credsAuthenticator(creds) };
   if (typeof options.tls === 'object' && options.tls !== null) {
     const first = [options.servers ?? []].flat()[0];
     const refusal = first === undefined ? undefined : await tlsRefusal(first, options.tls);

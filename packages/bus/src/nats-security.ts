@@ -13,7 +13,7 @@ import {
   optionalStr,
   readSettingFile,
 } from '@gatehouse/service-kit';
-import { credsAuthenticator, type NodeConnectionOptions } from '@nats-io/transport-node';
+import type { NodeConnectionOptions } from '@nats-io/transport-node';
 
 export const natsSecurityConfig = {
   NATS_USER: optionalStr('NATS user (with NATS_PASSWORD)'),
@@ -31,8 +31,14 @@ export const natsSecurityConfig = {
 
 export type NatsSecurityConfig = ConfigOf<typeof natsSecurityConfig>;
 
+/**
+ * Connection options plus the `.creds` file's text, which connectNats turns into the client's
+ * authenticator (so reading the settings does not load the NATS client).
+ */
+export type NatsSecurityOptions = Partial<NodeConnectionOptions> & { creds?: Uint8Array };
+
 /** What the connection needs on top of servers and name; throws a ConfigError when settings are bad. */
-export function natsSecurityOptions(config: NatsSecurityConfig): Partial<NodeConnectionOptions> {
+export function natsSecurityOptions(config: NatsSecurityConfig): NatsSecurityOptions {
   const problems: string[] = [];
   const read = (name: keyof NatsSecurityConfig) => readSettingFile(name, config[name], problems);
   const kinds = [
@@ -61,7 +67,7 @@ export function natsSecurityOptions(config: NatsSecurityConfig): Partial<NodeCon
   return {
     ...(config.NATS_USER !== undefined && { user: config.NATS_USER, pass: config.NATS_PASSWORD }),
     ...(config.NATS_TOKEN !== undefined && { token: config.NATS_TOKEN }),
-    ...(creds !== undefined && { authenticator: credsAuthenticator(new TextEncoder().encode(creds)) }),
+    ...(creds !== undefined && { creds: new TextEncoder().encode(creds) }),
     ...(tlsWanted && { tls: { ...(ca && { ca }), ...(cert && key && { cert, key }) } }),
   };
 }

@@ -13,7 +13,7 @@ import {
   untrustedCertificates,
   waitFor,
 } from '@gatehouse/testkit';
-import { type Bus, busConfig, connectBus, type Message } from '../src/index.ts';
+import { type Bus, busConfig, connectBus, type Message } from '../src/all.ts';
 
 const untrusted = untrustedCertificates();
 

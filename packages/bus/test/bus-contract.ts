@@ -12,7 +12,7 @@ import {
   NotHandledError,
   type Position,
   PositionUnavailableError,
-} from '../src/index.ts';
+} from '../src/all.ts';
 
 export interface ContractTarget {
   name: string;

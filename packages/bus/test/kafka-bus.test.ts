@@ -9,7 +9,7 @@ import {
   waitFor,
 } from '@gatehouse/testkit';
 import { Kafka, logLevel, type PartitionMetadata, Partitioners } from 'kafkajs';
-import { BusError, KafkaBus, type Message } from '../src/index.ts';
+import { BusError, KafkaBus, type Message } from '../src/all.ts';
 import { busContract } from './bus-contract.ts';
 
 const createBus = async () => new KafkaBus({ brokers: dependencyAddress.kafkaBrokers, clientId: 'bus-test' });

@@ -8,7 +8,7 @@ import {
   type KinesisBusOptions,
   type Message,
   PositionUnavailableError,
-} from '../src/index.ts';
+} from '../src/all.ts';
 import { KinesisGroupState } from '../src/kinesis-group-state.ts';
 import { busContract } from './bus-contract.ts';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { uniqueName } from '@gatehouse/testkit';
-import { MemoryBus } from '../src/index.ts';
+import { MemoryBus } from '../src/all.ts';
 import { busContract } from './bus-contract.ts';
 
 let bus: MemoryBus | undefined;

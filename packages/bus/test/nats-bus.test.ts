@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { type JetStreamManager, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { dependency, dependencyAddress, sleep, uniqueName, waitFor } from '@gatehouse/testkit';
-import { type Message, NatsBus } from '../src/index.ts';
+import { type Message, NatsBus } from '../src/all.ts';
 import { busContract } from './bus-contract.ts';
 
 const createBus = () => NatsBus.connect({ servers: dependencyAddress.natsUrl, name: 'bus-contract' });

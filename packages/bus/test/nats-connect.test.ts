@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { connectNats } from '../src/index.ts';
+import { connectNats } from '../src/all.ts';
 
 describe('connectNats with TLS settings', () => {
   // A server that accepts connections and never says a word (no INFO): a stuck broker.

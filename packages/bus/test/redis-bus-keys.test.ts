@@ -12,7 +12,7 @@ import {
   whenReady,
 } from '@gatehouse/store';
 import { redisDeployments, uniqueName, waitFor } from '@gatehouse/testkit';
-import { type Message, RedisBus, TopicMissingError } from '../src/index.ts';
+import { type Message, RedisBus, TopicMissingError } from '../src/all.ts';
 
 for (const { name, url, cluster } of redisDeployments) {
   describe(`${name} bus keys`, () => {

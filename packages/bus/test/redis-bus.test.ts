@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { closeConnection, openRedisConnection, type RedisClient, whenReady } from '@gatehouse/store';
 import { dependency, redisDeployments, sleep, uniqueName, waitFor } from '@gatehouse/testkit';
-import { type Message, PositionUnavailableError, RedisBus } from '../src/index.ts';
+import { type Message, PositionUnavailableError, RedisBus } from '../src/all.ts';
 import { busContract } from './bus-contract.ts';
 
 for (const { name, url, cluster, dependency: server } of redisDeployments) {

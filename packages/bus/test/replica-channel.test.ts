@@ -14,7 +14,7 @@ import {
   whenReady,
 } from '@gatehouse/store';
 import { redisDeployments, uniqueName, waitFor } from '@gatehouse/testkit';
-import { RedisBus, ReplicaChannel } from '../src/index.ts';
+import { RedisBus, ReplicaChannel } from '../src/all.ts';
 
 const logger = createLogger({ name: 'replica-channel-test', level: 'silent' });
 

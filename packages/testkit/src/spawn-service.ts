@@ -17,6 +17,8 @@ const keptLines = 200;
 export interface SpawnServiceOptions {
   /** The entry point, relative to the repository root (`services/push-hub/src/main.ts`) or absolute. */
   entry: string;
+  /** Node.js options before the entry point (`--enable-source-maps`, `--import …`). */
+  nodeArgs?: string[];
   /** Shown in errors; default: the folder above `src/` (`push-hub`). */
   name?: string;
   /** Settings on top of this process's environment; API_PORT / INBOUND_PORT given here are kept. */
@@ -64,7 +66,11 @@ export async function spawnService(options: SpawnServiceOptions): Promise<Servic
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
   // A child that inherits it would think it runs under `node --test`.
   delete childEnv['NODE_TEST_CONTEXT'];
-  const child = spawn(process.execPath, [entry], { cwd: repoRoot, env: childEnv, stdio: 'pipe' });
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), entry], {
+    cwd: repoRoot,
+    env: childEnv,
+    stdio: 'pipe',
+  });
   const lines: string[] = [];
   const keep = (chunk: Buffer) => {
     lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
@@ -156,3 +162,6 @@ async function untilReady(service: ServiceProcess, timeoutMs: number): Promise<v
   }
   throw new Error(`${service.name} not ready after ${timeoutMs} ms (last: ${last}):\n${service.output()}`);
 }
+
+/** `--import` this file (with LOADED_MODULES_FILE set) to log each module a child loads. */
+export const loadedModulesRecorder = fileURLToPath(new URL('./loaded-modules-recorder.ts', import.meta.url));

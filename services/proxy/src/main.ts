@@ -9,7 +9,6 @@ import { ConfigError, loadConfig, port, serviceMain } from '@gatehouse/service-k
 import { connectStore, storeConfig } from '@gatehouse/store';
 import { proxyConfig } from './config.ts';
 import { loadProxyConfig } from './config-source.ts';
-import { NatsTarget } from './nats-target.ts';
 import { createProxy } from './proxy-service.ts';
 import { checkRequestLogSchema } from './request-log.ts';
 import { TargetAllowList } from './target-allow-list.ts';
@@ -45,7 +44,11 @@ await serviceMain('proxy', async ({ config: common, replica, logger, registry, h
   for (const bus of [kafka, kinesis]) if (bus !== undefined) buses.push(bus);
   const nats =
     config.NATS_SERVERS.length > 0
-      ? await NatsTarget.connect(config.NATS_SERVERS, 'gatehouse-proxy', natsSecurityOptions(config))
+      ? await (await import('./nats-target.ts')).NatsTarget.connect(
+          config.NATS_SERVERS,
+          'gatehouse-proxy',
+          natsSecurityOptions(config),
+        )
       : undefined;
   health.addCheck('control-bus', () => controlBus.ping());
   if (kafka) health.addCheck('kafka', () => kafka.ping());

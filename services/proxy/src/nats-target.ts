@@ -9,13 +9,8 @@
  */
 import { type CloudEvent, serializeJsonEvent } from '@gatehouse/cloudevents';
 import { DependencyUnavailableError } from '@gatehouse/service-kit';
-import { connectNats } from '@gatehouse/bus';
-import {
-  type NatsConnection,
-  type NodeConnectionOptions,
-  RequestError,
-  TimeoutError,
-} from '@nats-io/transport-node';
+import { connectNats, type NatsSecurityOptions } from '@gatehouse/bus/nats';
+import { type NatsConnection, RequestError, TimeoutError } from '@nats-io/transport-node';
 import type { EventPublisher } from './event-publishers.ts';
 
 export type NatsReply =
@@ -36,7 +31,7 @@ export class NatsTarget implements EventPublisher {
   static async connect(
     servers: string[],
     name: string,
-    security: Partial<NodeConnectionOptions> = {},
+    security: NatsSecurityOptions = {},
     flushTimeoutMs = 5000,
   ): Promise<NatsTarget> {
     const nc = await connectNats({

@@ -8,7 +8,7 @@
  * replica depends on another being up. (RIG shared one consumer group and sent the message to a PID
  * on whichever node held it.) The cost is that each replica reads the whole response stream.
  */
-import { type Bus, KafkaBus, type Message, type Subscription } from '@gatehouse/bus';
+import type { Bus, Message, Subscription } from '@gatehouse/bus';
 import { parseJsonEvent } from '@gatehouse/cloudevents';
 import type { Logger } from '@gatehouse/service-kit';
 import { type ParsedResponse, parseBinaryResponse, parseCloudEventResponse } from './response-message.ts';
@@ -31,6 +31,8 @@ export async function startResponseConsumers(options: ResponseConsumerOptions): 
   const subscriptions: Subscription[] = [];
   const { kafka, kinesis } = options;
   if (kafka !== undefined) {
+    // Imported here: a proxy without Kafka responses never loads kafkajs.
+    const { KafkaBus } = await import('@gatehouse/bus/kafka');
     for (const topic of kafka.topics) {
       if (kafka.bus instanceof KafkaBus) await kafka.bus.ensureTopic(topic);
       subscriptions.push(

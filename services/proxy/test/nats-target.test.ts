@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { busConfig, connectNats, natsSecurityOptions } from '@gatehouse/bus';
+import { busConfig, connectNats, natsSecurityOptions } from '@gatehouse/bus/all';
 import { loadConfig } from '@gatehouse/service-kit';
 import {
   natsOverTlsSettings,

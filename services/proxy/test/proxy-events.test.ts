@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { KafkaBus, KinesisBus, type Message, type Subscription } from '@gatehouse/bus';
+import { KafkaBus, KinesisBus, type Message, type Subscription } from '@gatehouse/bus/all';
 import { dependencyAddress, sleep, uniqueName, waitFor } from '@gatehouse/testkit';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { type ProxyProcess, startProxy } from './proxy-process.ts';

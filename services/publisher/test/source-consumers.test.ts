@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type Bus, type Message, MemoryBus, RedisBus } from '@gatehouse/bus';
+import { type Bus, type Message, MemoryBus, RedisBus } from '@gatehouse/bus/all';
 import { createLogger, createRegistry } from '@gatehouse/service-kit';
 import { sleep, waitFor } from '@gatehouse/testkit';
 import { createFanoutProducer } from '../src/fanout-producer.ts';

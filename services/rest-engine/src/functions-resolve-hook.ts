@@ -5,7 +5,9 @@
  */
 import { registerHooks } from 'node:module';
 
-const sdkUrl = new URL('../../../packages/functions/src/index.ts', import.meta.url).href;
+// The built engine (dist/, tools/build.ts) shares the built SDK, the sources share the sources.
+const sdkEntry = import.meta.url.endsWith('.ts') ? 'src/index.ts' : 'dist/index.js';
+const sdkUrl = new URL(`../../../packages/functions/${sdkEntry}`, import.meta.url).href;
 const specifier = '@gatehouse/functions';
 let installed = false;
 

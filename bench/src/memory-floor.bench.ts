@@ -1,0 +1,208 @@
+/**
+ * The memory floor of a process (issue 25, part 4): each service started the way the image starts
+ * it (built JavaScript: `node --enable-source-maps services/<name>/dist/main.js`) against the same
+ * service started from its TypeScript (`node services/<name>/src/main.ts`, Node's type stripping),
+ * in the same run, interleaved (TS, JS, then JS, TS in the next round), each pinned to cpu0:
+ *   - time to ready: from spawn until `GET /ready` on the internal API first answers 200 (polled
+ *     every 10 ms);
+ *   - idle RSS: VmRSS (and its anonymous part, RssAnon: what the process itself allocated, without
+ *     the mapped Node binary) 3 s after ready, no GC forced: what `top` shows;
+ *   - the push hub with N SSE connections (default 10k) both ways, through the push-hub
+ *     benchmark's session (its client process, forced-GC readings and heap probe).
+ * Settings as docker-compose.yml gives them (Kafka fan-out, Redis control bus and store, NATS), plus
+ * a push hub on Redis alone, which loads no Kafka client.
+ *
+ * Run: `node bench/src/memory-floor.bench.ts [--rounds 3] [--n 10000]` (builds first).
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { dependencyAddress } from '@gatehouse/testkit';
+import { buildablePackages, buildPackage } from '../../tools/build.ts';
+import { startPushClients } from './clients/push-client-process.ts';
+import { boxLine, median, pinProcess, raiseFdLimit } from './harness/index.ts';
+import { gatehouseHub } from './push-hub/hub-targets.ts';
+import { fanoutSession } from './push-hub/sessions.ts';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const mib = 1024 * 1024;
+const readyGoalMs = 1000;
+const hubIdleGoal = 60 * mib;
+const hubLoadedGoal = 200 * mib;
+
+type Mode = 'ts' | 'js';
+
+interface Service {
+  name: string;
+  /** Folder of the entry point: `services/push-hub` → src/main.ts or dist/main.js. */
+  dir: string;
+  env: Record<string, string>;
+}
+
+interface Reading {
+  readyMs: number;
+  rss: number;
+  anon: number;
+}
+
+const composeLike = (run: string): Record<string, string> => ({
+  HOST: '127.0.0.1',
+  LOG_LEVEL: 'warn',
+  KAFKA_BROKERS: dependencyAddress.kafkaBrokers.join(','),
+  REDIS_URL: dependencyAddress.redisUrl,
+  NATS_SERVERS: dependencyAddress.natsUrl,
+  FANOUT_BUS: 'kafka',
+  FANOUT_TOPIC: `${run}-gw-events`,
+  CONTROL_BUS: 'redis',
+  STORE: 'redis',
+  STORE_KEY_PREFIX: `${run}:`,
+  TOKEN_SECRET: `${run}-token-secret-0123456789`,
+  SUBMISSION_CHECK: 'no_check',
+  SUBSCRIPTION_CHECK: 'no_check',
+});
+
+function services(): Service[] {
+  const shared = composeLike(`memory-floor-${process.pid}`);
+  return [
+    { name: 'push-hub', dir: 'services/push-hub', env: shared },
+    { name: 'push-hub (Redis bus)', dir: 'services/push-hub', env: { ...shared, FANOUT_BUS: 'redis' } },
+    { name: 'publisher', dir: 'services/publisher', env: shared },
+    { name: 'proxy', dir: 'services/proxy', env: shared },
+    { name: 'blacklist', dir: 'services/blacklist', env: shared },
+    { name: 'rest-engine', dir: 'services/rest-engine', env: { HOST: '127.0.0.1', LOG_LEVEL: 'warn' } },
+    { name: 'embedded', dir: 'embedded', env: { HOST: '127.0.0.1', LOG_LEVEL: 'warn' } },
+  ];
+}
+
+function rssOf(pid: number): { rss: number; anon: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1]) * 1024;
+  return { rss: kib('VmRSS'), anon: kib('RssAnon') };
+}
+
+async function untilReady(apiPort: number, exited: () => boolean, name: string): Promise<void> {
+  const deadline = performance.now() + 60_000;
+  while (performance.now() < deadline) {
+    if (exited()) throw new Error(`${name} exited before it was ready`);
+    const ok = await fetch(`http://127.0.0.1:${apiPort}/ready`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return;
+    await sleep(10);
+  }
+  throw new Error(`${name}: not ready within 60 s`);
+}
+
+/** One start of one service: spawn, time to ready, idle RSS, stop. */
+async function measure(
+  service: Service,
+  mode: Mode,
+  ports: { api: number; inbound: number },
+): Promise<Reading> {
+  const entry = `${root}${service.dir}/${mode === 'js' ? 'dist/main.js' : 'src/main.ts'}`;
+  const nodeArgs = mode === 'js' ? ['--enable-source-maps'] : [];
+  const hubArgs =
+    service.dir.endsWith('push-hub') || service.dir === 'embedded' ? ['--max-semi-space-size=8'] : [];
+  const env = {
+    ...process.env,
+    ...service.env,
+    API_PORT: String(ports.api),
+    INBOUND_PORT: String(ports.inbound),
+    REST_SERVER_PORT: String(ports.inbound + 1),
+    REST_SERVER_HOST: '127.0.0.1',
+  };
+  const started = performance.now();
+  const child = spawn(process.execPath, [...nodeArgs, ...hubArgs, entry], {
+    env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  pinProcess(child.pid!, 0);
+  try {
+    await untilReady(ports.api, () => child.exitCode !== null, service.name);
+    const readyMs = performance.now() - started;
+    await sleep(3000);
+    return { readyMs, ...rssOf(child.pid!) };
+  } finally {
+    child.kill('SIGTERM');
+    if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve));
+  }
+}
+
+const fmtMib = (bytes: number) => `${(bytes / mib).toFixed(0)} MiB`;
+const verdict = (met: boolean) => (met ? 'met' : 'NOT met');
+
+async function idleTable(rounds: number): Promise<void> {
+  const list = services();
+  const readings = new Map<string, Reading[]>();
+  for (let round = 0; round < rounds; round++) {
+    for (const service of list) {
+      const order: Mode[] = round % 2 === 0 ? ['ts', 'js'] : ['js', 'ts'];
+      for (const mode of order) {
+        const r = await measure(service, mode, { api: 23470, inbound: 23460 });
+        const key = `${service.name}|${mode}`;
+        readings.set(key, [...(readings.get(key) ?? []), r]);
+      }
+    }
+  }
+  console.log(`\nIdle process, median of ${rounds} starts each (TS = type stripping, JS = built):`);
+  console.log('| service | ready TS | ready JS | RSS TS | RSS JS | JS/TS RSS | anon TS | anon JS |');
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const service of list) {
+    const pick = (mode: Mode, f: (r: Reading) => number) =>
+      median(readings.get(`${service.name}|${mode}`)!.map(f));
+    const [rts, rjs] = [pick('ts', (r) => r.readyMs), pick('js', (r) => r.readyMs)];
+    const [mts, mjs] = [pick('ts', (r) => r.rss), pick('js', (r) => r.rss)];
+    console.log(
+      `| ${service.name} | ${rts.toFixed(0)} ms | ${rjs.toFixed(0)} ms | ${fmtMib(mts)} | ${fmtMib(mjs)} | ${(mjs / mts).toFixed(2)}× | ${fmtMib(pick('ts', (r) => r.anon))} | ${fmtMib(pick('js', (r) => r.anon))} |`,
+    );
+  }
+  const js = (name: string, f: (r: Reading) => number) => median(readings.get(`${name}|js`)!.map(f));
+  const slowest = Math.max(...list.map((s) => js(s.name, (r) => r.readyMs)));
+  console.log(
+    `\nevery service ready ≤ ${readyGoalMs} ms after start (built JS, slowest ${slowest.toFixed(0)} ms) → ${verdict(slowest <= readyGoalMs)}`,
+  );
+  const hubIdle = js('push-hub', (r) => r.rss);
+  console.log(
+    `push hub replica idle ≤ ${fmtMib(hubIdleGoal)} (built JS: ${fmtMib(hubIdle)}) → ${verdict(hubIdle <= hubIdleGoal)}`,
+  );
+}
+
+async function loadedHub(n: number): Promise<void> {
+  const { soft } = raiseFdLimit(process.pid);
+  if (n + 500 > soft)
+    throw new Error(`N = ${n} needs an open-files limit of ${n + 500}; this process has ${soft}`);
+  const client = startPushClients(1, 1);
+  const session = { n, settleMs: 2000, batchSize: 500, batchIntervalMs: 20, publishes: 1, gapMs: 1000 };
+  console.log(
+    `\nEmbedded runner holding ${n} SSE connections (the push-hub benchmark's H1 session, hub on cpu0):`,
+  );
+  try {
+    for (const source of [true, false]) {
+      const target = gatehouseHub({ transport: 'sse', port: 23480, apiPort: 23490, cpu: 0, source });
+      const r = await fanoutSession(target, client, session, () => undefined);
+      const label = source ? 'TS' : 'JS';
+      console.log(
+        `  ${label}: idle ${fmtMib(r.idle.rssNoGc)}, with ${r.connected} connections ${fmtMib(r.loaded.rssNoGc)} (after a forced GC ${fmtMib(r.loaded.rss)}), connect ${(r.connectMs / 1000).toFixed(1)} s`,
+      );
+      if (!source) {
+        console.log(
+          `  ${n} SSE ≤ ${fmtMib(hubLoadedGoal)} total (built JS, after a forced GC: ${fmtMib(r.loaded.rss)}) → ${verdict(r.loaded.rss <= hubLoadedGoal)}`,
+        );
+      }
+    }
+  } finally {
+    await client.stop();
+  }
+}
+
+const { values } = parseArgs({
+  options: { rounds: { type: 'string', default: '3' }, n: { type: 'string', default: '10000' } },
+});
+console.log(`Memory floor benchmark — ${boxLine()}; load average ${loadavg()[0]!.toFixed(1)}`);
+for (const pkg of await buildablePackages()) await buildPackage(pkg);
+await idleTable(Number(values.rounds));
+await loadedHub(Number(values.n));

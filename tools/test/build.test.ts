@@ -1,0 +1,104 @@
+/**
+ * The production build (tools/build.ts) as the image runs it: a built service starts from
+ * `node --enable-source-maps services/<name>/dist/main.js`, answers /ready, loads no TypeScript
+ * source, and loads the client library of a broker only when its settings name that broker.
+ * Which modules a process loaded is read from the process itself: a preloaded hook logs every
+ * module it loads (testkit's loadedModulesRecorder).
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { before, describe, it } from 'node:test';
+import { gatewayEnv, loadedModulesRecorder, spawnService } from '@gatehouse/testkit';
+import { buildablePackages, buildPackage } from '../build.ts';
+
+const brokerLibraries = ['/kafkajs/', '/@nats-io/', '/@aws-sdk/client-kinesis/'];
+
+/** Starts a built service with these settings; resolves with the URLs of the modules it loaded. */
+async function loadedByBuilt(
+  service: string,
+  name: string,
+  settings: Record<string, string>,
+): Promise<string[]> {
+  const log = join(tmpdir(), `gatehouse-loaded-${process.pid}-${name}.txt`);
+  await rm(log, { force: true });
+  const hub = await spawnService({
+    entry: `services/${service}/dist/main.js`,
+    nodeArgs: ['--enable-source-maps', '--import', loadedModulesRecorder],
+    publicPort: true,
+    env: {
+      ...gatewayEnv({ run: `build-test-${process.pid}-${name}`, jwtSecret: 'build-test-secret-0123456789' }),
+      ...settings,
+      LOADED_MODULES_FILE: log,
+    },
+    readyTimeoutMs: 60_000,
+  });
+  try {
+    const ready = await fetch(`${hub.apiUrl}/ready`);
+    assert.equal(ready.status, 200, hub.output());
+    return (await readFile(log, 'utf8')).split('\n').filter(Boolean);
+  } finally {
+    await hub.stop();
+    await rm(log, { force: true });
+  }
+}
+
+const libraryLoads = (urls: string[]) =>
+  brokerLibraries.filter((library) => urls.some((url) => url.includes(`/node_modules/${library.slice(1)}`)));
+
+describe('production build', () => {
+  before(async () => {
+    for (const pkg of await buildablePackages()) await buildPackage(pkg);
+  });
+
+  it('starts a built push hub that answers /ready and loads only built JavaScript of its own', async () => {
+    const loaded = await loadedByBuilt('push-hub', 'redis', { FANOUT_BUS: 'redis', CONTROL_BUS: 'redis' });
+    const own = loaded.filter((url) => url.startsWith('file:') && !url.includes('/node_modules/'));
+    // The recorder itself is the one TypeScript file: it is preloaded by the test, not the service.
+    const typescript = own.filter((url) => url.endsWith('.ts') && !url.includes('loaded-modules-recorder'));
+    assert.deepEqual(typescript, []);
+    assert.ok(own.some((url) => url.endsWith('/services/push-hub/dist/main.js')));
+  });
+
+  it('never loads the client of a broker the settings do not name', async () => {
+    const loaded = await loadedByBuilt('push-hub', 'redis-only', {
+      FANOUT_BUS: 'redis',
+      CONTROL_BUS: 'redis',
+    });
+    assert.deepEqual(libraryLoads(loaded), []);
+    assert.ok(
+      loaded.some((url) => url.includes('/node_modules/ioredis/')),
+      'the Redis client is loaded',
+    );
+  });
+
+  it('loads kafkajs once the fan-out bus is Kafka', async () => {
+    const loaded = await loadedByBuilt('push-hub', 'kafka', { FANOUT_BUS: 'kafka', CONTROL_BUS: 'redis' });
+    assert.deepEqual(libraryLoads(loaded), ['/kafkajs/']);
+  });
+
+  it('never loads the schema registry library when no registry is configured', async () => {
+    const loaded = await loadedByBuilt('publisher', 'publisher', { FANOUT_BUS: 'redis' });
+    const registry = loaded.filter((url) =>
+      url.includes('/node_modules/@kafkajs/confluent-schema-registry/'),
+    );
+    assert.deepEqual(registry, []);
+  });
+
+  it('maps a stack trace of the built JavaScript to the TypeScript line (--enable-source-maps)', async () => {
+    const builtKit = fileURLToPath(new URL('../../packages/service-kit/dist/index.js', import.meta.url));
+    const script = `const kit = await import(${JSON.stringify(builtKit)});
+      try { kit.loadConfig({ X: kit.port('x', 1) }, { X: 'not a port' }); } catch (e) { console.log(e.stack); }`;
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      '--enable-source-maps',
+      '--input-type=module',
+      '-e',
+      script,
+    ]);
+    assert.match(stdout, /packages\/service-kit\/src\/env-config\.ts:\d+:\d+/);
+  });
+});
