@@ -92,7 +92,7 @@ function runnerOf(...flows: CompiledFlow[]): FlowRunner {
     flows: byId,
     functions: {
       has: (route) => route in functions,
-      invoke: async (route, headers, body) => functions[route]!(body as Record<string, unknown>, headers),
+      call: (route, headers, body) => functions[route]!(body as Record<string, unknown>, headers),
     },
     logger: quiet,
   });
@@ -241,6 +241,59 @@ describe('FlowRunner', () => {
     ];
     const result = await runnerOf(flow('q', tasks)).run('q', {}, { cid: 'x' });
     assert.deepEqual((result as { body: unknown }).body, { seen: ['one', 'two'] });
+  });
+
+  it('calls every fork branch before any branch completes, with synchronous functions too', async () => {
+    // The right branch's input mapping must see the model as the fork left it, not the left
+    // branch's output: a branch's completion never runs inside the step that started the fork.
+    const tasks = [
+      task('order', 'split', 'echo', 'fork', [], [], { next: ['l', 'r'], join: 'join' }),
+      task('order', 'l', 'echo', 'sink', ['text(left) -> v'], ['result.v -> model.left']),
+      task(
+        'order',
+        'r',
+        'echo',
+        'sink',
+        ['model.left -> saw', 'text(right) -> v'],
+        ['result -> model.right'],
+      ),
+      task(
+        'order',
+        'join',
+        'echo',
+        'end',
+        [],
+        ['model.left -> output.body.left', 'model.right -> output.body.right'],
+      ),
+    ];
+    const result = await runnerOf(flow('order', tasks)).run('order', {}, { cid: 'x' });
+    assert.deepEqual((result as { body: unknown }).body, { left: 'left', right: { v: 'right' } });
+  });
+
+  it('runs 20 000 pipeline rounds of synchronous functions without running out of stack', async () => {
+    const rounds = 20_000;
+    const tasks = [
+      task('long', 'begin', 'echo', 'pipeline', [], [], {
+        pipeline: ['step'],
+        next: ['done'],
+        loop: {
+          kind: 'for',
+          init: { key: 'model.n', value: 0 },
+          compare: { left: { key: 'model.n' }, op: '<', right: { value: rounds } },
+          step: { key: 'model.n', delta: 1 },
+          conditions: [],
+        },
+      }),
+      task('long', 'step', 'echo', 'sequential', ['model.n -> n'], ['result.n -> model.last']),
+      task('long', 'done', 'echo', 'end', [], ['model.last -> output.body.last', 'model.n -> output.body.n']),
+    ];
+    const result = await runnerOf(flow('long', tasks, { ttlMs: 60_000 })).run('long', {}, { cid: 'x' });
+    assert.deepEqual(result, {
+      kind: 'response',
+      status: 200,
+      headers: {},
+      body: { last: rounds - 1, n: rounds },
+    });
   });
 
   it('runs a sub-flow that writes the parent model', async () => {

@@ -140,7 +140,7 @@ export class FlowInstance implements InstanceView {
       this.runner.logger.warn({ flow: this.flow.id, instance: this.id }, `Flow ${this.label} expired`);
       this.abort(408, `Flow timeout for ${this.o.ttlMs} ms`);
     }, this.o.ttlMs);
-    this.run(this.flow.firstTask, plain);
+    this.runner.completions.step(() => this.run(this.flow.firstTask, plain));
   }
 
   private get label(): string {
@@ -182,7 +182,7 @@ export class FlowInstance implements InstanceView {
     }
     const timer = setTimeout(() => {
       this.timers.delete(timer);
-      this.dispatch(task, scope.body, scope.headers, ctx);
+      this.runner.completions.step(() => this.dispatch(task, scope.body, scope.headers, ctx));
     }, delay);
     this.timers.add(timer);
   }
@@ -222,11 +222,14 @@ export class FlowInstance implements InstanceView {
       this.abort(500, `flow://${task.subFlow} not defined`);
       return;
     }
-    const startedAt = performance.now();
+    // Spent times go only into a traced flow's summary: untraced tasks do not read the clock.
+    const startedAt = this.flowStep === undefined ? 0 : performance.now();
     const step = trace?.beginTask(this.flow.id, task.name, route, this.flowStep);
     const finish = (outcome: TaskOutcome): void => {
-      const spent = Math.round((performance.now() - startedAt) * 1000) / 1000;
-      this.spent.push({ name: task.name === route ? route : `${task.name}(${route})`, spent });
+      if (this.flowStep !== undefined) {
+        const spent = Math.round((performance.now() - startedAt) * 1000) / 1000;
+        this.spent.push({ name: task.name === route ? route : `${task.name}(${route})`, spent });
+      }
       if (step !== undefined) {
         trace!.endTask(
           step,
@@ -240,18 +243,29 @@ export class FlowInstance implements InstanceView {
         this.engineError(err);
       }
     };
+    const completions = this.runner.completions;
     if (child) {
       const input: Record<string, unknown> = { body, ttl: task.ttlMs ?? this.o.ttlMs };
       if (Object.keys(headers).length > 0) input['header'] = headers;
       this.runner
         .startChild(child, input, this, { ttlMs: task.ttlMs ?? this.o.ttlMs, parentStep: step })
-        .then((result) => finish(outcomeOfChild(result)));
+        .then((result) => completions.step(() => finish(outcomeOfChild(result))));
       return;
     }
-    this.runner.functions
-      .invoke(route, eventHeadersOf(route, this.o.cid, trace, headers), body)
-      .then(outcomeOfResult, outcomeOfError)
-      .then(finish);
+    let result: unknown;
+    try {
+      result = this.runner.functions.call(route, eventHeadersOf(route, this.o.cid, trace, headers), body);
+    } catch (err) {
+      completions.defer(() => finish(outcomeOfError(err)));
+      return;
+    }
+    if (isThenable(result)) {
+      Promise.resolve(result)
+        .then(outcomeOfResult, outcomeOfError)
+        .then((outcome) => completions.step(() => finish(outcome)));
+      return;
+    }
+    completions.defer(() => finish(outcomeOfResult(result)));
   }
 
   private completed(task: CompiledTask, ctx: RunContext, outcome: TaskOutcome): void {
@@ -530,6 +544,10 @@ function isErrorMap(body: unknown): body is Record<string, unknown> {
 
 function messageOf(body: unknown): unknown {
   return isErrorMap(body) ? body['message'] : body;
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
 }
 
 function textOf(value: unknown): string {

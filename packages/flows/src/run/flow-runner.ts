@@ -6,6 +6,7 @@
  */
 import type { CompiledFlow } from '../compile/compiled-flow.ts';
 import type { MappingHooks } from '../mapping/mapping-hooks.ts';
+import { CompletionQueue } from './completion-queue.ts';
 import { eventHeadersOf } from './event-headers.ts';
 import type { FlowFunctions } from './flow-functions.ts';
 import { FlowInstance } from './flow-instance.ts';
@@ -41,11 +42,15 @@ export class FlowRunner implements InstanceHost {
   readonly functions: FlowFunctions;
   readonly logger: FlowLogger;
   readonly mappingHooks: MappingHooks;
+  readonly completions: CompletionQueue;
 
   constructor(options: FlowRunnerOptions) {
     this.flows = options.flows;
     this.functions = options.functions;
     this.logger = options.logger;
+    this.completions = new CompletionQueue((err) =>
+      this.logger.error({ err }, 'Flow engine step failed outside its instance'),
+    );
     this.mappingHooks = {
       ...(options.config && { config: options.config }),
       ...(options.resourceFolder !== undefined && { resourceFolder: options.resourceFolder }),
@@ -116,9 +121,16 @@ export class FlowRunner implements InstanceHost {
       return;
     }
     const headers = eventHeadersOf(target, from.cid, from.trace, { type, key });
-    this.functions.invoke(target, headers, body).catch((err: unknown) => {
+    const failed = (err: unknown): void => {
       this.logger.warn({ flow: flow.id, err, route: target }, `External state machine ${target} failed`);
-    });
+    };
+    try {
+      const sent = this.functions.call(target, headers, body);
+      if (typeof (sent as PromiseLike<unknown> | null)?.then === 'function')
+        Promise.resolve(sent).catch(failed);
+    } catch (err) {
+      failed(err);
+    }
   }
 
   private start(
