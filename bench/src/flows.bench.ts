@@ -9,14 +9,16 @@
  * of its baseline) / tasks in the flow, in µs.
  *
  * The engine runs pinned to cpu0, wrk to cpu1 (`-t1 -c50`); after a 3 s warm-up of each, the four
- * are measured interleaved 5 times for 5 s. Bounded: about 2 minutes.
+ * are measured interleaved 5 times for 5 s. Bounded: about 2 minutes (4 with `--compare`).
  *
  * Run: `node bench/src/flows.bench.ts` (`--rounds <k>`, default 5; `--cpu-prof` writes the engine's
- * CPU profile to a temp dir, printed at the end).
+ * CPU profile to a temp dir, printed at the end; `--compare <checkout>` runs a second engine from
+ * another checkout of the repo, e.g. a `git worktree` of the commit before a change, on ports
+ * 24043/24044, measured in the same rounds, so before and after are side by side under the same load).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   boxLine,
@@ -33,14 +35,14 @@ const rounds = roundsAt > 0 ? Number(process.argv[roundsAt + 1]) : 5;
 const profileDir = process.argv.includes('--cpu-prof')
   ? mkdtempSync(join(tmpdir(), 'flows-bench-prof-'))
   : undefined;
+const compareAt = process.argv.indexOf('--compare');
+const compareWith = compareAt > 0 ? resolve(process.argv[compareAt + 1] ?? '') : undefined;
 const seconds = 5;
 const warmupSeconds = 3;
 const port = 24041;
-const apiPort = 24042;
+const comparePort = 24043;
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const engineMain = join(root, 'services/rest-engine/src/main.ts');
-const functions = fileURLToPath(new URL('./baselines/flow-functions', import.meta.url));
 
 interface Target {
   name: string;
@@ -147,48 +149,80 @@ function compare(flow: Target, baseline: Target, label: string): void {
   );
 }
 
-async function main(): Promise<void> {
-  console.log(`Flows benchmark — ${boxLine()}`);
-  const started = performance.now();
-  const config = configFolder();
-  const engine = await spawnPinned({
-    name: 'engine',
-    script: engineMain,
-    port,
+interface Engine {
+  label: string;
+  process: PinnedProcess;
+  base: string;
+  targets: Target[];
+}
+
+function targetsOf(): Target[] {
+  return [
+    { name: 'F1 chain', path: '/chain', tasks: 1, rps: [], cpuPerRequestUs: [] },
+    { name: 'F2 seq', path: '/flow/seq', tasks: 3, rps: [], cpuPerRequestUs: [] },
+    { name: 'F3 pair', path: '/pair', tasks: 1, rps: [], cpuPerRequestUs: [] },
+    { name: 'F4 fork', path: '/flow/fork', tasks: 4, rps: [], cpuPerRequestUs: [] },
+  ];
+}
+
+/** An engine of the checkout at `checkout` on `at` (its API port one above), pinned to cpu0. */
+async function startEngine(label: string, checkout: string, at: number, config: string): Promise<Engine> {
+  const process = await spawnPinned({
+    name: `engine ${label}`,
+    script: join(checkout, 'services/rest-engine/src/main.ts'),
+    port: at,
     cpu: 0,
-    ...(profileDir && { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] }),
+    ...(profileDir && { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, label)}`] }),
     env: {
-      REST_SERVER_PORT: String(port),
+      REST_SERVER_PORT: String(at),
       REST_SERVER_HOST: '127.0.0.1',
-      API_PORT: String(apiPort),
+      API_PORT: String(at + 1),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
       REST_CONFIG_FOLDER: config,
-      FUNCTIONS_PATH: functions,
+      FUNCTIONS_PATH: join(checkout, 'bench/src/baselines/flow-functions'),
     },
   });
+  return { label, process, base: `http://127.0.0.1:${at}`, targets: targetsOf() };
+}
+
+async function main(): Promise<void> {
+  console.log(`Flows benchmark — ${boxLine()}`);
+  console.log(
+    `load average at start: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
+  const started = performance.now();
+  const config = configFolder();
+  const engines: Engine[] = [];
   try {
-    const base = `http://127.0.0.1:${port}`;
-    await checkAnswers(base);
-    const targets: Target[] = [
-      { name: 'F1 chain', path: '/chain', tasks: 1, rps: [], cpuPerRequestUs: [] },
-      { name: 'F2 seq', path: '/flow/seq', tasks: 3, rps: [], cpuPerRequestUs: [] },
-      { name: 'F3 pair', path: '/pair', tasks: 1, rps: [], cpuPerRequestUs: [] },
-      { name: 'F4 fork', path: '/flow/fork', tasks: 4, rps: [], cpuPerRequestUs: [] },
-    ];
-    for (const t of targets) await runWrk({ url: `${base}${t.path}?n=4`, seconds: warmupSeconds });
+    engines.push(await startEngine('this', root, port, config));
+    if (compareWith) engines.push(await startEngine('compared', compareWith, comparePort, config));
+    for (const e of engines) await checkAnswers(e.base);
+    for (const e of engines)
+      for (const t of e.targets) await runWrk({ url: `${e.base}${t.path}?n=4`, seconds: warmupSeconds });
     for (let round = 1; round <= rounds; round++) {
-      console.log(`round ${round}`);
-      for (const t of targets) await measure(engine, base, t);
+      for (const e of engines) {
+        console.log(`round ${round}${compareWith ? ` (${e.label})` : ''}`);
+        for (const t of e.targets) await measure(e.process, e.base, t);
+      }
     }
-    const [chain, seq, pair, fork] = targets as [Target, Target, Target, Target];
-    console.log('');
-    compare(seq, chain, 'sequential flow');
-    compare(fork, pair, 'fork/join flow');
+    for (const e of engines) {
+      const [chain, seq, pair, fork] = e.targets as [Target, Target, Target, Target];
+      console.log(compareWith ? `\n${e.label} (${e.label === 'this' ? root : compareWith}):` : '');
+      compare(seq, chain, 'sequential flow');
+      compare(fork, pair, 'fork/join flow');
+    }
   } finally {
-    await engine.stop();
+    for (const e of engines) await e.process.stop();
     rmSync(config, { recursive: true, force: true });
-    if (profileDir) console.log(`CPU profile of the engine: ${profileDir}`);
+    console.log(
+      `load average at end: ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
+    if (profileDir) console.log(`CPU profiles of the engines: ${profileDir}`);
     console.log(`done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
   }
 }

@@ -149,6 +149,29 @@ describe('FlowRunner', () => {
     assert.deepEqual(result, { kind: 'abort', status: 408, message: 'Flow timeout for 100 ms' });
   });
 
+  it('runEager: a flow of synchronous functions answers before it returns, and leaves no timer', () => {
+    const f = flow('now', [
+      task('now', 'one', 'add', 'sequential', ['input.a -> a', 'input.b -> b'], ['result.sum -> model.sum'], {
+        next: ['two'],
+      }),
+      task('now', 'two', 'echo', 'end', ['model.sum -> s'], ['result.s -> output.body.sum']),
+    ]);
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const before = timers();
+    const result = runnerOf(f).runEager('now', { a: 1, b: 2 }, { cid: 'x' });
+    assert.deepEqual(result, { kind: 'response', status: 200, headers: {}, body: { sum: 3 } });
+    assert.equal(timers(), before, 'no deadline timer left behind');
+  });
+
+  it('runEager: a flow still running gives a promise, and its deadline holds', async () => {
+    const f = flow('later', [
+      task('later', 'wait', 'slow', 'end', ['int(500) -> ms'], ['result -> output.body']),
+    ]);
+    const result = runnerOf(f).runEager('later', {}, { cid: 'x', ttlMs: 100 });
+    assert.ok(result instanceof Promise);
+    assert.deepEqual(await result, { kind: 'abort', status: 408, message: 'Flow timeout for 100 ms' });
+  });
+
   it('runs the task handler with error.*; without one the failure aborts', async () => {
     const tasks = [
       task('ex', 'bad', 'fail', 'end', ['int(409) -> status'], [], { exception: 'h' }),

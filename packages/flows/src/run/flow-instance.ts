@@ -136,11 +136,14 @@ export class FlowInstance implements InstanceView {
 
   start(): void {
     this.flowStep = this.o.trace?.beginFlow(this.flow.id, this.o.parentStep);
+    this.runner.completions.step(() => this.run(this.flow.firstTask, plain));
+    // A flow whose functions all answered synchronously is over already: no deadline to keep.
+    if (this.closed) return;
+    const left = this.o.ttlMs - (performance.now() - this.startedAt);
     this.deadline = setTimeout(() => {
       this.runner.logger.warn({ flow: this.flow.id, instance: this.id }, `Flow ${this.label} expired`);
       this.abort(408, `Flow timeout for ${this.o.ttlMs} ms`);
-    }, this.o.ttlMs);
-    this.runner.completions.step(() => this.run(this.flow.firstTask, plain));
+    }, left);
   }
 
   private get label(): string {

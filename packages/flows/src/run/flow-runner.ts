@@ -59,8 +59,17 @@ export class FlowRunner implements InstanceHost {
   }
 
   run(flowId: string, input: unknown, options: RunOptions): Promise<FlowResult> {
+    return Promise.resolve(this.runEager(flowId, input, options));
+  }
+
+  /**
+   * `run`, with the answer itself (no promise) when the flow answered before `runEager` returns —
+   * every task up to its answer had a function that answered synchronously — so a host may answer
+   * at once, as it does for such a function.
+   */
+  runEager(flowId: string, input: unknown, options: RunOptions): FlowResult | Promise<FlowResult> {
     const flow = this.flows.get(flowId);
-    if (!flow) return Promise.resolve({ kind: 'abort', status: 500, message: `Flow ${flowId} not found` });
+    if (!flow) return { kind: 'abort', status: 500, message: `Flow ${flowId} not found` };
     return this.start(flow, input, { ...options, ttlMs: options.ttlMs ?? flow.ttlMs });
   }
 
@@ -72,7 +81,7 @@ export class FlowRunner implements InstanceHost {
     options: { ttlMs: number; parentStep: TaskStep | undefined },
   ): Promise<FlowResult> {
     const trace = parent.trace;
-    return this.start(
+    const started = this.start(
       flow,
       input,
       {
@@ -84,6 +93,7 @@ export class FlowRunner implements InstanceHost {
       },
       parent,
     );
+    return Promise.resolve(started);
   }
 
   /**
@@ -133,20 +143,25 @@ export class FlowRunner implements InstanceHost {
     }
   }
 
+  /** Starts an instance: its answer, or a promise of it when the answer is not there yet. */
   private start(
     flow: CompiledFlow,
     input: unknown,
     options: RunOptions & { ttlMs: number; root?: Record<string, unknown> },
     parent?: InstanceView,
-  ): Promise<FlowResult> {
+  ): FlowResult | Promise<FlowResult> {
+    let answer: FlowResult | undefined;
+    let resolveLater: ((result: FlowResult) => void) | undefined;
+    const instance = new FlowInstance(flow, input, this, options, (result) => {
+      if (resolveLater) resolveLater(result);
+      else answer = result;
+    });
+    if (parent)
+      this.logger.info({ flow: flow.id }, `${flow.id}:${instance.id} extends ${parent.flowId}:${parent.id}`);
+    instance.start();
+    if (answer !== undefined) return answer;
     return new Promise((resolve) => {
-      const instance = new FlowInstance(flow, input, this, options, resolve);
-      if (parent)
-        this.logger.info(
-          { flow: flow.id },
-          `${flow.id}:${instance.id} extends ${parent.flowId}:${parent.id}`,
-        );
-      instance.start();
+      resolveLater = resolve;
     });
   }
 }
