@@ -172,6 +172,20 @@ describe('FlowRunner', () => {
     assert.deepEqual(await result, { kind: 'abort', status: 408, message: 'Flow timeout for 100 ms' });
   });
 
+  it('gives each instance its own id, a version-4 UUID without dashes (model.instance)', async () => {
+    const f = flow('ids', [task('ids', 'one', 'echo', 'end', [], ['model.instance -> output.body.id'])]);
+    const runner = runnerOf(f);
+    const ids = new Set<string>();
+    // more than one pool of random bytes (256 ids) is drawn
+    for (let i = 0; i < 600; i++) {
+      const result = await runner.run('ids', {}, { cid: 'x' });
+      const id = (result as { body: { id: string } }).body.id;
+      assert.match(id, /^[0-9a-f]{12}4[0-9a-f]{3}[89ab][0-9a-f]{15}$/);
+      ids.add(id);
+    }
+    assert.equal(ids.size, 600);
+  });
+
   it('runs the task handler with error.*; without one the failure aborts', async () => {
     const tasks = [
       task('ex', 'bad', 'fail', 'end', ['int(409) -> status'], [], { exception: 'h' }),

@@ -7,7 +7,6 @@
  * late completions are ignored. Mappings never await, so concurrent branches cannot interleave
  * inside one (Mercury runs them under a lock).
  */
-import { randomUUID } from 'node:crypto';
 import { isAppException } from '@gatehouse/functions';
 import type { CompiledFlow, CompiledTask } from '../compile/compiled-flow.ts';
 import { applyMappings } from '../mapping/apply-mappings.ts';
@@ -21,6 +20,7 @@ import type { FlowResult } from './flow-result.ts';
 import { responseOf } from './flow-result.ts';
 import type { FlowTrace, TaskStep } from './flow-trace.ts';
 import type { InstanceHost, InstanceView } from './instance-host.ts';
+import { newInstanceId } from './instance-id.ts';
 import { enterLoop, firedCondition, nextRound } from './pipeline-loop.ts';
 
 export interface InstanceOptions {
@@ -58,7 +58,7 @@ interface Pipeline {
 const plain: RunContext = Object.freeze({});
 
 export class FlowInstance implements InstanceView {
-  readonly id = randomUUID().replaceAll('-', '');
+  readonly id = newInstanceId();
   readonly model: Record<string, unknown>;
   private readonly flow: CompiledFlow;
   private readonly input: unknown;
@@ -67,9 +67,10 @@ export class FlowInstance implements InstanceView {
   private readonly hooks: MappingHooks;
   private readonly settle: (result: FlowResult) => void;
   private readonly startedAt = performance.now();
-  private readonly timers = new Set<NodeJS.Timeout>();
-  private readonly forks = new Map<number, Fork>();
-  private readonly pipelines = new Map<number, Pipeline>();
+  // Made when first needed: most instances never delay a task, fork or run a pipeline.
+  private timers: Set<NodeJS.Timeout> | undefined;
+  private forks: Map<number, Fork> | undefined;
+  private pipelines: Map<number, Pipeline> | undefined;
   private readonly spent: Array<{ name: string; spent: number }> = [];
   private deadline: NodeJS.Timeout | undefined;
   /** The trace step of this instance (traced requests only). */
@@ -184,10 +185,10 @@ export class FlowInstance implements InstanceView {
       return;
     }
     const timer = setTimeout(() => {
-      this.timers.delete(timer);
+      this.timers?.delete(timer);
       this.runner.completions.step(() => this.dispatch(task, scope.body, scope.headers, ctx));
     }, delay);
-    this.timers.add(timer);
+    (this.timers ??= new Set()).add(timer);
   }
 
   private delayOf(task: CompiledTask): number {
@@ -381,16 +382,16 @@ export class FlowInstance implements InstanceView {
       return;
     }
     const forkId = ++this.seq;
-    this.forks.set(forkId, { remaining: branches.length, join });
+    (this.forks ??= new Map()).set(forkId, { remaining: branches.length, join });
     branches.forEach((branch, i) => {
       this.run(names[i]!, { ...branch, forkId });
     });
   }
 
   private branchDone(forkId: number): void {
-    const fork = this.forks.get(forkId);
+    const fork = this.forks?.get(forkId);
     if (!fork || --fork.remaining > 0) return;
-    this.forks.delete(forkId);
+    this.forks!.delete(forkId);
     this.run(fork.join, plain);
   }
 
@@ -400,12 +401,12 @@ export class FlowInstance implements InstanceView {
       return;
     }
     const pipelineId = ++this.seq;
-    this.pipelines.set(pipelineId, { task, index: 0 });
+    (this.pipelines ??= new Map()).set(pipelineId, { task, index: 0 });
     this.run(task.pipeline[0]!, { pipelineId });
   }
 
   private stepDone(pipelineId: number): void {
-    const p = this.pipelines.get(pipelineId);
+    const p = this.pipelines?.get(pipelineId);
     if (!p) return;
     const steps = p.task.pipeline;
     const last = p.index === steps.length - 1;
@@ -441,7 +442,7 @@ export class FlowInstance implements InstanceView {
   }
 
   private pipelineDone(pipelineId: number, p: Pipeline): void {
-    this.pipelines.delete(pipelineId);
+    this.pipelines?.delete(pipelineId);
     this.run(p.task.next[0]!, plain);
   }
 
@@ -453,12 +454,12 @@ export class FlowInstance implements InstanceView {
       return;
     }
     const handler = task.exception ?? this.flow.exceptionHandler;
-    if (ctx.forkId !== undefined) this.forks.delete(ctx.forkId);
+    if (ctx.forkId !== undefined) this.forks?.delete(ctx.forkId);
     if (ctx.pipelineId !== undefined) {
-      if (task.exception !== undefined) this.pipelines.delete(ctx.pipelineId);
+      if (task.exception !== undefined) this.pipelines?.delete(ctx.pipelineId);
       else {
-        this.pipelines.clear();
-        this.forks.clear();
+        this.pipelines?.clear();
+        this.forks?.clear();
       }
     }
     if (handler === undefined) {
@@ -502,10 +503,10 @@ export class FlowInstance implements InstanceView {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.deadline);
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers.clear();
-    this.forks.clear();
-    this.pipelines.clear();
+    if (this.timers) for (const timer of this.timers) clearTimeout(timer);
+    this.timers?.clear();
+    this.forks?.clear();
+    this.pipelines?.clear();
     if (this.flowStep === undefined) return;
     this.o.trace!.endFlow(this.flowStep, {
       flow: this.flow.id,
