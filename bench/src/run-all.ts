@@ -22,9 +22,10 @@ const allBenches = [
   'proxy.bench.ts',
   'push-hub.bench.ts',
   'resume-warmup.bench.ts',
+  'flows.bench.ts',
 ];
 /** The benchmarks that write their results as JSON (`--json <file>`) for tables and plots. */
-const withJson = new Set(['bus-throughput.bench.ts', 'push-hub.bench.ts']);
+const withJson = new Set(['bus-throughput.bench.ts', 'push-hub.bench.ts', 'flows.bench.ts']);
 
 /** Runs one benchmark, its output shown as it comes and kept for the report. */
 function run(file: string, args: string[]): Promise<{ status: number | null; text: string }> {

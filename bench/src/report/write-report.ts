@@ -8,6 +8,8 @@ import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { type Http2Comparison, http2Tables } from '../push-hub/http2-comparison.ts';
+import type { FlowsJson } from '../flows.bench.ts';
+import { flowsSection } from './flows-section.ts';
 import { barsSpec, cdfSpec, renderSvg } from './plots.ts';
 
 export interface BenchOutput {
@@ -116,6 +118,8 @@ export async function writeReport(
       await pushHubSection(o.json as unknown as PushHubJson, parts, plot);
     else if (o.bench.startsWith('bus-throughput') && o.json)
       await busSection(o.json as unknown as BusJson, parts, plot);
+    else if (o.bench.startsWith('flows') && o.json)
+      await flowsSection(o.json as unknown as FlowsJson, parts, plot, table);
     parts.push(
       '<details><summary>printed output</summary>',
       '',
