@@ -227,6 +227,7 @@ async function startEngine(label: string, checkout: string, at: number, config: 
 
 async function main(): Promise<void> {
   console.log(`Flows benchmark — ${boxLine()}`);
+  const loadAtStart = loadavg()[0]!;
   console.log(
     `load average at start: ${loadavg()
       .map((l) => l.toFixed(2))
@@ -247,7 +248,7 @@ async function main(): Promise<void> {
         for (const t of e.targets) await measure(e.process, e.base, t);
       }
     }
-    const summary: FlowsJson = { box: boxLine(), goal, rounds, load: [loadavg()[0]!], engines: [] };
+    const summary: FlowsJson = { box: boxLine(), goal, rounds, load: [loadAtStart], engines: [] };
     for (const e of engines) {
       const [chain, seq, pair, fork] = e.targets as [Target, Target, Target, Target];
       const checkout = e.label === 'this' ? root : compareWith!;
