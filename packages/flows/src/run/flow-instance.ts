@@ -188,7 +188,8 @@ export class FlowInstance implements InstanceView {
       this.timers?.delete(timer);
       this.runner.completions.step(() => this.dispatch(task, scope.body, scope.headers, ctx));
     }, delay);
-    (this.timers ??= new Set()).add(timer);
+    this.timers ??= new Set();
+    this.timers.add(timer);
   }
 
   private delayOf(task: CompiledTask): number {
@@ -382,7 +383,8 @@ export class FlowInstance implements InstanceView {
       return;
     }
     const forkId = ++this.seq;
-    (this.forks ??= new Map()).set(forkId, { remaining: branches.length, join });
+    this.forks ??= new Map();
+    this.forks.set(forkId, { remaining: branches.length, join });
     branches.forEach((branch, i) => {
       this.run(names[i]!, { ...branch, forkId });
     });
@@ -401,7 +403,8 @@ export class FlowInstance implements InstanceView {
       return;
     }
     const pipelineId = ++this.seq;
-    (this.pipelines ??= new Map()).set(pipelineId, { task, index: 0 });
+    this.pipelines ??= new Map();
+    this.pipelines.set(pipelineId, { task, index: 0 });
     this.run(task.pipeline[0]!, { pipelineId });
   }
 
