@@ -27,9 +27,15 @@ const allBenches = [
   'resume-warmup.bench.ts',
   'mercury.bench.ts',
   'memory-floor.bench.ts',
+  'flows.bench.ts',
 ];
 /** The benchmarks that write their results as JSON (`--json <file>`) for tables and plots. */
-const withJson = new Set(['bus-throughput.bench.ts', 'push-hub.bench.ts', 'mercury.bench.ts']);
+const withJson = new Set([
+  'bus-throughput.bench.ts',
+  'push-hub.bench.ts',
+  'mercury.bench.ts',
+  'flows.bench.ts',
+]);
 
 /** Runs one benchmark, its output shown as it comes and kept for the report. */
 function run(file: string, args: string[]): Promise<{ status: number | null; text: string }> {

@@ -135,3 +135,55 @@ it('writes every table and one SVG per scenario, rendered by vega, and a latest.
   assert.ok(!cdf.includes('>gatehouse-sse-kafka<'), 'broker runs have their own plot');
   assert.ok(existsSync(join(dir, 'latest.md')));
 });
+
+it('writes the flows section: each engine of the run, its ratios against the goal, and their plot', async () => {
+  const flowsDir = mkdtempSync(join(tmpdir(), 'bench-report-flows-'));
+  after(() => rmSync(flowsDir, { recursive: true, force: true }));
+  const target = (name: string, tasks: number, cpu: number) => ({
+    name,
+    path: `/${name}`,
+    tasks,
+    rps: [1000],
+    cpuPerRequestUs: [cpu],
+  });
+  const engine = (label: string, checkout: string, seqCpu: number, seqRatio: number) => ({
+    label,
+    checkout,
+    targets: [target('F1 chain', 1, 30), target('F2 seq', 3, seqCpu)],
+    comparisons: [
+      {
+        flow: 'F2 seq',
+        baseline: 'F1 chain',
+        tasks: 3,
+        rpsRatio: seqRatio,
+        cpuRatio: 30 / seqCpu,
+        flowCpuUs: seqCpu,
+        baselineCpuUs: 30,
+        perTaskUs: (seqCpu - 30) / 3,
+      },
+    ],
+  });
+  const flows = {
+    box: 'box: test',
+    goal: 0.6,
+    rounds: 5,
+    load: [1.5, 2.5],
+    engines: [engine('this', '/work/wt-after/', 45, 0.7), engine('compared', '/work/wt-before', 60, 0.5)],
+  };
+  const file = await writeReport(flowsDir, [
+    { bench: 'flows', status: 0, seconds: 200, text: 'printed', json: flows },
+  ]);
+  const md = readFileSync(file, 'utf8');
+  assert.match(md, /load average 1\.5 at start, 2\.5 at end/);
+  assert.match(
+    md,
+    /\| this \(wt-after\) \| F2 seq \(3 tasks\) vs F1 chain \| 0\.70× \| 45\.0 vs 30\.0 \| 0\.67× \| 5\.0 µs \|/,
+  );
+  assert.match(
+    md,
+    /\| compared \(wt-before\) \| F2 seq \(3 tasks\) vs F1 chain \| 0\.50× \| 60\.0 vs 30\.0 \| 0\.50× \| 10\.0 µs \|/,
+  );
+  const svg = readdirSync(join(flowsDir, readdirSync(flowsDir).find((d) => !d.endsWith('.md'))!));
+  assert.deepEqual(svg, ['flows-ratios.svg']);
+  assert.ok(md.includes('flows-ratios.svg)'));
+});

@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { type Http2Comparison, http2Tables } from '../push-hub/http2-comparison.ts';
 import type { MercuryJson } from '../mercury/results.ts';
 import { mercurySection } from './mercury-section.ts';
+import type { FlowsJson } from '../flows.bench.ts';
+import { flowsSection } from './flows-section.ts';
 import { barsSpec, cdfSpec, renderSvg } from './plots.ts';
 
 export interface BenchOutput {
@@ -120,6 +122,8 @@ export async function writeReport(
       await busSection(o.json as unknown as BusJson, parts, plot);
     else if (o.bench.startsWith('mercury') && o.json)
       await mercurySection(o.json as unknown as MercuryJson, parts, plot);
+    else if (o.bench.startsWith('flows') && o.json)
+      await flowsSection(o.json as unknown as FlowsJson, parts, plot, table);
     parts.push(
       '<details><summary>printed output</summary>',
       '',

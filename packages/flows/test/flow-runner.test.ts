@@ -92,7 +92,7 @@ function runnerOf(...flows: CompiledFlow[]): FlowRunner {
     flows: byId,
     functions: {
       has: (route) => route in functions,
-      invoke: async (route, headers, body) => functions[route]!(body as Record<string, unknown>, headers),
+      call: (route, headers, body) => functions[route]!(body as Record<string, unknown>, headers),
     },
     logger: quiet,
   });
@@ -147,6 +147,43 @@ describe('FlowRunner', () => {
     ]);
     const result = await runnerOf(f).run('slow', {}, { cid: 'x', ttlMs: 100 });
     assert.deepEqual(result, { kind: 'abort', status: 408, message: 'Flow timeout for 100 ms' });
+  });
+
+  it('runEager: a flow of synchronous functions answers before it returns, and leaves no timer', () => {
+    const f = flow('now', [
+      task('now', 'one', 'add', 'sequential', ['input.a -> a', 'input.b -> b'], ['result.sum -> model.sum'], {
+        next: ['two'],
+      }),
+      task('now', 'two', 'echo', 'end', ['model.sum -> s'], ['result.s -> output.body.sum']),
+    ]);
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const before = timers();
+    const result = runnerOf(f).runEager('now', { a: 1, b: 2 }, { cid: 'x' });
+    assert.deepEqual(result, { kind: 'response', status: 200, headers: {}, body: { sum: 3 } });
+    assert.equal(timers(), before, 'no deadline timer left behind');
+  });
+
+  it('runEager: a flow still running gives a promise, and its deadline holds', async () => {
+    const f = flow('later', [
+      task('later', 'wait', 'slow', 'end', ['int(500) -> ms'], ['result -> output.body']),
+    ]);
+    const result = runnerOf(f).runEager('later', {}, { cid: 'x', ttlMs: 100 });
+    assert.ok(result instanceof Promise);
+    assert.deepEqual(await result, { kind: 'abort', status: 408, message: 'Flow timeout for 100 ms' });
+  });
+
+  it('gives each instance its own id, a version-4 UUID without dashes (model.instance)', async () => {
+    const f = flow('ids', [task('ids', 'one', 'echo', 'end', [], ['model.instance -> output.body.id'])]);
+    const runner = runnerOf(f);
+    const ids = new Set<string>();
+    // more than one pool of random bytes (256 ids) is drawn
+    for (let i = 0; i < 600; i++) {
+      const result = await runner.run('ids', {}, { cid: 'x' });
+      const id = (result as { body: { id: string } }).body.id;
+      assert.match(id, /^[0-9a-f]{12}4[0-9a-f]{3}[89ab][0-9a-f]{15}$/);
+      ids.add(id);
+    }
+    assert.equal(ids.size, 600);
   });
 
   it('runs the task handler with error.*; without one the failure aborts', async () => {
@@ -241,6 +278,59 @@ describe('FlowRunner', () => {
     ];
     const result = await runnerOf(flow('q', tasks)).run('q', {}, { cid: 'x' });
     assert.deepEqual((result as { body: unknown }).body, { seen: ['one', 'two'] });
+  });
+
+  it('calls every fork branch before any branch completes, with synchronous functions too', async () => {
+    // The right branch's input mapping must see the model as the fork left it, not the left
+    // branch's output: a branch's completion never runs inside the step that started the fork.
+    const tasks = [
+      task('order', 'split', 'echo', 'fork', [], [], { next: ['l', 'r'], join: 'join' }),
+      task('order', 'l', 'echo', 'sink', ['text(left) -> v'], ['result.v -> model.left']),
+      task(
+        'order',
+        'r',
+        'echo',
+        'sink',
+        ['model.left -> saw', 'text(right) -> v'],
+        ['result -> model.right'],
+      ),
+      task(
+        'order',
+        'join',
+        'echo',
+        'end',
+        [],
+        ['model.left -> output.body.left', 'model.right -> output.body.right'],
+      ),
+    ];
+    const result = await runnerOf(flow('order', tasks)).run('order', {}, { cid: 'x' });
+    assert.deepEqual((result as { body: unknown }).body, { left: 'left', right: { v: 'right' } });
+  });
+
+  it('runs 20 000 pipeline rounds of synchronous functions without running out of stack', async () => {
+    const rounds = 20_000;
+    const tasks = [
+      task('long', 'begin', 'echo', 'pipeline', [], [], {
+        pipeline: ['step'],
+        next: ['done'],
+        loop: {
+          kind: 'for',
+          init: { key: 'model.n', value: 0 },
+          compare: { left: { key: 'model.n' }, op: '<', right: { value: rounds } },
+          step: { key: 'model.n', delta: 1 },
+          conditions: [],
+        },
+      }),
+      task('long', 'step', 'echo', 'sequential', ['model.n -> n'], ['result.n -> model.last']),
+      task('long', 'done', 'echo', 'end', [], ['model.last -> output.body.last', 'model.n -> output.body.n']),
+    ];
+    const result = await runnerOf(flow('long', tasks, { ttlMs: 60_000 })).run('long', {}, { cid: 'x' });
+    assert.deepEqual(result, {
+      kind: 'response',
+      status: 200,
+      headers: {},
+      body: { last: rounds - 1, n: rounds },
+    });
   });
 
   it('runs a sub-flow that writes the parent model', async () => {

@@ -36,7 +36,7 @@ export function startFlowEngine(
     // A task's function gets its mapped body where an endpoint's gets the AsyncHttpRequest.
     functions: {
       has: (route) => registry.has(route),
-      invoke: (route, headers, body) => registry.invoke(route, headers, body as AsyncHttpRequest),
+      call: (route, headers, body) => registry.call(route, headers, body as AsyncHttpRequest),
     },
     logger,
     config: (key: string) => props.get(key),

@@ -185,13 +185,13 @@ function descend(list: unknown[], indexes: readonly number[], last: boolean, val
 
 /** A deep copy of maps and lists (other values as they are), for values written to the model. */
 export function deepCopy<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) return value.map((v) => deepCopy(v)) as T;
-  if (isDataMap(value)) {
-    const out: DataMap = {};
-    for (const [k, v] of Object.entries(value)) setOwn(out, k, deepCopy(v));
-    return out as T;
-  }
-  return value;
+  if (!isDataMap(value)) return value;
+  // Object.keys, not Object.entries: no [key, value] pair made per key on this hot path
+  const out: DataMap = {};
+  for (const k of Object.keys(value)) setOwn(out, k, deepCopy(value[k]));
+  return out as T;
 }
 
 /**

@@ -3,7 +3,7 @@
  * REST engine passes its function registry, so a task runs with the function's `instances` limit
  * like any request). A task's function gets its mapped input body (not an AsyncHttpRequest) and
  * the mapped event headers; it returns a body or an EventEnvelope, or throws (AppException for a
- * chosen status). `toOutcome` turns each of those into one shape.
+ * chosen status). `outcomeOfResult` / `outcomeOfError` turn each of those into one shape.
  */
 import { isAppException, isEventEnvelope } from '@gatehouse/functions';
 
@@ -11,8 +11,11 @@ export type EventHeaderMap = Record<string, string>;
 
 export interface FlowFunctions {
   has(route: string): boolean;
-  /** Resolves with what the function returned, rejects with what it threw. */
-  invoke(route: string, headers: EventHeaderMap, body: unknown): Promise<unknown>;
+  /**
+   * Calls the function: what it returned, as is when it answered synchronously (no promise to wait
+   * for), else a promise of it; throws what a synchronous function threw.
+   */
+  call(route: string, headers: EventHeaderMap, body: unknown): unknown;
 }
 
 /** A task's completion as the engine sees it: an HTTP-like status, headers and a body. */

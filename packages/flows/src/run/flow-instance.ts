@@ -7,7 +7,6 @@
  * late completions are ignored. Mappings never await, so concurrent branches cannot interleave
  * inside one (Mercury runs them under a lock).
  */
-import { randomUUID } from 'node:crypto';
 import { isAppException } from '@gatehouse/functions';
 import type { CompiledFlow, CompiledTask } from '../compile/compiled-flow.ts';
 import { applyMappings } from '../mapping/apply-mappings.ts';
@@ -21,6 +20,7 @@ import type { FlowResult } from './flow-result.ts';
 import { responseOf } from './flow-result.ts';
 import type { FlowTrace, TaskStep } from './flow-trace.ts';
 import type { InstanceHost, InstanceView } from './instance-host.ts';
+import { newInstanceId } from './instance-id.ts';
 import { enterLoop, firedCondition, nextRound } from './pipeline-loop.ts';
 
 export interface InstanceOptions {
@@ -58,7 +58,7 @@ interface Pipeline {
 const plain: RunContext = Object.freeze({});
 
 export class FlowInstance implements InstanceView {
-  readonly id = randomUUID().replaceAll('-', '');
+  readonly id = newInstanceId();
   readonly model: Record<string, unknown>;
   private readonly flow: CompiledFlow;
   private readonly input: unknown;
@@ -67,9 +67,10 @@ export class FlowInstance implements InstanceView {
   private readonly hooks: MappingHooks;
   private readonly settle: (result: FlowResult) => void;
   private readonly startedAt = performance.now();
-  private readonly timers = new Set<NodeJS.Timeout>();
-  private readonly forks = new Map<number, Fork>();
-  private readonly pipelines = new Map<number, Pipeline>();
+  // Made when first needed: most instances never delay a task, fork or run a pipeline.
+  private timers: Set<NodeJS.Timeout> | undefined;
+  private forks: Map<number, Fork> | undefined;
+  private pipelines: Map<number, Pipeline> | undefined;
   private readonly spent: Array<{ name: string; spent: number }> = [];
   private deadline: NodeJS.Timeout | undefined;
   /** The trace step of this instance (traced requests only). */
@@ -136,11 +137,14 @@ export class FlowInstance implements InstanceView {
 
   start(): void {
     this.flowStep = this.o.trace?.beginFlow(this.flow.id, this.o.parentStep);
+    this.runner.completions.step(() => this.run(this.flow.firstTask, plain));
+    // A flow whose functions all answered synchronously is over already: no deadline to keep.
+    if (this.closed) return;
+    const left = this.o.ttlMs - (performance.now() - this.startedAt);
     this.deadline = setTimeout(() => {
       this.runner.logger.warn({ flow: this.flow.id, instance: this.id }, `Flow ${this.label} expired`);
       this.abort(408, `Flow timeout for ${this.o.ttlMs} ms`);
-    }, this.o.ttlMs);
-    this.run(this.flow.firstTask, plain);
+    }, left);
   }
 
   private get label(): string {
@@ -181,9 +185,10 @@ export class FlowInstance implements InstanceView {
       return;
     }
     const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      this.dispatch(task, scope.body, scope.headers, ctx);
+      this.timers?.delete(timer);
+      this.runner.completions.step(() => this.dispatch(task, scope.body, scope.headers, ctx));
     }, delay);
+    this.timers ??= new Set();
     this.timers.add(timer);
   }
 
@@ -222,11 +227,14 @@ export class FlowInstance implements InstanceView {
       this.abort(500, `flow://${task.subFlow} not defined`);
       return;
     }
-    const startedAt = performance.now();
+    // Spent times go only into a traced flow's summary: untraced tasks do not read the clock.
+    const startedAt = this.flowStep === undefined ? 0 : performance.now();
     const step = trace?.beginTask(this.flow.id, task.name, route, this.flowStep);
     const finish = (outcome: TaskOutcome): void => {
-      const spent = Math.round((performance.now() - startedAt) * 1000) / 1000;
-      this.spent.push({ name: task.name === route ? route : `${task.name}(${route})`, spent });
+      if (this.flowStep !== undefined) {
+        const spent = Math.round((performance.now() - startedAt) * 1000) / 1000;
+        this.spent.push({ name: task.name === route ? route : `${task.name}(${route})`, spent });
+      }
       if (step !== undefined) {
         trace!.endTask(
           step,
@@ -240,18 +248,29 @@ export class FlowInstance implements InstanceView {
         this.engineError(err);
       }
     };
+    const completions = this.runner.completions;
     if (child) {
       const input: Record<string, unknown> = { body, ttl: task.ttlMs ?? this.o.ttlMs };
       if (Object.keys(headers).length > 0) input['header'] = headers;
       this.runner
         .startChild(child, input, this, { ttlMs: task.ttlMs ?? this.o.ttlMs, parentStep: step })
-        .then((result) => finish(outcomeOfChild(result)));
+        .then((result) => completions.step(() => finish(outcomeOfChild(result))));
       return;
     }
-    this.runner.functions
-      .invoke(route, eventHeadersOf(route, this.o.cid, trace, headers), body)
-      .then(outcomeOfResult, outcomeOfError)
-      .then(finish);
+    let result: unknown;
+    try {
+      result = this.runner.functions.call(route, eventHeadersOf(route, this.o.cid, trace, headers), body);
+    } catch (err) {
+      completions.defer(() => finish(outcomeOfError(err)));
+      return;
+    }
+    if (isThenable(result)) {
+      Promise.resolve(result)
+        .then(outcomeOfResult, outcomeOfError)
+        .then((outcome) => completions.step(() => finish(outcome)));
+      return;
+    }
+    completions.defer(() => finish(outcomeOfResult(result)));
   }
 
   private completed(task: CompiledTask, ctx: RunContext, outcome: TaskOutcome): void {
@@ -364,6 +383,7 @@ export class FlowInstance implements InstanceView {
       return;
     }
     const forkId = ++this.seq;
+    this.forks ??= new Map();
     this.forks.set(forkId, { remaining: branches.length, join });
     branches.forEach((branch, i) => {
       this.run(names[i]!, { ...branch, forkId });
@@ -371,9 +391,9 @@ export class FlowInstance implements InstanceView {
   }
 
   private branchDone(forkId: number): void {
-    const fork = this.forks.get(forkId);
+    const fork = this.forks?.get(forkId);
     if (!fork || --fork.remaining > 0) return;
-    this.forks.delete(forkId);
+    this.forks!.delete(forkId);
     this.run(fork.join, plain);
   }
 
@@ -383,12 +403,13 @@ export class FlowInstance implements InstanceView {
       return;
     }
     const pipelineId = ++this.seq;
+    this.pipelines ??= new Map();
     this.pipelines.set(pipelineId, { task, index: 0 });
     this.run(task.pipeline[0]!, { pipelineId });
   }
 
   private stepDone(pipelineId: number): void {
-    const p = this.pipelines.get(pipelineId);
+    const p = this.pipelines?.get(pipelineId);
     if (!p) return;
     const steps = p.task.pipeline;
     const last = p.index === steps.length - 1;
@@ -424,7 +445,7 @@ export class FlowInstance implements InstanceView {
   }
 
   private pipelineDone(pipelineId: number, p: Pipeline): void {
-    this.pipelines.delete(pipelineId);
+    this.pipelines?.delete(pipelineId);
     this.run(p.task.next[0]!, plain);
   }
 
@@ -436,12 +457,12 @@ export class FlowInstance implements InstanceView {
       return;
     }
     const handler = task.exception ?? this.flow.exceptionHandler;
-    if (ctx.forkId !== undefined) this.forks.delete(ctx.forkId);
+    if (ctx.forkId !== undefined) this.forks?.delete(ctx.forkId);
     if (ctx.pipelineId !== undefined) {
-      if (task.exception !== undefined) this.pipelines.delete(ctx.pipelineId);
+      if (task.exception !== undefined) this.pipelines?.delete(ctx.pipelineId);
       else {
-        this.pipelines.clear();
-        this.forks.clear();
+        this.pipelines?.clear();
+        this.forks?.clear();
       }
     }
     if (handler === undefined) {
@@ -485,10 +506,10 @@ export class FlowInstance implements InstanceView {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.deadline);
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers.clear();
-    this.forks.clear();
-    this.pipelines.clear();
+    if (this.timers) for (const timer of this.timers) clearTimeout(timer);
+    this.timers?.clear();
+    this.forks?.clear();
+    this.pipelines?.clear();
     if (this.flowStep === undefined) return;
     this.o.trace!.endFlow(this.flowStep, {
       flow: this.flow.id,
@@ -530,6 +551,10 @@ function isErrorMap(body: unknown): body is Record<string, unknown> {
 
 function messageOf(body: unknown): unknown {
   return isErrorMap(body) ? body['message'] : body;
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
 }
 
 function textOf(value: unknown): string {

@@ -6,6 +6,7 @@
  */
 import type { CompiledFlow } from '../compile/compiled-flow.ts';
 import type { MappingHooks } from '../mapping/mapping-hooks.ts';
+import { CompletionQueue } from './completion-queue.ts';
 import { eventHeadersOf } from './event-headers.ts';
 import type { FlowFunctions } from './flow-functions.ts';
 import { FlowInstance } from './flow-instance.ts';
@@ -41,11 +42,15 @@ export class FlowRunner implements InstanceHost {
   readonly functions: FlowFunctions;
   readonly logger: FlowLogger;
   readonly mappingHooks: MappingHooks;
+  readonly completions: CompletionQueue;
 
   constructor(options: FlowRunnerOptions) {
     this.flows = options.flows;
     this.functions = options.functions;
     this.logger = options.logger;
+    this.completions = new CompletionQueue((err) =>
+      this.logger.error({ err }, 'Flow engine step failed outside its instance'),
+    );
     this.mappingHooks = {
       ...(options.config && { config: options.config }),
       ...(options.resourceFolder !== undefined && { resourceFolder: options.resourceFolder }),
@@ -54,8 +59,17 @@ export class FlowRunner implements InstanceHost {
   }
 
   run(flowId: string, input: unknown, options: RunOptions): Promise<FlowResult> {
+    return Promise.resolve(this.runEager(flowId, input, options));
+  }
+
+  /**
+   * `run`, with the answer itself (no promise) when the flow answered before `runEager` returns —
+   * every task up to its answer had a function that answered synchronously — so a host may answer
+   * at once, as it does for such a function.
+   */
+  runEager(flowId: string, input: unknown, options: RunOptions): FlowResult | Promise<FlowResult> {
     const flow = this.flows.get(flowId);
-    if (!flow) return Promise.resolve({ kind: 'abort', status: 500, message: `Flow ${flowId} not found` });
+    if (!flow) return { kind: 'abort', status: 500, message: `Flow ${flowId} not found` };
     return this.start(flow, input, { ...options, ttlMs: options.ttlMs ?? flow.ttlMs });
   }
 
@@ -67,7 +81,7 @@ export class FlowRunner implements InstanceHost {
     options: { ttlMs: number; parentStep: TaskStep | undefined },
   ): Promise<FlowResult> {
     const trace = parent.trace;
-    return this.start(
+    const started = this.start(
       flow,
       input,
       {
@@ -79,6 +93,7 @@ export class FlowRunner implements InstanceHost {
       },
       parent,
     );
+    return Promise.resolve(started);
   }
 
   /**
@@ -116,25 +131,37 @@ export class FlowRunner implements InstanceHost {
       return;
     }
     const headers = eventHeadersOf(target, from.cid, from.trace, { type, key });
-    this.functions.invoke(target, headers, body).catch((err: unknown) => {
+    const failed = (err: unknown): void => {
       this.logger.warn({ flow: flow.id, err, route: target }, `External state machine ${target} failed`);
-    });
+    };
+    try {
+      const sent = this.functions.call(target, headers, body);
+      if (typeof (sent as PromiseLike<unknown> | null)?.then === 'function')
+        Promise.resolve(sent).catch(failed);
+    } catch (err) {
+      failed(err);
+    }
   }
 
+  /** Starts an instance: its answer, or a promise of it when the answer is not there yet. */
   private start(
     flow: CompiledFlow,
     input: unknown,
     options: RunOptions & { ttlMs: number; root?: Record<string, unknown> },
     parent?: InstanceView,
-  ): Promise<FlowResult> {
+  ): FlowResult | Promise<FlowResult> {
+    let answer: FlowResult | undefined;
+    let resolveLater: ((result: FlowResult) => void) | undefined;
+    const instance = new FlowInstance(flow, input, this, options, (result) => {
+      if (resolveLater) resolveLater(result);
+      else answer = result;
+    });
+    if (parent)
+      this.logger.info({ flow: flow.id }, `${flow.id}:${instance.id} extends ${parent.flowId}:${parent.id}`);
+    instance.start();
+    if (answer !== undefined) return answer;
     return new Promise((resolve) => {
-      const instance = new FlowInstance(flow, input, this, options, resolve);
-      if (parent)
-        this.logger.info(
-          { flow: flow.id },
-          `${flow.id}:${instance.id} extends ${parent.flowId}:${parent.id}`,
-        );
-      instance.start();
+      resolveLater = resolve;
     });
   }
 }

@@ -6,6 +6,7 @@
  */
 import type { CompiledFlow } from '../compile/compiled-flow.ts';
 import type { MappingHooks } from '../mapping/mapping-hooks.ts';
+import type { CompletionQueue } from './completion-queue.ts';
 import type { FlowFunctions } from './flow-functions.ts';
 import type { FlowResult } from './flow-result.ts';
 import type { FlowLogger, FlowTrace, TaskStep } from './flow-trace.ts';
@@ -32,6 +33,8 @@ export interface InstanceHost {
   readonly functions: FlowFunctions;
   readonly logger: FlowLogger;
   readonly mappingHooks: MappingHooks;
+  /** Where the instances' engine steps run and their synchronous task completions wait. */
+  readonly completions: CompletionQueue;
   /** A `flow://` task: the sub-flow runs with the parent's correlation id, trace and root map. */
   startChild(
     flow: CompiledFlow,

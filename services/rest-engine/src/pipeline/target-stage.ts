@@ -55,7 +55,6 @@ export function runTarget(
     signal: x.abort?.signal,
   };
   const waitMs = x.target.waitMs?.(ctx, call);
-  if (waitMs !== undefined) restartTimer(ctx, x, waitMs);
   let result: unknown;
   try {
     result = x.target.run(ctx, call);
@@ -64,7 +63,9 @@ export function runTarget(
     return;
   }
   if (isThenable(result)) {
-    startTimer(ctx, x);
+    // Only a target still running needs the endpoint's timer (a flow's runs past its deadline).
+    if (waitMs !== undefined) restartTimer(ctx, x, waitMs);
+    else startTimer(ctx, x);
     result.then(
       (value) => targetAnswered(ctx, x, step, value),
       (err: unknown) => targetFailed(ctx, x, step, err),

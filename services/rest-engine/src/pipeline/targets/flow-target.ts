@@ -7,7 +7,7 @@
  * deadline). The endpoint's own 408 is held back past the flow's deadline so the flow's answers.
  */
 import { AppException, EventEnvelope } from '@gatehouse/functions';
-import { abortBody } from '@gatehouse/flows';
+import { abortBody, type FlowResult } from '@gatehouse/flows';
 import { flowDeadlineMs, flowInputOf } from '../../flow-input.ts';
 import { flowTraceOf } from '../../flow-tracing.ts';
 import type { PipelineContext } from '../pipeline-context.ts';
@@ -23,28 +23,35 @@ export const flowTarget: Target = {
     const ttlMs = deadlineMs(ctx, call);
     return ttlMs === undefined ? undefined : ttlMs + watchdogGraceMs;
   },
-  run: async (ctx, call) => {
+  // Not async: a flow whose functions all answer synchronously is answered at once, without the
+  // endpoint's timer, as such a function is.
+  run: (ctx, call) => {
     const { endpoint, data, cid, trace, step } = call;
     const flowId = endpoint.flow;
     if (!flowId) throw new AppException(400, 'Missing x-flow-id in HTTP request headers');
     const ttlMs = deadlineMs(ctx, call);
     if (!ctx.flows || ttlMs === undefined) throw new AppException(500, `Flow ${flowId} not found`);
-    const result = await ctx.flows.run(flowId, flowInputOf(data, ttlMs), {
+    const result = ctx.flows.runEager(flowId, flowInputOf(data, ttlMs), {
       cid,
       ttlMs,
       ...(trace ? { trace: flowTraceOf(trace) } : {}),
       ...(step ? { parentStep: step } : {}),
     });
-    if (result.kind === 'abort') {
-      if (typeof result.message === 'string') throw new AppException(result.status, result.message);
-      // A failed function's own error body (a map) stays as it was, inside Mercury's error map.
-      return new EventEnvelope().setStatus(result.status).setBody(abortBody(result));
-    }
-    const reply = new EventEnvelope().setStatus(result.status).setBody(result.body);
-    for (const [name, value] of Object.entries(result.headers)) reply.setHeader(name, value);
-    return reply;
+    return result instanceof Promise ? result.then(answerOf) : answerOf(result);
   },
 };
+
+/** The flow's answer as the endpoint's: its output, or an abort's status and message. */
+function answerOf(result: FlowResult): EventEnvelope {
+  if (result.kind === 'abort') {
+    if (typeof result.message === 'string') throw new AppException(result.status, result.message);
+    // A failed function's own error body (a map) stays as it was, inside Mercury's error map.
+    return new EventEnvelope().setStatus(result.status).setBody(abortBody(result));
+  }
+  const reply = new EventEnvelope().setStatus(result.status).setBody(result.body);
+  for (const [name, value] of Object.entries(result.headers)) reply.setHeader(name, value);
+  return reply;
+}
 
 /** The flow instance's deadline in ms; undefined when the endpoint's flow is not loaded. */
 function deadlineMs(ctx: PipelineContext, { endpoint, data }: TargetCall): number | undefined {
