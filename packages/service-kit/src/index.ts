@@ -32,3 +32,4 @@ export * from './service-tracing.ts';
 export * from './tls-settings.ts';
 export * from './internal-api-app.ts';
 export * from './client-tls-files.ts';
+export * from './random-ids.ts';
