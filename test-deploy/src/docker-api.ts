@@ -15,7 +15,13 @@ export interface ContainerSummary {
 export interface ContainerDetails {
   Id: string;
   Name: string;
-  Config: { User: string; Hostname: string; Cmd: string[] | null; Labels: Record<string, string> };
+  Config: {
+    User: string;
+    Hostname: string;
+    Cmd: string[] | null;
+    Env: string[] | null;
+    Labels: Record<string, string>;
+  };
   State: { Status: string; Running: boolean; Pid: number; Health?: { Status: string } };
 }
 
