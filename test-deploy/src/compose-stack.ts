@@ -71,6 +71,14 @@ export interface ComposeStack {
   compose(args: string[], timeoutMs?: number, extraEnv?: NodeJS.ProcessEnv): Promise<string>;
   /** The project's containers, of one service or all. */
   containers(service?: string): Promise<ContainerSummary[]>;
+  /**
+   * Stops the services' containers one after the other. podman 4.3's netavark (Debian 12) edits a
+   * network's table of names without a lock when a container stops, so several stopping at once
+   * (compose replacing a service's containers) can lose the table: every name stops resolving on
+   * the network (seen here: `aardvark pid not found` in podman's log, the new containers never
+   * ready). Docker is not affected.
+   */
+  stopOneByOne(services: string[]): Promise<void>;
   /** Until each service has its number of containers, all running and healthy (if checked). */
   waitHealthy(replicas: Record<string, number>, timeoutMs: number): Promise<void>;
   /**
@@ -174,11 +182,19 @@ export async function startComposeStack(
   const profilesEnv = { COMPOSE_PROFILES: optionalProfiles.join(',') };
   const docker = DockerApi.fromDockerHost(env['DOCKER_HOST']!);
   const projectLabel = `com.docker.compose.project=${project}`;
-  const compose = (args: string[], timeoutMs = 300_000, extraEnv: NodeJS.ProcessEnv = {}) =>
-    run('docker-compose', ['-f', `${repoRoot}docker-compose.yml`, ...args], {
-      env: { ...env, ...extraEnv },
-      timeoutMs,
-    });
+  // One docker-compose at a time: two at once on one project set up and tear down containers on
+  // its network at once, which podman 4.3's netavark does not survive (see `stopOneByOne`).
+  let composing: Promise<unknown> = Promise.resolve();
+  const compose = (args: string[], timeoutMs = 300_000, extraEnv: NodeJS.ProcessEnv = {}) => {
+    const result = composing.then(() =>
+      run('docker-compose', ['-f', `${repoRoot}docker-compose.yml`, ...args], {
+        env: { ...env, ...extraEnv },
+        timeoutMs,
+      }),
+    );
+    composing = result.catch(() => {});
+    return result;
+  };
   const containers = (service?: string) =>
     docker.containers(service ? [projectLabel, `com.docker.compose.service=${service}`] : [projectLabel]);
 
@@ -208,8 +224,13 @@ export async function startComposeStack(
     docker,
     compose,
     containers,
+    async stopOneByOne(services) {
+      for (const service of services)
+        for (const c of await containers(service)) if (c.State === 'running') await docker.stop(c.Id, 30);
+    },
     async waitHealthy(replicas, timeoutMs) {
       let seen = '';
+      let waiting: string[] = [];
       await waitFor(
         async () => {
           const states = await Promise.all((await containers()).map((c) => docker.inspect(c.Id)));
@@ -217,20 +238,28 @@ export async function startComposeStack(
             .map((s) => `${s.Name} ${s.State.Status} ${s.State.Health?.Status ?? '-'}`)
             .sort()
             .join('\n');
-          return Object.entries(replicas).every(([service, count]) => {
-            const mine = states.filter((s) => s.Config.Labels['com.docker.compose.service'] === service);
-            return (
-              mine.length === count &&
-              mine.every((s) => s.State.Running && (s.State.Health?.Status ?? 'healthy') === 'healthy')
-            );
-          });
+          waiting = Object.entries(replicas)
+            .filter(([service, count]) => {
+              const mine = states.filter((s) => s.Config.Labels['com.docker.compose.service'] === service);
+              return !(
+                mine.length === count &&
+                mine.every((s) => s.State.Running && (s.State.Health?.Status ?? 'healthy') === 'healthy')
+              );
+            })
+            .map(([service]) => service);
+          return waiting.length === 0;
         },
         { timeoutMs, intervalMs: 1000, what: 'every container running and healthy' },
-      ).catch((err: Error) => {
-        throw new Error(`${err.message}; containers:\n${seen}`);
+      ).catch(async (err: Error) => {
+        // What the services still waited for said last.
+        const logs = await compose(['logs', '--no-color', '--tail=15', ...waiting], 30_000).catch(
+          (e: Error) => e.message,
+        );
+        throw new Error(`${err.message}; containers:\n${seen}\nlogs of ${waiting.join(', ')}:\n${logs}`);
       });
     },
     async destroy() {
+      await composing;
       await run(containersScript, ['down'], { env: { ...env, ...profilesEnv }, timeoutMs: 180_000 });
     },
   };

@@ -236,7 +236,9 @@ describe('docker-compose stack on podman, checked from outside', () => {
       const switched = performance.now();
       // As a user does: the variables of .env.example and `up -d` (here for the services with Kafka
       // clients: the blacklist has none), then the edge reloaded, since nginx resolved the replaced
-      // containers' addresses when it started.
+      // containers' addresses when it started. The old containers stop one by one first, as podman
+      // 4.3 needs (docs/deploy.md, "With podman instead of Docker").
+      await stack.stopOneByOne(kafkaServices);
       await stack.compose(['up', '-d', ...kafkaServices], 5 * minutes, {
         ...stack.profilesEnv,
         ...stack.profileSettings,
