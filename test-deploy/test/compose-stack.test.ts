@@ -65,14 +65,12 @@ describe('docker-compose stack on podman, checked from outside', () => {
       await stack.compose(['down', '-v', '--remove-orphans'], 3 * minutes, stack.profilesEnv);
       const upStarted = performance.now();
       await stack.compose(['up', '-d'], 10 * minutes);
-      await stack.waitHealthy(replicas, 5 * minutes);
-      const seconds = ((performance.now() - upStarted) / 1000).toFixed(1);
-      process.stderr.write(`compose-stack: docker-compose up -d to every container healthy: ${seconds}s\n`);
+      // Every container of the default stack exists once `up -d` is back (the edge is made last).
       defaultServices = [
         ...new Set((await stack.containers()).map((c) => c.Labels['com.docker.compose.service']!)),
       ].sort();
-      // The profiles' broker and registry boot (JVMs, a minute of CPU on two cores) while the checks
-      // of the default stack run; their test waits for them.
+      // The profiles' broker and registry boot (JVMs, a minute of CPU on two cores) while the edge
+      // gets healthy and the checks of the default stack run; their test waits for them.
       const profilesUp = performance.now();
       profilesStarted = stack
         .compose(['up', '-d', 'kafka-tls', 'schema-registry'], 5 * minutes, stack.profilesEnv)
@@ -82,6 +80,9 @@ describe('docker-compose stack on podman, checked from outside', () => {
         });
       // A failure is reported by the test that waits for it; nothing may reject unobserved before.
       profilesStarted.catch(() => {});
+      await stack.waitHealthy(replicas, 5 * minutes);
+      const seconds = ((performance.now() - upStarted) / 1000).toFixed(1);
+      process.stderr.write(`compose-stack: docker-compose up -d to every container healthy: ${seconds}s\n`);
     },
     { timeout: 45 * minutes },
   );
@@ -245,6 +246,13 @@ describe('docker-compose stack on podman, checked from outside', () => {
       });
       await stack.waitHealthy(everything, 150_000);
       await stack.compose(['exec', '-T', 'edge', 'nginx', '-s', 'reload'], 30_000);
+      // `nginx -s reload` only signals the master: the reload is done when the edge reaches the new
+      // hubs (502 from the old addresses until then).
+      await waitFor(async () => (await fetch(`${stack.urls.publicUrl}/_gw/health`)).ok, {
+        timeoutMs: 30_000,
+        intervalMs: 200,
+        what: 'the reloaded edge reaching the hubs',
+      });
       const seconds = ((performance.now() - switched) / 1000).toFixed(1);
       process.stderr.write(
         `compose-stack: services moved to kafka-tls and healthy, edge reloaded: ${seconds}s\n`,
