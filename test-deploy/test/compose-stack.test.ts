@@ -233,18 +233,28 @@ describe('docker-compose stack on podman, checked from outside', () => {
       await checkKafkaTlsRefusals(kafkaTls);
     });
 
-    it("moved onto them by .env's variables and `up -d`, the services deliver events through Kafka over TLS with SASL", async () => {
+    it("moved onto them by .env's variables and `up -d`, the services deliver events through Kafka over TLS with SASL", {
+      timeout: 10 * minutes,
+    }, async () => {
       const switched = performance.now();
+      // Each step's time, so that a slow one is seen in the log and not only the test's total.
+      const done = (step: string) =>
+        process.stderr.write(
+          `compose-stack: ${step}: ${((performance.now() - switched) / 1000).toFixed(1)}s\n`,
+        );
       // As a user does: the variables of .env.example and `up -d` (here for the services with Kafka
       // clients: the blacklist has none), then the edge reloaded, since nginx resolved the replaced
       // containers' addresses when it started. The old containers stop one by one first, as podman
       // 4.3 needs (docs/deploy.md, "With podman instead of Docker").
       await stack.stopOneByOne(kafkaServices);
+      done('old containers stopped');
       await stack.compose(['up', '-d', ...kafkaServices], 5 * minutes, {
         ...stack.profilesEnv,
         ...stack.profileSettings,
       });
+      done('up -d onto kafka-tls');
       await stack.waitHealthy(everything, 150_000);
+      done('every container healthy');
       await stack.compose(['exec', '-T', 'edge', 'nginx', '-s', 'reload'], 30_000);
       // `nginx -s reload` only signals the master: the reload is done when the edge reaches the new
       // hubs (502 from the old addresses until then).
@@ -267,12 +277,16 @@ describe('docker-compose stack on podman, checked from outside', () => {
       await checkEventDelivery(stack.urls);
     });
 
-    it('writes Avro through the schema registry: proxy → Kafka over TLS → publisher → hub, the wire format on the broker', async () => {
+    it('writes Avro through the schema registry: proxy → Kafka over TLS → publisher → hub, the wire format on the broker', {
+      timeout: 5 * minutes,
+    }, async () => {
       await checkAvroThroughRegistry(stack.urls, stack.schemaRegistryUrl, kafkaTlsClient(kafkaTls, 'plain'));
     });
   });
 
-  it('docker-compose down -v leaves no container, volume or network of the project', async () => {
+  it('docker-compose down -v leaves no container, volume or network of the project', {
+    timeout: 7 * minutes,
+  }, async () => {
     // With the profiles named, so that their services and volumes go too. The broker's clients
     // stop first: `down` stops a service after those that depend on it, but the services cannot
     // depend on kafka-tls (a service of a profile that may be off), so it would stop alongside them
