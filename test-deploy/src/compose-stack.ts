@@ -74,6 +74,13 @@ export interface ComposeStack {
   /** The project's containers, of one service or all. */
   containers(service?: string): Promise<ContainerSummary[]>;
   /**
+   * Reloads the edge's nginx once its configuration loads. nginx resolves its upstream names when
+   * it loads the configuration; a name the network does not resolve yet (or no longer: podman 4.3,
+   * see `stopOneByOne`) fails the reload, which nginx only logs ([emerg] host not found in
+   * upstream) before going on with the old addresses. So `nginx -t` is run until it passes first.
+   */
+  reloadEdge(): Promise<void>;
+  /**
    * Stops the services' containers one after the other. podman 4.3's netavark (Debian 12) edits a
    * network's table of names without a lock when a container stops, so several stopping at once
    * (compose replacing a service's containers) can lose the table: every name stops resolving on
@@ -199,6 +206,15 @@ export async function startComposeStack(
   };
   const containers = (service?: string) =>
     docker.containers(service ? [projectLabel, `com.docker.compose.service=${service}`] : [projectLabel]);
+  const reloadEdge = async () => {
+    // A refusal rejects the probe: waitFor's time-out then says what nginx printed last.
+    await waitFor(() => compose(['exec', '-T', 'edge', 'nginx', '-t', '-q'], 30_000).then(() => true), {
+      timeoutMs: 90_000,
+      intervalMs: 1000,
+      what: "the edge's configuration to load (nginx -t)",
+    });
+    await compose(['exec', '-T', 'edge', 'nginx', '-s', 'reload'], 30_000);
+  };
 
   return {
     project,
@@ -225,6 +241,7 @@ export async function startComposeStack(
     tokenSecret,
     docker,
     compose,
+    reloadEdge,
     containers,
     async stopOneByOne(services) {
       for (const service of services)

@@ -172,7 +172,7 @@ describe('docker-compose stack on podman, checked from outside', () => {
         opened.every((o) => !o.replica.startsWith(newReplica)),
         `before the reload: ${opened.map((o) => o.replica)}`,
       );
-      await stack.compose(['exec', '-T', 'edge', 'nginx', '-s', 'reload'], 30_000);
+      await stack.reloadEdge();
       const onNew = await waitFor(
         async () => {
           const o = await openSseOnSomeReplica(stack.urls, stack.tokenSecret, type);
@@ -255,7 +255,7 @@ describe('docker-compose stack on podman, checked from outside', () => {
       done('up -d onto kafka-tls');
       await stack.waitHealthy(everything, 150_000);
       done('every container healthy');
-      await stack.compose(['exec', '-T', 'edge', 'nginx', '-s', 'reload'], 30_000);
+      await stack.reloadEdge();
       // `nginx -s reload` only signals the master: the reload is done when the edge reaches the new
       // hubs (502 from the old addresses until then).
       await waitFor(async () => (await fetch(`${stack.urls.publicUrl}/_gw/health`)).ok, {
