@@ -98,12 +98,25 @@ chart-test:
 # docker-compose.yml against Debian's docker-compose (validation only: there is no Docker engine).
 # The secrets and choices have no default in it (COMPOSE_REQUIRED): the check gives them, and makes
 # sure the file refuses to start without each one (JWT_ISSUER and JWT_AUDIENCE may be empty, not unset).
+# The optional profiles (COMPOSE_PROFILES_ALL) are validated on, with the services' settings that
+# use them; their broker's password cannot be required by compose (it would be for the default stack
+# too), so its start script is checked to refuse to start without it, or with a weak one.
 COMPOSE_REQUIRED := TOKEN_SECRET INTERNAL_API_TOKEN SUBMISSION_CHECK SUBSCRIPTION_CHECK JWT_ISSUER JWT_AUDIENCE
 COMPOSE_CHOSEN := TOKEN_SECRET=compose-check-token-secret INTERNAL_API_TOKEN=compose-check-internal-api-token \
-	SUBMISSION_CHECK=jwt_validation SUBSCRIPTION_CHECK=jwt_validation JWT_ISSUER= JWT_AUDIENCE=
+	SUBMISSION_CHECK=jwt_validation SUBSCRIPTION_CHECK=jwt_validation JWT_ISSUER= JWT_AUDIENCE= COMPOSE_PROFILES=
+COMPOSE_PROFILES_ALL := COMPOSE_PROFILES=kafka-tls,schema-registry KAFKA_TLS_PASSWORD=compose-check-kafka-tls-password \
+	KAFKA_BROKERS=kafka-tls:9093 KAFKA_SASL=scram-sha-512:gatehouse:compose-check-kafka-tls-password \
+	KAFKA_SSL_CA_CERTFILE=/etc/gatehouse/tls/ca.pem KAFKA_SCHEMA_REGISTRY_HOST=http://schema-registry:8080/apis/ccompat/v7
 compose-check:
 	tools/chart-tools.sh compose >/dev/null
 	env $(COMPOSE_CHOSEN) docker-compose -f docker-compose.yml config -q
+	env $(COMPOSE_CHOSEN) $(COMPOSE_PROFILES_ALL) docker-compose -f docker-compose.yml config -q
+	@for password in '' short-password 'has spaces and "quotes" 0123456789'; do \
+		if refusal=$$(KAFKA_TLS_PASSWORD="$$password" sh deploy/kafka-tls/broker.sh 2>&1); then \
+			echo "compose-check: the kafka-tls broker must refuse to start with KAFKA_TLS_PASSWORD='$$password'"; exit 1; fi; \
+		case "$$refusal" in *KAFKA_TLS_PASSWORD*) ;; *) \
+			echo "compose-check: the kafka-tls broker's refusal must name KAFKA_TLS_PASSWORD: $$refusal"; exit 1 ;; esac; \
+	done
 	@for name in $(COMPOSE_REQUIRED); do \
 		if env $(COMPOSE_CHOSEN) env -u $$name docker-compose -f docker-compose.yml config -q 2>/dev/null; then \
 			echo "compose-check: docker-compose.yml must refuse to start without $$name"; exit 1; fi; \
@@ -114,7 +127,7 @@ compose-check:
 		if env $(COMPOSE_CHOSEN) $$name= docker-compose -f docker-compose.yml config -q 2>/dev/null; then \
 			echo "compose-check: docker-compose.yml must refuse an empty $$name"; exit 1; fi; \
 	done
-	@echo "compose-check: docker-compose.yml is valid and asks for $(COMPOSE_REQUIRED)"
+	@echo "compose-check: docker-compose.yml is valid with and without its profiles and asks for $(COMPOSE_REQUIRED) (the kafka-tls broker for KAFKA_TLS_PASSWORD)"
 
 # docker-compose.yml run for real on podman: stand-ins of the public images and the Gatehouse image
 # built into .cache/podman (tools/containers.sh), `docker-compose up`, user-level checks from outside,

@@ -6,7 +6,8 @@
 #   setup        podman's configuration for this checkout (.cache/podman/*.conf); prints `env`
 #   env          the variables to export: CONTAINERS_CONF, CONTAINERS_STORAGE_CONF, DOCKER_HOST
 #   bases [name] build the stand-ins of the public images compose and the Dockerfile use
-#                (debian node kafka redis nats nginx prometheus; default: all; tools/images/)
+#                (debian node kafka redis nats nginx prometheus schema-registry; default: all;
+#                tools/images/)
 #   build        the Gatehouse image from the Dockerfile (gatehouse:local), as `docker build` would
 #   serve        start `podman system service` on .cache/podman/podman.sock (and, without systemd,
 #                the loop that runs the containers' health checks); prints DOCKER_HOST
@@ -33,7 +34,7 @@ gatehouse_image=gatehouse:local
 # The Node release the image carries and the npm that release bundles (its CHANGELOG says which).
 node_version=24.21.0
 npm_version=11.19.0
-standins=(debian node kafka redis nats nginx prometheus)
+standins=(debian node kafka redis nats nginx prometheus schema-registry)
 
 say() { echo "containers: $*" >&2; }
 die() { say "$*"; exit 1; }
@@ -184,6 +185,13 @@ stage_kafka() {
   cp -al "$libs" "$1/libs"
 }
 
+# Apicurio Registry from the build tools/deps.sh fetches for the tests (one download for both).
+stage_schema-registry() {
+  local app; app=$("$root/tools/deps.sh" schema-registry-app)
+  mkdir -p "$1/app"
+  cp -al "$app"/*-runner.jar "$app/lib" "$1/app/"
+}
+
 build_standin() {
   case "$1" in
     debian) timed "debian:bookworm-slim" build_debian ;;
@@ -193,6 +201,7 @@ build_standin() {
     nats) timed "nats:2.9-alpine" build_from_containerfile nats docker.io/library/nats:2.9-alpine ;;
     nginx) timed "nginx:1.22-alpine" build_from_containerfile nginx docker.io/library/nginx:1.22-alpine ;;
     prometheus) timed "prom/prometheus:v2.42.0" build_from_containerfile prometheus docker.io/prom/prometheus:v2.42.0 ;;
+    schema-registry) timed "apicurio/apicurio-registry:3.0.9" build_from_containerfile schema-registry docker.io/apicurio/apicurio-registry:3.0.9 ;;
     *) die "unknown stand-in '$1' (know: ${standins[*]})" ;;
   esac
 }

@@ -7,6 +7,7 @@
 #   Registry from Maven Central, its ccompat API) keeping its schemas in a topic of that Kafka.
 # Usage: tools/deps.sh up|down|status [name...]    tools/deps.sh restart name...    tools/deps.sh tools
 #        tools/deps.sh kafka-libs   (only fetch the Kafka jars; prints their directory)
+#        tools/deps.sh schema-registry-app   (only fetch Apicurio Registry; prints its directory)
 # Names: kafka redis redis-cluster nats kinesis traces schema-registry redis-tls redis-tls-cluster nats-tls traces-tls kafka-tls schema-registry-tls (default: all;
 # schema-registry needs kafka up, schema-registry-tls the schema-registry). Idempotent: `up` skips what
 # already runs. State, logs and PID files live under .cache/deps/<name>/. Ports come from the
@@ -225,9 +226,8 @@ apicurio_version=3.0.9
 schema-registry_up() {
   running kafka || die "schema-registry keeps its schemas in Kafka: start kafka first"
   apt_install java:default-jre-headless curl:curl
-  local dir="$root/.cache/schema-registry/$apicurio_version"
+  local dir; dir=$(apicurio_app)
   local jar="$dir/apicurio-registry-app-$apicurio_version-runner.jar"
-  [ -f "$jar" ] || fetch_apicurio "$dir"
   mkdir -p "$state/schema-registry"
   spawn schema-registry java -Xms64m -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
     -Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$SCHEMA_REGISTRY_PORT" \
@@ -240,6 +240,13 @@ schema-registry_up() {
     -d '{"compatibility":"BACKWARD"}' "$(schema_registry_url)/config" >/dev/null
 }
 schema_registry_url() { echo "http://127.0.0.1:$SCHEMA_REGISTRY_PORT/apis/ccompat/v7"; }
+# The directory of the runner jar and its lib/ (fetched once); tools/containers.sh builds the
+# registry's image stand-in from it too.
+apicurio_app() {
+  local dir="$root/.cache/schema-registry/$apicurio_version"
+  [ -f "$dir/apicurio-registry-app-$apicurio_version-runner.jar" ] || fetch_apicurio "$dir" >&2
+  echo "$dir"
+}
 fetch_apicurio() {
   local dir=$1 t=$SECONDS name="apicurio-registry-app-$apicurio_version-all.tar.gz"
   local url="https://repo1.maven.org/maven2/io/apicurio/apicurio-registry-app/$apicurio_version/$name"
@@ -284,7 +291,7 @@ stop_process() {
 
 cmd=${1:-status}; shift || true
 names=("$@"); [ ${#names[@]} -eq 0 ] && names=("${all[@]}")
-[[ "$cmd" = tools || "$cmd" = kafka-libs ]] && names=()
+[[ "$cmd" = tools || "$cmd" = kafka-libs || "$cmd" = schema-registry-app ]] && names=()
 for n in "${names[@]}"; do [[ " ${all[*]} " == *" $n "* ]] || die "unknown dependency '$n' (know: ${all[*]})"; done
 case "$cmd" in
   up) for n in "${names[@]}"; do up_one "$n"; done ;;
@@ -295,8 +302,9 @@ case "$cmd" in
   # Prometheus and promtool (the scrape test starts its own server).
   tools) apt_install chromium:chromium curl:curl nginx:nginx prometheus:prometheus promtool:prometheus ;;
   kafka-libs) kafka_libs; echo "$root/.cache/kafka/libs" ;;
+  schema-registry-app) apt_install curl:curl; apicurio_app ;;
   status) for n in "${names[@]}"; do
       if running_all "$n"; then echo "$n: running (pid $(pid_of "$n"))"; else echo "$n: stopped"; fi
     done ;;
-  *) die "usage: $0 up|down|restart|status [${all[*]}] | tools | kafka-libs" ;;
+  *) die "usage: $0 up|down|restart|status [${all[*]}] | tools | kafka-libs | schema-registry-app" ;;
 esac

@@ -15,7 +15,13 @@ export interface ContainerSummary {
 export interface ContainerDetails {
   Id: string;
   Name: string;
-  Config: { User: string; Hostname: string; Cmd: string[] | null; Labels: Record<string, string> };
+  Config: {
+    User: string;
+    Hostname: string;
+    Cmd: string[] | null;
+    Env: string[] | null;
+    Labels: Record<string, string>;
+  };
   State: { Status: string; Running: boolean; Pid: number; Health?: { Status: string } };
 }
 
@@ -32,20 +38,31 @@ export class DockerApi {
   }
 
   get<T>(path: string): Promise<T> {
+    return this.call('GET', path, 30_000).then((body) => JSON.parse(body) as T);
+  }
+
+  private call(method: 'GET' | 'POST', path: string, timeoutMs: number): Promise<string> {
     return new Promise((resolve, reject) => {
-      const req = request({ socketPath: this.socketPath, path, method: 'GET', timeout: 30_000 }, (res) => {
+      const req = request({ socketPath: this.socketPath, path, method, timeout: timeoutMs }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           const body = Buffer.concat(chunks).toString('utf8');
-          if (res.statusCode !== 200) reject(new Error(`GET ${path}: ${res.statusCode} ${body}`));
-          else resolve(JSON.parse(body) as T);
+          const ok = res.statusCode! >= 200 && res.statusCode! < 300;
+          // 304 to a stop: the container was not running.
+          if (ok || res.statusCode === 304) resolve(body);
+          else reject(new Error(`${method} ${path}: ${res.statusCode} ${body}`));
         });
       });
-      req.on('timeout', () => req.destroy(new Error(`GET ${path}: timed out`)));
+      req.on('timeout', () => req.destroy(new Error(`${method} ${path}: timed out`)));
       req.on('error', reject);
       req.end();
     });
+  }
+
+  /** Stops a container as `docker stop -t <seconds>` does; resolves once it has stopped. */
+  async stop(id: string, seconds: number): Promise<void> {
+    await this.call('POST', `/containers/${id}/stop?t=${seconds}`, (seconds + 30) * 1000);
   }
 
   /** Containers (running or not) carrying every given label (`key=value`). */

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { SignedTokenCodec, signJwt } from '@gatehouse/auth';
 import { openSse, openWs, type SseConnection, sleep, uniqueName, waitFor } from '@gatehouse/testkit';
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka, type KafkaConfig, logLevel } from 'kafkajs';
 import { connect, type WatchedConnection } from '../../services/blacklist/test/transport-clients.ts';
 
 export interface GatehouseUrls {
@@ -312,6 +312,120 @@ export async function checkKafkaRoundTrip(
     await admin.deleteTopics({ topics: [requestTopic] }).catch(() => {});
     await admin.disconnect().catch(() => {});
     await unregister();
+  }
+}
+
+/**
+ * Avro through a Confluent-compatible schema registry: a schema registered on the registry's API
+ * (`registryUrl`, as the check reaches it) and an API definition whose Kafka endpoint writes to the
+ * publisher's source topic with that subject as its `schema`. A CloudEvent posted to it reaches an
+ * SSE client as JSON (proxy: Avro through the registry; publisher: decoded by schema id; hub), data
+ * that does not fit the schema is answered 400, and on the broker (`kafka`: how the check reaches
+ * the deployment's Kafka) the record is in binary mode, its value the Confluent wire format under
+ * the registered schema's id.
+ */
+export async function checkAvroThroughRegistry(
+  urls: GatehouseUrls,
+  registryUrl: string,
+  kafka: Pick<KafkaConfig, 'brokers' | 'ssl' | 'sasl'>,
+  sourceTopic = 'gw',
+): Promise<void> {
+  const id = uniqueName('deploy-avro');
+  const type = uniqueName('deploy.order');
+  const subject = `${id}-value`;
+  const schema = {
+    type: 'record',
+    name: 'Order',
+    fields: [
+      { name: 'item', type: 'string' },
+      { name: 'qty', type: 'int' },
+    ],
+  };
+  const registered = await fetch(`${registryUrl}/subjects/${subject}/versions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/vnd.schemaregistry.v1+json' },
+    body: JSON.stringify({ schema: JSON.stringify(schema) }),
+  });
+  assert.equal(registered.status, 200, await registered.clone().text());
+  const schemaId = ((await registered.json()) as { id: number }).id;
+  const unregister = await registerApi(urls, {
+    id,
+    name: id,
+    version_data: {
+      default: {
+        endpoints: [
+          {
+            id: 'orders',
+            method: 'POST',
+            path_regex: `/${id}/orders`,
+            target: 'kafka',
+            topic: sourceTopic,
+            schema: subject,
+          },
+        ],
+      },
+    },
+  });
+  const eventId = uniqueName('order');
+  // The broker's side first: the consumer joins its group while the rest goes on.
+  const records: Array<{ headers: Record<string, string>; value: Buffer }> = [];
+  const consumer = new Kafka({ clientId: id, logLevel: logLevel.NOTHING, ...kafka }).consumer({
+    groupId: id,
+  });
+  const sse = await openSse(`${urls.publicUrl}/_gw/v1/connection/sse?${subscribing(urls, type)}`);
+  const post = (data: unknown, eventIdOfPost = uniqueName('order')) =>
+    postJson(`${urls.publicUrl}/${id}/orders`, {
+      specversion: '1.0',
+      id: eventIdOfPost,
+      type,
+      source: 'test-deploy',
+      data,
+    });
+  try {
+    await consumer.connect();
+    await consumer.subscribe({ topic: sourceTopic, fromBeginning: true });
+    await consumer.run({
+      eachMessage: async ({ message }) => {
+        const headers = Object.fromEntries(
+          Object.entries(message.headers ?? {}).map(([k, v]) => [k, String(v)]),
+        );
+        if (headers['ce_id'] === eventId) records.push({ headers, value: message.value! });
+      },
+    });
+    assert.equal(sse.status, 200, sse.errorBody);
+    await waitFor(() => sse.events('gw.subscriptions_set').length === 1, { what: 'the SSE subscription' });
+    // Every proxy replica applies the definition on the store's notification (404 until then).
+    const accepted = await waitFor(
+      async () => {
+        const r = await post({ item: 'tea', qty: 2 }, eventId);
+        return r.status === 404 ? undefined : r;
+      },
+      { timeoutMs: 30_000, what: 'the API definition on every proxy replica' },
+    );
+    assert.equal(accepted.status, 202, await accepted.text());
+    const unfit = await post({ item: 'tea', qty: 'two' });
+    assert.equal(unfit.status, 400);
+    const refusal = await unfit.text();
+    assert.ok(refusal.includes(`does not match the Avro schema of subject ${subject} (at /qty)`), refusal);
+    await waitFor(() => sse.events(type).some((e) => e['id'] === eventId), {
+      ...delivery,
+      what: 'the Avro event over SSE, decoded by the publisher',
+    });
+    assert.deepEqual(sse.events(type).find((e) => e['id'] === eventId)!['data'], { item: 'tea', qty: 2 });
+    assert.equal(sse.events(type).length, 1, 'the unfit event was not written');
+    const [record] = await waitFor(() => (records.length > 0 ? records : undefined), {
+      timeoutMs: 30_000,
+      what: `the record on ${sourceTopic}`,
+    });
+    assert.equal(record!.headers['content-type'], 'avro/binary');
+    assert.equal(record!.headers['ce_type'], type);
+    assert.equal(record!.value[0], 0, "the wire format's magic byte");
+    assert.equal(record!.value.readUInt32BE(1), schemaId, "the registered schema's id");
+  } finally {
+    sse.close();
+    await consumer.disconnect().catch(() => {});
+    await unregister();
+    await fetch(`${registryUrl}/subjects/${subject}`, { method: 'DELETE' }).catch(() => {});
   }
 }
 

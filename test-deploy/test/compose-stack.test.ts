@@ -3,14 +3,19 @@
  * stand-ins of the public images, the Gatehouse image from the Dockerfile, podman's Docker API):
  * `docker-compose up -d`, then only from outside, on the published 127.0.0.1 ports, what a user
  * does (user-checks.ts, shared with the Helm test), scaling push-hub to three replicas, Prometheus
- * scraping every replica, and `docker-compose down -v` leaving nothing behind.
+ * scraping every replica; then the optional profiles (kafka-tls, schema-registry), started next to
+ * the running stack while the checks above run, and the services moved onto them the way
+ * .env.example says: the broker refuses all but its user over TLS, events and Avro records go
+ * through it and the registry; and `docker-compose down -v` leaving nothing behind.
  */
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { uniqueName, waitFor } from '@gatehouse/testkit';
 import { type ComposeStack, prepareContainers, startComposeStack } from '../src/compose-stack.ts';
+import { checkKafkaTlsRefusals, type KafkaTlsAccess, kafkaTlsClient } from '../src/kafka-tls-checks.ts';
 import {
+  checkAvroThroughRegistry,
   checkClosedByDefault,
   checkEventDelivery,
   checkInternalApiHost,
@@ -41,19 +46,40 @@ const replicas: Record<string, number> = {
   prometheus: 1,
 };
 const minutes = 60_000;
+/** The services with Kafka clients, which move to the profiles' broker and registry. */
+const kafkaServices = ['push-hub', 'publisher', 'proxy'];
 
 describe('docker-compose stack on podman, checked from outside', () => {
   let stack: ComposeStack;
   const started = performance.now();
+  /** The services whose containers the default `up -d` made. */
+  let defaultServices: string[] = [];
+  /** The optional profiles' services, started once the default stack is healthy. */
+  let profilesStarted: Promise<unknown> = Promise.resolve();
 
   before(
     async () => {
       const env = await prepareContainers(30 * minutes);
       stack = await startComposeStack(project, env);
-      // Whatever an earlier, interrupted run left of this project.
-      await stack.compose(['down', '-v', '--remove-orphans'], 3 * minutes);
+      // Whatever an earlier, interrupted run left of this project, the profiles' services too.
+      await stack.compose(['down', '-v', '--remove-orphans'], 3 * minutes, stack.profilesEnv);
       const upStarted = performance.now();
       await stack.compose(['up', '-d'], 10 * minutes);
+      // Every container of the default stack exists once `up -d` is back (the edge is made last).
+      defaultServices = [
+        ...new Set((await stack.containers()).map((c) => c.Labels['com.docker.compose.service']!)),
+      ].sort();
+      // The profiles' broker and registry boot (JVMs, a minute of CPU on two cores) while the edge
+      // gets healthy and the checks of the default stack run; their test waits for them.
+      const profilesUp = performance.now();
+      profilesStarted = stack
+        .compose(['up', '-d', 'kafka-tls', 'schema-registry'], 5 * minutes, stack.profilesEnv)
+        .then(() => {
+          const s = ((performance.now() - profilesUp) / 1000).toFixed(1);
+          process.stderr.write(`compose-stack: the profiles' services created and started: ${s}s\n`);
+        });
+      // A failure is reported by the test that waits for it; nothing may reject unobserved before.
+      profilesStarted.catch(() => {});
       await stack.waitHealthy(replicas, 5 * minutes);
       const seconds = ((performance.now() - upStarted) / 1000).toFixed(1);
       process.stderr.write(`compose-stack: docker-compose up -d to every container healthy: ${seconds}s\n`);
@@ -69,6 +95,10 @@ describe('docker-compose stack on podman, checked from outside', () => {
     },
     { timeout: 5 * minutes },
   );
+
+  it('starts only the default services: the optional profiles stay off unless named', () => {
+    assert.deepEqual(defaultServices, Object.keys(replicas).sort());
+  });
 
   it('runs each service from the Gatehouse image as uid 10001, not root', async () => {
     for (const service of gatehouseServices) {
@@ -142,7 +172,7 @@ describe('docker-compose stack on podman, checked from outside', () => {
         opened.every((o) => !o.replica.startsWith(newReplica)),
         `before the reload: ${opened.map((o) => o.replica)}`,
       );
-      await stack.compose(['exec', '-T', 'edge', 'nginx', '-s', 'reload'], 30_000);
+      await stack.reloadEdge();
       const onNew = await waitFor(
         async () => {
           const o = await openSseOnSomeReplica(stack.urls, stack.tokenSecret, type);
@@ -180,8 +210,92 @@ describe('docker-compose stack on podman, checked from outside', () => {
     assert.ok(ok >= 5, `${ok} successful proxied requests`);
   });
 
-  it('docker-compose down -v leaves no container, volume or network of the project', async () => {
-    await stack.compose(['down', '-v'], 3 * minutes);
+  describe('with the optional profiles kafka-tls and schema-registry', () => {
+    let kafkaTls: KafkaTlsAccess;
+    const everything = { ...replicas, 'kafka-tls': 1, 'schema-registry': 1 };
+
+    before(
+      async () => {
+        await profilesStarted;
+        await stack.waitHealthy({ ...everything, 'push-hub': 3 }, 3 * minutes);
+        // A client on the host takes the CA's certificate from the broker's container.
+        const ca = await stack.compose(
+          ['exec', '-T', 'kafka-tls', 'cat', '/etc/kafka-tls/ca/ca.pem'],
+          30_000,
+          stack.profilesEnv,
+        );
+        kafkaTls = { ...stack.kafkaTls, ca };
+      },
+      { timeout: 10 * minutes },
+    );
+
+    it('kafka-tls takes no client but its user over TLS: not plaintext, not without SASL, not a wrong password', async () => {
+      await checkKafkaTlsRefusals(kafkaTls);
+    });
+
+    it("moved onto them by .env's variables and `up -d`, the services deliver events through Kafka over TLS with SASL", {
+      timeout: 10 * minutes,
+    }, async () => {
+      const switched = performance.now();
+      // Each step's time, so that a slow one is seen in the log and not only the test's total.
+      const done = (step: string) =>
+        process.stderr.write(
+          `compose-stack: ${step}: ${((performance.now() - switched) / 1000).toFixed(1)}s\n`,
+        );
+      // As a user does: the variables of .env.example and `up -d` (here for the services with Kafka
+      // clients: the blacklist has none), then the edge reloaded, since nginx resolved the replaced
+      // containers' addresses when it started. The old containers stop one by one first, as podman
+      // 4.3 needs (docs/deploy.md, "With podman instead of Docker").
+      await stack.stopOneByOne(kafkaServices);
+      done('old containers stopped');
+      await stack.compose(['up', '-d', ...kafkaServices], 5 * minutes, {
+        ...stack.profilesEnv,
+        ...stack.profileSettings,
+      });
+      done('up -d onto kafka-tls');
+      await stack.waitHealthy(everything, 150_000);
+      done('every container healthy');
+      await stack.reloadEdge();
+      // `nginx -s reload` only signals the master: the reload is done when the edge reaches the new
+      // hubs (502 from the old addresses until then).
+      await waitFor(async () => (await fetch(`${stack.urls.publicUrl}/_gw/health`)).ok, {
+        timeoutMs: 30_000,
+        intervalMs: 200,
+        what: 'the reloaded edge reaching the hubs',
+      });
+      const seconds = ((performance.now() - switched) / 1000).toFixed(1);
+      process.stderr.write(
+        `compose-stack: services moved to kafka-tls and healthy, edge reloaded: ${seconds}s\n`,
+      );
+      for (const service of kafkaServices) {
+        for (const c of await stack.containers(service)) {
+          const env = (await stack.docker.inspect(c.Id)).Config.Env ?? [];
+          for (const [name, value] of Object.entries(stack.profileSettings))
+            assert.ok(env.includes(`${name}=${value}`), `${service}: ${name}`);
+        }
+      }
+      await checkEventDelivery(stack.urls);
+    });
+
+    it('writes Avro through the schema registry: proxy → Kafka over TLS → publisher → hub, the wire format on the broker', {
+      timeout: 5 * minutes,
+    }, async () => {
+      await checkAvroThroughRegistry(stack.urls, stack.schemaRegistryUrl, kafkaTlsClient(kafkaTls, 'plain'));
+    });
+  });
+
+  it('docker-compose down -v leaves no container, volume or network of the project', {
+    timeout: 7 * minutes,
+  }, async () => {
+    // With the profiles named, so that their services and volumes go too. The broker's clients
+    // stop first: `down` stops a service after those that depend on it, but the services cannot
+    // depend on kafka-tls (a service of a profile that may be off), so it would stop alongside them
+    // and leave each waiting on its Kafka connections for seconds while it closes.
+    const down = performance.now();
+    await stack.compose(['stop', ...kafkaServices], 3 * minutes, stack.profilesEnv);
+    await stack.compose(['down', '-v'], 3 * minutes, stack.profilesEnv);
+    const seconds = ((performance.now() - down) / 1000).toFixed(1);
+    process.stderr.write(`compose-stack: docker-compose down -v: ${seconds}s\n`);
     const label = [`com.docker.compose.project=${project}`];
     assert.deepEqual(await stack.containers(), []);
     assert.deepEqual(await stack.docker.volumes(label), []);
