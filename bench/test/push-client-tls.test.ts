@@ -51,6 +51,8 @@ describe('TLS rows of the push-hub benchmark', { timeout: 120_000 }, () => {
       port: 28071,
       apiPort: 28073,
       cpu: 0,
+      // The TypeScript sources, as every test runs them: no build needed.
+      source: true,
       tls: { port: tlsPort, protocol: 'h2', streamsPerSession: 3 },
     }).start();
     try {
@@ -81,6 +83,8 @@ describe('TLS rows of the push-hub benchmark', { timeout: 120_000 }, () => {
       port: 28074,
       apiPort: 28076,
       cpu: 0,
+      // The TypeScript sources, as every test runs them: no build needed.
+      source: true,
       tls: { port: tlsPort, protocol: 'http/1.1' },
     }).start();
     try {
@@ -109,6 +113,8 @@ describe('TLS rows of the push-hub benchmark', { timeout: 120_000 }, () => {
       port: 28077,
       apiPort: 28079,
       cpu: 0,
+      // The TypeScript sources, as every test runs them: no build needed.
+      source: true,
       tls: { port: 28078, protocol: 'h2', streamsPerSession: 3 },
     });
     const n = 9;
