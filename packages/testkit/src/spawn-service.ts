@@ -107,17 +107,28 @@ export async function spawnService(options: SpawnServiceOptions): Promise<Servic
   return service;
 }
 
-/** A port nobody listens on right now (the OS picks it; another process could still take it first). */
-export function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
+/**
+ * Ports below Linux's ephemeral range (32768–60999): a port the OS hands out for `listen(0)` comes
+ * from that range, where every outgoing connection (a service's Redis or Kafka client) also takes
+ * its local port, so one could take it between this check and the service's listen (seen:
+ * EADDRINUSE when several services of a topology start at once).
+ */
+const portRange = { first: 20_000, last: 32_767 };
+
+/** A port nobody listens on right now, outside the ephemeral range; another listener could still take it first. */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = portRange.first + Math.floor(Math.random() * (portRange.last - portRange.first + 1));
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port in ${portRange.first}-${portRange.last} after 50 tries`);
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolveFree) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port')),
-      );
-    });
+    server.once('error', () => resolveFree(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolveFree(true)));
   });
 }
 

@@ -1,0 +1,19 @@
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { test } from 'node:test';
+import { freePort } from '../src/spawn-service.ts';
+
+test('free ports come from below the ephemeral range, where outgoing connections take none', async () => {
+  const ports = await Promise.all(Array.from({ length: 20 }, () => freePort()));
+  for (const port of ports) assert.ok(port >= 20_000 && port < 32_768, String(port));
+});
+
+test('a free port can be listened on', async (t) => {
+  const port = await freePort();
+  const server = createServer();
+  t.after(() => new Promise<void>((done) => server.close(() => done())));
+  await new Promise<void>((listening, failed) => {
+    server.once('error', failed);
+    server.listen(port, '127.0.0.1', listening);
+  });
+});
