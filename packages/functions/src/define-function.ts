@@ -80,3 +80,11 @@ export function defineFunction<I = AsyncHttpRequest>(
 export function isFunctionRegistration(value: unknown): value is FunctionRegistration {
   return typeof value === 'object' && value !== null && registrationMark in value;
 }
+
+/**
+ * Whether a function's answer is still to come (a promise or other thenable) rather than the answer
+ * itself: a function may answer synchronously, and its callers answer at once when it did.
+ */
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
+}

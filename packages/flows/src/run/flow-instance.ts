@@ -7,7 +7,7 @@
  * late completions are ignored. Mappings never await, so concurrent branches cannot interleave
  * inside one (Mercury runs them under a lock).
  */
-import { isAppException } from '@gatehouse/functions';
+import { isAppException, isThenable } from '@gatehouse/functions';
 import type { CompiledFlow, CompiledTask } from '../compile/compiled-flow.ts';
 import { applyMappings } from '../mapping/apply-mappings.ts';
 import type { MappingScope } from '../mapping/compiled-mapping.ts';
@@ -551,10 +551,6 @@ function isErrorMap(body: unknown): body is Record<string, unknown> {
 
 function messageOf(body: unknown): unknown {
   return isErrorMap(body) ? body['message'] : body;
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
 }
 
 function textOf(value: unknown): string {

@@ -6,6 +6,7 @@
  */
 import type { CompiledFlow } from '../compile/compiled-flow.ts';
 import type { MappingHooks } from '../mapping/mapping-hooks.ts';
+import { isThenable } from '@gatehouse/functions';
 import { CompletionQueue } from './completion-queue.ts';
 import { eventHeadersOf } from './event-headers.ts';
 import type { FlowFunctions } from './flow-functions.ts';
@@ -136,8 +137,7 @@ export class FlowRunner implements InstanceHost {
     };
     try {
       const sent = this.functions.call(target, headers, body);
-      if (typeof (sent as PromiseLike<unknown> | null)?.then === 'function')
-        Promise.resolve(sent).catch(failed);
+      if (isThenable(sent)) Promise.resolve(sent).catch(failed);
     } catch (err) {
       failed(err);
     }

@@ -8,6 +8,7 @@ import {
   type HttpRequestData,
   isAppException,
   isEventEnvelope,
+  isThenable,
 } from '@gatehouse/functions';
 import { selectAuthRoute } from '../authentication.ts';
 import type { TraceStep } from '../trace-recorder.ts';
@@ -133,8 +134,4 @@ function fireAndForget(
       ctx.logger.warn({ err, route }, 'secondary function failed');
     },
   );
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
 }
