@@ -20,7 +20,7 @@ import { loadavg } from 'node:os';
 import { createHistogram } from 'node:perf_hooks';
 import { BlacklistCheck, blacklistKey, blacklistPrefix } from '@gatehouse/auth';
 import { SessionBlacklist } from '@gatehouse/blacklist';
-import { RedisStore } from '@gatehouse/store';
+import { RedisStore } from '@gatehouse/store/redis';
 import { Redis } from 'ioredis';
 import { boxLine, formatRate, formatRatio, interleave, median, percentile } from './harness/index.ts';
 

@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { signJwt, withExpiry } from '@gatehouse/auth';
-import { closeConnection, openRedisConnection, whenReady } from '@gatehouse/store';
+import { closeConnection, openRedisConnection, whenReady } from '@gatehouse/store/redis';
 import {
   dependencyAddress,
   exitAfterFileWhenHung,

@@ -18,7 +18,7 @@ import { readFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 import { signJwt } from '@gatehouse/auth';
 import { KafkaBus } from '@gatehouse/bus/all';
-import { scanKeys } from '@gatehouse/store';
+import { scanKeys } from '@gatehouse/store/redis';
 import {
   dependencyAddress,
   exitAfterFileWhenHung,

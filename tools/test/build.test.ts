@@ -76,6 +76,19 @@ describe('production build', () => {
     );
   });
 
+  it('never loads the Redis client when neither the store nor a bus is Redis', async () => {
+    const loaded = await loadedByBuilt('push-hub', 'memory', {
+      FANOUT_BUS: 'memory',
+      CONTROL_BUS: 'memory',
+      STORE: 'memory',
+    });
+    assert.deepEqual(
+      loaded.filter((url) => url.includes('/node_modules/ioredis/')),
+      [],
+    );
+    assert.ok(loaded.some((url) => url.endsWith('/packages/store/dist/memory-store.js')));
+  });
+
   it('loads kafkajs once the fan-out bus is Kafka', async () => {
     const loaded = await loadedByBuilt('push-hub', 'kafka', { FANOUT_BUS: 'kafka', CONTROL_BUS: 'redis' });
     assert.deepEqual(libraryLoads(loaded), ['/kafkajs/']);

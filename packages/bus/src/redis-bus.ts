@@ -43,7 +43,7 @@ import {
   type RedisConnectionOptions,
   whenReady,
   withTimeout,
-} from '@gatehouse/store';
+} from '@gatehouse/store/redis';
 import { createGroup, GroupReader } from './redis-group-reader.ts';
 import { toStreamFields } from './redis-stream-entry.ts';
 import type { ReaderSetup, StreamReader } from './redis-stream-reader.ts';

@@ -5,7 +5,7 @@
  * error, waits until the connection is back, and goes on from the last entry it handled.
  */
 import { BusError, isNotHandled, type Message, type MessageHandler, type Subscription } from './bus.ts';
-import { closeConnection, nodeForKey, type RedisClient } from '@gatehouse/store';
+import { closeConnection, nodeForKey, type RedisClient } from '@gatehouse/store/redis';
 import { fromStreamEntry, type StreamEntry } from './redis-stream-entry.ts';
 
 export interface ReaderSetup {

@@ -4,13 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import {
-  closeConnection,
-  openRedisConnection,
-  type RedisClient,
-  scanKeys,
-  whenReady,
-} from '@gatehouse/store';
+import type { RedisClient } from '@gatehouse/store';
+import { closeConnection, openRedisConnection, scanKeys, whenReady } from '@gatehouse/store/redis';
 import { redisDeployments, uniqueName, waitFor } from '@gatehouse/testkit';
 import { type Message, RedisBus, TopicMissingError } from '../src/all.ts';
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { closeConnection, openRedisConnection, type RedisClient, whenReady } from '@gatehouse/store';
+import type { RedisClient } from '@gatehouse/store';
+import { closeConnection, openRedisConnection, whenReady } from '@gatehouse/store/redis';
 import { dependency, redisDeployments, sleep, uniqueName, waitFor } from '@gatehouse/testkit';
 import { type Message, PositionUnavailableError, RedisBus } from '../src/all.ts';
 import { busContract } from './bus-contract.ts';

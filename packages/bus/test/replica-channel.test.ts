@@ -5,14 +5,14 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { createLogger } from '@gatehouse/service-kit';
+import type { RedisClient } from '@gatehouse/store';
 import {
   closeConnection,
   openRedisConnection,
-  type RedisClient,
   RedisStore,
   scanKeys,
   whenReady,
-} from '@gatehouse/store';
+} from '@gatehouse/store/redis';
 import { redisDeployments, uniqueName, waitFor } from '@gatehouse/testkit';
 import { RedisBus, ReplicaChannel } from '../src/all.ts';
 

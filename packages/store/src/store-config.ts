@@ -2,7 +2,6 @@
 import { bool, type ConfigOf, oneOf, str } from '@gatehouse/service-kit';
 import { MemoryStore } from './memory-store.ts';
 import { redisSecurityConfig, redisSecurityOptions } from './redis-security.ts';
-import { RedisStore } from './redis-store.ts';
 import type { Store } from './store.ts';
 
 /**
@@ -33,6 +32,7 @@ export const storeConfig = {
 
 export async function connectStore(config: ConfigOf<typeof storeConfig>): Promise<Store> {
   if (config.STORE === 'memory') return new MemoryStore();
+  const { RedisStore } = await import('./redis-store.ts');
   return RedisStore.connect({
     url: config.REDIS_URL,
     cluster: config.REDIS_CLUSTER,

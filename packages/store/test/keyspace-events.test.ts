@@ -6,14 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { redisDeployments, sleep, uniqueName } from '@gatehouse/testkit';
-import {
-  closeConnection,
-  masterNodes,
-  openRedisConnection,
-  type RedisClient,
-  RedisStore,
-  whenReady,
-} from '../src/index.ts';
+import type { RedisClient } from '../src/index.ts';
+import { closeConnection, masterNodes, openRedisConnection, RedisStore, whenReady } from '../src/redis.ts';
 
 for (const { name, url, cluster } of redisDeployments) {
   describe(`${name} keyspace notifications`, () => {

@@ -1,14 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { dependency, eventually, redisDeployments, sleep, uniqueName, waitFor } from '@gatehouse/testkit';
-import {
-  type Change,
-  closeConnection,
-  clusterSlot,
-  nodeForKey,
-  openRedisConnection,
-  RedisStore,
-} from '../src/index.ts';
+import type { Change } from '../src/index.ts';
+import { closeConnection, clusterSlot, nodeForKey, openRedisConnection, RedisStore } from '../src/redis.ts';
 import { storeContract } from './store-contract.ts';
 
 for (const { name, url, cluster, dependency: server } of redisDeployments) {

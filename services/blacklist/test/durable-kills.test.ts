@@ -17,7 +17,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { blacklistKey } from '@gatehouse/auth';
-import { RedisStore } from '@gatehouse/store';
+import { RedisStore } from '@gatehouse/store/redis';
 import {
   CuttableProxy,
   dependency,

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { BlacklistCheck, blacklistKey } from '@gatehouse/auth';
-import { MemoryStore, RedisStore, type Store } from '@gatehouse/store';
+import { MemoryStore, type Store } from '@gatehouse/store';
+import { RedisStore } from '@gatehouse/store/redis';
 import { dependencyAddress, sleep, uniqueName } from '@gatehouse/testkit';
 import { SessionBlacklist } from '../src/index.ts';
 

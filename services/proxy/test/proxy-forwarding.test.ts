@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { blacklistKey, signJwt } from '@gatehouse/auth';
-import { RedisStore } from '@gatehouse/store';
+import { RedisStore } from '@gatehouse/store/redis';
 import { dependencyAddress, selfSignedCertificate, sleep, uniqueName } from '@gatehouse/testkit';
 import { type ProxyProcess, startProxy } from './proxy-process.ts';
 import { startBackend, type TestBackend } from './test-backend.ts';

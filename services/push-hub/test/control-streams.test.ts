@@ -7,13 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SignedTokenCodec } from '@gatehouse/auth';
-import {
-  closeConnection,
-  openRedisConnection,
-  type RedisClient,
-  scanKeys,
-  whenReady,
-} from '@gatehouse/store';
+import type { RedisClient } from '@gatehouse/store';
+import { closeConnection, openRedisConnection, scanKeys, whenReady } from '@gatehouse/store/redis';
 import {
   LongPollClient,
   openSse,

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { MemoryBus } from '@gatehouse/bus';
-import { RedisStore } from '@gatehouse/store';
+import { RedisStore } from '@gatehouse/store/redis';
 import { dependencyAddress, LongPollClient, uniqueName } from '@gatehouse/testkit';
 import { Redis } from 'ioredis';
 import { type HubFixture, startHubFixture } from './hub-fixture.ts';
