@@ -27,6 +27,7 @@ export * from './request-path.ts';
 export * from './router.ts';
 export * from './service-host.ts';
 export * from './shutdown.ts';
+export * from './start-up-memory.ts';
 export * from './service-main.ts';
 export * from './service-tracing.ts';
 export * from './tls-settings.ts';

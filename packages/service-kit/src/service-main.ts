@@ -16,6 +16,7 @@ import { createRegistry, type Registry } from './metrics.ts';
 import { packageVersion } from './package-version.ts';
 import { startHost } from './service-host.ts';
 import { startServiceTracing } from './service-tracing.ts';
+import { releaseStartUpMemory } from './start-up-memory.ts';
 import { onShutdownSignal } from './shutdown.ts';
 import { tlsSettingsFrom } from './tls-settings.ts';
 
@@ -72,6 +73,7 @@ export async function serviceMain(
       drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT_MS,
       tls,
     });
+    releaseStartUpMemory();
     const spans = tracing;
     // The drain window, then time for the closeables and the last spans: a stuck drain still ends
     // before the kubelet's kill.
