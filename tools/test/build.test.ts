@@ -89,6 +89,14 @@ describe('production build', () => {
     assert.ok(loaded.some((url) => url.endsWith('/packages/store/dist/memory-store.js')));
   });
 
+  it('never loads the schema validator (ajv) in a service that validates no internal API body', async () => {
+    const loaded = await loadedByBuilt('push-hub', 'no-ajv', { FANOUT_BUS: 'redis', CONTROL_BUS: 'redis' });
+    assert.deepEqual(
+      loaded.filter((url) => url.includes('/node_modules/ajv/')),
+      [],
+    );
+  });
+
   it('loads kafkajs once the fan-out bus is Kafka', async () => {
     const loaded = await loadedByBuilt('push-hub', 'kafka', { FANOUT_BUS: 'kafka', CONTROL_BUS: 'redis' });
     assert.deepEqual(libraryLoads(loaded), ['/kafkajs/']);

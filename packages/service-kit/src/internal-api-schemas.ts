@@ -7,10 +7,14 @@
  * (`verbose`), so a service can turn them into its own error shape (the proxy's RIG-style map).
  * OpenAPI 3.1 schemas are JSON Schema 2020-12. Strict, so an unknown keyword or format fails at
  * start; `discriminator` (OpenAPI) and `x-error` (the proxy's error-map messages) are annotations.
+ *
+ * ajv (about 90 modules) is loaded on the first call, not with service-kit: only the proxy
+ * validates internal API bodies, and every other service would carry it for nothing. Both
+ * libraries are CommonJS, so a synchronous require keeps this API synchronous.
  */
 import { readFileSync } from 'node:fs';
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsPlugin from 'ajv-formats';
+import { createRequire } from 'node:module';
+import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 
 export type { ErrorObject, ValidateFunction };
 
@@ -35,7 +39,11 @@ export function fillInternalApiDefaults(name: string, data: unknown): void {
   filling.getSchema(`${documentId}#/components/schemas/${name}`)?.(data);
 }
 
+const require = createRequire(import.meta.url);
+
 function loadSchemas(useDefaults = false): Ajv2020 {
+  const { Ajv2020 } = require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
+  const addFormats = require('ajv-formats') as (a: Ajv2020) => void;
   const file = new URL('./internal-api.openapi.json', import.meta.url);
   const document = JSON.parse(readFileSync(file, 'utf8')) as { components: unknown };
   const instance = new Ajv2020({
@@ -51,8 +59,6 @@ function loadSchemas(useDefaults = false): Ajv2020 {
   instance.addKeyword({ keyword: 'discriminator' });
   instance.addKeyword({ keyword: 'x-error' });
   instance.addVocabulary(['components']);
-  // A CommonJS module whose default export the ESM import wraps once more.
-  const addFormats = addFormatsPlugin as unknown as (a: Ajv2020) => void;
   addFormats(instance);
   instance.addSchema({ $id: documentId, components: document.components });
   return instance;
