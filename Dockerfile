@@ -29,7 +29,7 @@ ARG NODE_EXTRA_CA_CERTS
 RUN pnpm install --frozen-lockfile \
  && node tools/build.ts \
  && mkdir /built \
- && cp -r --parents embedded/dist packages/*/dist services/*/dist /built/
+ && cp -r --parents embedded/dist packages/*/dist services/*/dist examples/rest-app/dist /built/
 
 FROM workspace AS dependencies
 # Production dependencies exactly as the lockfile says.

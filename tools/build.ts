@@ -10,6 +10,10 @@
  * path to that package's built entry, so the built files never load a TypeScript source.
  * `node tools/build.ts` builds everything; run the result with `node --enable-source-maps
  * services/<name>/dist/main.js` so stack traces name the .ts lines.
+ *
+ * The example REST app (examples/rest-app, the built engine's default config folder) is built too,
+ * into examples/rest-app/dist/: its files copied, its TypeScript functions compiled one for one, so
+ * the built REST engine and embedded runner never load the type stripper for them.
  */
 import { cp, readdir, rm } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -95,6 +99,40 @@ export async function buildPackage(pkg: string): Promise<void> {
   }
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  for (const pkg of await buildablePackages()) await buildPackage(pkg);
+/** The example REST app the built engine runs by default (rest-settings.ts, defaultConfigFolder). */
+export const exampleRestApp = join(root, 'examples', 'rest-app');
+
+/**
+ * Builds a REST app folder into its dist/: every file copied but the TypeScript of `functions/`,
+ * which is compiled (imports untouched: the engine resolves `@gatehouse/functions` itself).
+ */
+export async function buildRestApp(app: string): Promise<void> {
+  const dist = join(app, 'dist');
+  await rm(dist, { recursive: true, force: true });
+  const files = (await sourceFiles(app)).filter(
+    (f) => !f.startsWith(`${dist}${sep}`) && !f.endsWith('tsconfig.json'),
+  );
+  const functions = files.filter((f) => f.startsWith(join(app, 'functions', '')) && f.endsWith('.ts'));
+  await build({
+    entryPoints: functions,
+    outbase: app,
+    outdir: dist,
+    platform: 'node',
+    format: 'esm',
+    target: 'node24',
+    sourcemap: 'linked',
+    sourcesContent: false,
+    logLevel: 'warning',
+  });
+  for (const file of files.filter((f) => !functions.includes(f))) {
+    await cp(file, join(dist, relative(app, file)));
+  }
 }
+
+/** Everything the image runs: every package's dist/ and the example REST app's. */
+export async function buildAll(): Promise<void> {
+  for (const pkg of await buildablePackages()) await buildPackage(pkg);
+  await buildRestApp(exampleRestApp);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await buildAll();

@@ -21,7 +21,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { dependencyAddress } from '@gatehouse/testkit';
-import { buildablePackages, buildPackage } from '../../tools/build.ts';
+import { buildAll } from '../../tools/build.ts';
 import { startPushClients } from './clients/push-client-process.ts';
 import { boxLine, median, pinProcess, raiseFdLimit } from './harness/index.ts';
 import { gatehouseHub } from './push-hub/hub-targets.ts';
@@ -203,6 +203,6 @@ const { values } = parseArgs({
   options: { rounds: { type: 'string', default: '3' }, n: { type: 'string', default: '10000' } },
 });
 console.log(`Memory floor benchmark — ${boxLine()}; load average ${loadavg()[0]!.toFixed(1)}`);
-for (const pkg of await buildablePackages()) await buildPackage(pkg);
+await buildAll();
 await idleTable(Number(values.rounds));
 await loadedHub(Number(values.n));

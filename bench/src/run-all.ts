@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildablePackages, buildPackage } from '../../tools/build.ts';
+import { buildAll } from '../../tools/build.ts';
 import { type BenchOutput, writeReport } from './report/write-report.ts';
 
 const allBenches = [
@@ -61,7 +61,7 @@ const resultsDir = fileURLToPath(new URL('../results/', import.meta.url));
 const scratch = mkdtempSync(join(tmpdir(), 'bench-json-'));
 mkdirSync(resultsDir, { recursive: true });
 
-for (const pkg of await buildablePackages()) await buildPackage(pkg);
+await buildAll();
 const outputs: BenchOutput[] = [];
 for (const bench of benches) {
   console.log(`\n=== ${bench}`);

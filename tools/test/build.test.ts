@@ -13,13 +13,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { before, describe, it } from 'node:test';
-import { gatewayEnv, loadedModulesRecorder, spawnService } from '@gatehouse/testkit';
-import { buildablePackages, buildPackage } from '../build.ts';
+import { freePort, gatewayEnv, loadedModulesRecorder, spawnService } from '@gatehouse/testkit';
+import { buildAll } from '../build.ts';
 
 const brokerLibraries = ['/kafkajs/', '/@nats-io/', '/@aws-sdk/client-kinesis/'];
 
 /** Starts a built service with these settings; resolves with the URLs of the modules it loaded. */
 async function loadedByBuilt(
+  /** `push-hub` (services/push-hub) or `embedded`. */
   service: string,
   name: string,
   settings: Record<string, string>,
@@ -27,7 +28,7 @@ async function loadedByBuilt(
   const log = join(tmpdir(), `gatehouse-loaded-${process.pid}-${name}.txt`);
   await rm(log, { force: true });
   const hub = await spawnService({
-    entry: `services/${service}/dist/main.js`,
+    entry: `${service === 'embedded' ? '' : 'services/'}${service}/dist/main.js`,
     nodeArgs: ['--enable-source-maps', '--import', loadedModulesRecorder],
     publicPort: true,
     env: {
@@ -39,6 +40,7 @@ async function loadedByBuilt(
   });
   try {
     const ready = await fetch(`${hub.apiUrl}/ready`);
+    if (service === 'embedded') await fetch(`${hub.publicUrl}/api/hello/world`); // the example app answers
     assert.equal(ready.status, 200, hub.output());
     return (await readFile(log, 'utf8')).split('\n').filter(Boolean);
   } finally {
@@ -52,7 +54,7 @@ const libraryLoads = (urls: string[]) =>
 
 describe('production build', () => {
   before(async () => {
-    for (const pkg of await buildablePackages()) await buildPackage(pkg);
+    await buildAll();
   });
 
   it('starts a built push hub that answers /ready and loads only built JavaScript of its own', async () => {
@@ -62,6 +64,17 @@ describe('production build', () => {
     const typescript = own.filter((url) => url.endsWith('.ts') && !url.includes('loaded-modules-recorder'));
     assert.deepEqual(typescript, []);
     assert.ok(own.some((url) => url.endsWith('/services/push-hub/dist/main.js')));
+  });
+
+  it('starts the built embedded runner with its example REST app and loads no TypeScript file', async () => {
+    const loaded = await loadedByBuilt('embedded', 'embedded', {
+      REST_SERVER_PORT: String(await freePort()),
+    });
+    const typescript = loaded.filter(
+      (url) => url.startsWith('file:') && url.endsWith('.ts') && !url.includes('loaded-modules-recorder'),
+    );
+    assert.deepEqual(typescript, []);
+    assert.ok(loaded.some((url) => url.endsWith('/examples/rest-app/dist/functions/hello-world.js')));
   });
 
   it('never loads the client of a broker the settings do not name', async () => {

@@ -8,7 +8,11 @@ import { fileURLToPath } from 'node:url';
 import { bool, type ConfigOf, type Field, int, list, loadConfig, port, str } from '@gatehouse/service-kit';
 import { type AppProperties, envNameOf } from './app-properties.ts';
 
-export const defaultConfigFolder = fileURLToPath(new URL('../../../examples/rest-app/', import.meta.url));
+// The built engine (dist/, tools/build.ts) runs the built example app, whose functions are
+// JavaScript: TypeScript functions would load Node's type stripper into the process.
+export const defaultConfigFolder = fileURLToPath(
+  new URL(`../../../examples/rest-app/${import.meta.url.endsWith('.ts') ? '' : 'dist/'}`, import.meta.url),
+);
 
 export const restSettingsSpec = {
   'rest.automation': bool('turns the REST engine on; off, the service starts no server', false),
