@@ -110,6 +110,14 @@ describe('production build', () => {
     );
   });
 
+  it('never loads jose when no JWKS URL is configured', async () => {
+    const loaded = await loadedByBuilt('push-hub', 'no-jose', { FANOUT_BUS: 'redis', CONTROL_BUS: 'redis' });
+    assert.deepEqual(
+      loaded.filter((url) => url.includes('/node_modules/jose/')),
+      [],
+    );
+  });
+
   it('loads kafkajs once the fan-out bus is Kafka', async () => {
     const loaded = await loadedByBuilt('push-hub', 'kafka', { FANOUT_BUS: 'kafka', CONTROL_BUS: 'redis' });
     assert.deepEqual(libraryLoads(loaded), ['/kafkajs/']);

@@ -11,7 +11,8 @@
  * keys we cannot use are skipped and told about, and a set without a usable key keeps the old one.
  */
 import type { JsonWebKey } from 'node:crypto';
-import { createRemoteJWKSet, customFetch, type JSONWebKeySet } from 'jose';
+import { createRequire } from 'node:module';
+import type { createRemoteJWKSet, JSONWebKeySet } from 'jose';
 import type { KeySource } from './key-source.ts';
 import { keyFromJwk, type VerificationKey } from './verification-key.ts';
 
@@ -26,6 +27,11 @@ export interface JwksKeySourceOptions {
   /** Told about failed fetches and skipped keys (the source itself goes on with the keys it has). */
   onError?: (err: Error) => void;
 }
+
+// jose (about 50 modules) is loaded by the first key source made, not with the auth package: a
+// process without JWT_JWKS_URL never needs it. Node requires an ES module synchronously.
+const require = createRequire(import.meta.url);
+const loadJose = () => require('jose') as typeof import('jose');
 
 export class JwksError extends Error {
   override readonly name = 'JwksError';
@@ -50,13 +56,14 @@ export class JwksKeySource implements KeySource {
     this.refreshIntervalMs = options.refreshIntervalMs ?? 10 * 60_000;
     this.minRefetchIntervalMs = options.minRefetchIntervalMs ?? 10_000;
     this.onError = options.onError ?? (() => {});
-    this.remote = createRemoteJWKSet(new URL(this.url), {
+    const jose = loadJose();
+    this.remote = jose.createRemoteJWKSet(new URL(this.url), {
       timeoutDuration: options.timeoutMs ?? 5_000,
       cooldownDuration: this.minRefetchIntervalMs,
       // Never stale for jose: a stale set would be fetched on a request's path, and a failed fetch
       // there would refuse the token. The timer refreshes instead.
       cacheMaxAge: Number.POSITIVE_INFINITY,
-      [customFetch]: (url, init) => this.download(url, init),
+      [jose.customFetch]: (url, init) => this.download(url, init),
     });
   }
 
