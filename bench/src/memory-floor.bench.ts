@@ -12,10 +12,14 @@
  * Settings as docker-compose.yml gives them (Kafka fan-out, Redis control bus and store, NATS), plus
  * a push hub on Redis alone, which loads no Kafka client.
  *
- * Run: `node bench/src/memory-floor.bench.ts [--rounds 3] [--n 10000]` (builds first).
+ * With `--compare <checkout>` the pair is another checkout's built JavaScript (before) against this
+ * one's (after), both built first, instead of TypeScript against built JavaScript.
+ *
+ * Run: `node bench/src/memory-floor.bench.ts [--rounds 3] [--n 10000] [--compare <checkout>]` (builds first).
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -33,7 +37,9 @@ const readyGoalMs = 1000;
 const hubIdleGoal = 60 * mib;
 const hubLoadedGoal = 200 * mib;
 
-type Mode = 'ts' | 'js';
+/** ts: this checkout's sources; js: this checkout built; base: the `--compare` checkout built. */
+type Mode = 'ts' | 'js' | 'base';
+const label: Record<Mode, string> = { ts: 'TS', js: 'JS', base: 'base' };
 
 interface Service {
   name: string;
@@ -103,8 +109,8 @@ async function measure(
   mode: Mode,
   ports: { api: number; inbound: number },
 ): Promise<Reading> {
-  const entry = `${root}${service.dir}/${mode === 'js' ? 'dist/main.js' : 'src/main.ts'}`;
-  const nodeArgs = mode === 'js' ? ['--enable-source-maps'] : [];
+  const entry = `${mode === 'base' ? compareRoot : root}${service.dir}/${mode === 'ts' ? 'src/main.ts' : 'dist/main.js'}`;
+  const nodeArgs = mode === 'ts' ? [] : ['--enable-source-maps'];
   const hubArgs =
     service.dir.endsWith('push-hub') || service.dir === 'embedded' ? ['--max-semi-space-size=8'] : [];
   const env = {
@@ -140,7 +146,7 @@ async function idleTable(rounds: number): Promise<void> {
   const readings = new Map<string, Reading[]>();
   for (let round = 0; round < rounds; round++) {
     for (const service of list) {
-      const order: Mode[] = round % 2 === 0 ? ['ts', 'js'] : ['js', 'ts'];
+      const order: Mode[] = round % 2 === 0 ? [before, 'js'] : ['js', before];
       for (const mode of order) {
         const r = await measure(service, mode, { api: 23470, inbound: 23460 });
         const key = `${service.name}|${mode}`;
@@ -148,16 +154,19 @@ async function idleTable(rounds: number): Promise<void> {
       }
     }
   }
-  console.log(`\nIdle process, median of ${rounds} starts each (TS = type stripping, JS = built):`);
-  console.log('| service | ready TS | ready JS | RSS TS | RSS JS | JS/TS RSS | anon TS | anon JS |');
+  const b = label[before];
+  console.log(
+    `\nIdle process, median of ${rounds} starts each (${before === 'ts' ? 'TS = type stripping' : `base = ${compareRoot} built`}, JS = built):`,
+  );
+  console.log(`| service | ready ${b} | ready JS | RSS ${b} | RSS JS | JS/${b} RSS | anon ${b} | anon JS |`);
   console.log('|---|---|---|---|---|---|---|---|');
   for (const service of list) {
     const pick = (mode: Mode, f: (r: Reading) => number) =>
       median(readings.get(`${service.name}|${mode}`)!.map(f));
-    const [rts, rjs] = [pick('ts', (r) => r.readyMs), pick('js', (r) => r.readyMs)];
-    const [mts, mjs] = [pick('ts', (r) => r.rss), pick('js', (r) => r.rss)];
+    const [rts, rjs] = [pick(before, (r) => r.readyMs), pick('js', (r) => r.readyMs)];
+    const [mts, mjs] = [pick(before, (r) => r.rss), pick('js', (r) => r.rss)];
     console.log(
-      `| ${service.name} | ${rts.toFixed(0)} ms | ${rjs.toFixed(0)} ms | ${fmtMib(mts)} | ${fmtMib(mjs)} | ${(mjs / mts).toFixed(2)}× | ${fmtMib(pick('ts', (r) => r.anon))} | ${fmtMib(pick('js', (r) => r.anon))} |`,
+      `| ${service.name} | ${rts.toFixed(0)} ms | ${rjs.toFixed(0)} ms | ${fmtMib(mts)} | ${fmtMib(mjs)} | ${(mjs / mts).toFixed(2)}× | ${fmtMib(pick(before, (r) => r.anon))} | ${fmtMib(pick('js', (r) => r.anon))} |`,
     );
   }
   const js = (name: string, f: (r: Reading) => number) => median(readings.get(`${name}|js`)!.map(f));
@@ -181,14 +190,20 @@ async function loadedHub(n: number): Promise<void> {
     `\nEmbedded runner holding ${n} SSE connections (the push-hub benchmark's H1 session, hub on cpu0):`,
   );
   try {
-    for (const source of [true, false]) {
-      const target = gatehouseHub({ transport: 'sse', port: 23480, apiPort: 23490, cpu: 0, source });
+    for (const mode of [before, 'js'] as const) {
+      const target = gatehouseHub({
+        transport: 'sse',
+        port: 23480,
+        apiPort: 23490,
+        cpu: 0,
+        source: mode === 'ts',
+        ...(mode === 'base' ? { main: `${compareRoot}embedded/dist/main.js` } : {}),
+      });
       const r = await fanoutSession(target, client, session, () => undefined);
-      const label = source ? 'TS' : 'JS';
       console.log(
-        `  ${label}: idle ${fmtMib(r.idle.rssNoGc)}, with ${r.connected} connections ${fmtMib(r.loaded.rssNoGc)} (after a forced GC ${fmtMib(r.loaded.rss)}), connect ${(r.connectMs / 1000).toFixed(1)} s`,
+        `  ${label[mode]}: idle ${fmtMib(r.idle.rssNoGc)}, with ${r.connected} connections ${fmtMib(r.loaded.rssNoGc)} (after a forced GC ${fmtMib(r.loaded.rss)}), connect ${(r.connectMs / 1000).toFixed(1)} s`,
       );
-      if (!source) {
+      if (mode === 'js') {
         console.log(
           `  ${n} SSE ≤ ${fmtMib(hubLoadedGoal)} total (built JS, after a forced GC: ${fmtMib(r.loaded.rss)}) → ${verdict(r.loaded.rss <= hubLoadedGoal)}`,
         );
@@ -200,9 +215,17 @@ async function loadedHub(n: number): Promise<void> {
 }
 
 const { values } = parseArgs({
-  options: { rounds: { type: 'string', default: '3' }, n: { type: 'string', default: '10000' } },
+  options: {
+    rounds: { type: 'string', default: '3' },
+    n: { type: 'string', default: '10000' },
+    compare: { type: 'string' },
+  },
 });
+const compareRoot = values.compare === undefined ? undefined : `${resolve(values.compare)}/`;
+const before: Mode = compareRoot === undefined ? 'ts' : 'base';
 console.log(`Memory floor benchmark — ${boxLine()}; load average ${loadavg()[0]!.toFixed(1)}`);
 await buildAll();
+if (compareRoot !== undefined)
+  execFileSync(process.execPath, [`${compareRoot}tools/build.ts`], { stdio: 'inherit' });
 await idleTable(Number(values.rounds));
 await loadedHub(Number(values.n));
