@@ -24,7 +24,8 @@ RUN npm install --global --no-fund --no-audit --loglevel=error \
       "pnpm@$(node -p "require('./package.json').packageManager.split('@')[1]")"
 
 FROM workspace AS build
-# Every dependency (the build tool is a development one), then the build; only dist/ leaves.
+# Every dependency (the build tool is a development one), then the build; only dist/ leaves (the
+# example REST app's too: its functions compiled, what the built REST engine serves by default).
 ARG NODE_EXTRA_CA_CERTS
 RUN pnpm install --frozen-lockfile \
  && node tools/build.ts \
