@@ -509,44 +509,30 @@ end
     );
   const hsOneScript = repeated('hs-one', hs(-1));
   const rsOneScript = repeated('rs-one', rs(-1));
-  const sidesOf = (hsServer: PinnedProcess, rsServer: PinnedProcess, suffix: string): JwtSides => ({
-    // The baseline carries distinct HS256 tokens too, to an endpoint that does not check them.
-    open: {
-      name: `no JWT${suffix}`,
-      url: `http://127.0.0.1:${hsServer.port}/hello`,
-      server: hsServer,
-      tokens: hsStream.another(),
+  const sidesOf = (hsServer: PinnedProcess, rsServer: PinnedProcess, suffix: string): JwtSides => {
+    const side = (
+      name: string,
+      server: PinnedProcess,
+      path: string,
+      requests: { script: string } | { tokens: TokenStream },
+    ): Side => ({
+      name: `${name}${suffix}`,
+      url: `http://127.0.0.1:${server.port}${path}`,
+      server,
+      ...requests,
       results: [],
-    },
-    hsOne: {
-      name: `HS256, one token${suffix}`,
-      url: `http://127.0.0.1:${hsServer.port}/secure`,
-      server: hsServer,
-      script: hsOneScript,
-      results: [],
-    },
-    hsMany: {
-      name: `HS256, distinct${suffix}`,
-      url: `http://127.0.0.1:${hsServer.port}/secure`,
-      server: hsServer,
-      tokens: suffix === '' ? hsStream : hsStream.another(),
-      results: [],
-    },
-    rsOne: {
-      name: `RS256, one token${suffix}`,
-      url: `http://127.0.0.1:${rsServer.port}/secure`,
-      server: rsServer,
-      script: rsOneScript,
-      results: [],
-    },
-    rsMany: {
-      name: `RS256, distinct${suffix}`,
-      url: `http://127.0.0.1:${rsServer.port}/secure`,
-      server: rsServer,
-      tokens: suffix === '' ? rsStream : rsStream.another(),
-      results: [],
-    },
-  });
+    });
+    // Our sides take the streams' own cursors; another checkout's sides cursors of their own.
+    const distinct = (stream: TokenStream) => ({ tokens: suffix === '' ? stream : stream.another() });
+    return {
+      // The baseline carries distinct HS256 tokens too, to an endpoint that does not check them.
+      open: side('no JWT', hsServer, '/hello', { tokens: hsStream.another() }),
+      hsOne: side('HS256, one token', hsServer, '/secure', { script: hsOneScript }),
+      hsMany: side('HS256, distinct', hsServer, '/secure', distinct(hsStream)),
+      rsOne: side('RS256, one token', rsServer, '/secure', { script: rsOneScript }),
+      rsMany: side('RS256, distinct', rsServer, '/secure', distinct(rsStream)),
+    };
+  };
   const ours = sidesOf(proxy, rsProxy, '');
   const before = base ? sidesOf(base.hs, base.rs, '@base') : undefined;
   // Reference: the same open GET as wrk's static request without any token, the baseline before.
