@@ -22,10 +22,14 @@
  * interleaved A,B,A,B in it, each sample a fixed time of back-to-back batches of 64 concurrent
  * verifies; medians, min–max and the ratio of medians are printed, of the rate and of the process's
  * CPU time per verify (steadier than the rate on a shared box). Bounded: about 70 s in all.
- * Run with `node bench/src/jwt-verify.bench.ts` (`--rounds <k>` samples per side, default 5).
+ * Run with `node bench/src/jwt-verify.bench.ts` (`--rounds <k>` samples per side, default 5;
+ * `--base <checkout>` adds rows of our verifier against another checkout's, e.g. a worktree of the
+ * commit before a change, miss/no cache/hit for HS256 and RS256: before and after in one process).
  */
 import { createHmac, generateKeyPairSync, timingSafeEqual, webcrypto } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import {
   entryBytes,
   ExpiringCache,
@@ -41,6 +45,8 @@ import { boxLine, pinProcess } from './harness/index.ts';
 
 const roundsArg = process.argv.indexOf('--rounds');
 const samples = roundsArg > 0 ? Number(process.argv[roundsArg + 1]) : 5;
+const baseArg = process.argv.indexOf('--base');
+const baseCheckout = baseArg > 0 ? resolve(process.argv[baseArg + 1] ?? '') : undefined;
 const sampleMs = 500;
 const warmupMs = 300;
 const batch = 64;
@@ -48,6 +54,14 @@ const cacheSize = 1_000;
 const poolSize = 4 * cacheSize;
 
 type Verify = (token: string) => Promise<unknown>;
+
+/** What the bench takes from @gatehouse/auth: this checkout's, or another's with `--base`. */
+interface AuthModule {
+  JwtVerifier: typeof JwtVerifier;
+  StaticKeySource: typeof StaticKeySource;
+  secretKey: typeof secretKey;
+  publicKeyFromPem: typeof publicKeyFromPem;
+}
 
 interface Case {
   name: string;
@@ -115,15 +129,16 @@ async function main(): Promise<void> {
     ['verify'],
   );
   const rsJoseKey = await importSPKI(pem, 'RS256');
-  const ours = (alg: 'HS256' | 'RS256', size: number) => {
-    const key = alg === 'HS256' ? secretKey(secret) : publicKeyFromPem(pem);
-    const verifier = new JwtVerifier({
-      keys: [new StaticKeySource(key)],
+  const oursFrom = (auth: AuthModule, name: string) => (alg: 'HS256' | 'RS256', size: number) => {
+    const key = alg === 'HS256' ? auth.secretKey(secret) : auth.publicKeyFromPem(pem);
+    const verifier = new auth.JwtVerifier({
+      keys: [new auth.StaticKeySource(key)],
       algorithms: [alg],
       cacheSize: size,
     });
-    return { name: 'ours', verify: (token: string) => verifier.verify(token), verifier };
+    return { name, verify: (token: string) => verifier.verify(token), verifier };
   };
+  const ours = oursFrom({ JwtVerifier, StaticKeySource, secretKey, publicKeyFromPem }, 'ours');
   const base = (alg: 'HS256' | 'RS256', cached: boolean) => ({
     name: 'B-fast-jwt',
     verify: fastJwtFloor(alg === 'HS256' ? secret : pem, alg, cached),
@@ -139,6 +154,26 @@ async function main(): Promise<void> {
       { name: `${alg} no cache`, tokens, ours: ours(alg, 0), base: base(alg, false) },
       { name: `${alg} hit`, tokens: [tokens[0]!], ours: ours(alg, cacheSize), base: base(alg, true) },
     );
+  }
+  if (baseCheckout) {
+    const ofBase = oursFrom(
+      await import(pathToFileURL(join(baseCheckout, 'packages/auth/src/index.ts')).href),
+      '@base',
+    );
+    for (const [alg, tokens] of [
+      ['HS256', hsTokens],
+      ['RS256', rsTokens],
+    ] as const)
+      cases.push(
+        { name: `${alg} miss`, tokens, ours: ours(alg, cacheSize), base: ofBase(alg, cacheSize) },
+        { name: `${alg} no cache`, tokens, ours: ours(alg, 0), base: ofBase(alg, 0) },
+        {
+          name: `${alg} hit`,
+          tokens: [tokens[0]!],
+          ours: ours(alg, cacheSize),
+          base: ofBase(alg, cacheSize),
+        },
+      );
   }
   cases.push(
     {

@@ -22,14 +22,17 @@
  * Bounded: about 6 minutes. Run: `node bench/src/proxy.bench.ts` (`--no-kafka` skips P6,
  * `--scenarios p1,p3,p4,p6` picks some, `--rounds <k>` sets the rounds, `--cpu-prof` has the proxies
  * write CPU profiles to a temp dir it prints; `BENCH_PORT_BASE` moves the ports, default 3200;
- * `--only-p6` runs P6 alone; the schema registry is at SCHEMA_REGISTRY_PORT, Kafka at KAFKA_BROKERS).
+ * `--only-p6` runs P6 alone; the schema registry is at SCHEMA_REGISTRY_PORT, Kafka at KAFKA_BROKERS;
+ * `--base <checkout>` adds P4's sides on the two proxies of another checkout, e.g. a worktree of the
+ * commit before a change, interleaved with ours: before and after in one run, each against its own
+ * no-JWT side).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SchemaRegistryClient } from '@gatehouse/avro';
 import { signJwt } from '@gatehouse/auth';
@@ -50,6 +53,7 @@ const flag = (name: string) => {
   return at > 0 ? process.argv[at + 1] : undefined;
 };
 const rounds = Number(flag('rounds') ?? 5);
+const baseCheckout = flag('base') && resolve(flag('base')!);
 const scenarios = new Set((flag('scenarios') ?? 'p1,p3,p4,p6').split(','));
 const seconds = 5;
 const warmupSeconds = 3;
@@ -66,6 +70,10 @@ const ports = {
   kafkaApi: portBase + 14,
   rsProxy: portBase + 5,
   rsApi: portBase + 15,
+  baseProxy: portBase + 6,
+  baseApi: portBase + 16,
+  baseRsProxy: portBase + 7,
+  baseRsApi: portBase + 17,
 };
 const secret = 'a-benchmark-secret-that-is-32-bytes-or-more';
 
@@ -88,6 +96,8 @@ interface Side {
   script?: string;
   /** Distinct tokens: a script per run that starts where the previous run stopped. */
   tokens?: TokenStream;
+  /** P4: the proxy this side's requests go to, whose CPU time is read around each run. */
+  server?: PinnedProcess;
   results: WrkResult[];
 }
 
@@ -429,7 +439,7 @@ async function main(): Promise<void> {
       console.log(`  P3 added p99: ${added.toFixed(2)} ms (goal ≤ 2 ms)`);
     }
 
-    if (scenarios.has('p4')) processes.push(await benchJwt(proxy, backend));
+    if (scenarios.has('p4')) processes.push(...(await benchJwt(proxy, backend)));
 
     if (withKafka && scenarios.has('p6'))
       await publishToKafka(processes, ours.results.length > 0 ? ours : undefined);
@@ -441,18 +451,43 @@ async function main(): Promise<void> {
   }
 }
 
-/** P4: returns the RS256 proxy it started, for the caller to stop. */
-async function benchJwt(proxy: PinnedProcess, backend: PinnedProcess): Promise<PinnedProcess> {
+/** The P4 sides of one checkout's pair of proxies (HS256 on `hs`, RS256 on `rs`). */
+interface JwtSides {
+  open: Side;
+  hsOne: Side;
+  hsMany: Side;
+  rsOne: Side;
+  rsMany: Side;
+}
+
+/** P4: returns the proxies it started, for the caller to stop. */
+async function benchJwt(proxy: PinnedProcess, backend: PinnedProcess): Promise<PinnedProcess[]> {
   const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const pem = rsa.publicKey.export({ type: 'spki', format: 'pem' }).toString();
-  const rsProxy = await spawnPinned({
-    name: 'proxy RS256',
-    script: proxyMain,
-    port: ports.rsProxy,
-    cpu: 0,
-    ...(proxyNodeArgs && { nodeArgs: proxyNodeArgs }),
-    env: proxyEnv(ports.rsProxy, ports.rsApi, false, { key: pem, alg: 'RS256' }),
-  });
+  const started: PinnedProcess[] = [];
+  const rsProxy = await spawnRsProxy('proxy RS256', proxyMain, ports.rsProxy, ports.rsApi, pem);
+  started.push(rsProxy);
+  // With --base, the same two proxies of the other checkout, measured interleaved with ours.
+  const base = baseCheckout
+    ? {
+        hs: await spawnPinned({
+          name: 'proxy@base',
+          script: join(baseCheckout, 'services/proxy/src/main.ts'),
+          port: ports.baseProxy,
+          cpu: 0,
+          ...(proxyNodeArgs && { nodeArgs: proxyNodeArgs }),
+          env: proxyEnv(ports.baseProxy, ports.baseApi, false),
+        }),
+        rs: await spawnRsProxy(
+          'proxy RS256@base',
+          join(baseCheckout, 'services/proxy/src/main.ts'),
+          ports.baseRsProxy,
+          ports.baseRsApi,
+          pem,
+        ),
+      }
+    : undefined;
+  if (base) started.push(base.hs, base.rs);
   console.log('\nP4: JWT (Authorization: Bearer) vs the same proxy without JWT');
   const exp = Math.floor(Date.now() / 1000) + 3600;
   const claims = (i: number) => ({ sub: `u${i}`, jti: `s${i}`, exp });
@@ -460,7 +495,6 @@ async function benchJwt(proxy: PinnedProcess, backend: PinnedProcess): Promise<P
   const rs = (i: number) => signJwt(claims(i), { alg: 'RS256', key: rsa.privateKey });
   const hsStream = tokenStream('HS256', Number(flag('hs-tokens') ?? 150_000), hs);
   const rsStream = tokenStream('RS256', Number(flag('rs-tokens') ?? 30_000), rs);
-  const secure = (port: number) => `http://127.0.0.1:${port}/secure`;
   // Every side makes its requests the same way, in a Lua request() (wrk's static request would
   // be a cheaper client, and a request without the header less for the proxy to read and forward):
   // the sides differ only in what the proxy does with the token.
@@ -473,34 +507,41 @@ request = function()
 end
 `,
     );
-  // The baseline carries distinct HS256 tokens too, to an endpoint that does not check them.
-  const open: Side = {
-    name: 'no JWT',
-    url: `http://127.0.0.1:${ports.proxy}/hello`,
-    tokens: hsStream.another(),
-    results: [],
+  const hsOneScript = repeated('hs-one', hs(-1));
+  const rsOneScript = repeated('rs-one', rs(-1));
+  const sidesOf = (hsServer: PinnedProcess, rsServer: PinnedProcess, suffix: string): JwtSides => {
+    const side = (
+      name: string,
+      server: PinnedProcess,
+      path: string,
+      requests: { script: string } | { tokens: TokenStream },
+    ): Side => ({
+      name: `${name}${suffix}`,
+      url: `http://127.0.0.1:${server.port}${path}`,
+      server,
+      ...requests,
+      results: [],
+    });
+    // Our sides take the streams' own cursors; another checkout's sides cursors of their own.
+    const distinct = (stream: TokenStream) => ({ tokens: suffix === '' ? stream : stream.another() });
+    return {
+      // The baseline carries distinct HS256 tokens too, to an endpoint that does not check them.
+      open: side('no JWT', hsServer, '/hello', { tokens: hsStream.another() }),
+      hsOne: side('HS256, one token', hsServer, '/secure', { script: hsOneScript }),
+      hsMany: side('HS256, distinct', hsServer, '/secure', distinct(hsStream)),
+      rsOne: side('RS256, one token', rsServer, '/secure', { script: rsOneScript }),
+      rsMany: side('RS256, distinct', rsServer, '/secure', distinct(rsStream)),
+    };
   };
-  const hsOne: Side = {
-    name: 'HS256, one token',
-    url: secure(ports.proxy),
-    script: repeated('hs-one', hs(-1)),
-    results: [],
-  };
-  const hsMany: Side = { name: 'HS256, distinct', url: secure(ports.proxy), tokens: hsStream, results: [] };
-  const rsOne: Side = {
-    name: 'RS256, one token',
-    url: secure(ports.rsProxy),
-    script: repeated('rs-one', rs(-1)),
-    results: [],
-  };
-  const rsMany: Side = { name: 'RS256, distinct', url: secure(ports.rsProxy), tokens: rsStream, results: [] };
+  const ours = sidesOf(proxy, rsProxy, '');
+  const before = base ? sidesOf(base.hs, base.rs, '@base') : undefined;
   // Reference: the same open GET as wrk's static request without any token, the baseline before.
-  const bare: Side = { name: 'no JWT, no token', url: open.url, results: [] };
-  const sides = [open, hsOne, hsMany, rsOne, rsMany, bare];
+  const bare: Side = { name: 'no JWT, no token', url: ours.open.url, server: proxy, results: [] };
+  const sides = [...Object.values(ours), ...(before ? Object.values(before) : []), bare];
   // CPU seconds of the proxy (all its threads: WebCrypto runs on libuv's pool) and of the backend.
   const cpu = new Map<Side, { proxy: number; backend: number }>();
   await measure(sides, async (side, run) => {
-    const server = side.url.includes(`:${ports.rsProxy}/`) ? rsProxy : proxy;
+    const server = side.server!;
     const [proxyBefore, backendBefore] = [server.cpuSeconds(), backend.cpuSeconds()];
     const result = await run();
     const sum = cpu.get(side) ?? { proxy: 0, backend: 0 };
@@ -524,16 +565,36 @@ end
   // less. cpu0 runs the proxy and the backend, so once it is saturated the rps ratio is the ratio of
   // their CPU per request together: printed next to the rps ratio, with the proxy's alone.
   const cpu0 = (side: Side) => perRequest(side, 'proxy') + perRequest(side, 'backend');
-  const line = (label: string, side: Side, goal: string) =>
+  const line = (label: string, side: Side, open: Side, goal: string) =>
     console.log(
-      `  P4 ${label.padEnd(18)} / no JWT: ${formatRatio(ratio(rpsOf(side), rpsOf(open)))} (${goal}); by cpu0 CPU per request ${formatRatio(ratio(cpu0(open), cpu0(side)))}, proxy's alone ${formatRatio(ratio(perRequest(open, 'proxy'), perRequest(side, 'proxy')))}`,
+      `  P4 ${label.padEnd(23)} / no JWT: ${formatRatio(ratio(rpsOf(side), rpsOf(open)))} (${goal}); by cpu0 CPU per request ${formatRatio(ratio(cpu0(open), cpu0(side)))}, proxy's alone ${formatRatio(ratio(perRequest(open, 'proxy'), perRequest(side, 'proxy')))}`,
     );
-  line('HS256 one token', hsOne, 'goal ≥ 0.95×');
-  line('HS256 distinct', hsMany, 'goal ≥ 0.80×');
-  line('RS256 one token', rsOne, 'goal ≥ 0.95×');
-  line('RS256 distinct', rsMany, 'no goal');
-  line('bare GET (ref.)', bare, 'no token sent, static wrk request');
-  return rsProxy;
+  for (const [set, suffix] of [[ours, ''], ...(before ? ([[before, '@base']] as const) : [])] as const) {
+    line(`HS256 one token${suffix}`, set.hsOne, set.open, 'goal ≥ 0.95×');
+    line(`HS256 distinct${suffix}`, set.hsMany, set.open, 'goal ≥ 0.80×');
+    line(`RS256 one token${suffix}`, set.rsOne, set.open, 'goal ≥ 0.95×');
+    line(`RS256 distinct${suffix}`, set.rsMany, set.open, 'no goal');
+  }
+  line('bare GET (ref.)', bare, ours.open, 'no token sent, static wrk request');
+  return started;
+}
+
+/** A proxy whose JWT_SECRET_KEY is the RSA public key `pem`, from the checkout of `script`. */
+function spawnRsProxy(
+  name: string,
+  script: string,
+  port: number,
+  apiPort: number,
+  pem: string,
+): Promise<PinnedProcess> {
+  return spawnPinned({
+    name,
+    script,
+    port,
+    cpu: 0,
+    ...(proxyNodeArgs && { nodeArgs: proxyNodeArgs }),
+    env: proxyEnv(port, apiPort, false, { key: pem, alg: 'RS256' }),
+  });
 }
 
 await main();

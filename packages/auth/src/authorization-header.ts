@@ -27,6 +27,12 @@ export function parseAuthorizationHeader(
     missingToken: false,
     otherSchemes: [],
   };
+  // The usual header, one credential without quotes or commas, is that credential alone.
+  if (typeof values === 'string' && !values.includes(',') && !values.includes('"')) {
+    const credential = values.trim();
+    if (credential !== '') addCredential(result, credential);
+    return result;
+  }
   const list = values === undefined ? [] : typeof values === 'string' ? [values] : values;
   for (const value of list) {
     // Auth-params (`realm="x"`) after a non-bearer scheme are that credential's, not new ones.

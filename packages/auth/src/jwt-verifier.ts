@@ -98,8 +98,14 @@ const failureEntryBytes = 200;
  * to let them push good tokens out of the cache.
  */
 const rememberedFailures = new Set<JwtErrorCode>(['invalid_signature', 'expired', 'claim']);
-const base64url = /^[A-Za-z0-9_-]+$/;
-const signaturePattern = /^[A-Za-z0-9_-]*$/;
+/** Three base64url parts; the signature may be empty. */
+const compactJws = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+/** check()'s answer when no key has the token's `kid`: look for new keys, then check again. */
+const unknownKid = Symbol('unknown kid');
+/** Accepted token headers remembered, decoded (see headerOf): a few issuers and keys at most. */
+const maxHeadersMemoized = 64;
+/** Longest header text remembered: a header with `alg`, `typ` and a long `kid` is about 120. */
+const maxHeaderMemoLength = 256;
 
 export class JwtVerifier {
   private readonly keys: readonly KeySource[];
@@ -120,6 +126,8 @@ export class JwtVerifier {
   private readonly failures: ExpiringCache<string, Verdict>;
   /** Tokens verified lately, for the cache's admission once it is full. */
   private readonly seen: Doorkeeper;
+  /** Accepted header texts, decoded (headerOf). */
+  private readonly headers = new Map<string, Header>();
   private keyGeneration: number;
   private readonly counters = { cacheHits: 0, cacheMisses: 0, signatureChecks: 0 };
 
@@ -154,7 +162,10 @@ export class JwtVerifier {
     if (verdict !== undefined) this.counters.cacheHits++;
     else {
       this.counters.cacheMisses++;
-      verdict = await this.verifyUncached(token);
+      // A miss is checked on this turn of the event loop; only a token naming an unknown `kid`
+      // waits, for the key sources to look for new keys, and is then checked once more.
+      const checked = this.check(token, true);
+      verdict = this.remember(token, checked === unknownKid ? await this.checkAfterRefresh(token) : checked);
     }
     if ('claims' in verdict) return verdict.claims;
     throw new JwtError(verdict.error, verdict.message);
@@ -174,18 +185,14 @@ export class JwtVerifier {
     this.failures.clear();
   }
 
-  private async verifyUncached(token: string): Promise<Verdict> {
-    let verdict: Verdict;
-    let validUntil = Number.POSITIVE_INFINITY;
-    try {
-      const claims = await this.check(token);
-      validUntil = this.validUntil(claims);
-      verdict = { claims };
-    } catch (err) {
-      if (!(err instanceof JwtError)) throw err;
-      verdict = { error: err.code, message: err.message };
-      if (!rememberedFailures.has(err.code)) return verdict;
-    }
+  private async checkAfterRefresh(token: string): Promise<Verdict> {
+    await this.refreshKeys();
+    return this.check(token, false) as Verdict;
+  }
+
+  /** Keeps a verdict worth keeping (see rememberedFailures and the doorkeeper). */
+  private remember(token: string, verdict: Verdict): Verdict {
+    if ('error' in verdict && !rememberedFailures.has(verdict.error)) return verdict;
     // Time read after the (possibly awaited) key refresh, so the entry never outlives the token.
     const now = this.now();
     if ('claims' in verdict) {
@@ -193,31 +200,56 @@ export class JwtVerifier {
       // re-sends its token gets it cached from its second request; a token used once costs no
       // insert, no eviction and no garbage.
       if (this.cache.hasRoomFor(token, verdict) || this.seen.sawBefore(token))
-        this.cache.set(token, verdict, Math.min(validUntil, now + this.maxTtlMs), now);
+        this.cache.set(token, verdict, Math.min(this.validUntil(verdict.claims), now + this.maxTtlMs), now);
     } else this.failures.set(digest(token), verdict, now + this.failureTtlMs, now);
     return verdict;
   }
 
-  private async check(token: string): Promise<JwtClaims> {
+  /**
+   * The verdict on a token, or `unknownKid` when no key matched its `kid` and `mayRefresh`: the
+   * caller then asks the key sources for new keys and checks again without it.
+   */
+  private check(token: string, mayRefresh: boolean): Verdict | typeof unknownKid {
+    try {
+      const claims = this.claimsOf(token, mayRefresh);
+      return claims === unknownKid ? unknownKid : { claims };
+    } catch (err) {
+      if (!(err instanceof JwtError)) throw err;
+      return { error: err.code, message: err.message };
+    }
+  }
+
+  private claimsOf(token: string, mayRefresh: boolean): JwtClaims | typeof unknownKid {
     if (this.keys.length === 0) throw new JwtError('no_key', 'no JWT key configured');
-    const parts = token.split('.');
     // The signature may be empty (alg none), so that such a token is refused for its algorithm.
-    if (
-      parts.length !== 3 ||
-      !base64url.test(parts[0]!) ||
-      !base64url.test(parts[1]!) ||
-      !signaturePattern.test(parts[2]!)
-    )
-      throw new JwtError('malformed', 'malformed token');
-    const header = this.readHeader(parts[0]!);
-    let found = this.candidates(header.kid);
-    if (found.length === 0 && (await this.refreshKeys())) found = this.candidates(header.kid);
+    if (!compactJws.test(token)) throw new JwtError('malformed', 'malformed token');
+    const headerEnd = token.indexOf('.');
+    const payloadEnd = token.indexOf('.', headerEnd + 1);
+    const header = this.headerOf(token.slice(0, headerEnd));
+    const found = this.candidates(header.kid);
+    if (found.length === 0 && mayRefresh) return unknownKid;
     const keys = this.fittingKeys(header, algorithmSpec(header.alg), found);
     if (!keys.some((key) => this.signedBy(token, header.alg, key)))
       throw new JwtError('invalid_signature', 'invalid signature');
-    const claims = decodeJsonObject(parts[1]!, 'payload');
+    const claims = decodeJsonObject(token.slice(headerEnd + 1, payloadEnd), 'payload');
     this.checkClaims(claims);
     return deepFreeze(claims);
+  }
+
+  /**
+   * The header, read once per distinct header text: the tokens of one issuer and key share it, so a
+   * stream of new tokens decodes only their payloads. Only accepted headers are kept, short ones,
+   * and a full table starts over, so junk headers cannot grow it or lock good ones out for good.
+   */
+  private headerOf(part: string): Header {
+    let header = this.headers.get(part);
+    if (header !== undefined) return header;
+    header = this.readHeader(part);
+    if (part.length <= maxHeaderMemoLength) {
+      if (this.headers.size >= maxHeadersMemoized) this.headers.clear();
+      this.headers.set(part, header);
+    }
+    return header;
   }
 
   private readHeader(part: string): Header {

@@ -49,6 +49,29 @@ describe('verified-token cache under attack', () => {
     assert.equal(v.stats().signatureChecks, checks, 'no valid token was evicted by the junk');
   });
 
+  it('remembers a bounded number of token headers: distinct headers hold memory flat and lock no token out', async () => {
+    const v = verifier();
+    const tokens = 20_000;
+    // Each header is accepted (HS256, a string kid) and as long as a remembered header may be, so
+    // the verifier decodes and keeps it before the forged signature is refused.
+    const header = () =>
+      Buffer.from(
+        JSON.stringify({ alg: 'HS256', typ: 'JWT', kid: randomBytes(70).toString('hex') }),
+      ).toString('base64url');
+    const payload = Buffer.from('{"sub":"x"}').toString('base64url');
+    const before = await settledMemory();
+    for (let i = 0; i < tokens; i++)
+      await v
+        .verify(`${header()}.${payload}.${randomBytes(32).toString('base64url')}`)
+        .catch(() => undefined);
+    const after = await settledMemory();
+    const grown = after.heap - before.heap;
+    console.log(`heap after ${tokens} distinct accepted headers: +${mib(grown)}`);
+    assert.ok(grown < 3 * MiB, `heap grew by ${mib(grown)}`);
+    const valid = signJwt({ sub: 'after' }, { alg: 'HS256', key: hsSecret });
+    assert.equal((await v.verify(valid)).sub, 'after');
+  });
+
   it('bounds the valid tokens by their bytes, not only their count', async () => {
     const maxBytes = 4 * MiB;
     const v = verifier({ cacheMaxBytes: maxBytes });
