@@ -15,7 +15,9 @@
  * per-boot random part in them (random connection ids; correlation ids carry a boot epoch), so a
  * token issued before a crash never names something of the new process.
  */
-import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { _HMAC as Hmac, hmac } from '@noble/hashes/hmac.js';
+import { sha256 } from '@noble/hashes/sha2.js';
 
 export interface SignedTokenPayload {
   /** The replica holding the connection or request. */
@@ -34,7 +36,11 @@ const maxExpirySeconds = 0xffff_ffff;
 
 export class SignedTokenCodec {
   readonly purpose: string;
-  private readonly key: KeyObject;
+  /** HMAC-SHA256 under the derived key, its key schedule (the padded key's blocks) done once. */
+  private readonly keyed: Hmac<ReturnType<typeof sha256.create>>;
+  /** The MAC of one token is computed here, from a copy of `keyed`, into `digest`. */
+  private readonly scratch: Hmac<ReturnType<typeof sha256.create>>;
+  private readonly digest = new Uint8Array(32);
   private readonly now: () => number;
 
   constructor(secret: string | Uint8Array, purpose: string, options: { now?: () => number } = {}) {
@@ -45,18 +51,27 @@ export class SignedTokenCodec {
     const derived = createHmac('sha256', secret)
       .update(`gatehouse signed token v${version}: ${purpose}`)
       .digest();
-    this.key = createSecretKey(derived);
+    this.keyed = hmac.create(sha256, derived);
+    this.scratch = this.keyed.clone();
   }
 
+  /**
+   * Written into one buffer from Node's pool and MACed in place: a reconnect storm issues thousands
+   * a second, and each Buffer or native HMAC object of their own was more work for the garbage
+   * collector than the hashing (bench/src/connect-burst.bench.ts).
+   */
   encode(payload: SignedTokenPayload): string {
-    const replica = Buffer.from(payload.replica, 'utf8');
-    if (replica.length > maxReplicaBytes) throw new Error(`replica id longer than ${maxReplicaBytes} bytes`);
-    const header = Buffer.alloc(headerLength);
-    header[0] = version;
-    header.writeUInt32BE(expirySeconds(payload.expiresAt), 1);
-    header[5] = replica.length;
-    const body = Buffer.concat([header, replica, Buffer.from(payload.id, 'utf8')]);
-    return Buffer.concat([body, this.mac(body)]).toString('base64url');
+    const replicaLength = Buffer.byteLength(payload.replica, 'utf8');
+    if (replicaLength > maxReplicaBytes) throw new Error(`replica id longer than ${maxReplicaBytes} bytes`);
+    const bodyLength = headerLength + replicaLength + Buffer.byteLength(payload.id, 'utf8');
+    const token = Buffer.allocUnsafe(bodyLength + macLength);
+    token[0] = version;
+    token.writeUInt32BE(expirySeconds(payload.expiresAt), 1);
+    token[5] = replicaLength;
+    token.write(payload.replica, headerLength, 'utf8');
+    token.write(payload.id, headerLength + replicaLength, 'utf8');
+    token.set(this.mac(token.subarray(0, bodyLength)), bodyLength);
+    return token.toString('base64url');
   }
 
   /** The payload, or undefined for anything that is not an unaltered, unexpired token of this purpose. */
@@ -79,8 +94,10 @@ export class SignedTokenCodec {
     };
   }
 
-  private mac(body: Buffer): Buffer {
-    return createHmac('sha256', this.key).update(body).digest().subarray(0, macLength);
+  /** The first 16 bytes of HMAC-SHA256(key, body); a view of `digest`, valid until the next call. */
+  private mac(body: Uint8Array): Uint8Array {
+    this.keyed._cloneInto(this.scratch).update(body).digestInto(this.digest);
+    return this.digest.subarray(0, macLength);
   }
 }
 
