@@ -35,37 +35,24 @@ export function runStaticTarget(
   queryString: string,
   startedAt: number,
 ): boolean | Promise<boolean> {
+  const serve = (file: StaticFile | undefined): boolean | Promise<boolean> => {
+    if (!file) {
+      if (/(^|\/|\\)\.\.($|\/|\\)|%2e%2e/i.test(path))
+        ctx.logger.warn({ path }, 'Reject path traversal attack');
+      return false;
+    }
+    const decoded = decodedPath(path);
+    const headers: OutgoingHttpHeaders = {};
+    const filter = ctx.staticRules.filter;
+    if (filter?.applies(decoded)) {
+      return runFilter(ctx, req, res, filter.service, decoded, queryString, headers, startedAt).then(
+        (stop) => stop || answerFile(ctx, req, res, file, decoded, headers, startedAt),
+      );
+    }
+    return answerFile(ctx, req, res, file, decoded, headers, startedAt);
+  };
   const found = ctx.staticFolder!.find(path);
-  if (isThenable(found))
-    return Promise.resolve(found).then((file) =>
-      serveFile(ctx, req, res, path, queryString, startedAt, file),
-    );
-  return serveFile(ctx, req, res, path, queryString, startedAt, found);
-}
-
-function serveFile(
-  ctx: PipelineContext,
-  req: IncomingMessage,
-  res: ServerResponse,
-  path: string,
-  queryString: string,
-  startedAt: number,
-  file: StaticFile | undefined,
-): boolean | Promise<boolean> {
-  if (!file) {
-    if (/(^|\/|\\)\.\.($|\/|\\)|%2e%2e/i.test(path))
-      ctx.logger.warn({ path }, 'Reject path traversal attack');
-    return false;
-  }
-  const decoded = decodedPath(path);
-  const headers: OutgoingHttpHeaders = {};
-  const filter = ctx.staticRules.filter;
-  if (filter?.applies(decoded)) {
-    return runFilter(ctx, req, res, filter.service, decoded, queryString, headers, startedAt).then(
-      (stop) => stop || answerFile(ctx, req, res, file, decoded, headers, startedAt),
-    );
-  }
-  return answerFile(ctx, req, res, file, decoded, headers, startedAt);
+  return isThenable(found) ? Promise.resolve(found).then(serve) : serve(found);
 }
 
 /** The file's answer: ETag and 304, or the no-cache headers for `no-cache-pages`. */
