@@ -58,7 +58,10 @@ export class RelayAnswer implements Dispatcher.DispatchHandler {
   onResponseStart(controller: Controller, status: number, headers: IncomingHttpHeaders): void {
     if (status < 200) return; // 1xx: informational, the answer is still to come
     const length = Number(headers['content-length']);
-    if (headers['content-length'] !== undefined && length <= this.maxBufferBytes) {
+    // 204 and 304 have no body whatever length they declare (a 304's is the full answer's): as
+    // streams they keep it, where a Buffer's length (0) would replace it.
+    const bodiless = status === 204 || status === 304;
+    if (!bodiless && headers['content-length'] !== undefined && length <= this.maxBufferBytes) {
       this.buffered = { status, headers, chunks: [] };
       return;
     }

@@ -15,11 +15,17 @@ const declared = 1000;
 
 /**
  * An upstream that declares `declared` bytes on every path and sends only 10: `/cut` then drops
- * the connection, `/stall` keeps it open (until its client goes; `closedAt` says when).
+ * the connection, `/stall` keeps it open (until its client goes; `closedAt` says when);
+ * `/unchanged` answers 304 with the full answer's length.
  */
 function shortUpstream() {
   const state: { closedAt?: number; headersAt?: number; open: Set<ServerResponse> } = { open: new Set() };
   const server = createServer((req, res) => {
+    if (req.url === '/unchanged') {
+      res.writeHead(304, { etag: '"v1"', 'content-length': declared });
+      res.end();
+      return;
+    }
     res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': declared });
     res.write(Buffer.alloc(10, 's'));
     state.headersAt = Date.now();
@@ -65,6 +71,13 @@ describe('HTTP relay of a small answer', () => {
     const body = await res.text();
     assert.ok(res.status >= 500, `status ${res.status}`);
     assert.equal(Number(res.headers.get('content-length')), Buffer.byteLength(body));
+  });
+
+  it('passes on a 304 with the length the upstream declared for the full answer', async () => {
+    const res = await fetch(`${run.base}/unchanged`, { headers: { 'if-none-match': '"v1"' } });
+    assert.equal(res.status, 304);
+    assert.equal(res.headers.get('etag'), '"v1"');
+    assert.equal(res.headers.get('content-length'), String(declared));
   });
 
   it('releases the upstream at once when the client leaves before the answer is complete', async () => {
