@@ -15,7 +15,8 @@
  * CPU profile to a temp dir, printed at the end; `--compare <checkout>` runs a second engine from
  * another checkout of the repo, e.g. a `git worktree` of the commit before a change, on ports
  * 24043/24044, measured in the same rounds, so before and after are side by side under the same load;
- * `--json <file>` writes the summary for the report).
+ * `--json <file>` writes the summary for the report; `--only F3,F4` measures only those targets, e.g.
+ * to profile one row, and prints the comparisons whose both sides were measured).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -40,6 +41,9 @@ const jsonAt = process.argv.indexOf('--json');
 const jsonFile = jsonAt > 0 ? process.argv[jsonAt + 1] : undefined;
 const compareAt = process.argv.indexOf('--compare');
 const compareWith = compareAt > 0 ? resolve(process.argv[compareAt + 1] ?? '') : undefined;
+const only = process.argv.includes('--only')
+  ? process.argv[process.argv.indexOf('--only') + 1]?.split(',')
+  : undefined;
 const seconds = 5;
 const warmupSeconds = 3;
 const port = 24041;
@@ -196,12 +200,13 @@ interface Engine {
 }
 
 function targetsOf(): Target[] {
-  return [
+  const all: Target[] = [
     { name: 'F1 chain', path: '/chain', tasks: 1, rps: [], cpuPerRequestUs: [] },
     { name: 'F2 seq', path: '/flow/seq', tasks: 3, rps: [], cpuPerRequestUs: [] },
     { name: 'F3 pair', path: '/pair', tasks: 1, rps: [], cpuPerRequestUs: [] },
     { name: 'F4 fork', path: '/flow/fork', tasks: 4, rps: [], cpuPerRequestUs: [] },
   ];
+  return only ? all.filter((t) => only.includes(t.name.split(' ')[0]!)) : all;
 }
 
 /** An engine of the checkout at `checkout` on `at` (its API port one above), pinned to cpu0. */
@@ -250,15 +255,14 @@ async function main(): Promise<void> {
     }
     const summary: FlowsJson = { box: boxLine(), goal, rounds, load: [loadAtStart], engines: [] };
     for (const e of engines) {
-      const [chain, seq, pair, fork] = e.targets as [Target, Target, Target, Target];
+      const target = (name: string) => e.targets.find((t) => t.name.startsWith(`${name} `));
       const checkout = e.label === 'this' ? root : compareWith!;
       console.log(compareWith ? `\n${e.label} (${checkout}):` : '');
-      summary.engines.push({
-        label: e.label,
-        checkout,
-        targets: e.targets,
-        comparisons: [compare(seq, chain, 'sequential flow'), compare(fork, pair, 'fork/join flow')],
-      });
+      const comparisons: Comparison[] = [];
+      const [chain, seq, pair, fork] = [target('F1'), target('F2'), target('F3'), target('F4')];
+      if (seq && chain) comparisons.push(compare(seq, chain, 'sequential flow'));
+      if (fork && pair) comparisons.push(compare(fork, pair, 'fork/join flow'));
+      summary.engines.push({ label: e.label, checkout, targets: e.targets, comparisons });
     }
     summary.load.push(loadavg()[0]!);
     if (jsonFile) writeFileSync(jsonFile, JSON.stringify(summary, null, 2));

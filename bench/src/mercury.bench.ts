@@ -13,11 +13,18 @@
  * RSS idle (2 s after it listens) and the most seen under load (sampled every second).
  *
  * Mercury is built by tools/mercury.sh (skipped with one line when no Java 21+ is found).
- * Run: `node bench/src/mercury.bench.ts [--json <file>] [--rounds k] [--blocks main-1,main-2,routes-1]`
+ * Run: `node bench/src/mercury.bench.ts [--json <file>] [--rounds k] [--blocks main-1,main-2,routes-1]
+ * [--rows relay,static] [--base <checkout>] [--cpu-prof]`: `--rows` keeps only the named rows of each
+ * block (a block left without rows is skipped); `--base` runs a third server, the REST engine of
+ * another checkout (e.g. a `git worktree` of the commit before a change), in the same turns, so
+ * before and after are side by side under the same load; `--cpu-prof` writes this checkout's
+ * engine's CPU profile to a temp dir, printed at the end.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { boxLine, loadAverage, median, runWrk, type WrkResult } from './harness/index.ts';
 import { type BenchConfig, mainConfig, type Row, routesConfig, uploadRequest } from './mercury/config.ts';
@@ -29,12 +36,17 @@ const arg = (name: string) => {
   return at > 0 ? process.argv[at + 1] : undefined;
 };
 const rounds = Number(arg('--rounds') ?? 3);
+const rowsWanted = arg('--rows')?.split(',');
+const baseCheckout = arg('--base') === undefined ? undefined : resolve(arg('--base')!);
+const profileDir = process.argv.includes('--cpu-prof')
+  ? mkdtempSync(join(tmpdir(), 'mercury-bench-prof-'))
+  : undefined;
 const seconds = 5;
 const warmRowSeconds = 3;
 const minWarmRounds = 3;
 const maxWarmRounds = 15;
 const plateau = 0.03;
-const ports = { gatehouse: 24151, mercury: 24161 };
+const ports = { gatehouse: 24151, mercury: 24161, base: 24171 };
 const relayPort = 24159;
 const loadCpu = 1;
 const mib = 2 ** 20;
@@ -157,11 +169,15 @@ function printBlock(block: MercuryJson['blocks'][number]): void {
         : '–';
     };
     const ratio = g && m ? median(g.rows[row.id]!.rps) / median(m.rows[row.id]!.rps) : Number.NaN;
+    // By CPU: Mercury's (or the base's) CPU per request over Gatehouse's, the steadier figure.
+    const byCpu = (s: ServerResult | undefined) =>
+      g && s ? (median(s.rows[row.id]!.cpuUs) / median(g.rows[row.id]!.cpuUs)).toFixed(2) : '–';
+    const b = block.servers['gatehouse-base'];
     console.log(
-      `  ${row.id.padEnd(14)} gatehouse ${side(g)} | mercury ${side(m)} | ${ratio.toFixed(2)}× req/s`,
+      `  ${row.id.padEnd(14)} gatehouse ${side(g)} | mercury ${side(m)} | ${ratio.toFixed(2)}× req/s, ${byCpu(m)}× by CPU${b ? ` | base ${side(b)} | ${byCpu(b)}× base's CPU` : ''}`,
     );
   }
-  for (const [name, s] of Object.entries(block.servers))
+  for (const [name, s] of Object.entries(block.servers) as Array<[string, ServerResult]>)
     console.log(
       `  ${name}: RSS idle ${s.idleRssMiB.toFixed(0)} MiB, under load ${s.loadRssMiB.toFixed(0)} MiB, load average ${s.load[0].toFixed(2)} → ${s.load[1].toFixed(2)}`,
     );
@@ -200,6 +216,8 @@ async function main(): Promise<void> {
   };
   try {
     for (const plan of plans.filter((p) => wanted.includes(p.id))) {
+      if (rowsWanted) plan.rows = plan.rows.filter((r) => rowsWanted.includes(r.id));
+      if (plan.rows.length === 0) continue;
       const block: MercuryJson['blocks'][number] = {
         id: plan.id,
         cores: plan.cpus.includes('-') ? 2 : 1,
@@ -211,7 +229,13 @@ async function main(): Promise<void> {
       );
       const servers: Server[] = [];
       try {
-        servers.push(await startGatehouse(plan.config, ports.gatehouse, plan.cpus));
+        servers.push(
+          await startGatehouse(plan.config, ports.gatehouse, plan.cpus, {
+            ...(profileDir && { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, plan.id)}`] }),
+          }),
+        );
+        if (baseCheckout)
+          servers.push(await startGatehouse(plan.config, ports.base, plan.cpus, { checkout: baseCheckout }));
         servers.push(await startMercury(plan.config, ports.mercury, plan.cpus, java));
         const results = new Map<Server, ServerResult>();
         for (const server of servers) results.set(server, await prepare(server, plan.rows));
@@ -239,6 +263,7 @@ async function main(): Promise<void> {
   console.log(`\nload average ${json.load[0].toFixed(2)} at start, ${json.load[1].toFixed(2)} at end`);
   const out = arg('--json');
   if (out) writeFileSync(out, JSON.stringify(json, null, 2));
+  if (profileDir) console.log(`CPU profiles of this checkout's engine: ${profileDir}`);
 }
 
 await main();

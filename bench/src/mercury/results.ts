@@ -23,6 +23,6 @@ export interface MercuryJson {
     id: string;
     cores: number;
     rows: Array<{ id: string; what: string }>;
-    servers: Partial<Record<'gatehouse' | 'mercury', ServerResult>>;
+    servers: Partial<Record<'gatehouse' | 'gatehouse-base' | 'mercury', ServerResult>>;
   }>;
 }

@@ -12,7 +12,8 @@ import { waitForPort } from '../harness/spawn-pinned.ts';
 import type { BenchConfig } from './config.ts';
 
 export interface Server {
-  name: 'gatehouse' | 'mercury';
+  /** `gatehouse-base`: the engine of another checkout (`--base`), measured beside this one. */
+  name: 'gatehouse' | 'gatehouse-base' | 'mercury';
   port: number;
   cpuSeconds(): number;
   rssBytes(): number;
@@ -20,7 +21,6 @@ export interface Server {
 }
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
-const engineMain = join(root, 'services/rest-engine/src/main.ts');
 const functions = fileURLToPath(new URL('../baselines/mercury-functions', import.meta.url));
 
 /** A JVM on one shared CPU took 47 s to listen here (class scanning, JIT of the start-up). */
@@ -29,8 +29,16 @@ const readyTimeoutMs = 180_000;
 /** Mercury's heap cap, as a user sizing a small service would set it (the issue's runs used it). */
 export const mercuryHeap = '-Xmx512m';
 
-export async function startGatehouse(config: BenchConfig, port: number, cpus: string): Promise<Server> {
-  const child = spawn('taskset', ['-c', cpus, process.execPath, engineMain], {
+/** The REST engine of `checkout` (this one by default); `nodeArgs` such as `--cpu-prof`. */
+export async function startGatehouse(
+  config: BenchConfig,
+  port: number,
+  cpus: string,
+  options: { checkout?: string; nodeArgs?: string[] } = {},
+): Promise<Server> {
+  const engineMain = join(options.checkout ?? root, 'services/rest-engine/src/main.ts');
+  const args = ['-c', cpus, process.execPath, ...(options.nodeArgs ?? []), engineMain];
+  const child = spawn('taskset', args, {
     env: {
       ...process.env,
       REST_CONFIG_FOLDER: config.dir,
@@ -43,7 +51,7 @@ export async function startGatehouse(config: BenchConfig, port: number, cpus: st
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-  return started('gatehouse', child, port);
+  return started(options.checkout ? 'gatehouse-base' : 'gatehouse', child, port);
 }
 
 export async function startMercury(

@@ -7,24 +7,29 @@
 import type { HttpRequestData } from '@gatehouse/functions';
 
 export function flowInputOf(data: HttpRequestData, ttlMs: number): Record<string, unknown> {
-  const pathParameters: Record<string, string> = {};
-  for (const [name, value] of Object.entries(data.pathParameters ?? {}))
-    pathParameters[name.toLowerCase()] = value;
+  // The request's own maps, not copies: they are made for this request alone, mappings only read
+  // `input.*` (what goes into the model is deep-copied), and nothing reads them after the flow.
   return {
     method: data.method.toUpperCase(),
     uri: data.url,
     url: data.url,
-    header: { ...data.headers },
-    cookie: { ...data.cookies },
-    path_parameter: pathParameters,
-    query: { ...data.queryParameters },
+    header: data.headers,
+    cookie: data.cookies ?? {},
+    path_parameter: data.pathParameters === undefined ? {} : lowerCased(data.pathParameters),
+    query: data.queryParameters ?? {},
     body: data.body ?? null,
     stream: data.streamRoute ?? null,
     ip: data.ip,
     filename: data.files?.[0]?.fileName ?? null,
-    session: { ...data.session },
+    session: data.session ?? {},
     ttl: ttlMs,
   };
+}
+
+function lowerCased(map: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(map)) out[name.toLowerCase()] = value;
+  return out;
 }
 
 /**

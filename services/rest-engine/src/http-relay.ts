@@ -2,13 +2,15 @@
  * The built-in HTTP relay (`service: http://host:port` in rest.yaml): forwards the request to
  * another server, with the path rewritten by `url_rewrite` (first prefix replaced by the second),
  * the headers after the endpoint's request transform, session information as extra headers, and
- * the body untouched; the upstream answer comes back as an EventEnvelope as soon as its headers
- * arrive, with the response stream as its body: the body is passed on as it comes, at the pace the
- * client reads it, and never held whole in memory (a large download or a client that stops reading
- * would otherwise make the engine hold the entire answer).
+ * the body untouched. The upstream answer comes back as an EventEnvelope: a small one (a declared
+ * length within `rest.relay.buffer-max-bytes`) with its body whole, any other as soon as its headers
+ * arrive, with the response stream as its body, passed on as it comes, at the pace the client reads
+ * it, and never held whole in memory (a large download or a client that stops reading would
+ * otherwise make the engine hold the entire answer). relay-answer.ts receives it.
  *
- * The upstream request goes through undici (as the proxy service's does): node:http's client cost
- * the relay twice Mercury's CPU per request (issue 25; bench/README.md, mercury.bench.ts).
+ * The upstream request goes through undici's dispatch() (as the proxy service's goes through
+ * undici): node:http's client cost the relay twice Mercury's CPU per request, undici's request()
+ * a third more than dispatch() (issue 25; bench/README.md, mercury.bench.ts).
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
@@ -16,6 +18,7 @@ import { EventEnvelope } from '@gatehouse/functions';
 import { hopByHopHeaders } from '@gatehouse/service-kit';
 import { Agent, type Dispatcher } from 'undici';
 import type { RelayTarget } from './endpoint.ts';
+import { RelayAnswer, type UpstreamAnswer } from './relay-answer.ts';
 
 /**
  * Not relayed either way: hop-by-hop, what the relay's own request sets (host, length, encoding),
@@ -35,6 +38,8 @@ export interface RelayInput {
   session: Record<string, string> | undefined;
   body: Buffer | Readable | undefined;
   signal: AbortSignal;
+  /** An answer declaring at most this many bytes is taken in whole (relay-answer.ts). */
+  maxBufferBytes: number;
 }
 
 export function rewritePath(path: string, rewrite: RelayTarget['rewrite']): string {
@@ -49,21 +54,22 @@ export async function relay(target: RelayTarget, input: RelayInput): Promise<Eve
   for (const [k, v] of Object.entries(input.session ?? {})) headers[k] = v;
   if (Buffer.isBuffer(input.body)) headers['content-length'] = String(input.body.length);
   const dispatcher = target.trustAllCert && target.origin.protocol === 'https:' ? trustingAgent : agent;
-  const res = await dispatcher.request({
-    origin: target.origin,
-    path,
-    method: input.method as Dispatcher.HttpMethod,
-    headers,
-    body: input.body ?? null,
-    signal: input.signal,
+  const answer = await new Promise<UpstreamAnswer>((resolve, reject) => {
+    dispatcher.dispatch(
+      {
+        origin: target.origin,
+        path,
+        method: input.method as Dispatcher.HttpMethod,
+        headers,
+        body: input.body ?? null,
+      },
+      new RelayAnswer(input.signal, input.maxBufferBytes, resolve, reject),
+    );
   });
-  // A body dropped unread (the answer to a HEAD, a client gone) ends in undici's "Request aborted"
-  // error; the writer's pipeline hears the errors of a body it reads, this hears the rest.
-  res.body.on('error', () => undefined);
-  return toEnvelope(res.statusCode, res.headers as IncomingHttpHeaders, res.body);
+  return toEnvelope(answer.status, answer.headers, answer.body);
 }
 
-function toEnvelope(status: number, headers: IncomingHttpHeaders, body: Readable): EventEnvelope {
+function toEnvelope(status: number, headers: IncomingHttpHeaders, body: Buffer | Readable): EventEnvelope {
   const envelope = new EventEnvelope().setStatus(status).setBody(body);
   for (const [k, v] of Object.entries(headers)) {
     // content-length stays: the response writer keeps it, so a relayed HEAD says what GET sends.

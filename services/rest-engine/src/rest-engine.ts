@@ -118,6 +118,7 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
         staticFolder,
         staticRules: rendered.staticRules,
         maxBodySize: settings['rest.server.max-body-size'],
+        relayBufferBytes: settings['rest.relay.buffer-max-bytes'],
         maxJsonDepth: options.maxJsonDepth ?? defaultMaxJsonDepth,
         origin,
         logger,

@@ -45,6 +45,11 @@ export const restSettingsSpec = {
     32 * 1024 * 1024,
     { min: 0 },
   ),
+  'rest.relay.buffer-max-bytes': int(
+    'an upstream answer to the HTTP relay that declares at most this many bytes is taken in whole and sent in one write (a short one is an error, not a cut answer); larger or unknown lengths are streamed; 0 streams all',
+    64 * 1024,
+    { min: 0 },
+  ),
   'functions.path': list('folders whose modules are loaded as functions, comma-separated', [
     'classpath:/functions',
   ]),

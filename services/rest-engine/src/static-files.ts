@@ -4,9 +4,13 @@
  * `.html` when such a file exists. Files carry a strong ETag (SHA-256 of the content) and answer
  * 304 to a matching `If-None-Match`; no-cache pages are sent with headers that forbid caching and
  * without ETag. A path that would leave the folder (`..`, encoded or not, or a symbolic link that
- * points outside) is refused as not found. Contents are cached by modification time and size, the
- * least recently used going first when their bytes pass `maxCacheBytes`; a file larger than that
- * budget is read for each request and never cached.
+ * points outside) is refused as not found. Contents are cached and checked against the file with
+ * one synchronous stat per request (its inode, size, modification and change times: a rewrite that
+ * keeps the size and restores the modification time, or a rename over the file, still changes the
+ * change time or the inode), the least recently used going first when their bytes pass
+ * `maxCacheBytes`; a file larger than that budget is read for each request and never cached. A
+ * cached file is found without a promise (`find` answers it as is), so a static answer in the
+ * cache takes no trip through the microtask queue.
  */
 import { createHash } from 'node:crypto';
 import { promises as fs, type Stats, statSync } from 'node:fs';
@@ -24,12 +28,22 @@ export interface StaticFile {
 
 interface CacheEntry {
   file: StaticFile;
-  mtimeMs: number;
+  /** What the file was when read: a stat that differs in one of them means it changed. */
+  ino: number;
   size: number;
+  mtimeMs: number;
+  ctimeMs: number;
 }
 
 /** Default budget of the content cache. */
 export const defaultStaticCacheBytes = 32 * 1024 * 1024;
+
+/** A candidate that is a file: its path, its stat, and its content when the cache has it current. */
+interface Found {
+  full: string;
+  stat: Stats;
+  cached: StaticFile | undefined;
+}
 
 export class StaticFolder {
   readonly root: string;
@@ -48,18 +62,38 @@ export class StaticFolder {
     return this.heldBytes;
   }
 
-  /** The file for a request path, undefined when there is none or the path is refused. */
-  async find(requestPath: string): Promise<StaticFile | undefined> {
+  /**
+   * The file for a request path, undefined when there is none or the path is refused: the file
+   * itself when the cache holds it as it is on disk, else a promise (it is read).
+   */
+  find(requestPath: string): StaticFile | undefined | Promise<StaticFile | undefined> {
     const segments = safeSegments(requestPath);
     if (segments === undefined) return undefined;
-    for (const candidate of candidates(segments, requestPath.endsWith('/'))) {
-      const file = await this.read(candidate);
-      if (file) return file;
+    const list = candidates(segments, requestPath.endsWith('/'));
+    for (let i = 0; i < list.length; i++) {
+      const found = this.look(list[i]!);
+      if (found === undefined) continue;
+      if (found.cached) return found.cached;
+      return this.readFrom(list, i, found);
     }
     return undefined;
   }
 
-  private async read(relative: string): Promise<StaticFile | undefined> {
+  /** Reads the candidate at `i` (stat given), else tries those after it. */
+  private async readFrom(list: string[], i: number, found: Found): Promise<StaticFile | undefined> {
+    const file = await this.read(list[i]!, found);
+    if (file) return file;
+    for (let k = i + 1; k < list.length; k++) {
+      const next = this.look(list[k]!);
+      if (next === undefined) continue;
+      const later = next.cached ?? (await this.read(list[k]!, next));
+      if (later) return later;
+    }
+    return undefined;
+  }
+
+  /** The candidate's stat when it is a file, and its cached content when that is still current. */
+  private look(relative: string): Found | undefined {
     const full = join(this.root, ...relative.split('/'));
     // A synchronous stat: a folder on the local disk answers in a few µs, and the thread-pool round
     // trip of fs.promises.stat cost more CPU than the rest of a static answer together (a third of
@@ -73,18 +107,29 @@ export class StaticFolder {
     }
     if (stat === undefined || !stat.isFile()) return undefined;
     const cached = this.cache.get(full);
-    if (cached && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) {
+    if (
+      cached &&
+      cached.ino === stat.ino &&
+      cached.size === stat.size &&
+      cached.mtimeMs === stat.mtimeMs &&
+      cached.ctimeMs === stat.ctimeMs
+    ) {
       // Moved to the end: the most recently used.
       this.cache.delete(full);
       this.cache.set(full, cached);
-      return cached.file;
+      return { full, stat, cached: cached.file };
     }
+    return { full, stat, cached: undefined };
+  }
+
+  private async read(relative: string, { full, stat }: Found): Promise<StaticFile | undefined> {
     // Symbolic links may not lead out of the folder.
     if (realPathInside(this.root, full) === undefined) return undefined;
     const body = await fs.readFile(full);
     const etag = `"${createHash('sha256').update(body).digest('hex')}"`;
     const file: StaticFile = { relative, contentType: mimeTypeOf(relative), etag, body };
-    this.remember(full, { file, mtimeMs: stat.mtimeMs, size: stat.size });
+    const { ino, size, mtimeMs, ctimeMs } = stat;
+    this.remember(full, { file, ino, size, mtimeMs, ctimeMs });
     return file;
   }
 

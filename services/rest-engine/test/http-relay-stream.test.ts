@@ -82,19 +82,19 @@ describe('HTTP relay under large answers', () => {
 
 describe('HTTP relay when the client leaves before the upstream answers', () => {
   let closedAt: number | undefined;
-  let headersAt: number | undefined;
   let run: RunningEngine;
-  // Answers after 500 ms, then streams without end until its client goes.
+  // Answers after 500 ms, then streams without end until its client goes (which may be sooner).
   const upstream = createServer((_req, res) => {
-    setTimeout(() => {
+    let timer: NodeJS.Timeout | undefined;
+    const answer = setTimeout(() => {
       res.writeHead(200, { 'content-type': 'application/octet-stream' });
-      headersAt = Date.now();
-      const timer = setInterval(() => res.write(chunk), 20);
-      res.on('close', () => {
-        clearInterval(timer);
-        closedAt = Date.now();
-      });
+      timer = setInterval(() => res.write(chunk), 20);
     }, 500);
+    res.on('close', () => {
+      clearTimeout(answer);
+      clearInterval(timer);
+      closedAt = Date.now();
+    });
   });
   before(async () => {
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
@@ -111,16 +111,16 @@ describe('HTTP relay when the client leaves before the upstream answers', () => 
     await new Promise<void>((resolve) => upstream.close(() => resolve()));
   });
 
-  it('releases the upstream answer instead of leaving it open', async () => {
+  it('releases the upstream request instead of leaving it open', async () => {
     const controller = new AbortController();
     const asked = fetch(`${run.base}/late`, { signal: controller.signal }).catch(() => undefined);
     await sleep(100);
+    const leftAt = Date.now();
     controller.abort();
     await asked;
     const deadline = Date.now() + 10_000;
     while (closedAt === undefined && Date.now() < deadline) await sleep(50);
-    assert.ok(headersAt !== undefined, 'the upstream answered');
-    assert.ok(closedAt !== undefined, 'the upstream answer is still open 10 s after the client left');
-    assert.ok(closedAt - headersAt < 3_000, `closed ${closedAt - headersAt} ms after its headers`);
+    assert.ok(closedAt !== undefined, 'the upstream request is still open 10 s after the client left');
+    assert.ok(closedAt - leftAt < 3_000, `closed ${closedAt - leftAt} ms after the client left`);
   });
 });

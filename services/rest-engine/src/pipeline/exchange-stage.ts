@@ -16,6 +16,7 @@ import { RequestTrace } from '../trace-recorder.ts';
 import { corsHeaders } from './cors-stage.ts';
 import type { Exchange } from './exchange.ts';
 import type { PipelineContext } from './pipeline-context.ts';
+import { abandon } from './respond-stage.ts';
 import { targetOf } from './targets/target-of.ts';
 
 /** The exchange and the request data for a request that matched `endpoint`. */
@@ -69,6 +70,7 @@ export function openExchange(
     trace,
     cid,
   };
+  if (x.abort) res.once('close', () => abandon(x));
   const data: HttpRequestData = {
     method,
     url: decodedPath(path),

@@ -22,6 +22,8 @@ export interface PipelineContext {
   maxBodySize: number;
   /** MAX_JSON_DEPTH: a JSON, XML or form body nested deeper is refused (400). */
   maxJsonDepth: number;
+  /** `rest.relay.buffer-max-bytes`: a relayed answer declaring at most this is taken in whole. */
+  relayBufferBytes: number;
   /** Id of this engine instance (`origin` of trace records). */
   origin: string;
   logger: Logger;

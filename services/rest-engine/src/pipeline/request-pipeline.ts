@@ -14,7 +14,7 @@
  * a target imports none of them but its own types (test/import-cycles.test.ts keeps it so).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AsyncHttpRequest, type HttpRequestData } from '@gatehouse/functions';
+import { AsyncHttpRequest, type HttpRequestData, isThenable } from '@gatehouse/functions';
 import { selectAuthRoute } from '../authentication.ts';
 import { authenticate } from './auth-stage.ts';
 import { bodyMethods, readBody } from './body-stage.ts';
@@ -46,13 +46,22 @@ export function requestHandler(ctx: PipelineContext): (req: IncomingMessage, res
       case 'preflight':
         answerPreflight(ctx, req, res, route.endpoints, startedAt);
         return;
-      case 'static':
-        runStaticTarget(ctx, req, res, route.path, route.queryString, startedAt)
-          .then((answered) => {
-            if (!answered) plainError(ctx, req, res, 404, errorMessages.notFound, startedAt);
-          })
-          .catch((err: unknown) => failed(ctx, res, err, startedAt));
+      case 'static': {
+        const notFound = (answered: boolean) => {
+          if (!answered) plainError(ctx, req, res, 404, errorMessages.notFound, startedAt);
+        };
+        let answered: boolean | Promise<boolean>;
+        try {
+          answered = runStaticTarget(ctx, req, res, route.path, route.queryString, startedAt);
+        } catch (err) {
+          failed(ctx, res, err, startedAt);
+          return;
+        }
+        if (isThenable(answered))
+          answered.then(notFound).catch((err: unknown) => failed(ctx, res, err, startedAt));
+        else notFound(answered);
         return;
+      }
       case 'error':
         plainError(ctx, req, res, route.status, route.message, startedAt, route.allow);
     }

@@ -37,6 +37,17 @@ function onTimeout(ctx: PipelineContext, x: Exchange): void {
   answerError(ctx, x, 408, `Timeout for ${describeTimeout(x.endpoint.timeoutMs)}`);
 }
 
+/**
+ * The client left before its answer was written: there is nobody to answer, and the target stops
+ * what it still does for it (a relay's upstream request, held no longer than the client is).
+ */
+export function abandon(x: Exchange): void {
+  if (x.done) return;
+  x.done = true;
+  clearTimeout(x.timer);
+  x.abort?.abort();
+}
+
 export function startTimer(ctx: PipelineContext, x: Exchange): void {
   x.timer ??= setTimeout(onTimeout, x.endpoint.timeoutMs, ctx, x);
 }

@@ -9,7 +9,7 @@ import type { Target } from './target.ts';
 export const relayTarget: Target = {
   kind: 'relay',
   abortable: true,
-  run: (_ctx, { endpoint, data, signal }) =>
+  run: (ctx, { endpoint, data, signal }) =>
     relay(endpoint.relay!, {
       method: data.method,
       path: data.url,
@@ -18,5 +18,6 @@ export const relayTarget: Target = {
       session: data.session,
       body: (data.body as Buffer | undefined) ?? data.stream,
       signal: signal!,
+      maxBufferBytes: ctx.relayBufferBytes,
     }),
 };
