@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { Hmac, Verify } from 'node:crypto';
+import { Verify } from 'node:crypto';
+import { _HMAC as NobleHmac } from '@noble/hashes/hmac.js';
 import { after, before, describe, it, mock } from 'node:test';
 import {
   entryBytes,
@@ -78,6 +79,31 @@ describe('JWT verifier', () => {
     const hs = await rejection(hsVerifier().verify(signJwt({}, { alg: 'HS256', key: 'another secret' })));
     assert.equal(hs.message, 'invalid signature');
     assert.equal(hs.code, 'invalid_signature');
+  });
+
+  it('takes an HMAC signature only in its one base64url spelling, of every HS length', async () => {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    for (const alg of ['HS256', 'HS384', 'HS512'] as const) {
+      const verifier = hsVerifier({ cacheSize: 0 });
+      const token = signJwt({ sub: 'alice' }, { alg, key: hsSecret });
+      assert.equal((await verifier.verify(token)).sub, 'alice');
+      // The last character's low bits are padding when the MAC's length is not a multiple of 3
+      // (32 and 64 bytes): another character there decodes to the same bytes, and must not pass.
+      const last = alphabet.indexOf(token.at(-1)!);
+      const padded = `${token.slice(0, -1)}${alphabet[last ^ 1]}`;
+      if (alg !== 'HS384')
+        assert.deepEqual(
+          Buffer.from(padded.split('.')[2]!, 'base64url'),
+          Buffer.from(token.split('.')[2]!, 'base64url'),
+        );
+      assert.equal((await rejection(verifier.verify(padded))).code, 'invalid_signature', alg);
+      for (const signature of ['', `${token.split('.')[2]}A`, token.split('.')[2]!.slice(1)])
+        assert.equal(
+          (await rejection(verifier.verify(`${token.slice(0, token.lastIndexOf('.'))}.${signature}`))).code,
+          'invalid_signature',
+          `${alg}: signature of ${signature.length} characters`,
+        );
+    }
   });
 
   it('refuses a token whose payload, header or signature was altered', async () => {
@@ -261,10 +287,10 @@ describe('JWT verifier', () => {
   describe('verified-token cache', () => {
     let hmacCalls: ReturnType<typeof mock.method>;
     let rsaCalls: ReturnType<typeof mock.method>;
-    // Counting at node:crypto itself (an HMAC's digest, an RSA verify: what the signature check
-    // ends in, whichever library calls them) proves a cache hit does no crypto at all.
+    // Counting where the signature check ends (an HMAC's digest in @noble/hashes, an RSA verify in
+    // node:crypto, whichever library calls them) proves a cache hit does no crypto at all.
     before(() => {
-      hmacCalls = mock.method(Hmac.prototype, 'digest');
+      hmacCalls = mock.method(NobleHmac.prototype, 'digestInto');
       rsaCalls = mock.method(Verify.prototype, 'verify');
     });
     after(() => mock.restoreAll());
