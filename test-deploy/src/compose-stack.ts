@@ -78,8 +78,10 @@ export interface ComposeStack {
    * it loads the configuration; a name the network does not resolve yet (or no longer: podman 4.3,
    * see `stopOneByOne`) fails the reload, which nginx only logs ([emerg] host not found in
    * upstream) before going on with the old addresses. So `nginx -t` is run until it passes first.
+   * With `reached`, the reload is made again every 10 s until it holds (at most 90 s): podman's
+   * name server can answer the test and fail the reload's own look-up a moment later.
    */
-  reloadEdge(): Promise<void>;
+  reloadEdge(reached?: () => Promise<boolean>): Promise<void>;
   /**
    * Stops the services' containers one after the other. podman 4.3's netavark (Debian 12) edits a
    * network's table of names without a lock when a container stops, so several stopping at once
@@ -206,7 +208,7 @@ export async function startComposeStack(
   };
   const containers = (service?: string) =>
     docker.containers(service ? [projectLabel, `com.docker.compose.service=${service}`] : [projectLabel]);
-  const reloadEdge = async () => {
+  const reloadOnce = async () => {
     // A refusal rejects the probe: waitFor's time-out then says what nginx printed last.
     await waitFor(() => compose(['exec', '-T', 'edge', 'nginx', '-t', '-q'], 30_000).then(() => true), {
       timeoutMs: 90_000,
@@ -214,6 +216,22 @@ export async function startComposeStack(
       what: "the edge's configuration to load (nginx -t)",
     });
     await compose(['exec', '-T', 'edge', 'nginx', '-s', 'reload'], 30_000);
+  };
+  const reloadEdge = async (reached?: () => Promise<boolean>) => {
+    await reloadOnce();
+    if (reached === undefined) return;
+    let reloadedAt = performance.now();
+    await waitFor(
+      async () => {
+        if (await reached().catch(() => false)) return true;
+        if (performance.now() - reloadedAt > 10_000) {
+          await reloadOnce();
+          reloadedAt = performance.now();
+        }
+        return false;
+      },
+      { timeoutMs: 90_000, intervalMs: 200, what: 'the reloaded edge reaching the new containers' },
+    );
   };
 
   return {
