@@ -16,8 +16,7 @@
  * token issued before a crash never names something of the new process.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { _HMAC as Hmac, hmac } from '@noble/hashes/hmac.js';
-import { sha256 } from '@noble/hashes/sha2.js';
+import { type KeyedHmac, keyedHmac } from './keyed-hmac.ts';
 
 export interface SignedTokenPayload {
   /** The replica holding the connection or request. */
@@ -36,11 +35,8 @@ const maxExpirySeconds = 0xffff_ffff;
 
 export class SignedTokenCodec {
   readonly purpose: string;
-  /** HMAC-SHA256 under the derived key, its key schedule (the padded key's blocks) done once. */
-  private readonly keyed: Hmac<ReturnType<typeof sha256.create>>;
-  /** The MAC of one token is computed here, from a copy of `keyed`, into `digest`. */
-  private readonly scratch: Hmac<ReturnType<typeof sha256.create>>;
-  private readonly digest = new Uint8Array(32);
+  /** HMAC-SHA256 under the derived key (keyed-hmac.ts). */
+  private readonly hmac: KeyedHmac;
   private readonly now: () => number;
 
   constructor(secret: string | Uint8Array, purpose: string, options: { now?: () => number } = {}) {
@@ -51,8 +47,7 @@ export class SignedTokenCodec {
     const derived = createHmac('sha256', secret)
       .update(`gatehouse signed token v${version}: ${purpose}`)
       .digest();
-    this.keyed = hmac.create(sha256, derived);
-    this.scratch = this.keyed.clone();
+    this.hmac = keyedHmac('sha256', derived);
   }
 
   /**
@@ -94,10 +89,9 @@ export class SignedTokenCodec {
     };
   }
 
-  /** The first 16 bytes of HMAC-SHA256(key, body); a view of `digest`, valid until the next call. */
+  /** The first 16 bytes of HMAC-SHA256(key, body); valid until the next call. */
   private mac(body: Uint8Array): Uint8Array {
-    this.keyed._cloneInto(this.scratch).update(body).digestInto(this.digest);
-    return this.digest.subarray(0, macLength);
+    return this.hmac(body).subarray(0, macLength);
   }
 }
 
