@@ -22,7 +22,10 @@
  * Flags: `--n 10000`, `--rounds 3`, `--rows plain,hs256,rs256` (Gatehouse hubs to run; B-sse always),
  * `--base <checkout>` (adds the plain rows of another checkout's Gatehouse, e.g. a worktree of the
  * commit before a change, as `gatehouse@base`: before and after side by side in one run),
- * `--cpu-prof` (Gatehouse writes CPU profiles to a temp dir, printed), `--json <file>` (the summary).
+ * `--cpu-prof` (Gatehouse writes CPU profiles to a temp dir, printed), `--json <file>` (the summary),
+ * `--store redis` (the Gatehouse hubs keep the rate limit's counters in Redis, as deployed, instead of
+ * in memory; each row then also reports the Redis commands per connect, counted by the server: a
+ * figure the box's load does not move; needs `tools/deps.sh up redis`).
  */
 import { generateKeyPairSync, type KeyObject, randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -31,8 +34,17 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { signJwt } from '@gatehouse/auth';
+import { dependencyAddress } from '@gatehouse/testkit';
 import { type PushClient, startPushClient } from './clients/push-client-process.ts';
-import { boxLine, formatRatio, median, pinProcess, raiseFdLimit, ratio } from './harness/index.ts';
+import {
+  boxLine,
+  formatRatio,
+  median,
+  pinProcess,
+  raiseFdLimit,
+  ratio,
+  redisCommandsProcessed,
+} from './harness/index.ts';
 import { benchEvent, stampNow } from './push-hub/bench-event.ts';
 import {
   GATEHOUSE_SSE_PATH,
@@ -72,6 +84,8 @@ export interface BurstSample {
   /** Connects the hub reset or refused before answering, made again by the client. */
   retried: number;
   cpuUsPerConnect: number;
+  /** Redis commands the burst cost per connect (with `--store redis`). */
+  storeCommandsPerConnect?: number;
   /** 1-minute load average when the burst ended. */
   load: number;
 }
@@ -87,6 +101,7 @@ async function main(): Promise<void> {
       'cpu-prof': { type: 'boolean', default: false },
       json: { type: 'string' },
       base: { type: 'string' },
+      store: { type: 'string', default: 'memory' },
     },
   });
   const n = Number(values.n);
@@ -99,7 +114,9 @@ async function main(): Promise<void> {
   const profileDir = values['cpu-prof'] ? mkdtempSync(join(tmpdir(), 'connect-prof-')) : undefined;
   const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : undefined;
 
-  const plans = hubPlans(wanted, nodeArgs, values.base);
+  if (values.store !== 'memory' && values.store !== 'redis') throw new Error('--store is memory or redis');
+  const store = values.store === 'redis' ? redisStore() : undefined;
+  const plans = hubPlans(wanted, nodeArgs, values.base, store?.env);
   const client = startPushClient(clientCpu);
   const samples = new Map<string, BurstSample[]>();
   const loadAtStart = loadavg()
@@ -111,9 +128,14 @@ async function main(): Promise<void> {
     for (let r = 0; r < rounds; r++) {
       for (let k = 0; k < plans.length; k++) {
         const plan = plans[(k + r) % plans.length]!;
-        for (const [row, s] of await hubTurn(plan, client, n)) {
+        for (const [row, s] of await hubTurn(
+          plan,
+          client,
+          n,
+          plan.sign || plan.target.name !== 'B-sse' ? store?.commands : undefined,
+        )) {
           console.log(
-            `round ${r + 1} ${row.padEnd(28)} ${(s.ms / 1000).toFixed(2)} s, ${s.cpuUsPerConnect.toFixed(0)} µs CPU/connect${s.retried ? `, ${s.retried} retried` : ''} (load ${s.load.toFixed(2)})`,
+            `round ${r + 1} ${row.padEnd(28)} ${(s.ms / 1000).toFixed(2)} s, ${s.cpuUsPerConnect.toFixed(0)} µs CPU/connect${commandsText(s.storeCommandsPerConnect)}${s.retried ? `, ${s.retried} retried` : ''} (load ${s.load.toFixed(2)})`,
           );
           samples.set(row, [...(samples.get(row) ?? []), s]);
         }
@@ -126,7 +148,7 @@ async function main(): Promise<void> {
   console.log(`\nmedians over ${rounds} rounds, N = ${n} (ratio = Gatehouse ÷ B-sse, same run):`);
   for (const s of summary) {
     console.log(
-      `  ${s.row.padEnd(28)} ${(s.ms / 1000).toFixed(2)} s = ${Math.round((n / s.ms) * 1000)} connects/s (${formatRatio(s.msRatio)}), ${s.cpuUsPerConnect.toFixed(0)} µs CPU/connect (${formatRatio(s.cpuRatio)}), load ${s.loads}`,
+      `  ${s.row.padEnd(28)} ${(s.ms / 1000).toFixed(2)} s = ${Math.round((n / s.ms) * 1000)} connects/s (${formatRatio(s.msRatio)}), ${s.cpuUsPerConnect.toFixed(0)} µs CPU/connect (${formatRatio(s.cpuRatio)})${commandsText(s.storeCommandsPerConnect)}, load ${s.loads}`,
     );
   }
   const plain = summary.find((s) => s.row === 'gatehouse');
@@ -146,7 +168,24 @@ async function main(): Promise<void> {
     writeFileSync(values.json, JSON.stringify({ n, rounds, loadAtStart, rows: summary }, null, 2));
 }
 
-function hubPlans(wanted: Set<string>, nodeArgs: string[] | undefined, base: string | undefined): HubPlan[] {
+/** The Gatehouse hubs' settings for a Redis store (a key prefix of this run's), and its command count. */
+function redisStore(): { env: Record<string, string>; commands: () => Promise<number> } {
+  const url = dependencyAddress.redisUrl;
+  return {
+    env: { STORE: 'redis', REDIS_URL: url, STORE_KEY_PREFIX: `connect-burst-${process.pid}:` },
+    commands: () => redisCommandsProcessed(url),
+  };
+}
+
+const commandsText = (perConnect: number | undefined) =>
+  perConnect === undefined ? '' : `, ${perConnect.toFixed(3)} Redis commands/connect`;
+
+function hubPlans(
+  wanted: Set<string>,
+  nodeArgs: string[] | undefined,
+  base: string | undefined,
+  storeEnv: Record<string, string> | undefined,
+): HubPlan[] {
   const rowsOf = (name: string, token: Token): Row[] => [
     { name, token, lastEventId: false },
     { name: `${name} + Last-Event-ID`, token, lastEventId: true },
@@ -156,7 +195,14 @@ function hubPlans(wanted: Set<string>, nodeArgs: string[] | undefined, base: str
   ];
   if (wanted.has('plain')) {
     plans.push({
-      target: gatehouseHub({ transport: 'sse', port: 18991, apiPort: 18992, cpu: serverCpu, nodeArgs }),
+      target: gatehouseHub({
+        transport: 'sse',
+        port: 18991,
+        apiPort: 18992,
+        cpu: serverCpu,
+        nodeArgs,
+        ...(storeEnv && { env: storeEnv }),
+      }),
       rows: rowsOf('gatehouse', 'none'),
     });
   }
@@ -170,6 +216,7 @@ function hubPlans(wanted: Set<string>, nodeArgs: string[] | undefined, base: str
         apiPort: 18998,
         cpu: serverCpu,
         nodeArgs,
+        ...(storeEnv && { env: storeEnv }),
       }),
       rows: rowsOf('gatehouse@base', 'none'),
     });
@@ -184,7 +231,7 @@ function hubPlans(wanted: Set<string>, nodeArgs: string[] | undefined, base: str
         apiPort: 18994,
         cpu: serverCpu,
         nodeArgs,
-        env: { JWT_SECRET_KEY: secret, JWT_ALG: 'HS256' },
+        env: { ...storeEnv, JWT_SECRET_KEY: secret, JWT_ALG: 'HS256' },
       }),
       rows: rowsOf('gatehouse HS256', 'HS256'),
       sign: (i, burst) => signJwt(claims(i, burst), { alg: 'HS256', key: secret }),
@@ -202,7 +249,7 @@ function hubPlans(wanted: Set<string>, nodeArgs: string[] | undefined, base: str
         apiPort: 18996,
         cpu: serverCpu,
         nodeArgs,
-        env: { JWT_SECRET_KEY: pem, JWT_ALG: 'RS256' },
+        env: { ...storeEnv, JWT_SECRET_KEY: pem, JWT_ALG: 'RS256' },
       }),
       rows: rowsOf('gatehouse RS256', 'RS256'),
       sign: (i, burst) => signJwt(claims(i, burst), { alg: 'RS256', key }),
@@ -222,17 +269,22 @@ function claims(i: number, burst: string): Record<string, unknown> {
 }
 
 /** One hub's turn: start, warm-up burst, each row's burst, stop. */
-async function hubTurn(plan: HubPlan, client: PushClient, n: number): Promise<Array<[string, BurstSample]>> {
+async function hubTurn(
+  plan: HubPlan,
+  client: PushClient,
+  n: number,
+  storeCommands: (() => Promise<number>) | undefined,
+): Promise<Array<[string, BurstSample]>> {
   const hub = await startHub(plan.target);
   const out: Array<[string, BurstSample]> = [];
   try {
     await sleep(500);
     const lastEventId = plan.rows.some((r) => r.lastEventId) ? await streamHead(hub) : undefined;
-    await burst(hub, client, n, pathsFor(hub, plan, plan.rows[0]!, n, 0), undefined);
+    await burst(hub, client, n, pathsFor(hub, plan, plan.rows[0]!, n, 0), undefined, storeCommands);
     for (const [k, row] of plan.rows.entries()) {
       const paths = pathsFor(hub, plan, row, n, k + 1);
       const headers = row.lastEventId ? `Last-Event-ID: ${lastEventId}\r\n` : undefined;
-      out.push([row.name, await burst(hub, client, n, paths, headers)]);
+      out.push([row.name, await burst(hub, client, n, paths, headers, storeCommands)]);
     }
   } finally {
     await hub.stop();
@@ -266,7 +318,9 @@ async function burst(
   n: number,
   paths: string[],
   extraHeaders: string | undefined,
+  storeCommands: (() => Promise<number>) | undefined,
 ): Promise<BurstSample> {
+  const commandsBefore = await storeCommands?.();
   const cpuBefore = hub.cpuSeconds();
   const c = await client.connect({
     transport: 'sse',
@@ -284,7 +338,15 @@ async function burst(
   if (c.connected < n) throw new Error(`${c.connected}/${n} connected, ${c.failed} failed (${c.firstError})`);
   await client.closeAll();
   await sleep(1000);
-  return { ms: c.ms, retried: c.retried, cpuUsPerConnect: (cpu / n) * 1e6, load };
+  // Counted through the closes and the quiet second: what a connect costs the store, coming and going.
+  const commands = commandsBefore === undefined ? undefined : (await storeCommands!()) - commandsBefore;
+  return {
+    ms: c.ms,
+    retried: c.retried,
+    cpuUsPerConnect: (cpu / n) * 1e6,
+    ...(commands !== undefined && { storeCommandsPerConnect: commands / n }),
+    load,
+  };
 }
 
 /**
@@ -317,6 +379,7 @@ interface SummaryRow {
   cpuUsPerConnect: number;
   msRatio: number;
   cpuRatio: number;
+  storeCommandsPerConnect?: number;
   /** The 1-minute load averages at the end of each round's burst. */
   loads: string;
 }
@@ -328,12 +391,16 @@ function summarize(samples: Map<string, BurstSample[]>): SummaryRow[] {
   return [...samples].map(([row, list]) => {
     const ms = median(list.map((s) => s.ms));
     const cpuUsPerConnect = median(list.map((s) => s.cpuUsPerConnect));
+    const commands = list.flatMap((s) =>
+      s.storeCommandsPerConnect === undefined ? [] : [s.storeCommandsPerConnect],
+    );
     return {
       row,
       ms,
       cpuUsPerConnect,
       msRatio: ratio(ms, baseMs),
       cpuRatio: ratio(cpuUsPerConnect, baseCpu),
+      ...(commands.length > 0 && { storeCommandsPerConnect: median(commands) }),
       loads: list.map((s) => s.load.toFixed(2)).join('/'),
     };
   });

@@ -1,6 +1,7 @@
 /**
  * MAX_CONNECTIONS_PER_MINUTE across all hub replicas together, a sliding window in the shared store
- * (sliding-window.ts).
+ * (sliding-window.ts) whose places each replica takes in blocks of at most 1 % of the limit
+ * (leased-window.ts).
  *
  * It counts admitted connections, not attempts: a connect the limit refuses takes its count back at
  * once, and one refused by a later check (a bad JWT, a denied subscription) gives its admission
@@ -13,7 +14,7 @@
  * new-connection budget has room), so claiming to reconnect never gets more than both budgets.
  */
 import type { Store } from '@gatehouse/store';
-import { createSlidingWindow } from './sliding-window.ts';
+import { createLeasedWindow } from './leased-window.ts';
 
 export type ConnectKind = 'new' | 'reconnect';
 
@@ -28,16 +29,22 @@ export interface Admission {
   refund(): Promise<void>;
 }
 
-/** Resolves with the admission, or undefined when the connect is refused. */
-export type ConnectionRateLimit = (kind: ConnectKind) => Promise<Admission | undefined>;
+/**
+ * Resolves with the admission, or undefined when the connect is refused; `close` gives the places
+ * this replica holds and has not handed out back to the store (leased-window.ts).
+ */
+export type ConnectionRateLimit = ((kind: ConnectKind) => Promise<Admission | undefined>) & {
+  close(): Promise<void>;
+};
 
 export function createConnectionRateLimit(
   store: Store,
   limits: RateLimits,
   now: () => number = Date.now,
 ): ConnectionRateLimit {
-  const take = createSlidingWindow(store, now);
-  return async (kind) => {
+  const window = createLeasedWindow(store, now);
+  const take = window.take;
+  const limit = async (kind: ConnectKind): Promise<Admission | undefined> => {
     if (kind === 'reconnect') {
       const taken = await take('reconnects', limits.maxReconnectsPerMinute);
       if (taken.ok) return { kind: 'reconnect', refund: taken.giveBack };
@@ -45,4 +52,5 @@ export function createConnectionRateLimit(
     const taken = await take('connections', limits.maxPerMinute);
     return taken.ok ? { kind: 'new', refund: taken.giveBack } : undefined;
   };
+  return Object.assign(limit, { close: () => window.close() });
 }

@@ -114,14 +114,15 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     bounds: { maxCount: config.MAX_SUBSCRIPTIONS_PER_CONNECTION, maxBytes: config.MAX_SUBSCRIPTIONS_BYTES },
   });
   const addressBudget = new AddressBudget({ perMinute: config.MAX_CONNECTIONS_PER_IP_PER_MINUTE });
+  const rateLimit = createConnectionRateLimit(deps.store, {
+    maxPerMinute: config.MAX_CONNECTIONS_PER_MINUTE,
+    maxReconnectsPerMinute: config.MAX_RECONNECTS_PER_MINUTE,
+  });
   const gate = createConnectionGate({
     addressBudget,
     trustedProxies: config.TRUSTED_PROXIES,
     resolve,
-    rateLimit: createConnectionRateLimit(deps.store, {
-      maxPerMinute: config.MAX_CONNECTIONS_PER_MINUTE,
-      maxReconnectsPerMinute: config.MAX_RECONNECTS_PER_MINUTE,
-    }),
+    rateLimit,
     isReconnect: createReconnectCheck({ tokens, holds: (p) => ring.has(p) }),
     metrics,
   });
@@ -313,6 +314,8 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       sse.close();
       ws.close();
       await socketio.close();
+      // The places this replica holds for connects that no longer come here, for the others.
+      await rateLimit.close();
     },
   };
 }
