@@ -32,9 +32,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { signJwt } from '@gatehouse/auth';
-import { dependencyAddress } from '@gatehouse/testkit';
+import { dependencyAddress, gatewayEnv } from '@gatehouse/testkit';
 import { type PushClient, startPushClient } from './clients/push-client-process.ts';
 import {
   boxLine,
@@ -114,9 +115,8 @@ async function main(): Promise<void> {
   const profileDir = values['cpu-prof'] ? mkdtempSync(join(tmpdir(), 'connect-prof-')) : undefined;
   const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : undefined;
 
-  if (values.store !== 'memory' && values.store !== 'redis') throw new Error('--store is memory or redis');
-  const store = values.store === 'redis' ? redisStore() : undefined;
-  const plans = hubPlans(wanted, nodeArgs, values.base, store?.env);
+  const store = storeChoice(values.store);
+  const plans = hubPlans(wanted, nodeArgs, values.base, store);
   const client = startPushClient(clientCpu);
   const samples = new Map<string, BurstSample[]>();
   const loadAtStart = loadavg()
@@ -132,7 +132,7 @@ async function main(): Promise<void> {
           plan,
           client,
           n,
-          plan.sign || plan.target.name !== 'B-sse' ? store?.commands : undefined,
+          plan.target.name !== 'B-sse' ? store.commands : undefined,
         )) {
           console.log(
             `round ${r + 1} ${row.padEnd(28)} ${(s.ms / 1000).toFixed(2)} s, ${s.cpuUsPerConnect.toFixed(0)} µs CPU/connect${commandsText(s.storeCommandsPerConnect)}${s.retried ? `, ${s.retried} retried` : ''} (load ${s.load.toFixed(2)})`,
@@ -168,12 +168,29 @@ async function main(): Promise<void> {
     writeFileSync(values.json, JSON.stringify({ n, rounds, loadAtStart, rows: summary }, null, 2));
 }
 
-/** The Gatehouse hubs' settings for a Redis store (a key prefix of this run's), and its command count. */
-function redisStore(): { env: Record<string, string>; commands: () => Promise<number> } {
+/**
+ * Where the Gatehouse hubs keep their shared state. In memory: the all-in-one embedded runner. In
+ * Redis: the push-hub service as deployed (its built JavaScript), with Redis as store and fan-out
+ * bus, and the server's command count. The push hub takes no publishes, so the Last-Event-ID rows
+ * (which publish the head they resume from) are left out then.
+ */
+interface StoreChoice {
+  env: Record<string, string>;
+  main: (checkout: string) => string;
+  commands?: () => Promise<number>;
+  resumeRows: boolean;
+}
+
+function storeChoice(kind: string): StoreChoice {
+  if (kind === 'memory')
+    return { env: {}, main: (checkout) => join(checkout, 'embedded/dist/main.js'), resumeRows: true };
+  if (kind !== 'redis') throw new Error('--store is memory or redis');
   const url = dependencyAddress.redisUrl;
   return {
-    env: { STORE: 'redis', REDIS_URL: url, STORE_KEY_PREFIX: `connect-burst-${process.pid}:` },
+    env: gatewayEnv({ run: `connect-burst-${process.pid}`, fanout: 'redis', jwtSecret: randomUUID() }),
+    main: (checkout) => join(checkout, 'services/push-hub/dist/main.js'),
     commands: () => redisCommandsProcessed(url),
+    resumeRows: false,
   };
 }
 
@@ -184,12 +201,15 @@ function hubPlans(
   wanted: Set<string>,
   nodeArgs: string[] | undefined,
   base: string | undefined,
-  storeEnv: Record<string, string> | undefined,
+  store: StoreChoice,
 ): HubPlan[] {
   const rowsOf = (name: string, token: Token): Row[] => [
     { name, token, lastEventId: false },
-    { name: `${name} + Last-Event-ID`, token, lastEventId: true },
+    ...(store.resumeRows ? [{ name: `${name} + Last-Event-ID`, token, lastEventId: true }] : []),
   ];
+  const here = fileURLToPath(new URL('../../', import.meta.url));
+  const main = store.main(here);
+  const storeEnv = store.env;
   const plans: HubPlan[] = [
     { target: rawHub('sse', 18990, serverCpu), rows: [{ name: 'B-sse', token: 'none', lastEventId: false }] },
   ];
@@ -201,7 +221,8 @@ function hubPlans(
         apiPort: 18992,
         cpu: serverCpu,
         nodeArgs,
-        ...(storeEnv && { env: storeEnv }),
+        main,
+        env: storeEnv,
       }),
       rows: rowsOf('gatehouse', 'none'),
     });
@@ -210,13 +231,14 @@ function hubPlans(
     plans.push({
       target: gatehouseHub({
         name: 'gatehouse@base',
-        main: join(base, 'embedded/src/main.ts'),
+        // Built first (`make build` in that checkout), like this one.
+        main: store.main(base),
         transport: 'sse',
         port: 18997,
         apiPort: 18998,
         cpu: serverCpu,
         nodeArgs,
-        ...(storeEnv && { env: storeEnv }),
+        env: storeEnv,
       }),
       rows: rowsOf('gatehouse@base', 'none'),
     });
@@ -231,6 +253,7 @@ function hubPlans(
         apiPort: 18994,
         cpu: serverCpu,
         nodeArgs,
+        main,
         env: { ...storeEnv, JWT_SECRET_KEY: secret, JWT_ALG: 'HS256' },
       }),
       rows: rowsOf('gatehouse HS256', 'HS256'),
@@ -249,6 +272,7 @@ function hubPlans(
         apiPort: 18996,
         cpu: serverCpu,
         nodeArgs,
+        main,
         env: { ...storeEnv, JWT_SECRET_KEY: pem, JWT_ALG: 'RS256' },
       }),
       rows: rowsOf('gatehouse RS256', 'RS256'),
