@@ -43,15 +43,16 @@ run: install
 # Each stage says how long it took (tools/timed.sh). The node tests run last, so the test runner's
 # summary is the last thing before their stage line.
 test:
+	@tools/prebuild.sh start jaeger $(if $(SKIP_CLUSTER),,kubernetes)
 	@tools/timed.sh install $(MAKE) -s install
 	@tools/timed.sh lint $(MAKE) -s lint
 	@tools/timed.sh typecheck $(MAKE) -s typecheck
 	@tools/timed.sh "chart checks" $(MAKE) -s chart-test
 	@tools/timed.sh "compose check" $(MAKE) -s compose-check
 	@tools/timed.sh "API fuzzing (internal API, public edge)" $(MAKE) -s fuzz-api
-	@tools/timed.sh dependencies $(MAKE) -s deps-up
+	@tools/timed.sh dependencies sh -c 'tools/prebuild.sh wait jaeger && $(MAKE) -s deps-up'
 	@tools/timed.sh "compose stack" $(MAKE) -s $(if $(SKIP_COMPOSE),skipped-compose,compose-test)
-	@tools/timed.sh "helm release in a local cluster" $(MAKE) -s $(if $(SKIP_CLUSTER),skipped-cluster,helm-test)
+	@tools/timed.sh "helm release in a local cluster" $(if $(SKIP_CLUSTER),$(MAKE) -s skipped-cluster,sh -c 'tools/prebuild.sh wait kubernetes && $(MAKE) -s helm-test')
 	@tools/timed.sh "node tests" $(MAKE) -s test-only
 
 test-only:

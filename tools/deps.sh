@@ -8,6 +8,7 @@
 # Usage: tools/deps.sh up|down|status [name...]    tools/deps.sh restart name...    tools/deps.sh tools
 #        tools/deps.sh kafka-libs   (only fetch the Kafka jars; prints their directory)
 #        tools/deps.sh schema-registry-app   (only fetch Apicurio Registry; prints its directory)
+#        tools/deps.sh jaeger-bin   (only build Jaeger when it is missing or stale; prints its path)
 # Names: kafka redis redis-cluster nats kinesis traces schema-registry redis-tls redis-tls-cluster nats-tls traces-tls kafka-tls schema-registry-tls (default: all;
 # schema-registry needs kafka up, schema-registry-tls the schema-registry). Idempotent: `up` skips what
 # already runs. State, logs and PID files live under .cache/deps/<name>/. Ports come from the
@@ -184,13 +185,8 @@ kafka_up() {
 # ---- Jaeger v2 (traces): built from tools/jaeger/go.mod into .cache/traces/, rebuilt when it changes;
 #      memory storage, so a restart starts empty ----
 traces_up() {
-  local bin="$root/.cache/traces/bin/jaeger" stamp
-  # The files' contents only (not their paths): a clone elsewhere reuses the build.
-  stamp=$(cat "$root/tools/jaeger/go.mod" "$root/tools/jaeger/go.sum" | sha256sum | cut -c1-16)
-  if [ ! -x "$bin" ] || [ "$(cat "$bin.stamp" 2>/dev/null)" != "$stamp" ]; then
-    build_jaeger "$bin"
-    echo "$stamp" >"$bin.stamp"
-  fi
+  local bin
+  bin=$(jaeger_bin)
   mkdir -p "$state/traces"
   TRACES_OTLP_PORT=$TRACES_OTLP_PORT TRACES_QUERY_PORT=$TRACES_QUERY_PORT \
     TRACES_QUERY_GRPC_PORT=$TRACES_QUERY_GRPC_PORT spawn traces "$bin" --config "$root/tools/jaeger/config.yaml"
@@ -200,6 +196,17 @@ traces_up() {
 traces-ping() {
   curl -fsS -X POST -H 'content-type: application/json' -d '{}' "http://127.0.0.1:$TRACES_OTLP_PORT/v1/traces" &&
     curl -fsS "http://127.0.0.1:$TRACES_QUERY_PORT/api/services"
+}
+# Builds Jaeger when it is missing or its go.mod/go.sum changed; prints the binary's path.
+jaeger_bin() {
+  local bin="$root/.cache/traces/bin/jaeger" stamp
+  # The files' contents only (not their paths): a clone elsewhere reuses the build.
+  stamp=$(cat "$root/tools/jaeger/go.mod" "$root/tools/jaeger/go.sum" | sha256sum | cut -c1-16)
+  if [ ! -x "$bin" ] || [ "$(cat "$bin.stamp" 2>/dev/null)" != "$stamp" ]; then
+    build_jaeger "$bin" >&2
+    echo "$stamp" >"$bin.stamp"
+  fi
+  echo "$bin"
 }
 build_jaeger() {
   local out=$1 t=$SECONDS cache="$root/.cache/traces/go" version
@@ -291,7 +298,7 @@ stop_process() {
 
 cmd=${1:-status}; shift || true
 names=("$@"); [ ${#names[@]} -eq 0 ] && names=("${all[@]}")
-[[ "$cmd" = tools || "$cmd" = kafka-libs || "$cmd" = schema-registry-app ]] && names=()
+[[ "$cmd" = tools || "$cmd" = kafka-libs || "$cmd" = schema-registry-app || "$cmd" = jaeger-bin ]] && names=()
 for n in "${names[@]}"; do [[ " ${all[*]} " == *" $n "* ]] || die "unknown dependency '$n' (know: ${all[*]})"; done
 case "$cmd" in
   up) for n in "${names[@]}"; do up_one "$n"; done ;;
@@ -303,8 +310,9 @@ case "$cmd" in
   tools) apt_install chromium:chromium curl:curl nginx:nginx prometheus:prometheus promtool:prometheus ;;
   kafka-libs) kafka_libs; echo "$root/.cache/kafka/libs" ;;
   schema-registry-app) apt_install curl:curl; apicurio_app ;;
+  jaeger-bin) jaeger_bin ;;
   status) for n in "${names[@]}"; do
       if running_all "$n"; then echo "$n: running (pid $(pid_of "$n"))"; else echo "$n: stopped"; fi
     done ;;
-  *) die "usage: $0 up|down|restart|status [${all[*]}] | tools | kafka-libs | schema-registry-app" ;;
+  *) die "usage: $0 up|down|restart|status [${all[*]}] | tools | kafka-libs | schema-registry-app | jaeger-bin" ;;
 esac
