@@ -15,16 +15,21 @@
  * With `--compare <checkout>` the pair is another checkout's built JavaScript (before) against this
  * one's (after), both built first, instead of TypeScript against built JavaScript.
  *
- * Run: `node bench/src/memory-floor.bench.ts [--rounds 3] [--n 10000] [--compare <checkout>]` (builds first).
+ * The loaded reading is taken twice: the embedded runner (every service in one process), and a
+ * push-hub replica as deployed (Redis store and fan-out bus; no publish, memory only).
+ *
+ * Run: `node bench/src/memory-floor.bench.ts [--rounds 3] [--n 10000] [--compare <checkout>]
+ * [--only idle|loaded]` (builds first).
  */
 import { execFileSync, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { dependencyAddress } from '@gatehouse/testkit';
+import { dependencyAddress, gatewayEnv } from '@gatehouse/testkit';
 import { buildAll } from '../../tools/build.ts';
 import { startPushClients } from './clients/push-client-process.ts';
 import { boxLine, median, pinProcess, raiseFdLimit } from './harness/index.ts';
@@ -185,32 +190,47 @@ async function loadedHub(n: number): Promise<void> {
   if (n + 500 > soft)
     throw new Error(`N = ${n} needs an open-files limit of ${n + 500}; this process has ${soft}`);
   const client = startPushClients(1, 1);
-  const session = { n, settleMs: 2000, batchSize: 500, batchIntervalMs: 20, publishes: 1, gapMs: 1000 };
-  console.log(
-    `\nEmbedded runner holding ${n} SSE connections (the push-hub benchmark's H1 session, hub on cpu0):`,
-  );
   try {
-    for (const mode of [before, 'js'] as const) {
-      const target = gatehouseHub({
-        transport: 'sse',
-        port: 23480,
-        apiPort: 23490,
-        cpu: 0,
-        source: mode === 'ts',
-        ...(mode === 'base' ? { main: `${compareRoot}embedded/dist/main.js` } : {}),
-      });
-      const r = await fanoutSession(target, client, session, () => undefined);
-      console.log(
-        `  ${label[mode]}: idle ${fmtMib(r.idle.rssNoGc)}, with ${r.connected} connections ${fmtMib(r.loaded.rssNoGc)} (after a forced GC ${fmtMib(r.loaded.rss)}), connect ${(r.connectMs / 1000).toFixed(1)} s`,
-      );
-      if (mode === 'js') {
-        console.log(
-          `  ${n} SSE ≤ ${fmtMib(hubLoadedGoal)} total (built JS, after a forced GC: ${fmtMib(r.loaded.rss)}) → ${verdict(r.loaded.rss <= hubLoadedGoal)}`,
-        );
-      }
-    }
+    console.log(
+      `\nEmbedded runner holding ${n} SSE connections (the push-hub benchmark's H1 session, hub on cpu0):`,
+    );
+    await loadedReadings(n, client, 1, (mode) => ({
+      source: mode === 'ts',
+      ...(mode === 'base' ? { main: `${compareRoot}embedded/dist/main.js` } : {}),
+    }));
+    // The hub as the chart and compose deploy it: a replica of its own, Redis as store and fan-out
+    // bus. It takes no publishes (the publisher does), so this session measures memory only.
+    console.log(`\nPush-hub replica (Redis store and fan-out bus) holding ${n} SSE connections:`);
+    const env = gatewayEnv({ run: `memory-floor-${process.pid}`, fanout: 'redis', jwtSecret: randomUUID() });
+    await loadedReadings(n, client, 0, (mode) => ({
+      env,
+      main: `${mode === 'base' ? compareRoot : root}services/push-hub/${mode === 'ts' ? 'src/main.ts' : 'dist/main.js'}`,
+      source: mode === 'ts',
+    }));
   } finally {
     await client.stop();
+  }
+}
+
+/** The before and the built (`js`) hub with N connections, one after the other, and the goal. */
+async function loadedReadings(
+  n: number,
+  client: ReturnType<typeof startPushClients>,
+  publishes: number,
+  hubOf: (mode: Mode) => Partial<Parameters<typeof gatehouseHub>[0]>,
+): Promise<void> {
+  const session = { n, settleMs: 2000, batchSize: 500, batchIntervalMs: 20, publishes, gapMs: 1000 };
+  for (const mode of [before, 'js'] as const) {
+    const target = gatehouseHub({ transport: 'sse', port: 23480, apiPort: 23490, cpu: 0, ...hubOf(mode) });
+    const r = await fanoutSession(target, client, session, () => undefined);
+    console.log(
+      `  ${label[mode]}: idle ${fmtMib(r.idle.rssNoGc)}, with ${r.connected} connections ${fmtMib(r.loaded.rssNoGc)} (after a forced GC ${fmtMib(r.loaded.rss)}, after a memory-reducing GC ${fmtMib(r.loaded.reducedRss)}), connect ${(r.connectMs / 1000).toFixed(1)} s`,
+    );
+    if (mode === 'js') {
+      console.log(
+        `  ${n} SSE ≤ ${fmtMib(hubLoadedGoal)} total (built JS, after a forced GC: ${fmtMib(r.loaded.rss)}) → ${verdict(r.loaded.rss <= hubLoadedGoal)}`,
+      );
+    }
   }
 }
 
@@ -219,6 +239,8 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     n: { type: 'string', default: '10000' },
     compare: { type: 'string' },
+    // `idle` or `loaded`: one of the two parts only.
+    only: { type: 'string' },
   },
 });
 const compareRoot = values.compare === undefined ? undefined : `${resolve(values.compare)}/`;
@@ -227,5 +249,5 @@ console.log(`Memory floor benchmark — ${boxLine()}; load average ${loadavg()[0
 await buildAll();
 if (compareRoot !== undefined)
   execFileSync(process.execPath, [`${compareRoot}tools/build.ts`], { stdio: 'inherit' });
-await idleTable(Number(values.rounds));
-await loadedHub(Number(values.n));
+if (values.only !== 'loaded') await idleTable(Number(values.rounds));
+if (values.only !== 'idle') await loadedHub(Number(values.n));
