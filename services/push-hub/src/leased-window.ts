@@ -100,20 +100,13 @@ export function createLeasedWindow(
   }
 
   function take(counter: string, max: number): Promise<Taken> {
+    const window = windowOf(now());
     let lease = leases.get(counter);
     if (!lease) {
-      lease = {
-        counter,
-        window: windowOf(now()),
-        unused: 0,
-        waiting: [],
-        fetching: false,
-        lastTake: 0,
-        idleTimer: undefined,
-      };
+      lease = { counter, window, unused: 0, waiting: [], fetching: false, lastTake: 0, idleTimer: undefined };
       leases.set(counter, lease);
     }
-    moveTo(lease, windowOf(now()));
+    moveTo(lease, window);
     if (lease.unused > 0 && lease.waiting.length === 0) {
       lease.unused--;
       return Promise.resolve(handOut(lease, max));
