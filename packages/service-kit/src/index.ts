@@ -23,6 +23,7 @@ export * from './package-version.ts';
 export * from './read-only-method.ts';
 export * from './readiness-metrics.ts';
 export * from './response-metrics.ts';
+export * from './canonical-path.ts';
 export * from './request-path.ts';
 export * from './router.ts';
 export * from './service-host.ts';

@@ -1,8 +1,23 @@
 import type { IncomingMessage } from 'node:http';
+import { canonicalTarget } from './canonical-path.ts';
 
-/** The request's path without its query string. */
+/** The request's path without its query string (canonical once `canonicaliseRequest` has run). */
 export function requestPath(req: IncomingMessage): string {
   const url = req.url ?? '/';
   const q = url.indexOf('?');
   return q < 0 ? url : url.slice(0, q);
+}
+
+/**
+ * Replaces the request's target with its canonical path and the query as sent (canonical-path.ts),
+ * before any handler reads it, so every stage sees one path. Returns why the target was refused
+ * (answer 400), or undefined. `OPTIONS *` is left as it is: no handler serves it.
+ */
+export function canonicaliseRequest(req: IncomingMessage): string | undefined {
+  const url = req.url ?? '/';
+  if (url === '*') return undefined;
+  const target = canonicalTarget(url);
+  if (!target.ok) return target.reason;
+  req.url = target.path + target.query;
+  return undefined;
 }

@@ -46,7 +46,7 @@ import {
 import { readOnlyMethod } from './read-only-method.ts';
 import { exportReadiness } from './readiness-metrics.ts';
 import { countResponses } from './response-metrics.ts';
-import { requestPath } from './request-path.ts';
+import { canonicaliseRequest, requestPath } from './request-path.ts';
 import type { TlsSettings } from './tls-settings.ts';
 
 export interface HostOptions {
@@ -110,7 +110,11 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   for (const s of services) await s.start?.();
 
   const servers: Server[] = [];
-  const api = createServer({ maxHeaderSize: nodeMaxHeaderSize(limits) }, internalApi);
+  const api = createServer({ maxHeaderSize: nodeMaxHeaderSize(limits) }, (req, res) => {
+    const badPath = canonicaliseRequest(req);
+    if (badPath === undefined) internalApi(req, res);
+    else sendJson(res, 400, { error: `Bad request path: ${badPath}` });
+  });
   servers.push(api);
   const apiPort = await listen(api, opts.apiPort, host);
 
@@ -128,6 +132,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     );
     const handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       if (oversizedHeader(req, limits)) return rejectUpgrade(socket, 431);
+      if (canonicaliseRequest(req) !== undefined) return rejectUpgrade(socket, 400);
       for (const s of services) if (s.upgrade?.(req, socket, head)) return;
       rejectUpgrade(socket, 404);
     };
@@ -240,6 +245,8 @@ function dispatcher(
       res.shouldKeepAlive = false;
       return sendText(res, 431, `header ${tooLong} is longer than ${limits.maxHeaderValueLength} bytes`);
     }
+    const badPath = canonicaliseRequest(req);
+    if (badPath !== undefined) return sendText(res, 400, `Bad request path: ${badPath}`);
     try {
       for (const handle of handlers) if (await handle(req, res)) return;
       sendJson(res, 404, { error: 'not found' });
@@ -266,7 +273,7 @@ function answerEdgeDocument(document: Buffer): RequestHandler {
 }
 
 function rejectUpgrade(socket: Duplex, status: number): void {
-  const reason = status === 431 ? 'Request Header Fields Too Large' : 'Not Found';
+  const reason = { 400: 'Bad Request', 431: 'Request Header Fields Too Large' }[status] ?? 'Not Found';
   socket.end(`HTTP/1.1 ${status} ${reason}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
 }
 

@@ -65,9 +65,11 @@ describe('internal API: operator middleware', () => {
     assert.equal(await health.text(), 'OK');
     assert.equal(health.headers.get('x-operator'), 'seen');
     assert.ok(seen.includes('GET /metrics') && seen.includes('GET /health'));
-    // Only the exact probe paths are open; express would route these spellings to them.
-    for (const path of ['/health/', '/%68ealth', '/ready/', '/HEALTH'])
+    // Only the exact probe paths are open; express would route these spellings to them. A
+    // spelling whose canonical path is the probe's (canonical-path.ts) is the probe.
+    for (const path of ['/health/', '/ready/', '/HEALTH', '/%68ealth/'])
       assert.equal((await fetch(url(path))).status, 401, path);
+    assert.equal((await fetch(url('/%68ealth'))).status, 200);
   });
 
   it("answers the operator's routes, and keeps ours: 404, 405, 400 and 503 with Retry-After", async () => {
@@ -82,7 +84,7 @@ describe('internal API: operator middleware', () => {
     assert.deepEqual(await missing.json(), { error: 'not found' });
     const badEncoding = await fetch(url('/v9/item/%E0%A4%A'), { headers: bearer });
     assert.equal(badEncoding.status, 400);
-    assert.match(((await badEncoding.json()) as { error: string }).error, /Failed to decode param/);
+    assert.match(((await badEncoding.json()) as { error: string }).error, /^Bad request path: .*percent-encoding/);
     const down = await fetch(url('/v9/down'), { headers: bearer });
     assert.equal(down.status, 503);
     assert.equal(down.headers.get('retry-after'), '1');
