@@ -22,9 +22,10 @@ export interface PathPattern {
 
 export type CompiledRegex = { ok: true; regex: PathPattern } | { ok: false; error: string };
 
-export function compilePathRegex(source: string): CompiledRegex {
+export function compilePathRegex(source: string, options: { ignoreCase?: boolean } = {}): CompiledRegex {
+  const flags = options.ignoreCase ? RE2JS.CASE_INSENSITIVE : 0;
   try {
-    return { ok: true, regex: linearPattern(RE2JS.compile(`^(?:${stripAnchors(source)})$`)) };
+    return { ok: true, regex: linearPattern(RE2JS.compile(`^(?:${stripAnchors(source)})$`, flags)) };
   } catch (err) {
     return { ok: false, error: describeSyntaxError((err as Error).message) };
   }

@@ -47,7 +47,7 @@ import { preflightRules, refusedTokenHeaders } from './cors.ts';
 import { AvroNotConfiguredError, type EventPublisher } from './event-publishers.ts';
 import { upstreamHeaders } from './forward-headers.ts';
 import type { HttpForwarder } from './http-forwarder.ts';
-import { type JwtGuard, requiresToken } from './jwt-guard.ts';
+import type { JwtGuard } from './jwt-guard.ts';
 import type { NatsTarget } from './nats-target.ts';
 import type { CorrelatedResponse, PendingRequest, PendingResponses } from './pending-responses.ts';
 import type { EndpointMetrics, ProxyMetrics, RequestStatus } from './proxy-metrics.ts';
@@ -144,9 +144,9 @@ async function handleMatched(
   deps: ProxyHandlerDeps,
 ): Promise<RequestStatus> {
   deps.requestLog?.(req, hit.route, path);
-  const { api, endpoint } = hit.route;
-  if (requiresToken(api, endpoint)) {
-    const verdict = await deps.guard.check(req, api.auth);
+  const { endpoint } = hit.route;
+  if (hit.guard !== undefined) {
+    const verdict = await deps.guard.check(req, hit.guard.api.auth);
     if (verdict !== 'allowed') {
       if (verdict === 'unavailable') sendText(res, 503, 'Authentication unavailable.', unavailableHeaders());
       else
@@ -197,11 +197,20 @@ async function forwardHttp(
   const { endpoint } = route;
   const origin = route.origin!;
   let target = upstreamPath(hit, path, req.url ?? '/');
+  if (target === undefined) {
+    req.resume();
+    deps.logger.warn(
+      { path, path_replacement: endpoint.path_replacement },
+      'path_replacement gave no canonical path',
+    );
+    sendText(res, 502, 'Bad gateway.');
+    return 'unreachable';
+  }
   const waiting = waitsForCorrelation(endpoint.response_from) ? openWait(res, endpoint, deps) : undefined;
   if (waiting !== undefined)
     target += `${target.includes('?') ? '&' : '?'}correlation=${encodeURIComponent(waiting.correlation)}`;
   const client = isTracingActive()
-    ? startHttpClientSpan(tracer, req.method ?? 'GET', new URL(target, origin.origin))
+    ? startHttpClientSpan(tracer, req.method ?? 'GET', new URL(origin.origin + target))
     : undefined;
   const outcome = await deps.forwarder.forward({
     req,

@@ -13,7 +13,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type CorsPolicy, type Logger, requestPath, type UpgradeHandler } from '@gatehouse/service-kit';
 import { upstreamHeaders } from './forward-headers.ts';
-import { type JwtGuard, requiresToken } from './jwt-guard.ts';
+import type { JwtGuard } from './jwt-guard.ts';
 import type { ProxyMetrics, RequestStatus } from './proxy-metrics.ts';
 import type { RequestLog } from './request-log.ts';
 import type { RouteMatch, RouteTable } from './route-table.ts';
@@ -70,13 +70,13 @@ async function serve(
   deps: ProxyUpgradeDeps,
 ): Promise<RequestStatus> {
   deps.requestLog?.(req, hit.route, path);
-  const { api, endpoint } = hit.route;
+  const { endpoint } = hit.route;
   if (!deps.cors.permitsUpgrade(req.headers.origin)) {
     answer(socket, 403, 'Origin not allowed.');
     return 'unauthorized';
   }
-  if (requiresToken(api, endpoint)) {
-    const verdict = await deps.guard.check(req, api.auth);
+  if (hit.guard !== undefined) {
+    const verdict = await deps.guard.check(req, hit.guard.api.auth);
     if (verdict === 'unavailable') {
       answer(socket, 503, 'Authentication unavailable.', { 'retry-after': '1' });
       return 'unavailable';
@@ -88,6 +88,14 @@ async function serve(
   }
   const origin = hit.route.origin!;
   const target = upstreamPath(hit, path, req.url ?? '/');
+  if (target === undefined) {
+    deps.logger.warn(
+      { path, path_replacement: endpoint.path_replacement },
+      'path_replacement gave no canonical path',
+    );
+    answer(socket, 502, 'Bad gateway.');
+    return 'unreachable';
+  }
   const outcome = await deps.forwarder.forward({
     req,
     socket,

@@ -10,6 +10,7 @@
 import type { ApiDefinition, Endpoint } from './api-definition.ts';
 import { requiresToken } from './jwt-guard.ts';
 import { compilePathRegex, compileReplacement, type PathMatch, type PathPattern } from './path-regex.ts';
+import { looseMatch, looseRegex } from './secured-spellings.ts';
 import { type TargetOrigin, targetOrigin } from './target-origin.ts';
 
 export interface Route {
@@ -22,11 +23,18 @@ export interface Route {
   origin: TargetOrigin | undefined;
   /** Headers merged over the request's when the endpoint transforms headers. */
   addHeaders: Record<string, string> | undefined;
+  /** Its regex with case ignored (secured-spellings.ts). */
+  loose: PathPattern | undefined;
 }
 
 export interface RouteMatch {
   route: Route;
   match: PathMatch;
+  /**
+   * The endpoint whose token check the request must pass: its own when it is secured, else a
+   * secured endpoint another spelling of the path reaches (secured-spellings.ts), else none.
+   */
+  guard: Route | undefined;
 }
 
 export interface RouteProblem {
@@ -38,16 +46,18 @@ export interface RouteProblem {
 export class RouteTable {
   readonly size: number;
   private readonly byMethod: Map<string, Route[]>;
+  /** Methods with a secured endpoint: only their requests need the loose reading. */
+  private readonly securedMethods: Set<string>;
   private readonly all: Route[];
 
   private constructor(routes: Route[]) {
     this.all = routes;
     this.size = routes.length;
     this.byMethod = new Map();
+    this.securedMethods = new Set();
     for (const route of routes) {
-      const list = this.byMethod.get(route.endpoint.method) ?? [];
-      list.push(route);
-      this.byMethod.set(route.endpoint.method, list);
+      append(this.byMethod, route.endpoint.method, route);
+      if (requiresToken(route.api, route.endpoint)) this.securedMethods.add(route.endpoint.method);
     }
   }
 
@@ -78,9 +88,22 @@ export class RouteTable {
   }
 
   match(method: string, path: string): RouteMatch | undefined {
-    const hit = firstMatch(this.byMethod.get(method), path);
-    if (hit || method !== 'HEAD') return hit;
-    return firstMatch(this.byMethod.get('GET'), path);
+    let found = firstMatch(this.byMethod.get(method), path);
+    let as = method;
+    if (found === undefined && method === 'HEAD') {
+      found = firstMatch(this.byMethod.get('GET'), path);
+      as = 'GET';
+    }
+    if (found === undefined) return undefined;
+    return { ...found, guard: this.guardOf(found.route, as, path) };
+  }
+
+  /** The secured endpoint whose token the request needs (secured-spellings.ts). */
+  private guardOf(route: Route, method: string, path: string): Route | undefined {
+    if (requiresToken(route.api, route.endpoint)) return route;
+    if (!this.securedMethods.has(method)) return undefined;
+    const loose = looseMatch(this.byMethod.get(method) ?? [], path);
+    return loose !== undefined && requiresToken(loose.api, loose.endpoint) ? loose : undefined;
   }
 
   /**
@@ -91,7 +114,7 @@ export class RouteTable {
     for (const route of this.all) {
       if (route.endpoint.target === 'http' && !requiresToken(route.api, route.endpoint)) continue;
       const match = route.regex.match(path);
-      if (match) return { route, match };
+      if (match) return { route, match, guard: undefined };
     }
     return undefined;
   }
@@ -101,13 +124,19 @@ export class RouteTable {
   }
 }
 
-function firstMatch(routes: Route[] | undefined, path: string): RouteMatch | undefined {
+function firstMatch(routes: Route[] | undefined, path: string): Omit<RouteMatch, 'guard'> | undefined {
   if (routes === undefined) return undefined;
   for (const route of routes) {
     const match = route.regex.match(path);
     if (match) return { route, match };
   }
   return undefined;
+}
+
+function append<V>(map: Map<string, V[]>, key: string, value: V): void {
+  const list = map.get(key);
+  if (list === undefined) map.set(key, [value]);
+  else list.push(value);
 }
 
 function compileRoute(api: ApiDefinition, endpoint: Endpoint, env: NodeJS.ProcessEnv): Route | string {
@@ -130,5 +159,6 @@ function compileRoute(api: ApiDefinition, endpoint: Endpoint, env: NodeJS.Proces
     addHeaders: endpoint.transform_request_headers
       ? api.version_data.default.transform_request_headers?.add_headers
       : undefined,
+    loose: looseRegex(endpoint.path_regex),
   };
 }

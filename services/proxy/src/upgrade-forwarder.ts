@@ -64,12 +64,20 @@ export class UpgradeForwarder {
   }
 
   forward(r: UpgradeRequest): Promise<UpgradeOutcome> {
-    const url = new URL(r.path, r.origin);
-    const refused = refusalOfLiteral(this.options.targets, url.hostname);
+    // The target is the configured origin; the path is only ever the request line's path, never
+    // resolved against the origin (`new URL('//other:1/', origin)` is another host).
+    const origin = new URL(r.origin);
+    if (!r.path.startsWith('/') || r.path.startsWith('//'))
+      return Promise.resolve({ kind: 'unreachable', error: new Error('upstream path is not absolute') });
+    const refused = refusalOfLiteral(this.options.targets, origin.hostname);
     if (refused !== undefined) return Promise.resolve({ kind: 'target_refused', error: refused });
     return new Promise((resolve) => {
-      const secure = url.protocol === 'https:';
-      const upstream = (secure ? httpsRequest : httpRequest)(url, {
+      const secure = origin.protocol === 'https:';
+      const upstream = (secure ? httpsRequest : httpRequest)({
+        protocol: origin.protocol,
+        hostname: origin.hostname.replace(/^\[|\]$/g, ''),
+        port: origin.port,
+        path: r.path,
         method: r.req.method ?? 'GET',
         headers: { ...r.headers, connection: 'upgrade', upgrade: r.req.headers.upgrade ?? 'websocket' },
         // One connection per tunnel: it leaves any pool once it is upgraded anyway.

@@ -145,3 +145,56 @@ describe('RouteTable', () => {
     assert.equal(table.matchPreflightTarget('/publish')?.route.endpoint.id, 'k');
   });
 });
+
+describe('the token check of other spellings (secured-spellings.ts)', () => {
+  const secured = (id: string, path_regex: string) => ({ id, method: 'GET', path_regex, secured: true });
+  const open = (id: string, path_regex: string) => ({ id, method: 'GET', path_regex });
+  const jwtApi = (id: string, endpoints: unknown[]) => {
+    const result = validateApi(
+      {
+        id,
+        name: id,
+        auth_type: 'jwt',
+        version_data: { default: { endpoints } },
+        proxy: { target_url: 'svc', port: 80 },
+      },
+      { env: {} },
+    );
+    assert.ok(result.ok, JSON.stringify(result));
+    return result.api;
+  };
+  const guardOf = (table: RouteTable, path: string, method = 'GET') =>
+    table.match(method, path)?.guard?.endpoint.id;
+
+  it("asks for the secured endpoint's token when a spelling a case-folding target reads as it matches an open one", () => {
+    const { table } = RouteTable.build([
+      jwtApi('a', [secured('echo', '/x/echo/(.*)'), open('rest', '/x/(.*)')]),
+    ]);
+    assert.equal(guardOf(table, '/x/echo/1'), 'echo');
+    for (const path of ['/x/Echo/1', '/x/ECHO/1', '/x/eCHo/22/']) {
+      assert.equal(table.match('GET', path)?.route.endpoint.id, 'rest', path);
+      assert.equal(guardOf(table, path), 'echo', path);
+    }
+    assert.equal(guardOf(table, '/x/other/1'), undefined);
+    assert.equal(table.match('GET', '/X/echo/1'), undefined, 'no endpoint: 404, nothing forwarded');
+    assert.equal(guardOf(table, '/x/Echo/1', 'HEAD'), 'echo');
+  });
+
+  it('reads a trailing slash either way', () => {
+    const { table } = RouteTable.build([jwtApi('a', [secured('s', '/x/secret'), open('rest', '/x/(.*)')])]);
+    assert.equal(guardOf(table, '/x/secret/'), 's');
+    assert.equal(guardOf(table, '/x/SECRET/'), 's');
+    const slashed = RouteTable.build([jwtApi('a', [secured('s', '/y/'), open('rest', '/y(.*)')])]).table;
+    assert.equal(guardOf(slashed, '/y'), 's');
+  });
+
+  it('keeps an open endpoint listed first open for every spelling: it only ever adds a check', () => {
+    const { table } = RouteTable.build([
+      jwtApi('a', [open('public', '/public/(.*)'), secured('all', '/(.*)')]),
+    ]);
+    assert.equal(guardOf(table, '/public/a'), undefined);
+    assert.equal(guardOf(table, '/public/a/'), undefined);
+    assert.equal(guardOf(table, '/Public/a'), 'all', 'matched by the secured endpoint itself');
+    assert.equal(guardOf(table, '/private'), 'all');
+  });
+});
