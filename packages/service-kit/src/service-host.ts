@@ -113,7 +113,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const api = createServer({ maxHeaderSize: nodeMaxHeaderSize(limits) }, (req, res) => {
     const badPath = canonicaliseRequest(req);
     if (badPath === undefined) internalApi(req, res);
-    else sendJson(res, 400, { error: `Bad request path: ${badPath}` });
+    else sendJson(res, 400, { error: `Bad request: ${badPath}` });
   });
   servers.push(api);
   const apiPort = await listen(api, opts.apiPort, host);
@@ -246,7 +246,7 @@ function dispatcher(
       return sendText(res, 431, `header ${tooLong} is longer than ${limits.maxHeaderValueLength} bytes`);
     }
     const badPath = canonicaliseRequest(req);
-    if (badPath !== undefined) return sendText(res, 400, `Bad request path: ${badPath}`);
+    if (badPath !== undefined) return sendText(res, 400, `Bad request: ${badPath}`);
     try {
       for (const handle of handlers) if (await handle(req, res)) return;
       sendJson(res, 404, { error: 'not found' });
