@@ -13,3 +13,5 @@ export * from './cuttable-proxy.ts';
 export * from './resuming-clients.ts';
 export * from './memory.ts';
 export * from './untrusted-certificates.ts';
+export * from './path-spellings.ts';
+export * from './raw-request.ts';
