@@ -89,7 +89,8 @@ describe('canonical request path at the REST engine', () => {
         if (!canonical.ok) {
           want = JSON.stringify([400, undefined, undefined, undefined, undefined, 'Invalid URL path']);
         } else {
-          if (!expected.has(canonical.path)) expected.set(canonical.path, decision(await get(canonical.path)));
+          if (!expected.has(canonical.path))
+            expected.set(canonical.path, decision(await get(canonical.path)));
           want = expected.get(canonical.path)!;
         }
         const got = decision(await get(spelling));
@@ -116,7 +117,13 @@ describe('canonical request path at the REST engine', () => {
     assert.equal(asHtml.status, 400);
     assert.match(asHtml.headers['content-type'] as string, /html/);
     for (const answer of [asJson, asXml, asHtml]) assert.doesNotMatch(answer.body, /<b>|%2f/i);
-    for (const refused of ['/api/echo/a%5Cb', '/api/echo/a\\b', '/api/echo/a%00', '/api/echo/%zz', '/api/echo/%c0%ae']) {
+    for (const refused of [
+      '/api/echo/a%5Cb',
+      '/api/echo/a\\b',
+      '/api/echo/a%00',
+      '/api/echo/%zz',
+      '/api/echo/%c0%ae',
+    ]) {
       assert.equal((await get(refused)).status, 400, refused);
     }
   });
