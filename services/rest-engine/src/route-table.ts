@@ -6,7 +6,7 @@
  * (trailing or double slashes): that is Mercury's rule and the spec's, kept on purpose. Paths
  * reach the table canonical (request-pipeline.ts: no dot segment, no `//`, no encoded `/`), so what
  * it folds is case and a trailing slash only; a proxy in front that checks tokens on a
- * case-sensitive match must fold them the same way (services/proxy does). Variable values keep
+ * case-sensitive match must fold them the same way when it decides (issue 34). Variable values keep
  * their case and are decoded per segment. A path that matches only with other methods is a 405.
  *
  * All-literal urls also sit in a map keyed by their normalised text, so the common request is one
