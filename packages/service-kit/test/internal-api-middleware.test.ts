@@ -84,7 +84,10 @@ describe('internal API: operator middleware', () => {
     assert.deepEqual(await missing.json(), { error: 'not found' });
     const badEncoding = await fetch(url('/v9/item/%E0%A4%A'), { headers: bearer });
     assert.equal(badEncoding.status, 400);
-    assert.match(((await badEncoding.json()) as { error: string }).error, /^Bad request path: .*percent-encoding/);
+    assert.match(
+      ((await badEncoding.json()) as { error: string }).error,
+      /^Bad request path: .*percent-encoding/,
+    );
     const down = await fetch(url('/v9/down'), { headers: bearer });
     assert.equal(down.status, 503);
     assert.equal(down.headers.get('retry-after'), '1');
