@@ -14,8 +14,8 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import { EventEnvelope } from '@gatehouse/functions';
-import { hopByHopHeaders } from '@gatehouse/service-kit';
+import { AppException, EventEnvelope } from '@gatehouse/functions';
+import { canonicalPath, hopByHopHeaders } from '@gatehouse/service-kit';
 import { Agent, type Dispatcher } from 'undici';
 import type { RelayTarget } from './endpoint.ts';
 import { RelayAnswer, type UpstreamAnswer } from './relay-answer.ts';
@@ -42,13 +42,30 @@ export interface RelayInput {
   maxBufferBytes: number;
 }
 
-export function rewritePath(path: string, rewrite: RelayTarget['rewrite']): string {
-  if (!rewrite || !path.startsWith(rewrite[0])) return path;
-  return rewrite[1] + path.slice(rewrite[0].length) || '/';
+/**
+ * The path the upstream gets: the canonical request path with `url_rewrite`'s first prefix replaced
+ * by the second, as sent (never decoded: `%3F` stays inside its segment). The relay takes canonical
+ * paths only (request-pipeline.ts makes them), so no `..` or `//` can reach the upstream and climb
+ * out of the rewritten prefix; anything else is refused, not repaired. The prefix is compared
+ * without case, as routing matched the endpoint (route-table.ts): `/PUBLIC/x` went upstream
+ * unrewritten, to the upstream's root.
+ */
+export function upstreamPath(path: string, rewrite: RelayTarget['rewrite']): string {
+  const canonical = canonicalPath(path);
+  if (!canonical.ok || canonical.path !== path) throw new AppException(400, 'Invalid URL path');
+  if (!rewrite) return path;
+  const [from, to] = rewrite;
+  if (path.slice(0, from.length).toLowerCase() !== from.toLowerCase()) return path;
+  const rewritten = to + path.slice(from.length);
+  return rewritten.startsWith('/') ? rewritten : `/${rewritten}`;
 }
 
+/**
+ * Relays the request to the configured origin: undici's dispatch gets that origin and the path
+ * (upstreamPath) apart, so no client text is ever resolved against the origin.
+ */
 export async function relay(target: RelayTarget, input: RelayInput): Promise<EventEnvelope> {
-  const path = rewritePath(input.path, target.rewrite) + (input.queryString ? `?${input.queryString}` : '');
+  const path = upstreamPath(input.path, target.rewrite) + (input.queryString ? `?${input.queryString}` : '');
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(input.headers)) if (!notRelayed.has(k)) headers[k] = v;
   for (const [k, v] of Object.entries(input.session ?? {})) headers[k] = v;

@@ -2,8 +2,12 @@
  * The compiled route table. Lookup order, segment by segment: literal, then `{name}` variable, then
  * `prefix*` (longest prefix first), then `*`, then a trailing wildcard that takes the rest of the
  * path; the first match that declares the request's method wins. So an exact url beats one with
- * variables, which beats a wildcard. Matching ignores case and empty segments (trailing or double
- * slashes); variable values keep their case. A path that matches only with other methods is a 405.
+ * variables, which beats a wildcard. Matching ignores the case of literals and empty segments
+ * (trailing or double slashes): that is Mercury's rule and the spec's, kept on purpose. Paths
+ * reach the table canonical (request-pipeline.ts: no dot segment, no `//`, no encoded `/`), so what
+ * it folds is case and a trailing slash only; a proxy in front that checks tokens on a
+ * case-sensitive match must fold them the same way when it decides (issue 34). Variable values keep
+ * their case and are decoded per segment. A path that matches only with other methods is a 405.
  *
  * All-literal urls also sit in a map keyed by their normalised text, so the common request is one
  * `Map.get` without splitting the path.

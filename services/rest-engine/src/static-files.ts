@@ -13,13 +13,16 @@
  * cache takes no trip through the microtask queue.
  */
 import { createHash } from 'node:crypto';
-import { promises as fs, type Stats, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { promises as fs, realpathSync, type Stats, statSync } from 'node:fs';
+import { join, relative as relativeTo, sep } from 'node:path';
 import { realPathInside } from '@gatehouse/service-kit';
 import { mimeTypeOf } from './mime-types.ts';
 
 export interface StaticFile {
-  /** Path relative to the folder, with `/`. */
+  /**
+   * The file's real path relative to the folder's, with `/` (links resolved, and the case the file
+   * system keeps): what the static-content rules decide on (servedPaths).
+   */
   relative: string;
   contentType: string;
   etag: string;
@@ -124,10 +127,16 @@ export class StaticFolder {
 
   private async read(relative: string, { full, stat }: Found): Promise<StaticFile | undefined> {
     // Symbolic links may not lead out of the folder.
-    if (realPathInside(this.root, full) === undefined) return undefined;
+    const real = realPathInside(this.root, full);
+    if (real === undefined) return undefined;
     const body = await fs.readFile(full);
     const etag = `"${createHash('sha256').update(body).digest('hex')}"`;
-    const file: StaticFile = { relative, contentType: mimeTypeOf(relative), etag, body };
+    const file: StaticFile = {
+      relative: relativePath(realpathSync.native(this.root), real),
+      contentType: mimeTypeOf(relative),
+      etag,
+      body,
+    };
     const { ino, size, mtimeMs, ctimeMs } = stat;
     this.remember(full, { file, ino, size, mtimeMs, ctimeMs });
     return file;
@@ -171,6 +180,11 @@ export function safeSegments(requestPath: string): string[] | undefined {
   return out;
 }
 
+function relativePath(realRoot: string, real: string): string {
+  return relativeTo(realRoot, real).split(sep).join('/');
+}
+
+/** The files a request path may name, tried in turn; servedPaths is its inverse. */
 function candidates(segments: string[], trailingSlash: boolean): string[] {
   if (segments.length === 0) return ['index.html'];
   const path = segments.join('/');
@@ -184,4 +198,24 @@ export function etagMatches(ifNoneMatch: string | undefined, etag: string): bool
   if (!ifNoneMatch) return false;
   if (ifNoneMatch.trim() === '*') return true;
   return ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+}
+
+/**
+ * Every request path (decoded, canonical) that serves the file at `relative`, the inverse of
+ * `candidates`: `a/b.html` is `/a/b.html` and `/a/b`; `a/index.html` is also `/a/` and `/a`; the
+ * root's `index.html` is also `/`. The static-content rules decide on these, so a file is filtered
+ * however the request spelled it (`/forbidden` served forbidden.html unfiltered, issue 34).
+ */
+export function servedPaths(relative: string): string[] {
+  const paths = [`/${relative}`];
+  const stem = relative.endsWith('.html') ? relative.slice(0, -'.html'.length) : undefined;
+  if (stem === undefined || stem.slice(stem.lastIndexOf('/') + 1).includes('.')) return paths;
+  paths.push(`/${stem}`);
+  if (stem === 'index') paths.push('/');
+  else if (stem.endsWith('/index')) {
+    const folder = stem.slice(0, -'/index'.length);
+    paths.push(`/${folder}/`);
+    if (!folder.slice(folder.lastIndexOf('/') + 1).includes('.')) paths.push(`/${folder}`);
+  }
+  return paths;
 }

@@ -62,8 +62,10 @@ function segmentText(s: UrlSegment): string {
 
 /**
  * Splits a request path into decoded segments, ignoring empty ones (trailing and double slashes).
- * Segments are decoded one by one, so an encoded `%2F` stays inside its segment. Returns undefined
- * for a malformed escape.
+ * The path is canonical (request-pipeline.ts), so its only escapes are of reserved and non-ASCII
+ * bytes, never of `/`, `\` or `.`: decoding a segment cannot make a new segment or a dot segment,
+ * and the segments are those the proxy in front matched. Returns undefined for a malformed escape
+ * (a path that did not come through the pipeline).
  */
 export function splitRequestPath(path: string): string[] | undefined {
   const out: string[] = [];

@@ -1,5 +1,6 @@
 /** Starts the REST engine for HTTP tests, with its logs collected and its spans recorded. */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -68,3 +69,33 @@ export function configFolder(files: Record<string, string>): string {
 
 export const messages = (logs: Array<Record<string, unknown>>, level: number) =>
   logs.filter((l) => l['level'] === level).map((l) => String(l['msg']));
+
+export interface RawAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/**
+ * A request with its target sent exactly as given (fetch would resolve `..`, turn `\` into `/` and
+ * re-encode): how an attacker spells a path.
+ */
+export function rawRequest(
+  base: string,
+  method: string,
+  target: string,
+  headers: Record<string, string> = {},
+): Promise<RawAnswer> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: hostname, port, method, path: target, headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}

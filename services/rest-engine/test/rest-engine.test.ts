@@ -50,8 +50,10 @@ describe('URL matching', () => {
 
   it('matches without regard to case and trailing slashes, and hands path variables over', async () => {
     assert.deepEqual(await json(await get('/API/Files/README/')), { hello: 'world' });
-    const body = await json(await get('/api/Orders/A-1/items/b%2F2/'));
-    assert.deepEqual(body['path_parameters'], { orderId: 'A-1', itemId: 'b/2' });
+    const body = await json(await get('/api/Orders/A-1/items/b%3F2/'));
+    assert.deepEqual(body['path_parameters'], { orderId: 'A-1', itemId: 'b?2' });
+    // An encoded / has no canonical form (canonical-request.test.ts).
+    assert.equal((await get('/api/Orders/A-1/items/b%2F2/')).status, 400);
   });
 
   it('answers 404 for an unknown path and 405 with Allow for a known path with another method', async () => {
@@ -521,14 +523,15 @@ describe('static content', () => {
   });
 
   it('refuses path traversal', async () => {
-    for (const path of [
-      '/../rest.yaml',
-      '/%2e%2e/rest.yaml',
-      '/assets/..%2f..%2frest.yaml',
-      '/..%5c..%5crest.yaml',
-    ]) {
+    // Dot segments never climb above the root (canonical-path.ts): these name /rest.yaml, not there.
+    for (const path of ['/../rest.yaml', '/%2e%2e/rest.yaml', '/assets/../../rest.yaml']) {
       const res = await raw('GET', path);
       assert.equal(res.status, 404, path);
+    }
+    // Encoded separators have no canonical form.
+    for (const path of ['/assets/..%2f..%2frest.yaml', '/..%5c..%5crest.yaml']) {
+      const res = await raw('GET', path);
+      assert.equal(res.status, 400, path);
     }
     assert.equal((await get('/missing.css')).status, 404);
   });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { MiB, mib, settledMemory } from '@gatehouse/testkit';
 import { compilePathPatterns, isValidPathPattern } from '../src/path-pattern.ts';
-import { etagMatches, StaticFolder, safeSegments } from '../src/static-files.ts';
+import { etagMatches, StaticFolder, safeSegments, servedPaths } from '../src/static-files.ts';
 
 function site(): StaticFolder {
   const outside = mkdtempSync(join(tmpdir(), 'outside-'));
@@ -29,6 +29,17 @@ describe('static files', () => {
     assert.equal((await folder.find('/docs'))?.relative, 'docs/index.html');
     assert.equal((await folder.find('/about'))?.relative, 'about.html');
     assert.equal(await folder.find('/nothing.html'), undefined);
+  });
+
+  it('names each file by every request path that serves it (servedPaths inverts the lookup)', async () => {
+    for (const relative of ['index.html', 'about.html', 'docs/index.html', 'app.js']) {
+      for (const path of servedPaths(relative)) {
+        assert.equal((await folder.find(path))?.relative, relative, `${path} serves ${relative}`);
+      }
+    }
+    assert.deepEqual(servedPaths('docs/index.html'), ['/docs/index.html', '/docs/index', '/docs/', '/docs']);
+    assert.deepEqual(servedPaths('index.html'), ['/index.html', '/index', '/']);
+    assert.deepEqual(servedPaths('v1.2/a.b.html'), ['/v1.2/a.b.html']);
   });
 
   it('gives content types and a strong SHA-256 ETag', async () => {

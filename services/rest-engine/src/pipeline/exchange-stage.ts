@@ -7,7 +7,6 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import type { TLSSocket } from 'node:tls';
 import type { HttpRequestData } from '@gatehouse/functions';
 import { parseCookies } from '../cookies.ts';
-import { decodedPath } from '../decoded-path.ts';
 import type { Endpoint } from '../endpoint.ts';
 import { transformHeaders } from '../header-transform.ts';
 import { parseQueryString } from '../query-string.ts';
@@ -73,7 +72,9 @@ export function openExchange(
   if (x.abort) res.once('close', () => abandon(x));
   const data: HttpRequestData = {
     method,
-    url: decodedPath(path),
+    // The canonical path (request-pipeline.ts), as routed and as a relay forwards it; only path
+    // variables are decoded, per segment (route-table.ts).
+    url: path,
     ip: req.socket.remoteAddress ?? '',
     https: headers['x-forwarded-proto'] === 'https' || (req.socket as TLSSocket).encrypted === true,
     headers,
@@ -101,6 +102,6 @@ function startTrace(
       ? parseTraceparent(headers[endpoint.traceparentHeader])
       : undefined);
   const id = parent?.traceId ?? (headers[endpoint.traceIdHeader] || newId());
-  const tracePath = `${method} ${decodedPath(path)}${queryString ? `?${queryString}` : ''}`;
+  const tracePath = `${method} ${path}${queryString ? `?${queryString}` : ''}`;
   return new RequestTrace(ctx.tracer, ctx.logger, ctx.origin, id, tracePath, parent?.parentSpanId);
 }

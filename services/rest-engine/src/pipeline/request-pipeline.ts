@@ -15,6 +15,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AsyncHttpRequest, type HttpRequestData, isThenable } from '@gatehouse/functions';
+import { canonicaliseRequest } from '@gatehouse/service-kit';
 import { selectAuthRoute } from '../authentication.ts';
 import { authenticate } from './auth-stage.ts';
 import { bodyMethods, readBody } from './body-stage.ts';
@@ -30,10 +31,22 @@ import { runStaticTarget } from './targets/static-target.ts';
 
 export type { PipelineContext } from './pipeline-context.ts';
 
-/** The engine's `node:http` request listener. */
+/**
+ * The engine's `node:http` request listener. The target is made canonical first (service-kit
+ * canonical-path.ts), once: routing, authentication, CORS, static content, the relay, functions,
+ * flows and trace records all read that one path, the one the proxy in front matched, never the
+ * client's spelling. A target with no canonical form is refused with a fixed message: the reason
+ * goes to the log, the client's text nowhere.
+ */
 export function requestHandler(ctx: PipelineContext): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const startedAt = performance.now();
+    const refused = canonicaliseRequest(req);
+    if (refused !== undefined) {
+      ctx.logger.info({ reason: refused }, 'request path refused');
+      plainError(ctx, req, res, 400, errorMessages.badPath, startedAt);
+      return;
+    }
     const route = routeOf(ctx, req);
     switch (route.kind) {
       case 'endpoint':

@@ -1,16 +1,21 @@
 /**
  * The relay target (`service: http://host:port`): the request goes to another server; the
  * upstream answer comes back as an EventEnvelope with the response stream as body. The endpoint
- * timeout aborts the upstream request.
+ * timeout aborts the upstream request. An upstream that fails is a 502 or 504 with a fixed message,
+ * its cause logged (relay-failure.ts).
  */
+import { AppException, isAppException } from '@gatehouse/functions';
 import { relay } from '../../http-relay.ts';
-import type { Target } from './target.ts';
+import { relayFailure } from '../../relay-failure.ts';
+import type { PipelineContext } from '../pipeline-context.ts';
+import type { Target, TargetCall } from './target.ts';
 
 export const relayTarget: Target = {
   kind: 'relay',
   abortable: true,
-  run: (ctx, { endpoint, data, signal }) =>
-    relay(endpoint.relay!, {
+  run: (ctx, call) => {
+    const { endpoint, data, signal } = call;
+    return relay(endpoint.relay!, {
       method: data.method,
       path: data.url,
       queryString: data.queryString || undefined,
@@ -19,5 +24,19 @@ export const relayTarget: Target = {
       body: (data.body as Buffer | undefined) ?? data.stream,
       signal: signal!,
       maxBufferBytes: ctx.relayBufferBytes,
-    }),
+    }).catch((err: unknown) => {
+      throw failed(ctx, call, err);
+    });
+  },
 };
+
+function failed(ctx: PipelineContext, { endpoint, signal }: TargetCall, err: unknown): unknown {
+  // Our own refusal, or aborted because the endpoint timed out or the client left: answered already.
+  if (isAppException(err) || signal?.aborted) return err;
+  const { status, message } = relayFailure(err);
+  ctx.logger.warn(
+    { err, upstream: endpoint.relay!.origin.origin, endpoint: endpoint.label, status },
+    'relay failed',
+  );
+  return new AppException(status, message);
+}

@@ -9,11 +9,10 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import { AsyncHttpRequest, isAppException, isEventEnvelope, isThenable } from '@gatehouse/functions';
 import { HttpError } from '@gatehouse/service-kit';
 import { parseCookies } from '../../cookies.ts';
-import { decodedPath } from '../../decoded-path.ts';
 import { describeTimeout } from '../../endpoint-timeout.ts';
 import { parseQueryString } from '../../query-string.ts';
 import { type ResponseTarget, writeError, writeResult } from '../../response-writer.ts';
-import { etagMatches, type StaticFile } from '../../static-files.ts';
+import { etagMatches, type StaticFile, servedPaths } from '../../static-files.ts';
 import type { PipelineContext } from '../pipeline-context.ts';
 
 const filterTimeoutMs = 10_000;
@@ -36,20 +35,18 @@ export function runStaticTarget(
   startedAt: number,
 ): boolean | Promise<boolean> {
   const serve = (file: StaticFile | undefined): boolean | Promise<boolean> => {
-    if (!file) {
-      if (/(^|\/|\\)\.\.($|\/|\\)|%2e%2e/i.test(path))
-        ctx.logger.warn({ path }, 'Reject path traversal attack');
-      return false;
-    }
-    const decoded = decodedPath(path);
+    if (!file) return false;
+    // The rules decide on the file found, by every path that serves it, not on this request's
+    // spelling; the filter is told the file's own path.
+    const served = servedPaths(file.relative);
     const headers: OutgoingHttpHeaders = {};
     const filter = ctx.staticRules.filter;
-    if (filter?.applies(decoded)) {
-      return runFilter(ctx, req, res, filter.service, decoded, queryString, headers, startedAt).then(
-        (stop) => stop || answerFile(ctx, req, res, file, decoded, headers, startedAt),
+    if (filter?.applies(served)) {
+      return runFilter(ctx, req, res, filter.service, served[0]!, queryString, headers, startedAt).then(
+        (stop) => stop || answerFile(ctx, req, res, file, served, headers, startedAt),
       );
     }
-    return answerFile(ctx, req, res, file, decoded, headers, startedAt);
+    return answerFile(ctx, req, res, file, served, headers, startedAt);
   };
   const found = ctx.staticFolder!.find(path);
   return isThenable(found) ? Promise.resolve(found).then(serve) : serve(found);
@@ -61,13 +58,13 @@ function answerFile(
   req: IncomingMessage,
   res: ServerResponse,
   file: StaticFile,
-  decoded: string,
+  served: readonly string[],
   headers: OutgoingHttpHeaders,
   startedAt: number,
 ): true {
   headers['content-type'] = file.contentType;
   let status = 200;
-  if (ctx.staticRules.noCache(decoded)) {
+  if (ctx.staticRules.noCache(served)) {
     Object.assign(headers, noCacheHeaders);
   } else {
     headers['etag'] = file.etag;
