@@ -1,7 +1,7 @@
 /**
  * The body stage: POST, PUT and PATCH bodies are read (parsed by content type, kept raw for the
- * relay, streamed for uploads), up to the engine's size limit. A body declared too large is answered
- * 413 and the connection closed rather than read to the end.
+ * relay, streamed for uploads), up to the engine's size and count limits. A body refused before it
+ * was read to its end (413, 400) is answered and the connection closed rather than read on.
  */
 import type { IncomingMessage } from 'node:http';
 import type { HttpRequestData } from '@gatehouse/functions';
@@ -26,6 +26,9 @@ export async function readBody(
     const parsed = await readRequestBody(req, {
       limit: ctx.maxBodySize,
       maxJsonDepth: ctx.maxJsonDepth,
+      maxParameters: ctx.maxParameters,
+      maxXmlNodes: ctx.maxXmlNodes,
+      multipart: ctx.multipart,
       upload: endpoint.upload,
       raw: endpoint.relay !== undefined,
       onStreamTooLarge: (err) => {
@@ -43,7 +46,8 @@ export async function readBody(
       data.queryParameters = Object.assign(queryMap(), data.queryParameters, parsed.formFields);
   } catch (err) {
     const status = err instanceof HttpError ? err.status : 400;
-    if (status === 413) res.shouldKeepAlive = false;
+    // Answered before the body was read to its end: close rather than read the rest.
+    if (!req.complete) res.shouldKeepAlive = false;
     answerError(ctx, x, status, (err as Error).message);
     return false;
   }
