@@ -27,7 +27,7 @@ import {
   queryMap,
   tooManyParameters,
 } from './query-string.ts';
-import { parseXml, XmlTooDeepError, XmlTooLargeError } from './xml.ts';
+import { parseXml, XmlDoctypeError, XmlTooDeepError, XmlTooLargeError } from './xml.ts';
 
 export interface ParsedBody {
   body?: unknown;
@@ -139,6 +139,8 @@ function parseXmlOrText(text: string, opts: BodyOptions): unknown {
     return parseXml(text, opts.maxXmlNodes);
   } catch (err) {
     if (err instanceof XmlTooDeepError) throw new JsonTooDeepError('the body', opts.maxJsonDepth);
+    if (err instanceof XmlDoctypeError)
+      throw new HttpError(400, 'XML bodies with a document type declaration (DOCTYPE) are refused');
     if (err instanceof XmlTooLargeError)
       throw new HttpError(
         413,
@@ -209,8 +211,7 @@ function readMultipart(req: IncomingMessage, limit: number, limits: MultipartLim
     const fail = (err: HttpError) => {
       if (settled) return;
       stop();
-      // The rest is read and dropped until the answer is written and the connection closed.
-      if (!req.destroyed) req.resume();
+      // The answer's writer reads the rest on briefly and closes (lingerThenClose).
       reject(err);
     };
     const tooMany = (what: string, setting: string, n: number) => () =>

@@ -4,7 +4,8 @@
  * escaped, element names reduced to `[0-9A-Za-z_-]`. Reading: a document becomes a plain object
  * (the root element dropped, attributes as keys, values as strings), via fast-xml-parser; one whose
  * elements nest more than the highest MAX_JSON_DEPTH throws XmlTooDeepError, one with more
- * elements and attributes than asked XmlTooLargeError, counted as they are parsed.
+ * elements and attributes than asked XmlTooLargeError, counted as they are parsed, and one with a
+ * DOCTYPE XmlDoctypeError (entities, so every XML bomb, stay out).
  */
 import { maxJsonDepthCeiling } from '@gatehouse/service-kit';
 import { XMLParser } from 'fast-xml-parser';
@@ -80,6 +81,14 @@ export class XmlTooDeepError extends Error {
   override readonly name = 'XmlTooDeepError';
 }
 
+/**
+ * A document with a document type declaration: its entities are the way to every XML bomb
+ * (billion laughs, quadratic blow-up, external entities); bodies have no use for them.
+ */
+export class XmlDoctypeError extends Error {
+  override readonly name = 'XmlDoctypeError';
+}
+
 /** A document with more elements and attributes than the caller allows. */
 export class XmlTooLargeError extends Error {
   override readonly name = 'XmlTooLargeError';
@@ -93,6 +102,7 @@ export function parseXml(text: string, maxNodes = Number.POSITIVE_INFINITY): Rec
   // fast-xml-parser validates the whole document first and reads all attributes of a tag before it
   // reports any: a scan stops what is surely too large before that costs seconds. Each attribute
   // has its `=`, each element one or two `<`.
+  if (text.includes('<!DOCTYPE')) throw new XmlDoctypeError('XML with a DOCTYPE is refused');
   if (occurrences(text, '=') > maxNodes || occurrences(text, '<') > 2 * maxNodes + 2)
     throw new XmlTooLargeError();
   let doc: Record<string, unknown>;
@@ -100,7 +110,7 @@ export function parseXml(text: string, maxNodes = Number.POSITIVE_INFINITY): Rec
   try {
     doc = parser.parse(text, true) as Record<string, unknown>;
   } catch (err) {
-    if (err instanceof XmlTooLargeError) throw err;
+    if (err instanceof XmlTooLargeError || err instanceof XmlDoctypeError) throw err;
     // fast-xml-parser says so only in its message.
     if (/Maximum nested tags exceeded/.test((err as Error).message))
       throw new XmlTooDeepError((err as Error).message);

@@ -1,7 +1,8 @@
 /**
  * The body stage: POST, PUT and PATCH bodies are read (parsed by content type, kept raw for the
  * relay, streamed for uploads), up to the engine's size and count limits. A body refused before it
- * was read to its end (413, 400) is answered and the connection closed rather than read on.
+ * was read to its end (413, 400) is answered, read on briefly and its connection closed
+ * (respond-stage, lingerThenClose).
  */
 import type { IncomingMessage } from 'node:http';
 import type { HttpRequestData } from '@gatehouse/functions';
@@ -31,11 +32,8 @@ export async function readBody(
       multipart: ctx.multipart,
       upload: endpoint.upload,
       raw: endpoint.relay !== undefined,
-      onStreamTooLarge: (err) => {
-        // The caller is still sending: answer, then close rather than read the rest.
-        res.shouldKeepAlive = false;
-        answerError(ctx, x, err.status, err.message);
-      },
+      // The caller is still sending: the answer goes out, then the connection closes (respond-stage).
+      onStreamTooLarge: (err) => answerError(ctx, x, err.status, err.message),
     });
     data.body = parsed.body;
     data.contentLength = parsed.contentLength;
@@ -46,8 +44,6 @@ export async function readBody(
       data.queryParameters = Object.assign(queryMap(), data.queryParameters, parsed.formFields);
   } catch (err) {
     const status = err instanceof HttpError ? err.status : 400;
-    // Answered before the body was read to its end: close rather than read the rest.
-    if (!req.complete) res.shouldKeepAlive = false;
     answerError(ctx, x, status, (err as Error).message);
     return false;
   }
