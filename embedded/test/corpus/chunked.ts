@@ -4,8 +4,20 @@ import { type CorpusCase, chunk, clientErrors, head } from './corpus-case.ts';
 const chunkedJson = { 'content-type': 'application/json', 'transfer-encoding': 'chunked' };
 const closedOrRefused = [0, ...clientErrors];
 
-function raw(name: string, path: string, body: string, statuses: readonly number[] = clientErrors): CorpusCase {
-  return { kind: 'http', via: 'edge', name: `chunked: ${name}`, head: head(`POST ${path} HTTP/1.1`, chunkedJson), body: Buffer.from(body), statuses };
+function raw(
+  name: string,
+  path: string,
+  body: string,
+  statuses: readonly number[] = clientErrors,
+): CorpusCase {
+  return {
+    kind: 'http',
+    via: 'edge',
+    name: `chunked: ${name}`,
+    head: head(`POST ${path} HTTP/1.1`, chunkedJson),
+    body: Buffer.from(body),
+    statuses,
+  };
 }
 
 export const chunkedCases: CorpusCase[] = [
@@ -16,8 +28,9 @@ export const chunkedCases: CorpusCase[] = [
   raw('data longer than its size', '/api/echo/1', '2\r\nhello\r\n0\r\n\r\n'),
   raw('an extension of 100 KiB', '/_gw/v1/events', `1;${'e'.repeat(100 * 1024)}\r\nx\r\n0\r\n\r\n`),
   {
+    // 7.6 s of event loop and +250 MB (a million 1-byte pieces held) before maxBodyPieces.
     kind: 'http',
-    via: 'edge',
+    via: 'rest',
     name: 'chunked: 1-byte chunks that never end',
     head: head('POST /api/echo/1 HTTP/1.1', chunkedJson),
     body: chunk('['),

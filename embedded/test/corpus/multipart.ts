@@ -9,7 +9,12 @@ function bodies(): Array<Omit<HttpCase, 'via' | 'kind'>> {
   const post = 'POST /api/upload HTTP/1.1';
   const fixed = (name: string, body: string | Buffer, contentType = type) => {
     const bytes = Buffer.from(body);
-    return { name, head: withLength(post, { 'content-type': contentType }, bytes), body: bytes, statuses: clientErrors };
+    return {
+      name,
+      head: withLength(post, { 'content-type': contentType }, bytes),
+      body: bytes,
+      statuses: clientErrors,
+    };
   };
   const chunked = { 'content-type': type, 'transfer-encoding': 'chunked' };
   return [
@@ -19,7 +24,11 @@ function bodies(): Array<Omit<HttpCase, 'via' | 'kind'>> {
     fixed('ends right after the first boundary', '--bnd'),
     fixed('boundary never appears', 'x'.repeat(4096)),
     fixed('content-type without a boundary', `${filePart}hello\r\n--bnd--\r\n`, 'multipart/form-data'),
-    fixed('boundary longer than allowed', `${filePart}hello\r\n--bnd--\r\n`, `multipart/form-data; boundary=${'b'.repeat(100)}`),
+    fixed(
+      'boundary longer than allowed',
+      `${filePart}hello\r\n--bnd--\r\n`,
+      `multipart/form-data; boundary=${'b'.repeat(100)}`,
+    ),
     fixed('part header of 20 KiB', `--bnd\r\nX-Junk: ${'j'.repeat(20 * 1024)}\r\n\r\nx\r\n--bnd--\r\n`),
     fixed('3,000 header lines in one part', `--bnd\r\n${'a: b\r\n'.repeat(3000)}\r\nx\r\n--bnd--\r\n`),
     fixed('200 files', `${`${filePart}x\r\n`.repeat(200)}--bnd--\r\n`),

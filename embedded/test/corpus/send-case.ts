@@ -90,7 +90,9 @@ function sendWs(c: WsCase, port: number): Promise<Outcome> {
     };
     const timer = setTimeout(() => finish({ hang: true }), answerWaitMs);
     socket.on('error', () => finish({ closeCode: 1006 }));
-    socket.on('close', () => finish(upgraded ? { closeCode: 1006 } : (statusOf(buffer.toString('latin1')) ?? { status: 0 })));
+    socket.on('close', () =>
+      finish(upgraded ? { closeCode: 1006 } : (statusOf(buffer.toString('latin1')) ?? { status: 0 })),
+    );
     socket.on('data', (data: Buffer) => {
       buffer = Buffer.concat([buffer, data]);
       if (!upgraded) {
@@ -144,9 +146,14 @@ function closeCodeIn(buffer: Buffer): number | undefined {
 /** An engine.io polling handshake, then the case's body POSTed to that session. */
 async function sendSocketIoPolling(c: SocketIoPollingCase, port: number): Promise<Outcome> {
   const path = '/_gw/v1/socket.io/?EIO=4&transport=polling';
-  const handshake = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(answerWaitMs) });
+  const handshake = await fetch(`http://127.0.0.1:${port}${path}`, {
+    signal: AbortSignal.timeout(answerWaitMs),
+  });
   const sid = /"sid":"([^"]+)"/.exec(await handshake.text())?.[1];
   if (!sid) return { status: handshake.status };
   const headers = { 'content-type': 'text/plain;charset=UTF-8' };
-  return sendHttp({ head: withLength(`POST ${path}&sid=${sid} HTTP/1.1`, headers, c.body), body: c.body }, port);
+  return sendHttp(
+    { head: withLength(`POST ${path}&sid=${sid} HTTP/1.1`, headers, c.body), body: c.body },
+    port,
+  );
 }

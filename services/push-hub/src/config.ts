@@ -24,7 +24,7 @@ export const pushHubConfig = {
     { min: 1024 },
   ),
   SOCKETIO_MAX_PACKET_BYTES: int(
-    "largest socket.io packet or polling body a client may send (its connect with the subscription list; beyond, the session is closed or the POST answered 413)",
+    'largest socket.io packet or polling body a client may send (its connect with the subscription list; beyond, the session is closed or the POST answered 413)',
     256 * 1024,
     { min: 1024 },
   ),

@@ -22,7 +22,7 @@ export async function readBody(
   x: Exchange,
   data: HttpRequestData,
 ): Promise<boolean> {
-  const { endpoint, res } = x;
+  const { endpoint } = x;
   try {
     const parsed = await readRequestBody(req, {
       limit: ctx.maxBodySize,
