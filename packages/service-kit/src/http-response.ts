@@ -41,20 +41,56 @@ export class HttpError extends Error {
 
 /**
  * Reads a whole request body, refusing more than `limit` bytes with a 413 HttpError (checked against
- * content-length up front, and while streaming for chunked bodies).
+ * content-length up front, and while streaming for chunked bodies), and a body that comes in more
+ * pieces than bytes justify (maxBodyPieces) with 400: every piece costs the same however small,
+ * and a 1 MiB body of 1-byte chunks took 7.6 s of event loop.
  */
-export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? '0');
-  if (declared > limit) throw new HttpError(413, `request body exceeds the limit of ${limit} bytes`);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
-      req.resume();
-      throw new HttpError(413, `request body exceeds the limit of ${limit} bytes`);
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+  if (declared > limit)
+    return Promise.reject(new HttpError(413, `request body exceeds the limit of ${limit} bytes`));
+  const maxPieces = maxBodyPieces(limit);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let small: Buffer[] = [];
+    let size = 0;
+    let pieces = 0;
+    const stop = (err: Error) => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      reject(err);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) return stop(new HttpError(413, `request body exceeds the limit of ${limit} bytes`));
+      if (++pieces > maxPieces)
+        return stop(new HttpError(400, `request body arrived in more than ${maxPieces} pieces`));
+      small.push(chunk);
+      // Each piece is a view that keeps its socket read alive: copied together every 256.
+      if (small.length === coalesceEvery) {
+        chunks.push(Buffer.concat(small));
+        small = [];
+      }
+    };
+    const onEnd = () => {
+      chunks.push(...small);
+      resolve(Buffer.concat(chunks, size));
+    };
+    req.on('data', onData);
+    req.once('end', onEnd);
+    req.once('error', stop);
+    req.once('close', () => {
+      if (!req.complete) stop(new HttpError(400, 'request body ended early'));
+    });
+  });
+}
+
+const coalesceEvery = 256;
+
+/**
+ * How many pieces (HTTP chunks, socket reads) a body of at most `limit` bytes may come in: 4096,
+ * or one per 256 bytes of the limit if that is more. Clients send chunks of kilobytes.
+ */
+export function maxBodyPieces(limit: number): number {
+  return Math.max(4096, Math.ceil(limit / 256));
 }

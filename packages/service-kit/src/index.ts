@@ -16,6 +16,8 @@ export * from './internal-api-auth.ts';
 export * from './openapi-documents.ts';
 export * from './internal-api-schemas.ts';
 export * from './json-depth.ts';
+export * from './json-members.ts';
+export * from './lingering-close.ts';
 export * from './log-trace-fields.ts';
 export * from './logger.ts';
 export * from './metrics.ts';

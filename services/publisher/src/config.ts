@@ -17,6 +17,11 @@ export const publisherConfig = {
     min: '100ms',
   }),
   MAX_EVENT_BYTES: int('largest accepted event body in bytes (413 beyond)', 1024 * 1024, { min: 1024 }),
+  MAX_EVENT_KEYS: int(
+    'most object keys and array items, across every level, in a JSON event body (413 beyond, counted on the bytes before parsing)',
+    10_000,
+    { min: 16 },
+  ),
   FANOUT_TOPIC: str('the fan-out stream every hub replica consumes', 'gw.events'),
   KAFKA_SOURCE_TOPICS: list('Kafka topics whose events go to frontends (needs KAFKA_BROKERS)', ['gw']),
   KAFKATOFILTER_KAFKA_GROUP_ID: str(

@@ -5,7 +5,7 @@
  * as accepted; 400 with usage text for a body that is not a valid CloudEvent or nests deeper than
  * MAX_JSON_DEPTH, and 400 for a source in the namespace of the events wrapped from source topics
  * (wrapped-source.ts); 403 when the check
- * denies; 413 beyond MAX_EVENT_BYTES; 415 for batch mode or another event format; 503 when the
+ * denies; 413 beyond MAX_EVENT_BYTES or MAX_EVENT_KEYS; 415 for batch mode or another event format; 503 when the
  * fan-out stream cannot take the event. While tracing, each submission is a SERVER span
  * (event-request-span.ts).
  */
@@ -18,6 +18,8 @@ import {
 } from '@gatehouse/cloudevents';
 import {
   assertJsonDepth,
+  exceedsJsonMembers,
+  JsonTooManyMembersError,
   type CorsPolicy,
   HttpError,
   JsonTooDeepError,
@@ -63,6 +65,8 @@ export interface EventsEndpointDeps {
   logger: Logger;
   cors: CorsPolicy;
   maxEventBytes: number;
+  /** MAX_EVENT_KEYS: a JSON body with more keys and array items is refused (413) before parsing. */
+  maxEventKeys: number;
   /** MAX_JSON_DEPTH: an event nested deeper is refused (400). */
   maxJsonDepth: number;
 }
@@ -94,6 +98,8 @@ export function createEventsEndpoint(deps: EventsEndpointDeps) {
     const source = checked ? 'http' : 'http_internal';
     try {
       const body = await readBody(req, deps.maxEventBytes);
+      if (isJson(req.headers['content-type']) && exceedsJsonMembers(body, deps.maxEventKeys))
+        throw new JsonTooManyMembersError('The event', 'MAX_EVENT_KEYS', deps.maxEventKeys);
       const event = parseHttpEvent({ headers: req.headers, body });
       assertJsonDepth(event, deps.maxJsonDepth, 'the event');
       const reserved = reservedSourceProblem(event.source);
@@ -155,4 +161,10 @@ export function createEventsEndpoint(deps: EventsEndpointDeps) {
       return true;
     },
   };
+}
+
+/** `application/json`, `application/cloudevents+json` and every other `+json`: the bodies to count. */
+function isJson(contentType: string | undefined): boolean {
+  const type = (contentType ?? '').split(';', 1)[0]!.trim().toLowerCase();
+  return type === 'application/json' || type.endsWith('+json');
 }

@@ -59,6 +59,7 @@ export function createPublisher(
     logger,
     cors: config.CORS_ALLOWED_ORIGINS,
     maxEventBytes: config.MAX_EVENT_BYTES,
+    maxEventKeys: config.MAX_EVENT_KEYS,
     maxJsonDepth,
   });
   let consumers: SourceConsumers | undefined;

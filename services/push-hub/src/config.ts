@@ -18,6 +18,16 @@ export const pushHubConfig = {
     128,
     { min: 1 },
   ),
+  WS_MAX_PAYLOAD_BYTES: int(
+    'largest WebSocket message a client may send, fragments together (the hub takes none: close 1003; beyond this, 1009 before it is read whole)',
+    64 * 1024,
+    { min: 1024 },
+  ),
+  SOCKETIO_MAX_PACKET_BYTES: int(
+    'largest socket.io packet or polling body a client may send (its connect with the subscription list; beyond, the session is closed or the POST answered 413)',
+    256 * 1024,
+    { min: 1024 },
+  ),
   MAX_SUBSCRIPTIONS_BYTES: int(
     "bytes one connection's subscription list may take as JSON, as the hub stores and sends it (400 beyond); at most the PUT body limit, 256 KiB",
     32 * 1024,

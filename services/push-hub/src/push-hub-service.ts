@@ -139,8 +139,9 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     addressOf: (req) => clientAddress(req, config.TRUSTED_PROXIES),
   };
   const sse = createSseTransport(ctx);
-  const ws = createWsTransport(ctx);
+  const ws = createWsTransport(ctx, config.WS_MAX_PAYLOAD_BYTES);
   const socketio = createSocketIoTransport(ctx, {
+    maxPacketBytes: config.SOCKETIO_MAX_PACKET_BYTES,
     refuseHandshake: (req) =>
       handshakeRefusal({ addressBudget, trustedProxies: config.TRUSTED_PROXIES, metrics }, 'socketio', req),
   });

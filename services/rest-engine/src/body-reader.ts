@@ -9,7 +9,10 @@
  *   the query parameters);
  * - anything else: a Buffer, or, when the request has no content length (chunked), a stream of the
  *   bytes as they arrive.
- * A parsed body (JSON, XML, form) nested deeper than MAX_JSON_DEPTH is refused with 400.
+ * A parsed body (JSON, XML, form) nested deeper than MAX_JSON_DEPTH is refused with 400; a form
+ * with more than rest.server.max-parameters pairs, an XML document with more than
+ * rest.server.max-xml-nodes elements and attributes, or an upload with more parts, files or fields
+ * than rest.multipart.* allow, with 413.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -17,8 +20,14 @@ import { PassThrough, type Readable } from 'node:stream';
 import type { QueryValue, UploadedFile } from '@gatehouse/functions';
 import { assertJsonDepth, HttpError, JsonTooDeepError, readBody } from '@gatehouse/service-kit';
 import busboy from 'busboy';
-import { addValue, parseQueryString, queryMap } from './query-string.ts';
-import { parseXml, XmlTooDeepError } from './xml.ts';
+import {
+  addValue,
+  exceedsParameters,
+  parseQueryString,
+  queryMap,
+  tooManyParameters,
+} from './query-string.ts';
+import { parseXml, XmlDoctypeError, XmlTooDeepError, XmlTooLargeError } from './xml.ts';
 
 export interface ParsedBody {
   body?: unknown;
@@ -34,9 +43,15 @@ export interface BodyOptions {
   limit: number;
   /** MAX_JSON_DEPTH. */
   maxJsonDepth: number;
+  /** rest.server.max-parameters: a form body with more is refused (413). */
+  maxParameters: number;
+  /** rest.server.max-xml-nodes: an XML body with more elements and attributes is refused (413). */
+  maxXmlNodes: number;
   upload: boolean;
   /** Keep the bytes as they are (an HTTP relay forwards them untouched). */
   raw: boolean;
+  /** Counts of multipart parts, files and fields (413 beyond). */
+  multipart: MultipartLimits;
   /** Called when a streamed body goes over the limit after the function got it. */
   onStreamTooLarge: (err: HttpError) => void;
 }
@@ -53,7 +68,7 @@ export async function readRequestBody(req: IncomingMessage, opts: BodyOptions): 
   const chunked = declaredLength === undefined && req.headers['transfer-encoding'] !== undefined;
 
   if (!opts.raw && opts.upload && req.method === 'POST' && type === 'multipart/form-data') {
-    return readMultipart(req, opts.limit);
+    return readMultipart(req, opts.limit, opts.multipart);
   }
   if (!opts.raw && chunked && kindOf(type) === 'bytes') return streamBody(req, opts);
   if (declaredLength === undefined && !chunked) return { contentLength: 0 };
@@ -67,10 +82,13 @@ export async function readRequestBody(req: IncomingMessage, opts: BodyOptions): 
     case 'xml': {
       const text = bytes.toString('utf8');
       if (req.headers['x-raw-xml'] === 'true') return { body: text, contentLength };
-      return { body: withinDepth(parseXmlOrText(text, opts.maxJsonDepth), opts), contentLength };
+      return { body: withinDepth(parseXmlOrText(text, opts), opts), contentLength };
     }
     case 'form': {
-      const formFields = withinDepth(parseQueryString(bytes.toString('utf8')), opts);
+      const text = bytes.toString('utf8');
+      if (exceedsParameters(text, opts.maxParameters))
+        throw new HttpError(413, tooManyParameters('The form body', opts.maxParameters));
+      const formFields = withinDepth(parseQueryString(text), opts);
       return { body: formFields, formFields, contentLength };
     }
     case 'text':
@@ -114,13 +132,20 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** A document nested beyond what the XML parser takes is too deep (400), not text. */
-function parseXmlOrText(text: string, maxJsonDepth: number): unknown {
+/** A document nested beyond what the XML parser takes is too deep (400), one too large 413, not text. */
+function parseXmlOrText(text: string, opts: BodyOptions): unknown {
   if (text.trim() === '') return {};
   try {
-    return parseXml(text);
+    return parseXml(text, opts.maxXmlNodes);
   } catch (err) {
-    if (err instanceof XmlTooDeepError) throw new JsonTooDeepError('the body', maxJsonDepth);
+    if (err instanceof XmlTooDeepError) throw new JsonTooDeepError('the body', opts.maxJsonDepth);
+    if (err instanceof XmlDoctypeError)
+      throw new HttpError(400, 'XML bodies with a document type declaration (DOCTYPE) are refused');
+    if (err instanceof XmlTooLargeError)
+      throw new HttpError(
+        413,
+        `The XML body has more than ${opts.maxXmlNodes} elements and attributes (rest.server.max-xml-nodes)`,
+      );
     return text;
   }
 }
@@ -143,56 +168,96 @@ function streamBody(req: IncomingMessage, opts: BodyOptions): ParsedBody {
   return { contentLength: 0, stream, streamRoute: `stream.${randomUUID()}.in` };
 }
 
-function readMultipart(req: IncomingMessage, limit: number): Promise<ParsedBody> {
+/** Count bounds of a multipart body (rest.multipart.*); its bytes are bounded by the body limit. */
+export interface MultipartLimits {
+  parts: number;
+  files: number;
+  fields: number;
+}
+
+/**
+ * Collects the files and fields of a multipart body. Every stream's 'error' is handled (busboy
+ * emits `Unexpected end of form` on a file stream, which ended the process when nobody listened),
+ * the raw bytes and the parts, files and fields are counted, and once the answer is decided the
+ * parser is unpiped and destroyed and what it held dropped. busboy itself caps each part's header
+ * at 16 KiB and 2,000 pairs (a larger one is `Malformed part header`, 400).
+ */
+function readMultipart(req: IncomingMessage, limit: number, limits: MultipartLimits): Promise<ParsedBody> {
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
-      parser = busboy({ headers: req.headers, limits: { fileSize: limit, fieldSize: limit } });
+      parser = busboy({
+        headers: req.headers,
+        limits: { fileSize: limit, fieldSize: limit, ...limits },
+      });
     } catch (err) {
       reject(new HttpError(400, (err as Error).message));
       return;
     }
-    const files: UploadedFile[] = [];
-    const fields = queryMap();
-    let total = 0;
-    let failed = false;
-    const fail = (err: HttpError) => {
-      if (failed) return;
-      failed = true;
+    let files: UploadedFile[] = [];
+    let fields = queryMap();
+    let received = 0;
+    let content = 0;
+    let settled = false;
+    const stop = () => {
+      settled = true;
+      req.off('data', countBytes);
+      req.off('close', onClose);
       req.unpipe(parser);
-      req.resume();
+      parser.destroy();
+      files = [];
+      fields = queryMap();
+    };
+    const fail = (err: HttpError) => {
+      if (settled) return;
+      stop();
+      // The answer's writer reads the rest on briefly and closes (lingerThenClose).
       reject(err);
     };
+    const tooMany = (what: string, setting: string, n: number) => () =>
+      fail(new HttpError(413, `Multipart body has more than ${n} ${what} (${setting})`));
+    const countBytes = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > limit) fail(tooLarge(limit));
+    };
+    const onClose = () => {
+      if (!req.complete) fail(new HttpError(400, 'Request body ended early'));
+    };
+    req.on('data', countBytes);
+    req.on('close', onClose);
+    req.on('error', () => fail(new HttpError(400, 'Request body ended early')));
     parser.on('file', (fieldName, stream, info) => {
       const chunks: Buffer[] = [];
+      let size = 0;
+      stream.on('error', (err: Error) => fail(invalidMultipart(err)));
       stream.on('data', (chunk: Buffer) => {
-        total += chunk.length;
-        if (total > limit) fail(tooLarge(limit));
-        else chunks.push(chunk);
+        content += chunk.length;
+        size += chunk.length;
+        if (!settled) chunks.push(chunk);
       });
       stream.on('limit', () => fail(tooLarge(limit)));
-      stream.on('close', () => {
-        const data = Buffer.concat(chunks);
-        files.push({
-          fieldName,
-          fileName: info.filename ?? '',
-          contentType: info.mimeType,
-          size: data.length,
-          data,
-        });
+      stream.on('end', () => {
+        if (settled) return;
+        const data = Buffer.concat(chunks, size);
+        files.push({ fieldName, fileName: info.filename ?? '', contentType: info.mimeType, size, data });
       });
     });
     parser.on('field', (name, value) => {
-      total += value.length;
-      if (total > limit) fail(tooLarge(limit));
-      else addValue(fields, name, value);
+      content += value.length;
+      if (!settled) addValue(fields, name, value);
     });
-    parser.on('error', (err: Error) => fail(new HttpError(400, `Invalid multipart body - ${err.message}`)));
+    parser.on('partsLimit', tooMany('parts', 'rest.multipart.max-parts', limits.parts));
+    parser.on('filesLimit', tooMany('files', 'rest.multipart.max-files', limits.files));
+    parser.on('fieldsLimit', tooMany('fields', 'rest.multipart.max-fields', limits.fields));
+    parser.on('error', (err: Error) => fail(invalidMultipart(err)));
     parser.on('close', () => {
-      if (failed) return;
+      if (settled) return;
+      settled = true;
+      req.off('data', countBytes);
+      req.off('close', onClose);
       const first = files[0];
       resolve({
-        contentLength: total,
+        contentLength: content,
         files,
         formFields: fields,
         ...(first ? { stream: bufferStream(first.data), streamRoute: `stream.${randomUUID()}.in` } : {}),
@@ -200,6 +265,10 @@ function readMultipart(req: IncomingMessage, limit: number): Promise<ParsedBody>
     });
     req.pipe(parser);
   });
+}
+
+function invalidMultipart(err: Error): HttpError {
+  return new HttpError(400, `Invalid multipart body - ${err.message}`);
 }
 
 function bufferStream(data: Buffer): Readable {

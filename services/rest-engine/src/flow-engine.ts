@@ -42,6 +42,7 @@ export function startFlowEngine(
     config: (key: string) => props.get(key),
     resourceFolder: settings.configFolder,
     fileFolders: settings['flow.file.folders'].map((f) => resolveLocation(f, settings.configFolder)),
+    maxForkWidth: settings['flow.fork.max-width'],
   });
 }
 

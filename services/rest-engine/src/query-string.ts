@@ -6,6 +6,23 @@
  */
 import type { QueryValue } from '@gatehouse/functions';
 
+/**
+ * True when `raw` holds more than `max` parameters (non-empty `&`-separated pairs): counted
+ * without splitting, so a query or form of a million `&` costs a scan, not a million strings.
+ */
+export function exceedsParameters(raw: string, max: number): boolean {
+  let count = 0;
+  let start = 0;
+  while (start <= raw.length) {
+    const end = raw.indexOf('&', start);
+    const stop = end < 0 ? raw.length : end;
+    if (stop > start && ++count > max) return true;
+    if (end < 0) return false;
+    start = end + 1;
+  }
+  return false;
+}
+
 export function parseQueryString(raw: string): Record<string, QueryValue> {
   const out = queryMap();
   if (raw === '') return out;
@@ -17,6 +34,11 @@ export function parseQueryString(raw: string): Record<string, QueryValue> {
     addValue(out, key, value);
   }
   return out;
+}
+
+/** The message of a refusal naming rest.server.max-parameters. */
+export function tooManyParameters(what: string, max: number): string {
+  return `${what} has more than ${max} parameters (rest.server.max-parameters)`;
 }
 
 /** An empty map of request keys, without a prototype. */

@@ -119,6 +119,13 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
         staticRules: rendered.staticRules,
         maxBodySize: settings['rest.server.max-body-size'],
         relayBufferBytes: settings['rest.relay.buffer-max-bytes'],
+        maxParameters: settings['rest.server.max-parameters'],
+        maxXmlNodes: settings['rest.server.max-xml-nodes'],
+        multipart: {
+          parts: settings['rest.multipart.max-parts'],
+          files: settings['rest.multipart.max-files'],
+          fields: settings['rest.multipart.max-fields'],
+        },
         maxJsonDepth: options.maxJsonDepth ?? defaultMaxJsonDepth,
         origin,
         logger,

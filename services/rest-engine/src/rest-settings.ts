@@ -25,6 +25,26 @@ export const restSettingsSpec = {
       min: 0,
     },
   ),
+  'rest.server.max-parameters': int(
+    'most parameters (name=value pairs) in a query string (400 beyond) or a url-encoded form body (413 beyond)',
+    1000,
+    { min: 1 },
+  ),
+  'rest.server.max-xml-nodes': int(
+    'most elements and attributes in an XML body, counted while it is parsed (413 beyond)',
+    10_000,
+    { min: 1 },
+  ),
+  'rest.multipart.max-parts': int('most parts in a multipart upload (413 beyond)', 1000, { min: 1 }),
+  'rest.multipart.max-files': int('most files in a multipart upload (413 beyond)', 100, { min: 1 }),
+  'rest.multipart.max-fields': int('most non-file fields in a multipart upload (413 beyond)', 1000, {
+    min: 1,
+  }),
+  'flow.fork.max-width': int(
+    'most branches a dynamic fork (`source:` a list) may start; a longer list aborts the flow with 400 naming it',
+    1000,
+    { min: 1 },
+  ),
   'yaml.rest.automation': str(
     'rest.yaml locations, comma-separated, `classpath:` (config folder) or `file:`; read in order and merged',
     'classpath:/rest.yaml',

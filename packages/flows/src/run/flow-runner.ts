@@ -26,7 +26,12 @@ export interface FlowRunnerOptions {
   resourceFolder?: string;
   /** The folders `file(...)` may read and write; none: file(...) is refused. */
   fileFolders?: readonly string[];
+  /** Most branches a dynamic fork may start; a longer list aborts the instance (400). Default 1000. */
+  maxForkWidth?: number;
 }
+
+/** The default bound of a dynamic fork: one list item is one branch, its tasks and its trace steps. */
+export const defaultMaxForkWidth = 1000;
 
 export interface RunOptions {
   /** Business correlation id, `model.cid`. */
@@ -44,8 +49,10 @@ export class FlowRunner implements InstanceHost {
   readonly logger: FlowLogger;
   readonly mappingHooks: MappingHooks;
   readonly completions: CompletionQueue;
+  readonly maxForkWidth: number;
 
   constructor(options: FlowRunnerOptions) {
+    this.maxForkWidth = options.maxForkWidth ?? defaultMaxForkWidth;
     this.flows = options.flows;
     this.functions = options.functions;
     this.logger = options.logger;

@@ -35,6 +35,8 @@ export interface InstanceHost {
   readonly mappingHooks: MappingHooks;
   /** Where the instances' engine steps run and their synchronous task completions wait. */
   readonly completions: CompletionQueue;
+  /** Most branches a dynamic fork may start (`flow.fork.max-width`). */
+  readonly maxForkWidth: number;
   /** A `flow://` task: the sub-flow runs with the parent's correlation id, trace and root map. */
   startChild(
     flow: CompiledFlow,

@@ -80,6 +80,8 @@ class SocketIoConnection implements Connection {
 }
 
 export interface SocketIoLimits {
+  /** SOCKETIO_MAX_PACKET_BYTES: engine.io's maxHttpBufferSize (its default is 1 MB). */
+  maxPacketBytes: number;
   /** Takes an engine.io handshake from the client address's budget: the 429 when it has none left. */
   refuseHandshake(req: IncomingMessage): SubscriptionRequestError | undefined;
 }
@@ -95,6 +97,7 @@ export function createSocketIoTransport(ctx: TransportContext, limits: SocketIoL
     // ends; a server that gives up on the upgrade then (10 s by default) leaves it paused, hearing
     // nothing until its ping timeout. A replica busy with a reconnect storm can take that long.
     upgradeTimeout: SOCKETIO_UPGRADE_TIMEOUT_MS,
+    maxHttpBufferSize: limits.maxPacketBytes,
     // Polling answers get the CORS policy's headers; browsers apply none to WebSockets, so an
     // upgrade from an origin off the allow-list is refused here.
     cors: ctx.cors.socketIoOptions(socketIoPreflight),

@@ -110,8 +110,9 @@ export function withPosition(json: string, position: string): string {
   return `${json.slice(0, end)}${empty ? '' : ','}"gwposition":${JSON.stringify(position)}}`;
 }
 
-export function createWsTransport(ctx: TransportContext) {
-  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 * 1024 });
+/** `maxPayload`: WS_MAX_PAYLOAD_BYTES, a client's message (fragments together) past it closes 1009. */
+export function createWsTransport(ctx: TransportContext, maxPayload: number) {
+  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload });
   const open = new Map<WebSocket, WsConnection>();
   // Socket listeners shared by every connection (`this` is the socket), so a connection costs no
   // closures of its own.

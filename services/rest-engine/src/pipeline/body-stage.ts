@@ -1,7 +1,8 @@
 /**
  * The body stage: POST, PUT and PATCH bodies are read (parsed by content type, kept raw for the
- * relay, streamed for uploads), up to the engine's size limit. A body declared too large is answered
- * 413 and the connection closed rather than read to the end.
+ * relay, streamed for uploads), up to the engine's size and count limits. A body refused before it
+ * was read to its end (413, 400) is answered, read on briefly and its connection closed
+ * (respond-stage, lingerThenClose).
  */
 import type { IncomingMessage } from 'node:http';
 import type { HttpRequestData } from '@gatehouse/functions';
@@ -21,18 +22,18 @@ export async function readBody(
   x: Exchange,
   data: HttpRequestData,
 ): Promise<boolean> {
-  const { endpoint, res } = x;
+  const { endpoint } = x;
   try {
     const parsed = await readRequestBody(req, {
       limit: ctx.maxBodySize,
       maxJsonDepth: ctx.maxJsonDepth,
+      maxParameters: ctx.maxParameters,
+      maxXmlNodes: ctx.maxXmlNodes,
+      multipart: ctx.multipart,
       upload: endpoint.upload,
       raw: endpoint.relay !== undefined,
-      onStreamTooLarge: (err) => {
-        // The caller is still sending: answer, then close rather than read the rest.
-        res.shouldKeepAlive = false;
-        answerError(ctx, x, err.status, err.message);
-      },
+      // The caller is still sending: the answer goes out, then the connection closes (respond-stage).
+      onStreamTooLarge: (err) => answerError(ctx, x, err.status, err.message),
     });
     data.body = parsed.body;
     data.contentLength = parsed.contentLength;
@@ -43,7 +44,6 @@ export async function readBody(
       data.queryParameters = Object.assign(queryMap(), data.queryParameters, parsed.formFields);
   } catch (err) {
     const status = err instanceof HttpError ? err.status : 400;
-    if (status === 413) res.shouldKeepAlive = false;
     answerError(ctx, x, status, (err as Error).message);
     return false;
   }

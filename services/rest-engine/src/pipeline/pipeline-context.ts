@@ -5,6 +5,7 @@
 import type { FlowRunner } from '@gatehouse/flows';
 import type { Logger } from '@gatehouse/service-kit';
 import type { Tracer } from '@opentelemetry/api';
+import type { MultipartLimits } from '../body-reader.ts';
 import type { Endpoint } from '../endpoint.ts';
 import type { FunctionRegistry } from '../function-registry.ts';
 import type { RestMetrics } from '../rest-metrics.ts';
@@ -22,6 +23,12 @@ export interface PipelineContext {
   maxBodySize: number;
   /** MAX_JSON_DEPTH: a JSON, XML or form body nested deeper is refused (400). */
   maxJsonDepth: number;
+  /** `rest.server.max-parameters`: query strings (400) and form bodies (413) with more are refused. */
+  maxParameters: number;
+  /** `rest.server.max-xml-nodes`: XML bodies with more elements and attributes are refused (413). */
+  maxXmlNodes: number;
+  /** `rest.multipart.*`: uploads with more parts, files or fields are refused (413). */
+  multipart: MultipartLimits;
   /** `rest.relay.buffer-max-bytes`: a relayed answer declaring at most this is taken in whole. */
   relayBufferBytes: number;
   /** Id of this engine instance (`origin` of trace records). */

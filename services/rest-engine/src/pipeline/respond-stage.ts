@@ -5,6 +5,7 @@
  * threw.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { lingerThenClose } from '@gatehouse/service-kit';
 import { responseRoute } from '../builtin-functions.ts';
 import { describeTimeout } from '../endpoint-timeout.ts';
 import type { Endpoint } from '../endpoint.ts';
@@ -61,6 +62,9 @@ export function restartTimer(ctx: PipelineContext, x: Exchange, ms: number): voi
 function finish(ctx: PipelineContext, x: Exchange, write: () => number, parent: TraceStep | undefined): void {
   x.done = true;
   clearTimeout(x.timer);
+  // Answered before the body ended (413, 400, 408, or a function that did not wait for it): the
+  // rest is dropped for a moment, so the client hears the answer, and the connection then closed.
+  lingerThenClose(x.res.req);
   const step = x.trace?.begin(responseRoute, parent?.service ?? 'http.request', parent);
   let status: number;
   try {

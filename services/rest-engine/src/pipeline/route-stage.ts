@@ -7,6 +7,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Endpoint } from '../endpoint.ts';
 import { errorMessages } from '../error-renderer.ts';
+import { exceedsParameters, tooManyParameters } from '../query-string.ts';
 import type { PipelineContext } from './pipeline-context.ts';
 import { allowOf } from './respond-stage.ts';
 
@@ -28,6 +29,8 @@ export function routeOf(ctx: PipelineContext, req: IncomingMessage): Route {
   const path = q < 0 ? url : url.slice(0, q);
   const queryString = q < 0 ? '' : url.slice(q + 1);
   const method = req.method ?? 'GET';
+  if (exceedsParameters(queryString, ctx.maxParameters))
+    return { kind: 'error', status: 400, message: tooManyParameters('The query string', ctx.maxParameters) };
   const found = ctx.table.lookup(method, path);
   if (found.kind === 'found')
     return { kind: 'endpoint', endpoint: found.endpoint, params: found.params, path, queryString };

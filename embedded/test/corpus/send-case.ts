@@ -1,0 +1,159 @@
+/**
+ * Sends one corpus case over a raw socket and reports what came back: an HTTP status (0 when the
+ * connection closed without one), a WebSocket close code (1006 without a close frame), or
+ * `hang` when nothing happened within the wait.
+ */
+import { randomBytes } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
+import type { CorpusCase, HttpCase, SocketIoPollingCase, WsCase } from './corpus-case.ts';
+import { head, withLength } from './corpus-case.ts';
+
+export interface Ports {
+  edge: number;
+  rest: number;
+}
+
+export type Outcome = { status: number } | { closeCode: number } | { hang: true };
+
+const answerWaitMs = 20_000;
+const endlessCapBytes = 32 * 1024 * 1024;
+
+export function sendCase(c: CorpusCase, ports: Ports): Promise<Outcome> {
+  switch (c.kind) {
+    case 'http':
+      return sendHttp(c, c.via === 'edge' ? ports.edge : ports.rest);
+    case 'ws':
+      return sendWs(c, ports.edge);
+    case 'socketio-polling':
+      return sendSocketIoPolling(c, ports.edge);
+  }
+}
+
+/** Resolves once the socket has an HTTP status line, closes, or the wait is over. */
+function sendHttp(c: Pick<HttpCase, 'head' | 'body' | 'endless'>, port: number): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    let received = '';
+    let done = false;
+    const finish = (outcome: Outcome) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(outcome);
+    };
+    const timer = setTimeout(() => finish({ hang: true }), answerWaitMs);
+    socket.on('error', () => finish(statusOf(received) ?? { status: 0 }));
+    socket.on('close', () => finish(statusOf(received) ?? { status: 0 }));
+    socket.on('data', (data: Buffer) => {
+      received += data.toString('latin1');
+      const status = statusOf(received);
+      if (status) finish(status);
+    });
+    socket.once('connect', () => {
+      socket.write(`${c.head}\r\n\r\n`);
+      if (c.body) socket.write(c.body);
+      if (c.endless) void writeEndlessly(socket, c.endless, () => done);
+    });
+  });
+}
+
+/** Writes `piece` with backpressure until the answer came or the cap is reached. */
+async function writeEndlessly(socket: Socket, piece: Buffer, stop: () => boolean): Promise<void> {
+  for (let sent = 0; sent < endlessCapBytes && !stop() && socket.writable; sent += piece.length) {
+    if (!socket.write(piece))
+      await new Promise<void>((resolve) => {
+        socket.once('drain', resolve);
+        socket.once('close', resolve);
+      });
+  }
+}
+
+function statusOf(text: string): Outcome | undefined {
+  const match = /^HTTP\/1\.[01] (\d{3})/.exec(text);
+  return match ? { status: Number(match[1]) } : undefined;
+}
+
+/** Opens a WebSocket on `path`, writes the frames, and reads server frames until a close frame. */
+function sendWs(c: WsCase, port: number): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    let buffer = Buffer.alloc(0);
+    let upgraded = false;
+    let done = false;
+    const finish = (outcome: Outcome) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(outcome);
+    };
+    const timer = setTimeout(() => finish({ hang: true }), answerWaitMs);
+    socket.on('error', () => finish({ closeCode: 1006 }));
+    socket.on('close', () =>
+      finish(upgraded ? { closeCode: 1006 } : (statusOf(buffer.toString('latin1')) ?? { status: 0 })),
+    );
+    socket.on('data', (data: Buffer) => {
+      buffer = Buffer.concat([buffer, data]);
+      if (!upgraded) {
+        const end = buffer.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const status = statusOf(buffer.toString('latin1'));
+        if (!status || !('status' in status) || status.status !== 101) return finish(status ?? { status: 0 });
+        upgraded = true;
+        buffer = buffer.subarray(end + 4);
+        for (const f of c.frames) socket.write(f);
+      }
+      const code = closeCodeIn(buffer);
+      if (code !== undefined) finish({ closeCode: code });
+    });
+    socket.once('connect', () => {
+      socket.write(
+        `${head(`GET ${c.path} HTTP/1.1`, {
+          upgrade: 'websocket',
+          connection: 'Upgrade',
+          'sec-websocket-key': randomBytes(16).toString('base64'),
+          'sec-websocket-version': 13,
+        })}\r\n\r\n`,
+      );
+    });
+  });
+}
+
+/** The code of the first close frame among the server's frames, once it is all there. */
+function closeCodeIn(buffer: Buffer): number | undefined {
+  let at = 0;
+  while (at + 2 <= buffer.length) {
+    const opcode = buffer[at]! & 0x0f;
+    let length = buffer[at + 1]! & 0x7f;
+    let start = at + 2;
+    if (length === 126) {
+      if (start + 2 > buffer.length) return undefined;
+      length = buffer.readUInt16BE(start);
+      start += 2;
+    } else if (length === 127) {
+      if (start + 8 > buffer.length) return undefined;
+      length = Number(buffer.readBigUInt64BE(start));
+      start += 8;
+    }
+    if (start + length > buffer.length) return undefined;
+    if (opcode === 8) return length >= 2 ? buffer.readUInt16BE(start) : 1005;
+    at = start + length;
+  }
+  return undefined;
+}
+
+/** An engine.io polling handshake, then the case's body POSTed to that session. */
+async function sendSocketIoPolling(c: SocketIoPollingCase, port: number): Promise<Outcome> {
+  const path = '/_gw/v1/socket.io/?EIO=4&transport=polling';
+  const handshake = await fetch(`http://127.0.0.1:${port}${path}`, {
+    signal: AbortSignal.timeout(answerWaitMs),
+  });
+  const sid = /"sid":"([^"]+)"/.exec(await handshake.text())?.[1];
+  if (!sid) return { status: handshake.status };
+  const headers = { 'content-type': 'text/plain;charset=UTF-8' };
+  return sendHttp(
+    { head: withLength(`POST ${path}&sid=${sid} HTTP/1.1`, headers, c.body), body: c.body },
+    port,
+  );
+}
