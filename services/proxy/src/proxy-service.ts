@@ -47,8 +47,11 @@ export interface ProxyDeps {
   kinesis?: Bus | undefined;
   /** Core NATS for nats targets; absent: NATS is off. */
   nats?: NatsTarget | undefined;
-  /** Definitions from PROXY_CONFIG_FILE, already validated (config-source.ts). */
-  initialApis: ApiDefinition[];
+  /**
+   * Definitions from PROXY_CONFIG_FILE, already validated (config-source.ts); a function is asked
+   * at start (the embedded gateway's route to its own REST engine names the port it listens on).
+   */
+  initialApis: ApiDefinition[] | (() => ApiDefinition[]);
   /** This replica's id, carried in its correlation ids (unique per process). */
   replica: string;
   logger: Logger;
@@ -168,7 +171,8 @@ export function createProxy(config: ConfigOf<typeof proxyConfig>, deps: ProxyDep
     internal: async (req, res) => (await apis.handle(req, res)) || responses.handle(req, res),
     resync: () => sync.resync(),
     async start() {
-      for (const api of deps.initialApis) {
+      const initialApis = typeof deps.initialApis === 'function' ? deps.initialApis() : deps.initialApis;
+      for (const api of initialApis) {
         const outcome = await definitions.seed(api);
         logger.info({ api: api.id, outcome }, 'API definition from PROXY_CONFIG_FILE');
       }

@@ -59,7 +59,8 @@ export interface RestEngineService extends GatewayService {
 
 export function createRestEngine(options: RestEngineOptions): RestEngineService {
   const env = options.env ?? process.env;
-  const configFolder = env['REST_CONFIG_FOLDER']?.trim() || defaultConfigFolder;
+  const givenFolder = env['REST_CONFIG_FOLDER']?.trim() || undefined;
+  const configFolder = givenFolder ?? defaultConfigFolder;
   const props = loadAppProperties(configFolder, env);
   const settings = loadRestSettings(props, configFolder);
   const logger = options.logger.child({ service: 'rest-engine' });
@@ -87,6 +88,10 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
         logger.info({ configFolder }, 'REST automation is off (rest.automation is not true)');
         return;
       }
+      if (givenFolder === undefined)
+        logger.warn(
+          'REST_CONFIG_FOLDER is not set: the REST engine serves its built-in endpoints (/health, /info) and none of its own; set it to your application\'s folder (application.yml, rest.yaml, functions/)',
+        );
       const registry = new FunctionRegistry();
       const dependencies = {
         mandatory: settings['mandatory.health.dependencies'],

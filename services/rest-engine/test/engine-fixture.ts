@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createLogger, createRegistry, type Registry } from '@gatehouse/service-kit';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { createRestEngine, type RestEngineService } from '../src/index.ts';
@@ -15,6 +16,9 @@ export interface RunningEngine {
   registry: Registry;
   stop(): Promise<void>;
 }
+
+/** The example app (examples/rest-app): the engine's configuration unless a test names its own. */
+export const exampleApp = fileURLToPath(new URL('../../../examples/rest-app/', import.meta.url));
 
 export async function startEngine(env: Record<string, string> = {}): Promise<RunningEngine> {
   const logs: Array<Record<string, unknown>> = [];
@@ -30,7 +34,7 @@ export async function startEngine(env: Record<string, string> = {}): Promise<Run
     logger,
     registry,
     tracer: provider.getTracer('test'),
-    env: { REST_SERVER_PORT: '0', REST_SERVER_HOST: '127.0.0.1', ...env },
+    env: { REST_SERVER_PORT: '0', REST_SERVER_HOST: '127.0.0.1', REST_CONFIG_FOLDER: exampleApp, ...env },
     drainTimeoutMs: 1000,
   });
   await engine.start();
