@@ -9,6 +9,7 @@
  * and a request's spans still nest across them. stop() sends the spans still buffered.
  */
 import { randomBytes } from 'node:crypto';
+import type { BlockList } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { authConfig, startAuth } from '@gatehouse/auth';
 import { blacklistConfig, createBlacklistService } from '@gatehouse/blacklist';
@@ -45,6 +46,7 @@ import {
   startHost,
   startServiceTracing,
   tlsSettingsFrom,
+  trustedProxiesConfig,
 } from '@gatehouse/service-kit';
 import { MemoryStore } from '@gatehouse/store';
 import { type CutRelay, startCutRelay } from './demo/cut-relay.ts';
@@ -198,6 +200,9 @@ async function startServices(
     registry,
     health,
     maxJsonDepth: config.MAX_JSON_DEPTH,
+    // The proxy of this process reaches it on loopback, with the client's scheme and address in
+    // X-Forwarded-* (what an untrusted client sent is dropped at the edge).
+    trustedProxies: withLoopback(env['TRUSTED_PROXIES']),
   });
   const services: GatewayService[] = [
     restEngine,
@@ -237,6 +242,7 @@ async function startServices(
       env,
       drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT_MS,
       maxJsonDepth: config.MAX_JSON_DEPTH,
+      trustedProxies: config.TRUSTED_PROXIES,
     }),
   ];
 
@@ -275,6 +281,11 @@ async function startServices(
 function routedTo(list: ApiDefinition[], restPort: number | undefined): ApiDefinition[] {
   if (restPort === undefined) return [];
   return list.map((api) => (api.proxy ? { ...api, proxy: { ...api.proxy, port: restPort } } : api));
+}
+
+/** TRUSTED_PROXIES plus loopback, where this process's own proxy comes from. */
+function withLoopback(configured: string | undefined): BlockList | undefined {
+  return trustedProxiesConfig.TRUSTED_PROXIES.parse(`${configured ?? ''},127.0.0.1,::1`);
 }
 
 /** Where this process's own listeners are reached from inside it. */

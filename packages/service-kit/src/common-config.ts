@@ -2,6 +2,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { int, oneOf, optionalStr, port, str } from './env-config.ts';
+import { trustedProxiesConfig } from './forwarding-trust.ts';
 import { internalApiAuthConfig } from './internal-api-auth.ts';
 import { defaultMaxJsonDepth, maxJsonDepthCeiling } from './json-depth.ts';
 
@@ -15,6 +16,7 @@ export const commonConfig = {
   HOST: str('address the HTTP servers bind to', '0.0.0.0'),
   API_PORT: port('internal API port: /health, /ready, /metrics and internal endpoints', 4010),
   ...internalApiAuthConfig,
+  ...trustedProxiesConfig,
   INTERNAL_API_MIDDLEWARE: optionalStr(
     'path of an ES module whose default export (app) => void mounts your own express middleware or routes on the internal API, before its token check and routes',
   ),

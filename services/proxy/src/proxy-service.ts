@@ -3,12 +3,14 @@
  * definition endpoints `/v2|v3/apis` and the correlated-response endpoints `/v1|v2|v3/responses`
  * on the internal API. Definitions live in the Store; pending requests in this replica's memory.
  */
+import type { BlockList } from 'node:net';
 import type { Auth } from '@gatehouse/auth';
 import { type SchemaRegistryClient, schemaRegistryFrom } from '@gatehouse/avro';
 import type { Bus, Subscription } from '@gatehouse/bus';
 import {
   type ConfigOf,
   defaultMaxJsonDepth,
+  dropUntrustedForwarding,
   type GatewayService,
   type Health,
   type Logger,
@@ -52,6 +54,11 @@ export interface ProxyDeps {
    * at start (the embedded gateway's route to its own REST engine names the port it listens on).
    */
   initialApis: ApiDefinition[] | (() => ApiDefinition[]);
+  /**
+   * TRUSTED_PROXIES: the peers whose Forwarded / X-Forwarded-* headers are passed on (appended to);
+   * from anyone else they are dropped, and the upstream gets only this proxy's.
+   */
+  trustedProxies?: BlockList | undefined;
   /** This replica's id, carried in its correlation ids (unique per process). */
   replica: string;
   logger: Logger;
@@ -166,8 +173,14 @@ export function createProxy(config: ConfigOf<typeof proxyConfig>, deps: ProxyDep
 
   return {
     name: 'proxy',
-    public: proxy,
-    upgrade,
+    public: (req, res) => {
+      dropUntrustedForwarding(req, deps.trustedProxies);
+      return proxy(req, res);
+    },
+    upgrade: (req, socket, head) => {
+      dropUntrustedForwarding(req, deps.trustedProxies);
+      return upgrade(req, socket, head);
+    },
     internal: async (req, res) => (await apis.handle(req, res)) || responses.handle(req, res),
     resync: () => sync.resync(),
     async start() {

@@ -4,8 +4,8 @@
  * the HttpRequestData the target will see. It opens the Exchange the later stages share.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import type { TLSSocket } from 'node:tls';
 import type { HttpRequestData } from '@gatehouse/functions';
+import { clientAddress, requestScheme } from '@gatehouse/service-kit';
 import { parseCookies } from '../cookies.ts';
 import { decodedPath } from '../decoded-path.ts';
 import type { Endpoint } from '../endpoint.ts';
@@ -74,8 +74,8 @@ export function openExchange(
   const data: HttpRequestData = {
     method,
     url: decodedPath(path),
-    ip: req.socket.remoteAddress ?? '',
-    https: headers['x-forwarded-proto'] === 'https' || (req.socket as TLSSocket).encrypted === true,
+    ip: clientAddress(req, ctx.trustedProxies),
+    https: requestScheme(req, ctx.trustedProxies) === 'https',
     headers,
     cookies,
     pathParameters: params,
