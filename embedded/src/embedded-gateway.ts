@@ -43,6 +43,7 @@ import {
   port,
   type RunningHost,
   replicaId,
+  setRedactedParameters,
   startHost,
   startServiceTracing,
   tlsSettingsFrom,
@@ -129,6 +130,7 @@ export async function startEmbeddedGateway(
     new TargetAllowList(config.PROXY_TARGET_ALLOW),
     config.MAX_JSON_DEPTH,
   );
+  setRedactedParameters(config.LOG_REDACT_PARAMS);
   const replica = replicaId(config.REPLICA_ID);
   const logger = createLogger({
     name: 'gatehouse',

@@ -17,6 +17,7 @@ import {
   JsonTooDeepError,
   type Logger,
   readBody,
+  redactUrl,
   requestPath,
   sendJson,
   sendText,
@@ -201,7 +202,7 @@ async function forwardHttp(
   if (waiting !== undefined)
     target += `${target.includes('?') ? '&' : '?'}correlation=${encodeURIComponent(waiting.correlation)}`;
   const client = isTracingActive()
-    ? startHttpClientSpan(tracer, req.method ?? 'GET', new URL(target, origin.origin))
+    ? startHttpClientSpan(tracer, req.method ?? 'GET', new URL(redactUrl(target), origin.origin))
     : undefined;
   const outcome = await deps.forwarder.forward({
     req,

@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { HttpRequestData } from '@gatehouse/functions';
-import { clientAddress, requestScheme } from '@gatehouse/service-kit';
+import { clientAddress, redactQuery, requestScheme } from '@gatehouse/service-kit';
 import { parseCookies } from '../cookies.ts';
 import { decodedPath } from '../decoded-path.ts';
 import type { Endpoint } from '../endpoint.ts';
@@ -101,6 +101,7 @@ function startTrace(
       ? parseTraceparent(headers[endpoint.traceparentHeader])
       : undefined);
   const id = parent?.traceId ?? (headers[endpoint.traceIdHeader] || newId());
-  const tracePath = `${method} ${decodedPath(path)}${queryString ? `?${queryString}` : ''}`;
+  // Trace records and spans are read by whoever reads logs: no credential of the query in them.
+  const tracePath = `${method} ${decodedPath(path)}${queryString ? `?${redactQuery(queryString)}` : ''}`;
   return new RequestTrace(ctx.tracer, ctx.logger, ctx.origin, id, tracePath, parent?.parentSpanId);
 }
