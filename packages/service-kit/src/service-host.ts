@@ -110,7 +110,10 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   for (const s of services) await s.start?.();
 
   const servers: Server[] = [];
-  const api = createServer({ maxHeaderSize: nodeMaxHeaderSize(limits) }, internalApi);
+  const api = createServer({ maxHeaderSize: nodeMaxHeaderSize(limits) }, (req, res) => {
+    res.setHeader(...noSniff);
+    return internalApi(req, res);
+  });
   servers.push(api);
   const apiPort = await listen(api, opts.apiPort, host);
 
@@ -225,6 +228,8 @@ function secureEdge(
   };
 }
 
+const noSniff = ['x-content-type-options', 'nosniff'] as const;
+
 function dispatcher(
   handlers: RequestHandler[],
   limits: HttpLimits,
@@ -235,6 +240,9 @@ function dispatcher(
   return async (req: IncomingMessage, res: ServerResponse) => {
     keepAlive.track(req, res);
     countResponse(res);
+    // Every answer of the edge, errors that echo input included (a proxied one too: a browser
+    // must not sniff an upstream's text into HTML either).
+    res.setHeader(...noSniff);
     const tooLong = oversizedHeader(req, limits);
     if (tooLong) {
       res.shouldKeepAlive = false;

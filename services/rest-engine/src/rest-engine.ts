@@ -139,6 +139,8 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
       });
       const handle = (req: IncomingMessage, res: ServerResponse) => {
         dropUntrustedForwarding(req, options.trustedProxies);
+        // Every answer, errors that echo input included; a function may set its own value.
+        res.setHeader('x-content-type-options', 'nosniff');
         pipeline(req, res);
       };
       server = createServer({ keepAliveTimeout: 65_000 }, handle);
