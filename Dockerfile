@@ -25,7 +25,8 @@ RUN npm install --global --no-fund --no-audit --loglevel=error \
 
 FROM workspace AS build
 # Every dependency (the build tool is a development one), then the build; only dist/ leaves (the
-# example REST app's too: its functions compiled, what the built REST engine serves by default).
+# example REST app's too, its functions compiled: served only when REST_CONFIG_FOLDER names
+# /app/examples/rest-app/dist; without it the REST engine serves no endpoints of its own).
 ARG NODE_EXTRA_CA_CERTS
 RUN pnpm install --frozen-lockfile \
  && node tools/build.ts \
@@ -48,7 +49,8 @@ COPY --from=build /built/ /app/
 ENV NODE_ENV=production \
     HOST=0.0.0.0
 USER 10001:10001
-# public edge (INBOUND_PORT), internal API (API_PORT), REST engine (rest.server.port)
+# public edge (INBOUND_PORT), internal API (API_PORT), REST engine (rest.server.port; the embedded
+# runner binds it to 127.0.0.1 and routes /api/ to it through the edge, REST_SERVER_HOST opens it)
 EXPOSE 4000 4010 8085
 # Stack traces of the built files name the TypeScript lines.
 ENTRYPOINT ["node", "--enable-source-maps"]

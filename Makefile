@@ -38,7 +38,7 @@ build: install
 # built here first.
 run: install
 	node packages/client/scripts/browser-bundle.ts .cache/client-demo/gatehouse-client.js
-	DEMO_CLIENT_BUNDLE=.cache/client-demo/gatehouse-client.js node --max-semi-space-size=8 embedded/src/main.ts
+	REST_CONFIG_FOLDER=examples/rest-app DEMO_CLIENT_BUNDLE=.cache/client-demo/gatehouse-client.js node --max-semi-space-size=8 embedded/src/main.ts
 
 # Each stage says how long it took (tools/timed.sh). The node tests run last, so the test runner's
 # summary is the last thing before their stage line.

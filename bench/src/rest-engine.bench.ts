@@ -70,6 +70,7 @@ function engineEnv(port: number, apiPort: number, extra: Record<string, string> 
     API_PORT: String(apiPort),
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
+    REST_CONFIG_FOLDER: join(root, 'examples/rest-app'),
     ...extra,
   };
 }

@@ -9,6 +9,7 @@
  * and a request's spans still nest across them. stop() sends the spans still buffered.
  */
 import { randomBytes } from 'node:crypto';
+import type { BlockList } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { authConfig, startAuth } from '@gatehouse/auth';
 import { blacklistConfig, createBlacklistService } from '@gatehouse/blacklist';
@@ -42,9 +43,11 @@ import {
   port,
   type RunningHost,
   replicaId,
+  setRedactedParameters,
   startHost,
   startServiceTracing,
   tlsSettingsFrom,
+  trustedProxiesConfig,
 } from '@gatehouse/service-kit';
 import { MemoryStore } from '@gatehouse/store';
 import { type CutRelay, startCutRelay } from './demo/cut-relay.ts';
@@ -89,12 +92,22 @@ export interface EmbeddedGateway extends RunningHost {
 }
 
 /**
- * Without PROXY_CONFIG_FILE the edge routes /api/… to the example REST app (examples/), the REST
- * engine of this process on loopback: its address joins PROXY_TARGET_ALLOW, which refuses
- * loopback targets otherwise.
+ * Without PROXY_CONFIG_FILE the edge routes /api/… to the REST engine of this process on loopback,
+ * on the port it listens on (REST_SERVER_PORT, 0 included): its address joins PROXY_TARGET_ALLOW,
+ * which refuses loopback targets otherwise. The engine serves what REST_CONFIG_FOLDER names.
  */
-const exampleApis = fileURLToPath(new URL('../../examples/proxy/apis.json', import.meta.url));
-const exampleTarget = '127.0.0.1';
+const ownRestApis = fileURLToPath(new URL('../../examples/proxy/apis.json', import.meta.url));
+const ownRestTarget = '127.0.0.1';
+
+/**
+ * The example REST app (examples/rest-app; built, from dist/) for `make run` and the tests that
+ * want it: without REST_CONFIG_FOLDER the engine serves no endpoints of its own.
+ */
+export const exampleAppSettings = {
+  REST_CONFIG_FOLDER: fileURLToPath(
+    new URL(`../../examples/rest-app/${import.meta.url.endsWith('.ts') ? '' : 'dist/'}`, import.meta.url),
+  ),
+} as const;
 
 export interface EmbeddedOptions {
   /** Your own express middleware or routes on the internal API; overrides INTERNAL_API_MIDDLEWARE. */
@@ -107,16 +120,17 @@ export async function startEmbeddedGateway(
 ): Promise<EmbeddedGateway> {
   const { env, generated } = withTokenSecret(configured);
   const loaded = loadConfig(embeddedConfig, env);
-  const config =
-    loaded.PROXY_CONFIG_FILE === undefined
-      ? { ...loaded, PROXY_TARGET_ALLOW: [...loaded.PROXY_TARGET_ALLOW, exampleTarget] }
-      : loaded;
+  const ownRestRoute = loaded.PROXY_CONFIG_FILE === undefined;
+  const config = ownRestRoute
+    ? { ...loaded, PROXY_TARGET_ALLOW: [...loaded.PROXY_TARGET_ALLOW, ownRestTarget] }
+    : loaded;
   const initialApis = loadProxyConfig(
-    config.PROXY_CONFIG_FILE ?? exampleApis,
+    config.PROXY_CONFIG_FILE ?? ownRestApis,
     useEnvScope(env, config.PROXY_USE_ENV_ALLOWED),
     new TargetAllowList(config.PROXY_TARGET_ALLOW),
     config.MAX_JSON_DEPTH,
   );
+  setRedactedParameters(config.LOG_REDACT_PARAMS);
   const replica = replicaId(config.REPLICA_ID);
   const logger = createLogger({
     name: 'gatehouse',
@@ -140,7 +154,8 @@ export async function startEmbeddedGateway(
     logger,
   );
   try {
-    const gateway = await startServices(config, env, initialApis, replica, logger, options);
+    const apis = { list: initialApis, ownRestRoute };
+    const gateway = await startServices(config, env, apis, replica, logger, options);
     return {
       ...gateway,
       async stop() {
@@ -167,7 +182,7 @@ function withTokenSecret(env: NodeJS.ProcessEnv): { env: NodeJS.ProcessEnv; gene
 async function startServices(
   config: ConfigOf<typeof embeddedConfig>,
   env: NodeJS.ProcessEnv,
-  initialApis: ApiDefinition[],
+  apis: { list: ApiDefinition[]; ownRestRoute: boolean },
   replica: string,
   logger: Logger,
   options: EmbeddedOptions,
@@ -179,13 +194,17 @@ async function startServices(
   health.addCheck('store', () => store.ping());
   const auth = await startAuth(config, store, logger);
 
-  // Its own port (rest.server.port, 8085) with the example app unless configured otherwise.
+  // Its own port (rest.server.port, 8085) on loopback unless REST_SERVER_HOST says otherwise: the
+  // edge routes to it there, and a port open on HOST would be a way around the edge's checks.
   const restEngine = createRestEngine({
-    env: { ...env, REST_SERVER_HOST: env['REST_SERVER_HOST'] ?? config.HOST },
+    env: { ...env, REST_SERVER_HOST: env['REST_SERVER_HOST'] ?? ownRestTarget },
     logger,
     registry,
     health,
     maxJsonDepth: config.MAX_JSON_DEPTH,
+    // The proxy of this process reaches it on loopback, with the client's scheme and address in
+    // X-Forwarded-* (what an untrusted client sent is dropped at the edge).
+    trustedProxies: withLoopback(env['TRUSTED_PROXIES']),
   });
   const services: GatewayService[] = [
     restEngine,
@@ -216,7 +235,8 @@ async function startServices(
       store,
       auth,
       controlBus: bus,
-      initialApis,
+      // Asked at the proxy's start, after the REST engine's: the port it really listens on.
+      initialApis: () => (apis.ownRestRoute ? routedTo(apis.list, restEngine.port) : apis.list),
       replica,
       logger,
       registry,
@@ -224,6 +244,7 @@ async function startServices(
       env,
       drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT_MS,
       maxJsonDepth: config.MAX_JSON_DEPTH,
+      trustedProxies: config.TRUSTED_PROXIES,
     }),
   ];
 
@@ -256,6 +277,17 @@ async function startServices(
   edgePort = host.publicPort;
   if (relay) logger.info({ url: `http://localhost:${host.publicPort}/_gw/demo/` }, 'client demo page');
   return { ...host, logger, restPort: restEngine.port };
+}
+
+/** The default route's APIs pointed at the REST engine's port; none when the engine is off. */
+function routedTo(list: ApiDefinition[], restPort: number | undefined): ApiDefinition[] {
+  if (restPort === undefined) return [];
+  return list.map((api) => (api.proxy ? { ...api, proxy: { ...api.proxy, port: restPort } } : api));
+}
+
+/** TRUSTED_PROXIES plus loopback, where this process's own proxy comes from. */
+function withLoopback(configured: string | undefined): BlockList | undefined {
+  return trustedProxiesConfig.TRUSTED_PROXIES.parse(`${configured ?? ''},127.0.0.1,::1`);
 }
 
 /** Where this process's own listeners are reached from inside it. */

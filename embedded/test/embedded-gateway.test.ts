@@ -7,7 +7,12 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { signJwt, withExpiry } from '@gatehouse/auth';
 import { openSse, waitFor } from '@gatehouse/testkit';
-import { type EmbeddedGateway, ephemeralGatewaySettings, startEmbeddedGateway } from '../src/index.ts';
+import {
+  type EmbeddedGateway,
+  ephemeralGatewaySettings,
+  exampleAppSettings,
+  startEmbeddedGateway,
+} from '../src/index.ts';
 
 const jwtKey = 'embedded-test-secret-of-sufficient-length';
 
@@ -18,6 +23,7 @@ describe('embedded gateway', () => {
   before(async () => {
     gw = await startEmbeddedGateway({
       ...ephemeralGatewaySettings,
+      ...exampleAppSettings,
       JWT_SECRET_KEY: jwtKey,
     });
     edge = `http://127.0.0.1:${gw.publicPort}`;
@@ -151,7 +157,11 @@ describe('embedded gateway', () => {
   });
 
   it('holds every service to MAX_JSON_DEPTH: events, subscriptions, API definitions, REST bodies', async () => {
-    const deep = await startEmbeddedGateway({ ...ephemeralGatewaySettings, MAX_JSON_DEPTH: '16' });
+    const deep = await startEmbeddedGateway({
+      ...ephemeralGatewaySettings,
+      ...exampleAppSettings,
+      MAX_JSON_DEPTH: '16',
+    });
     try {
       const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
       const limit = /MAX_JSON_DEPTH \(16\)/;

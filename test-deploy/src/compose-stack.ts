@@ -187,6 +187,9 @@ export async function startComposeStack(
     SUBSCRIPTION_CHECK: 'jwt_validation',
     JWT_ISSUER: deploymentIssuer,
     JWT_AUDIENCE: deploymentAudience,
+    // The example app the image carries: the checks call its functions (user-checks.ts). Without
+    // it the REST engine serves no endpoints of its own.
+    REST_CONFIG_FOLDER: '/app/examples/rest-app/dist',
     // Read by the kafka-tls profile's broker only: the default stack does not use it.
     KAFKA_TLS_PASSWORD: kafkaTlsPassword,
   };

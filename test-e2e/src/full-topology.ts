@@ -63,7 +63,12 @@ export async function startFullTopology(options: FullTopologyOptions = {}): Prom
     spawnService({ entry: 'services/blacklist/src/main.ts', env: shared, readyTimeoutMs: 60_000 }),
     spawnService({
       entry: 'services/rest-engine/src/main.ts',
-      env: { REST_SERVER_PORT: String(restPort), REST_SERVER_HOST: '127.0.0.1' },
+      // The example app (relative to the repository, the services' working directory).
+      env: {
+        REST_SERVER_PORT: String(restPort),
+        REST_SERVER_HOST: '127.0.0.1',
+        REST_CONFIG_FOLDER: 'examples/rest-app',
+      },
       readyTimeoutMs: 60_000,
     }),
   ]).catch(async (err) => {

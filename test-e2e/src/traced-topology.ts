@@ -51,7 +51,12 @@ export async function startTracedTopology(): Promise<TracedTopology> {
   const restPort = await freePort();
   const restEngine = await spawnService({
     entry: 'services/rest-engine/src/main.ts',
-    env: { ...tracing, REST_SERVER_PORT: String(restPort), REST_SERVER_HOST: '127.0.0.1' },
+    env: {
+      ...tracing,
+      REST_SERVER_PORT: String(restPort),
+      REST_SERVER_HOST: '127.0.0.1',
+      REST_CONFIG_FOLDER: 'examples/rest-app',
+    },
     readyTimeoutMs: 60_000,
   });
   const apis = [

@@ -16,6 +16,7 @@ import { before, describe, it } from 'node:test';
 import { freePort, gatewayEnv, loadedModulesRecorder, spawnService } from '@gatehouse/testkit';
 import { buildAll } from '../build.ts';
 
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const brokerLibraries = ['/kafkajs/', '/@nats-io/', '/@aws-sdk/client-kinesis/'];
 
 /** Starts a built service with these settings; resolves with the URLs of the modules it loaded. */
@@ -66,9 +67,11 @@ describe('production build', () => {
     assert.ok(own.some((url) => url.endsWith('/services/push-hub/dist/main.js')));
   });
 
-  it('starts the built embedded runner with its example REST app and loads no TypeScript file', async () => {
+  it('starts the built embedded runner with the built example REST app and loads no TypeScript file', async () => {
     const loaded = await loadedByBuilt('embedded', 'embedded', {
       REST_SERVER_PORT: String(await freePort()),
+      // What the image carries for anyone who asks for it (the image's default is no app).
+      REST_CONFIG_FOLDER: join(root, 'examples/rest-app/dist'),
     });
     const typescript = loaded.filter(
       (url) => url.startsWith('file:') && url.endsWith('.ts') && !url.includes('loaded-modules-recorder'),

@@ -2,8 +2,10 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { int, oneOf, optionalStr, port, str } from './env-config.ts';
+import { trustedProxiesConfig } from './forwarding-trust.ts';
 import { internalApiAuthConfig } from './internal-api-auth.ts';
 import { defaultMaxJsonDepth, maxJsonDepthCeiling } from './json-depth.ts';
+import { redactionConfig } from './secret-parameters.ts';
 
 export const commonConfig = {
   LOG_FMT: oneOf('log format: JSON lines or Google Cloud Logging', ['JSON', 'GCL'] as const, 'JSON'),
@@ -12,9 +14,11 @@ export const commonConfig = {
     ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const,
     'info',
   ),
+  ...redactionConfig,
   HOST: str('address the HTTP servers bind to', '0.0.0.0'),
   API_PORT: port('internal API port: /health, /ready, /metrics and internal endpoints', 4010),
   ...internalApiAuthConfig,
+  ...trustedProxiesConfig,
   INTERNAL_API_MIDDLEWARE: optionalStr(
     'path of an ES module whose default export (app) => void mounts your own express middleware or routes on the internal API, before its token check and routes',
   ),

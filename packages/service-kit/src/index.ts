@@ -3,6 +3,8 @@ export * from './common-config.ts';
 export * from './cors.ts';
 export * from './cors-config.ts';
 export * from './client-address.ts';
+export * from './forwarding-trust.ts';
+export * from './secret-parameters.ts';
 export * from './dependency-unavailable.ts';
 export * from './duration.ts';
 export * from './env-config.ts';

@@ -6,6 +6,7 @@
  */
 import { pino, type Logger } from 'pino';
 import { traceLogFields } from './log-trace-fields.ts';
+import { redactQuery, redactUrl } from './secret-parameters.ts';
 
 export type { Logger } from 'pino';
 export type LogFormat = 'JSON' | 'GCL';
@@ -29,11 +30,32 @@ export interface LoggerOptions {
   destination?: pino.DestinationStream;
 }
 
+/** Fields of a log line that may hold a URL or a query: their secret parameters are redacted. */
+const urlFields = ['url', 'path', 'target', 'request_path', 'href'];
+const queryFields = ['query', 'query_string', 'queryString'];
+
+/** The line's fields with LOG_REDACT_PARAMS values replaced (secret-parameters.ts). */
+export function redactLogFields(fields: Record<string, unknown>): Record<string, unknown> {
+  let out = fields;
+  for (const [names, redact] of [
+    [urlFields, redactUrl],
+    [queryFields, redactQuery],
+  ] as const)
+    for (const name of names) {
+      const value = out[name];
+      if (typeof value !== 'string') continue;
+      const clean = redact(value);
+      if (clean !== value) out = { ...out, [name]: clean };
+    }
+  return out;
+}
+
 export function createLogger(opts: LoggerOptions): Logger {
   const base: pino.LoggerOptions = {
     name: opts.name,
     level: opts.level ?? 'info',
     mixin: traceLogFields(opts.format ?? 'JSON', opts.projectId),
+    formatters: { log: redactLogFields },
   };
   const options: pino.LoggerOptions =
     opts.format === 'GCL'
@@ -41,7 +63,10 @@ export function createLogger(opts: LoggerOptions): Logger {
           ...base,
           messageKey: 'message',
           timestamp: () => `,"timestamp":"${new Date().toISOString()}"`,
-          formatters: { level: (label) => ({ severity: gclSeverity[label] ?? 'DEFAULT' }) },
+          formatters: {
+            log: redactLogFields,
+            level: (label) => ({ severity: gclSeverity[label] ?? 'DEFAULT' }),
+          },
         }
       : base;
   return opts.destination ? pino(options, opts.destination) : pino(options);

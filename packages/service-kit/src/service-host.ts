@@ -111,6 +111,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
 
   const servers: Server[] = [];
   const api = createServer({ maxHeaderSize: nodeMaxHeaderSize(limits) }, (req, res) => {
+    res.setHeader(...noSniff);
     const badPath = canonicaliseRequest(req);
     if (badPath === undefined) internalApi(req, res);
     else sendJson(res, 400, { error: `Bad request: ${badPath}` });
@@ -230,6 +231,8 @@ function secureEdge(
   };
 }
 
+const noSniff = ['x-content-type-options', 'nosniff'] as const;
+
 function dispatcher(
   handlers: RequestHandler[],
   limits: HttpLimits,
@@ -240,6 +243,9 @@ function dispatcher(
   return async (req: IncomingMessage, res: ServerResponse) => {
     keepAlive.track(req, res);
     countResponse(res);
+    // Every answer of the edge, errors that echo input included (a proxied one too: a browser
+    // must not sniff an upstream's text into HTML either).
+    res.setHeader(...noSniff);
     const tooLong = oversizedHeader(req, limits);
     if (tooLong) {
       res.shouldKeepAlive = false;

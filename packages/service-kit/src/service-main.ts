@@ -6,6 +6,7 @@
  */
 import type { TracingHandle } from '@gatehouse/tracing';
 import { commonConfig, replicaId } from './common-config.ts';
+import { setRedactedParameters } from './secret-parameters.ts';
 import { ConfigError, type ConfigOf, loadConfig } from './env-config.ts';
 import type { GatewayService } from './gateway-service.ts';
 import { Health } from './health.ts';
@@ -44,6 +45,7 @@ export async function serviceMain(
   let tracing: TracingHandle | undefined;
   try {
     const config = loadConfig(commonConfig);
+    setRedactedParameters(config.LOG_REDACT_PARAMS);
     logger = createLogger({
       name,
       format: config.LOG_FMT,

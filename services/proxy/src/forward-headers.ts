@@ -6,8 +6,11 @@
  *   headers;
  * - `host` becomes the target's host; `expect` is answered by this server, not forwarded;
  * - a `Forwarded` element (RFC 7239) naming the client, this proxy, the original host and scheme is
- *   appended to any the client sent (RIG replaced the client's; appending is what the RFC asks, and
- *   a backend trusts only the elements its own proxies added);
+ *   appended to those a trusted proxy in front sent (RIG replaced the client's; appending is what
+ *   the RFC asks), and `X-Forwarded-For` / `-Proto` / `-Host` likewise: the peer appended to the
+ *   trusted list, the scheme and host a trusted proxy named, else this hop's. The request arrives
+ *   here with the forwarding headers of an untrusted peer already dropped (proxy-service.ts,
+ *   service-kit's forwarding-trust.ts), so a client cannot put words in the upstream's mouth;
  * - `traceparent`/`tracestate` carry a new span of the caller's trace (a new trace if none), the
  *   proxy's client span when tracing;
  * - response header names arrive lower-cased from undici, so duplicates differing in case cannot
@@ -48,6 +51,7 @@ export function upstreamHeaders(req: IncomingMessage, options: UpstreamHeaderOpt
   }
   out['host'] = options.host;
   out['forwarded'] = forwardedValue(req);
+  Object.assign(out, xForwarded(req));
   const trace = options.traceContext ?? startHop(readTraceContextFromHeaders(source));
   Object.assign(out, traceContextAttributes(trace));
   if (options.addHeaders !== undefined) Object.assign(out, options.addHeaders);
@@ -77,6 +81,28 @@ export function forwardedValue(req: IncomingMessage): string {
   element += `;proto=${proto}`;
   const previous = req.headers['forwarded'];
   return previous === undefined || previous === '' ? element : `${previous}, ${element}`;
+}
+
+/** X-Forwarded-For with this hop's peer appended; -Proto and -Host as a trusted proxy said, else this hop's. */
+function xForwarded(req: IncomingMessage): HeaderMap {
+  const socket = req.socket;
+  const peer = socket.remoteAddress ?? 'unknown';
+  const plain = peer.startsWith('::ffff:') && peer.includes('.') ? peer.slice(7) : peer;
+  const previous = joined(req.headers['x-forwarded-for']);
+  const out: HeaderMap = {
+    'x-forwarded-for': previous === undefined ? plain : `${previous}, ${plain}`,
+    'x-forwarded-proto':
+      joined(req.headers['x-forwarded-proto']) ??
+      ((socket as { encrypted?: boolean }).encrypted ? 'https' : 'http'),
+  };
+  const host = joined(req.headers['x-forwarded-host']) ?? req.headers['host'];
+  if (host !== undefined) out['x-forwarded-host'] = host;
+  return out;
+}
+
+function joined(value: string | string[] | undefined): string | undefined {
+  const text = Array.isArray(value) ? value.join(', ') : value;
+  return text === undefined || text.trim() === '' ? undefined : text;
 }
 
 /** RFC 7239 §6: IPv6 addresses are bracketed and quoted; unknown peers are `unknown`. */

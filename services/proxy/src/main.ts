@@ -70,6 +70,7 @@ await serviceMain('proxy', async ({ config: common, replica, logger, registry, h
     health,
     drainTimeoutMs: common.SHUTDOWN_DRAIN_TIMEOUT_MS,
     maxJsonDepth: common.MAX_JSON_DEPTH,
+    trustedProxies: common.TRUSTED_PROXIES,
   });
   return {
     services: [proxy],

@@ -17,6 +17,7 @@ import {
   JsonTooDeepError,
   type Logger,
   readBody,
+  redactUrl,
   requestPath,
   sendJson,
   sendText,
@@ -210,7 +211,7 @@ async function forwardHttp(
   if (waiting !== undefined)
     target += `${target.includes('?') ? '&' : '?'}correlation=${encodeURIComponent(waiting.correlation)}`;
   const client = isTracingActive()
-    ? startHttpClientSpan(tracer, req.method ?? 'GET', new URL(origin.origin + target))
+    ? startHttpClientSpan(tracer, req.method ?? 'GET', new URL(origin.origin + redactUrl(target)))
     : undefined;
   const outcome = await deps.forwarder.forward({
     req,

@@ -3,12 +3,14 @@
  * definition endpoints `/v2|v3/apis` and the correlated-response endpoints `/v1|v2|v3/responses`
  * on the internal API. Definitions live in the Store; pending requests in this replica's memory.
  */
+import type { BlockList } from 'node:net';
 import type { Auth } from '@gatehouse/auth';
 import { type SchemaRegistryClient, schemaRegistryFrom } from '@gatehouse/avro';
 import type { Bus, Subscription } from '@gatehouse/bus';
 import {
   type ConfigOf,
   defaultMaxJsonDepth,
+  dropUntrustedForwarding,
   type GatewayService,
   type Health,
   type Logger,
@@ -47,8 +49,16 @@ export interface ProxyDeps {
   kinesis?: Bus | undefined;
   /** Core NATS for nats targets; absent: NATS is off. */
   nats?: NatsTarget | undefined;
-  /** Definitions from PROXY_CONFIG_FILE, already validated (config-source.ts). */
-  initialApis: ApiDefinition[];
+  /**
+   * Definitions from PROXY_CONFIG_FILE, already validated (config-source.ts); a function is asked
+   * at start (the embedded gateway's route to its own REST engine names the port it listens on).
+   */
+  initialApis: ApiDefinition[] | (() => ApiDefinition[]);
+  /**
+   * TRUSTED_PROXIES: the peers whose Forwarded / X-Forwarded-* headers are passed on (appended to);
+   * from anyone else they are dropped, and the upstream gets only this proxy's.
+   */
+  trustedProxies?: BlockList | undefined;
   /** This replica's id, carried in its correlation ids (unique per process). */
   replica: string;
   logger: Logger;
@@ -163,12 +173,19 @@ export function createProxy(config: ConfigOf<typeof proxyConfig>, deps: ProxyDep
 
   return {
     name: 'proxy',
-    public: proxy,
-    upgrade,
+    public: (req, res) => {
+      dropUntrustedForwarding(req, deps.trustedProxies);
+      return proxy(req, res);
+    },
+    upgrade: (req, socket, head) => {
+      dropUntrustedForwarding(req, deps.trustedProxies);
+      return upgrade(req, socket, head);
+    },
     internal: async (req, res) => (await apis.handle(req, res)) || responses.handle(req, res),
     resync: () => sync.resync(),
     async start() {
-      for (const api of deps.initialApis) {
+      const initialApis = typeof deps.initialApis === 'function' ? deps.initialApis() : deps.initialApis;
+      for (const api of initialApis) {
         const outcome = await definitions.seed(api);
         logger.info({ api: api.id, outcome }, 'API definition from PROXY_CONFIG_FILE');
       }

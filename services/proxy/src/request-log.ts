@@ -15,7 +15,7 @@ import {
   toAvroKafka,
 } from '@gatehouse/avro';
 import { type CloudEvent, createEvent, toStructuredKafka } from '@gatehouse/cloudevents';
-import { ConfigError, DependencyUnavailableError, type Logger } from '@gatehouse/service-kit';
+import { ConfigError, DependencyUnavailableError, type Logger, redactUrl } from '@gatehouse/service-kit';
 import {
   activeTraceContext,
   readTraceContextFromHeaders,
@@ -65,7 +65,7 @@ export function createRequestLog(options: RequestLogOptions): RequestLog | undef
       api: route.api.id,
       endpoint: route.endpoint.id,
       method: req.method ?? 'GET',
-      request_path: path,
+      request_path: redactUrl(path),
       remote_ip: req.socket.remoteAddress?.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '') ?? null,
     };
     if (toConsole) logger.info(record, 'proxy request');

@@ -152,7 +152,7 @@ describe('proxy forwarding (two replicas, real backends)', () => {
     await store?.close();
   });
 
-  it('rewrites the path, keeps the query string, and sets Host, Forwarded and the trace', async () => {
+  it('rewrites the path, keeps the query string, and sets Host, Forwarded, X-Forwarded-* and the trace', async () => {
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
     const res = await raw(`${b.publicUrl}/foo/a%20b/bar/2?page[offset]=0&page[limit]=10&x=%2F`, {
       headers: {
@@ -168,10 +168,14 @@ describe('proxy forwarding (two replicas, real backends)', () => {
     const seen = backend.seen.at(-1)!;
     assert.equal(seen.url, '/bar/a%20b/foo/2?page[offset]=0&page[limit]=10&x=%2F');
     assert.equal(seen.headers.host, `127.0.0.1:${backend.port}`);
+    // The client is no trusted proxy (TRUSTED_PROXIES is empty): its own Forwarded is dropped and
+    // the upstream gets this hop's alone (embedded/test/forwarding-trust.test.ts: the trusted case).
     assert.match(
       seen.headers.forwarded!,
-      /^for=192\.0\.2\.60;proto=https, for=127\.0\.0\.1;by=127\.0\.0\.1;host="127\.0\.0\.1:\d+";proto=http$/,
+      /^for=127\.0\.0\.1;by=127\.0\.0\.1;host="127\.0\.0\.1:\d+";proto=http$/,
     );
+    assert.equal(seen.headers['x-forwarded-for'], '127.0.0.1');
+    assert.equal(seen.headers['x-forwarded-proto'], 'http');
     assert.match(
       String(seen.headers.traceparent),
       new RegExp(`^00-${traceId}-(?!00f067aa0ba902b7)[0-9a-f]{16}-01$`),

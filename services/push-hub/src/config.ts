@@ -1,6 +1,14 @@
 /** The push hub's settings (environment variables; defaults documented in the README). */
 import { accessCheckField } from '@gatehouse/auth';
-import { addressRanges, bool, corsConfig, duration, int, optionalStr, str } from '@gatehouse/service-kit';
+import {
+  bool,
+  corsConfig,
+  duration,
+  int,
+  optionalStr,
+  str,
+  trustedProxiesConfig,
+} from '@gatehouse/service-kit';
 
 export const pushHubConfig = {
   ...corsConfig,
@@ -48,9 +56,8 @@ export const pushHubConfig = {
     1000,
     { min: 1 },
   ),
-  TRUSTED_PROXIES: addressRanges(
-    'addresses and CIDR ranges of the proxies in front of the hub (edge nginx, ingress): their X-Forwarded-For names the client for the per-address budget',
-  ),
+  // Their X-Forwarded-For names the client for the per-address budget.
+  ...trustedProxiesConfig,
   MAX_RECONNECTS_PER_MINUTE: int(
     'reconnects (a valid connection token or a resume position the stream could hold) per minute, all replicas together, counted apart from new connections',
     50_000,

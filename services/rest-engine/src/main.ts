@@ -13,6 +13,7 @@ await serviceMain('rest-engine', async ({ config, logger, registry, health }) =>
       health,
       drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT_MS,
       maxJsonDepth: config.MAX_JSON_DEPTH,
+      trustedProxies: config.TRUSTED_PROXIES,
     }),
   ],
 }));

@@ -6,10 +6,11 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, BlockList } from 'node:net';
 import { hostname } from 'node:os';
 import {
   defaultMaxJsonDepth,
+  dropUntrustedForwarding,
   type GatewayService,
   type Health,
   type Logger,
@@ -46,6 +47,11 @@ export interface RestEngineOptions {
   drainTimeoutMs?: number;
   /** MAX_JSON_DEPTH: parsed request bodies nested deeper are refused (400). */
   maxJsonDepth?: number;
+  /**
+   * TRUSTED_PROXIES: the peers whose X-Forwarded-* headers name the client's address and scheme.
+   * From any other peer those headers are removed before a function sees the request.
+   */
+  trustedProxies?: BlockList | undefined;
 }
 
 export interface RestEngineService extends GatewayService {
@@ -59,7 +65,8 @@ export interface RestEngineService extends GatewayService {
 
 export function createRestEngine(options: RestEngineOptions): RestEngineService {
   const env = options.env ?? process.env;
-  const configFolder = env['REST_CONFIG_FOLDER']?.trim() || defaultConfigFolder;
+  const givenFolder = env['REST_CONFIG_FOLDER']?.trim() || undefined;
+  const configFolder = givenFolder ?? defaultConfigFolder;
   const props = loadAppProperties(configFolder, env);
   const settings = loadRestSettings(props, configFolder);
   const logger = options.logger.child({ service: 'rest-engine' });
@@ -87,6 +94,10 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
         logger.info({ configFolder }, 'REST automation is off (rest.automation is not true)');
         return;
       }
+      if (givenFolder === undefined)
+        logger.warn(
+          "REST_CONFIG_FOLDER is not set: the REST engine serves its built-in endpoints (/health, /info) and none of its own; set it to your application's folder (application.yml, rest.yaml, functions/)",
+        );
       const registry = new FunctionRegistry();
       const dependencies = {
         mandatory: settings['mandatory.health.dependencies'],
@@ -111,7 +122,7 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
       checkFlowEndpoints(endpoints, flows, logger);
 
       const staticFolder = openStaticFolder(settings, report);
-      const handle = requestHandler({
+      const pipeline = requestHandler({
         table: rendered.table,
         registry,
         flows,
@@ -127,11 +138,18 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
           fields: settings['rest.multipart.max-fields'],
         },
         maxJsonDepth: options.maxJsonDepth ?? defaultMaxJsonDepth,
+        trustedProxies: options.trustedProxies,
         origin,
         logger,
         metrics,
         tracer: options.tracer ?? trace.getTracer('@gatehouse/rest-engine'),
       });
+      const handle = (req: IncomingMessage, res: ServerResponse) => {
+        dropUntrustedForwarding(req, options.trustedProxies);
+        // Every answer, errors that echo input included; a function may set its own value.
+        res.setHeader('x-content-type-options', 'nosniff');
+        pipeline(req, res);
+      };
       server = createServer({ keepAliveTimeout: 65_000 }, handle);
       // `Expect: 100-continue`: a body declared too large is refused before the client sends it.
       const limit = settings['rest.server.max-body-size'];

@@ -1,18 +1,17 @@
 /**
  * The engine's settings. They are application properties (application.yml / .properties in the
  * config folder), each overridable by its environment variable (`rest.server.port` →
- * `REST_SERVER_PORT`). The config folder itself comes from `REST_CONFIG_FOLDER` and defaults to the
- * repository's example app, so a checkout runs the example with no setup.
+ * `REST_SERVER_PORT`). The config folder itself comes from `REST_CONFIG_FOLDER`. Unset, it is
+ * `no-app/` of this package: an engine that listens with its built-in endpoints and none of its own.
+ * A deployment runs what it was given, never an example it did not ask for; `make run` and the
+ * tests that want the example app (examples/rest-app) name it.
  */
 import { fileURLToPath } from 'node:url';
 import { bool, type ConfigOf, type Field, int, list, loadConfig, port, str } from '@gatehouse/service-kit';
 import { type AppProperties, envNameOf } from './app-properties.ts';
 
-// The built engine (dist/, tools/build.ts) runs the built example app, whose functions are
-// JavaScript: TypeScript functions would load Node's type stripper into the process.
-export const defaultConfigFolder = fileURLToPath(
-  new URL(`../../../examples/rest-app/${import.meta.url.endsWith('.ts') ? '' : 'dist/'}`, import.meta.url),
-);
+// src/ and dist/ (tools/build.ts) are both one level under the package.
+export const defaultConfigFolder = fileURLToPath(new URL('../no-app/', import.meta.url));
 
 export const restSettingsSpec = {
   'rest.automation': bool('turns the REST engine on; off, the service starts no server', false),
@@ -108,7 +107,7 @@ export function describeRestSettings(): string {
   return [
     '| property | environment variable | default | meaning |',
     '|---|---|---|---|',
-    '| (config folder) | `REST_CONFIG_FOLDER` | `examples/rest-app` of this repository | folder with application.yml / application.properties and the `classpath:` resources |',
+    '| (config folder) | `REST_CONFIG_FOLDER` | none: built-in endpoints only (`no-app/`) | folder with application.yml / application.properties and the `classpath:` resources (`make run`: `examples/rest-app`) |',
     ...rows,
   ].join('\n');
 }

@@ -4,6 +4,7 @@ import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createLogger, createRegistry, type Registry } from '@gatehouse/service-kit';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { createRestEngine, type RestEngineService } from '../src/index.ts';
@@ -16,6 +17,9 @@ export interface RunningEngine {
   registry: Registry;
   stop(): Promise<void>;
 }
+
+/** The example app (examples/rest-app): the engine's configuration unless a test names its own. */
+export const exampleApp = fileURLToPath(new URL('../../../examples/rest-app/', import.meta.url));
 
 export async function startEngine(env: Record<string, string> = {}): Promise<RunningEngine> {
   const logs: Array<Record<string, unknown>> = [];
@@ -31,7 +35,7 @@ export async function startEngine(env: Record<string, string> = {}): Promise<Run
     logger,
     registry,
     tracer: provider.getTracer('test'),
-    env: { REST_SERVER_PORT: '0', REST_SERVER_HOST: '127.0.0.1', ...env },
+    env: { REST_SERVER_PORT: '0', REST_SERVER_HOST: '127.0.0.1', REST_CONFIG_FOLDER: exampleApp, ...env },
     drainTimeoutMs: 1000,
   });
   await engine.start();

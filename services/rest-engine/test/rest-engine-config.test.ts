@@ -149,11 +149,35 @@ describe('configuration', () => {
     assert.equal((await health.readiness()).ready, false);
     await on.start!();
     assert.equal((await health.readiness()).ready, true);
-    assert.ok(
-      on.endpoints.some((e) => e.primary === 'hello.world'),
-      'the example app by default',
-    );
+    assert.ok(!on.endpoints.some((e) => e.primary === 'hello.world'), 'never the example app by default');
     await on.stop!();
+  });
+
+  it('serves no endpoints of its own, only the built-in ones, without REST_CONFIG_FOLDER', async () => {
+    const logs: Array<Record<string, unknown>> = [];
+    const logger = createLogger({
+      name: 'test',
+      level: 'info',
+      destination: { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) },
+    });
+    const engine = createRestEngine({
+      logger,
+      registry: createRegistry(),
+      env: { REST_SERVER_PORT: '0', REST_SERVER_HOST: '127.0.0.1' },
+    });
+    await engine.start();
+    try {
+      const base = `http://127.0.0.1:${engine.port}`;
+      assert.equal((await fetch(`${base}/api/hello/world`)).status, 404, 'no example app');
+      assert.equal((await fetch(`${base}/api/echo/1`)).status, 404);
+      assert.equal((await fetch(`${base}/health`)).status, 200, 'the built-in endpoints answer');
+      assert.ok(
+        logs.some((l) => l['level'] === WARN && String(l['msg']).includes('REST_CONFIG_FOLDER is not set')),
+        'the start-up log says how to give it an application',
+      );
+    } finally {
+      await engine.stop();
+    }
   });
 
   it('drains an open request on stop', async () => {

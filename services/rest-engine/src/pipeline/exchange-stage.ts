@@ -4,8 +4,8 @@
  * the HttpRequestData the target will see. It opens the Exchange the later stages share.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import type { TLSSocket } from 'node:tls';
 import type { HttpRequestData } from '@gatehouse/functions';
+import { clientAddress, redactQuery, requestScheme } from '@gatehouse/service-kit';
 import { parseCookies } from '../cookies.ts';
 import type { Endpoint } from '../endpoint.ts';
 import { transformHeaders } from '../header-transform.ts';
@@ -75,8 +75,8 @@ export function openExchange(
     // The canonical path (request-pipeline.ts), as routed and as a relay forwards it; only path
     // variables are decoded, per segment (route-table.ts).
     url: path,
-    ip: req.socket.remoteAddress ?? '',
-    https: headers['x-forwarded-proto'] === 'https' || (req.socket as TLSSocket).encrypted === true,
+    ip: clientAddress(req, ctx.trustedProxies),
+    https: requestScheme(req, ctx.trustedProxies) === 'https',
     headers,
     cookies,
     pathParameters: params,
@@ -102,6 +102,7 @@ function startTrace(
       ? parseTraceparent(headers[endpoint.traceparentHeader])
       : undefined);
   const id = parent?.traceId ?? (headers[endpoint.traceIdHeader] || newId());
-  const tracePath = `${method} ${path}${queryString ? `?${queryString}` : ''}`;
+  // Trace records and spans are read by whoever reads logs: no credential of the query in them.
+  const tracePath = `${method} ${path}${queryString ? `?${redactQuery(queryString)}` : ''}`;
   return new RequestTrace(ctx.tracer, ctx.logger, ctx.origin, id, tracePath, parent?.parentSpanId);
 }

@@ -2,6 +2,7 @@
  * The engine's parts every stage and target of the request pipeline works with, built once at
  * start. It names no stage: stages and targets import it, never each other through it.
  */
+import type { BlockList } from 'node:net';
 import type { FlowRunner } from '@gatehouse/flows';
 import type { Logger } from '@gatehouse/service-kit';
 import type { Tracer } from '@opentelemetry/api';
@@ -31,6 +32,8 @@ export interface PipelineContext {
   multipart: MultipartLimits;
   /** `rest.relay.buffer-max-bytes`: a relayed answer declaring at most this is taken in whole. */
   relayBufferBytes: number;
+  /** TRUSTED_PROXIES: the only peers whose X-Forwarded-For/-Proto are believed (client ip, https). */
+  trustedProxies: BlockList | undefined;
   /** Id of this engine instance (`origin` of trace records). */
   origin: string;
   logger: Logger;

@@ -1,0 +1,50 @@
+/**
+ * Every answer carries `X-Content-Type-Options: nosniff`, errors that echo the client's input
+ * above all (a browser must never sniff them into HTML): the edge's own, each service's on the
+ * edge, the internal API's and the REST engine's on its own port.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import {
+  type EmbeddedGateway,
+  ephemeralGatewaySettings,
+  exampleAppSettings,
+  startEmbeddedGateway,
+} from '../src/index.ts';
+
+describe('nosniff on every answer', () => {
+  let gw: EmbeddedGateway;
+  before(async () => {
+    gw = await startEmbeddedGateway({ ...ephemeralGatewaySettings, ...exampleAppSettings });
+  });
+  after(() => gw?.stop());
+
+  it('is sent with the errors and answers of every surface', async () => {
+    const edge = `http://127.0.0.1:${gw.publicPort}`;
+    const api = `http://127.0.0.1:${gw.apiPort}`;
+    const rest = `http://127.0.0.1:${gw.restPort}`;
+    const markup = '<script>alert(1)</script>';
+    const requests: Array<[string, string, RequestInit?]> = [
+      ['edge 404', `${edge}/nowhere/${markup}`],
+      ['edge 431', `${edge}/_gw/health`, { headers: { 'x-big': 'a'.repeat(16385) } }],
+      ['edge health', `${edge}/_gw/health`],
+      ['hub 400', `${edge}/_gw/v1/connection/sse?subscriptions=${encodeURIComponent(markup)}`],
+      [
+        'publisher 400',
+        `${edge}/_gw/v1/events`,
+        { method: 'POST', headers: { 'content-type': 'application/json' }, body: markup },
+      ],
+      ['proxy to the REST engine', `${edge}/api/hello/world`],
+      ['REST 404 through the edge', `${edge}/api/${markup}`],
+      ['internal API 404', `${api}/v3/${markup}`],
+      ['internal API health', `${api}/health`],
+      ['REST engine 404', `${rest}/${markup}`],
+      ['REST engine answer', `${rest}/api/hello/world`],
+    ];
+    for (const [what, url, init] of requests) {
+      const res = await fetch(url, init);
+      await res.arrayBuffer();
+      assert.equal(res.headers.get('x-content-type-options'), 'nosniff', `${what} (${res.status})`);
+    }
+  });
+});
