@@ -5,7 +5,7 @@
  * bytes. node:crypto's createHmac sets up an OpenSSL context and a native object per call, which
  * the garbage collector must finalize: out of a loop that costs several times the hashing.
  */
-import { _HMAC as Hmac, hmac } from '@noble/hashes/hmac.js';
+import { type _HMAC as Hmac, hmac } from '@noble/hashes/hmac.js';
 import { sha256, sha384, sha512 } from '@noble/hashes/sha2.js';
 
 const hashes = { sha256, sha384, sha512 };
