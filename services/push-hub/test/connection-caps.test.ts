@@ -22,7 +22,8 @@ interface Opened {
   /** The first bytes of what it received (SSE: the welcome events). */
   text(): string;
   close(): void;
-  /** Long-polling: one poll of the connection, which keeps it (and its place) alive. */
+  /** Long-polling: the connection's token, and one poll of it, which keeps it (and its place) alive. */
+  token?: string;
   poll?(): Promise<void>;
 }
 
@@ -43,6 +44,7 @@ function get(url: string, from: string, method = 'GET', body?: string): Promise<
         text: () => text,
         close: () => req.destroy(),
         ...(typeof token === 'string' && {
+          token,
           poll: async () => {
             const polled = await get(`${url}&pollToken=${token}`, from);
             await new Promise((r) => setTimeout(r, 600));
@@ -218,3 +220,42 @@ describe('connection cap of a replica', () => {
 function transports(): Transport[] {
   return ['sse', 'ws', 'socketio-polling', 'socketio-websocket', 'longpolling'];
 }
+
+describe('connection caps across replicas', () => {
+  it('counts a long-poll connection made on another replica at its first poll here, refused at the cap', async () => {
+    const a = await startHubFixture({ MAX_CONNECTIONS_PER_ADDRESS: '1', REPLICA_ID: 'caps-a' });
+    const b = await startHubFixture(
+      { MAX_CONNECTIONS_PER_ADDRESS: '1', REPLICA_ID: 'caps-b' },
+      {
+        bus: a.bus,
+        store: a.store,
+      },
+    );
+    try {
+      const from = '127.0.7.2';
+      const created = await opener(a, 'longpolling')(from);
+      assert.equal(created.status, 200);
+      const onB = await opener(b, 'sse')(from);
+      assert.equal(onB.status, 200, 'replica B held nothing from the address');
+      // The connection made on A, polled on B: B's place for the address is taken.
+      const poll = () => get(`${b.url}/_gw/v1/connection/longpolling?pollToken=${created.token}`, from);
+      const refused = await poll();
+      assert.equal(refused.status, 429);
+      assert.match(refused.retryAfter ?? '', /^[1-9]\d*$/);
+      onB.close();
+      let polled: Opened | undefined;
+      await waitFor(
+        async () => {
+          polled = await poll();
+          return polled.status === 200;
+        },
+        { timeoutMs: 20_000, intervalMs: 200, what: 'the poll admitted once the SSE connection closed' },
+      );
+      await waitFor(() => polled!.text().includes('gw.connection.create'), { what: 'the poll answer' });
+      assert.match(polled!.text(), /^\{"last_event_id"/, 'a poll of the connection made on A, not a new one');
+    } finally {
+      await b.stop();
+      await a.stop();
+    }
+  });
+});
