@@ -114,7 +114,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     // The response holds the place until the connection is made; then its sighting does.
     const full = ctx.takePlace('longpolling', res, req);
     if (full) return sendText(res, full.status, full.message, { ...cors, ...full.headers });
-    res.once('close', releasePlace);
+    res.on('close', releasePlace);
     let request: ConnectRequest;
     let resolved: Awaited<ReturnType<TransportContext['gate']>>;
     try {

@@ -182,7 +182,7 @@ export function createSseTransport(ctx: TransportContext) {
     const cors = ctx.cors.headers(req);
     const full = ctx.takePlace('sse', res, req);
     if (full) return sendText(res, full.status, full.message, { ...cors, ...full.headers });
-    res.once('close', releasePlace);
+    res.on('close', releasePlace);
     let connectReq: ConnectRequest;
     let resolved: AdmittedConnect;
     try {

@@ -198,7 +198,7 @@ export function createWsTransport(ctx: TransportContext) {
         refuseUpgrade(socket, full);
         return true;
       }
-      socket.once('close', releasePlace);
+      socket.on('close', releasePlace);
       if (socket.destroyed) ctx.places.release(socket);
       wss.handleUpgrade(req, socket, head, (ws) => {
         accept(ws, req).catch((err) => ctx.logger.error({ err }, 'websocket accept failed'));
