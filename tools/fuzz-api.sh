@@ -195,6 +195,7 @@ fuzz_public() {
   start_runner JWT_SECRET_KEY="$(python3 -c 'import secrets; print(secrets.token_hex(32))')" \
     LONGPOLL_TIMEOUT=1s LONGPOLL_SESSION_TTL=5s HEARTBEAT_INTERVAL=1s \
     MAX_CONNECTIONS_PER_MINUTE=1000000 MAX_CONNECTIONS_PER_IP_PER_MINUTE=1000000 \
+    MAX_CONNECTIONS_PER_ADDRESS=1000000 \
     PROXY_CONFIG_FILE="$public_edge_apis" PROXY_TARGET_ALLOW=127.0.0.1
   local edge="http://127.0.0.1:$public_port"
   say "public: embedded runner (pid $runner_pid) on public edge port $public_port in $((SECONDS - start))s"

@@ -67,6 +67,8 @@ function env(kind: Kind, run: string, warmUp: boolean): Record<string, string> {
     MAX_CONNECTIONS_PER_MINUTE: '1000000',
     // Every benchmark client connects from this machine.
     MAX_CONNECTIONS_PER_IP_PER_MINUTE: '1000000',
+    MAX_CONNECTIONS_PER_ADDRESS: '1000000',
+    MAX_CONNECTIONS: '1000000',
     EVENT_BUFFER_SIZE: String(history),
     EVENT_BUFFER_WARMUP: String(warmUp),
     LOG_LEVEL: 'info',

@@ -45,7 +45,12 @@ describe('long-polling while subscriptions change (property, embedded gateway)',
   let gw: EmbeddedGateway;
   let edge: string;
   before(async () => {
-    gw = await startEmbeddedGateway({ ...ephemeralGatewaySettings, LONGPOLL_TIMEOUT: '300ms' });
+    gw = await startEmbeddedGateway({
+      ...ephemeralGatewaySettings,
+      LONGPOLL_TIMEOUT: '300ms',
+      // Each run makes a long-poll connection from 127.0.0.1, which lives a minute after its last poll.
+      MAX_CONNECTIONS_PER_ADDRESS: '100000',
+    });
     edge = `http://127.0.0.1:${gw.publicPort}`;
   });
   after(() => gw.stop());

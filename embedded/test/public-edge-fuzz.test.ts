@@ -509,6 +509,7 @@ describe('public edge: property-based fuzzing', () => {
       MAX_RECONNECTS_PER_MINUTE: '1000000',
       MAX_SUBSCRIPTION_CHANGES_PER_MINUTE: '1000000',
       MAX_CONNECTIONS_PER_IP_PER_MINUTE: '1000000',
+      MAX_CONNECTIONS_PER_ADDRESS: '1000000',
       LONGPOLL_TIMEOUT: '1s',
       LONGPOLL_SESSION_TTL: `${longPollTtlMs / 1000}s`,
     });

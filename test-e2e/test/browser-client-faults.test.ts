@@ -93,6 +93,7 @@ describe('@gatehouse/client in Chromium through replica faults', () => {
         // Every client comes through nginx from one address.
         MAX_CONNECTIONS_PER_MINUTE: '100000',
         MAX_CONNECTIONS_PER_IP_PER_MINUTE: '100000',
+        MAX_CONNECTIONS_PER_ADDRESS: '100000',
         SHUTDOWN_DRAIN_TIMEOUT_MS: '10000',
         DRAIN_SPREAD_PERCENT: '50',
       });

@@ -140,6 +140,8 @@ describe('fault suite (2 hubs, 2 publishers, blacklist service; Kafka fan-out, R
       EXTRACTORS: JSON.stringify({
         greeting: { name: { stable_field_index: 0, event: { json_pointer: '/data/name' } } },
       }),
+      // Every client connects from 127.0.0.1, all of them to one hub while the other is down.
+      MAX_CONNECTIONS_PER_ADDRESS: String(2 * clientCount),
     };
     const hubs = await Promise.all(
       ['a', 'b'].map((r) =>

@@ -65,6 +65,7 @@ async function rollingRestart(clientCount: number, route: Route): Promise<void> 
     MAX_CONNECTIONS_PER_MINUTE: String(maxNewPerMinute),
     // Every client of the test comes from 127.0.0.1: the per-address budget would be theirs alone.
     MAX_CONNECTIONS_PER_IP_PER_MINUTE: '1000000',
+    MAX_CONNECTIONS_PER_ADDRESS: '1000000',
     SHUTDOWN_DRAIN_TIMEOUT_MS: '10000',
     DRAIN_SPREAD_PERCENT: '50',
     EXTRACTORS: JSON.stringify({

@@ -119,6 +119,8 @@ export function brokerHub(kind: BrokerKind, ports: BrokerPorts, cpu: number): Hu
         MAX_CONNECTIONS_PER_MINUTE: '1000000',
         // Every benchmark client connects from this machine.
         MAX_CONNECTIONS_PER_IP_PER_MINUTE: '1000000',
+        MAX_CONNECTIONS_PER_ADDRESS: '1000000',
+        MAX_CONNECTIONS: '1000000',
         HEARTBEAT_INTERVAL: '10m',
       };
       const topic = env['FANOUT_TOPIC']!;

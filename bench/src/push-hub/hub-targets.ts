@@ -177,6 +177,8 @@ export function gatehouseHub(o: GatehouseOptions): HubTarget {
           MAX_CONNECTIONS_PER_MINUTE: '1000000',
           // Every benchmark client connects from this machine.
           MAX_CONNECTIONS_PER_IP_PER_MINUTE: '1000000',
+          MAX_CONNECTIONS_PER_ADDRESS: '1000000',
+          MAX_CONNECTIONS: '1000000',
           // Keeps heartbeat comments and pings (a 10k-write loop each) out of every measurement
           // window; the raw client does not answer pings.
           HEARTBEAT_INTERVAL: '10m',

@@ -72,7 +72,7 @@ describe('signed token', () => {
 
   it('follows the documented layout, and refuses a replica length pointing past the end', () => {
     // Rebuild the MAC as src/signed-token.ts documents it, to reach the checks behind the MAC.
-    const seal = (body: Buffer, version = 2) => {
+    const seal = (body: Buffer, version = 3) => {
       const key = createHmac('sha256', secret)
         .update(`gatehouse signed token v${version}: connection`)
         .digest();
@@ -80,11 +80,12 @@ describe('signed token', () => {
         'base64url',
       );
     };
-    const header = (expiry: number, replicaLength: number) => {
-      const h = Buffer.alloc(6);
-      h[0] = 2;
+    const header = (expiry: number, replicaLength: number, holderTagLength = 0) => {
+      const h = Buffer.alloc(7);
+      h[0] = 3;
       h.writeUInt32BE(expiry, 1);
       h[5] = replicaLength;
+      h[6] = holderTagLength;
       return h;
     };
     const body = Buffer.concat([header(0, 2), Buffer.from('ab'), Buffer.from('id')]);
@@ -94,8 +95,39 @@ describe('signed token', () => {
     body[5] = 200;
     assert.equal(codec.decode(seal(body)), undefined);
     body[5] = 2;
-    body[0] = 3;
+    body[6] = 4;
+    assert.equal(codec.decode(seal(body)), undefined, 'a holder tag of another length');
+    body[6] = 0;
+    body[0] = 4;
     assert.equal(codec.decode(seal(body)), undefined, 'unknown version');
+    const key = createHmac('sha256', secret).update('gatehouse signed token v3: connection').digest();
+    const tag = createHmac('sha256', key).update('holder\x00127.0.0.2').digest().subarray(0, 8);
+    const held = Buffer.concat([header(0, 2, 8), Buffer.from('ab'), tag, Buffer.from('id')]);
+    assert.equal(seal(held), codec.encode({ replica: 'ab', id: 'id', holder: '127.0.0.2' }));
+  });
+
+  it('refuses tokens of version 2 (no holder tag), even with a valid MAC', () => {
+    const key = createHmac('sha256', secret).update('gatehouse signed token v2: connection').digest();
+    const body = Buffer.concat([Buffer.from([2, 0, 0, 0, 0, 2]), Buffer.from('ab'), Buffer.from('id')]);
+    const v2 = Buffer.concat([body, createHmac('sha256', key).update(body).digest().subarray(0, 16)]);
+    assert.equal(codec.decode(v2.toString('base64url')), undefined);
+  });
+
+  it('tells whether a token was issued to a holder, without revealing the holder', () => {
+    const token = codec.encode({ replica: 'hub-1', id: 'c1', holder: '203.0.113.7' });
+    assert.deepEqual(codec.decode(token), { replica: 'hub-1', id: 'c1' }, 'any holder may read it');
+    assert.equal(codec.heldBy(token, '203.0.113.7'), true);
+    assert.equal(codec.heldBy(token, '203.0.113.8'), false, 'another holder');
+    assert.equal(Buffer.from(token, 'base64url').includes('203.0.113.7'), false, 'the holder is not written');
+    assert.equal(
+      codec.heldBy(codec.encode({ replica: 'hub-1', id: 'c1' }), '203.0.113.7'),
+      false,
+      'no holder',
+    );
+    for (let i = 0; i < token.length; i++)
+      assert.equal(codec.heldBy(alterAt(token, i), '203.0.113.7'), false, `altered at ${i}`);
+    const foreign = new SignedTokenCodec('some-other-secret-entirely', 'connection');
+    assert.equal(codec.heldBy(foreign.encode({ replica: 'a', id: '1', holder: 'h' }), 'h'), false);
   });
 
   it('refuses tokens of version 1 (no expiry), even with a valid MAC', () => {
@@ -120,13 +152,14 @@ describe('signed token', () => {
     );
   });
 
-  it('stays compact: a pod name and a 16-character id make a token of at most 100 characters', () => {
+  it('stays compact: a pod name, a 16-character id and a holder make a token of at most 112 characters', () => {
     const token = codec.encode({
       replica: 'gatehouse-push-hub-7d9f8b6c5d-x2k4j',
       id: 'AbCdEfGhIjKlMnOp',
       expiresAt: Date.now() + 86_400_000,
+      holder: '2001:db8:85a3:8d3',
     });
-    assert.ok(token.length <= 100, `${token.length} characters`);
+    assert.ok(token.length <= 112, `${token.length} characters`);
   });
 
   it('refuses empty secrets, empty purposes and over-long replica ids', () => {

@@ -5,9 +5,11 @@
  * client past it costs no JWT check, no store round trip and no external check.
  *
  * A token bucket per address, refilled evenly over the minute. IPv6 clients are counted per /64
- * (one host usually holds a whole /64). The buckets are bounded: a full one is forgotten (it is the
+ * (address-key.ts). The buckets are bounded: a full one is forgotten (it is the
  * same as none), and past `maxAddresses` the least recently used go first.
  */
+import { addressKey } from './address-key.ts';
+
 export interface AddressBudgetOptions {
   perMinute: number;
   maxAddresses?: number;
@@ -64,20 +66,4 @@ export class AddressBudget {
       this.buckets.delete(key);
     }
   }
-}
-
-/** An IPv4 address as it is; an IPv6 address by its /64 prefix. */
-function addressKey(address: string): string {
-  if (!address.includes(':')) return address;
-  const v4 = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (v4) return v4[1]!;
-  return expandIpv6(address).slice(0, 4).join(':');
-}
-
-function expandIpv6(address: string): string[] {
-  const [head, tail] = address.split('::');
-  const left = head ? head.split(':') : [];
-  const right = tail !== undefined && tail !== '' ? tail.split(':') : [];
-  const zeros = tail === undefined ? [] : Array(8 - left.length - right.length).fill('0');
-  return [...left, ...zeros, ...right].map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''));
 }

@@ -1,5 +1,6 @@
 /** The hub's view of the shared auth package: token checks, Authorization parsing, connection tokens. */
 import { type Auth, describeAuthorizationProblem, parseAuthorizationHeader } from '@gatehouse/auth';
+import { addressKey } from './address-key.ts';
 import type { ConnectionTokens } from './connection-tokens.ts';
 import type { BearerTokens, HubAuth } from './hub-auth.ts';
 
@@ -23,12 +24,14 @@ export const bearerTokens: BearerTokens = (header) => {
 export function connectionTokensFrom(auth: Auth, replica: string, ttlMs: number): ConnectionTokens {
   return {
     replica,
-    issue: (id, notAfter) =>
+    issue: (id, clientAddress, notAfter) =>
       auth.connectionTokens.encode({
         replica,
         id,
         expiresAt: Math.min(notAfter ?? Infinity, Date.now() + ttlMs),
+        holder: addressKey(clientAddress),
       }),
     read: (token) => auth.connectionTokens.decode(token),
+    issuedTo: (token, clientAddress) => auth.connectionTokens.heldBy(token, addressKey(clientAddress)),
   };
 }

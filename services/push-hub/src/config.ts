@@ -56,6 +56,16 @@ export const pushHubConfig = {
     1000,
     { min: 1 },
   ),
+  MAX_CONNECTIONS_PER_ADDRESS: int(
+    'connections one client address may hold at once on each replica, every transport together (a socket.io or long-poll session counts while it lives); IPv6 per /64; 429 with Retry-After beyond',
+    100,
+    { min: 1 },
+  ),
+  MAX_CONNECTIONS: int(
+    'connections a replica holds at once, every transport together; keep it below the open-files limit; 503 with Retry-After beyond',
+    20_000,
+    { min: 1 },
+  ),
   // Their X-Forwarded-For names the client for the per-address budget.
   ...trustedProxiesConfig,
   MAX_RECONNECTS_PER_MINUTE: int(
@@ -102,10 +112,13 @@ export const pushHubConfig = {
     min: '100ms',
     max: '5m',
   }),
-  // The floor only keeps a typo from forgetting every connection at once; keep it above LONGPOLL_TIMEOUT.
-  LONGPOLL_SESSION_TTL: duration('a long-poll connection not polled for this long is forgotten', '1h', {
-    min: '1s',
-  }),
+  // Short: a session a client left costs its memory and its connection place until then. The hub
+  // raises it to twice LONGPOLL_TIMEOUT, so a poll in flight never outlives its session.
+  LONGPOLL_SESSION_TTL: duration(
+    'a long-poll connection not polled for this long is forgotten (at least twice LONGPOLL_TIMEOUT)',
+    '60s',
+    { min: '1s' },
+  ),
   LONGPOLL_QUEUE_SIZE: int(
     'private events (welcome, subscription changes) kept per long-poll connection',
     200,

@@ -1,6 +1,8 @@
 /**
  * The steps every new connection passes, on every transport, cheapest first, so a connect that is
  * refused costs as little as possible:
+ *   0. a place among the connections the replica holds (connection-places.ts), taken by the
+ *      transport for what carries the connection (`takePlace`), before the gate: local, no I/O;
  *   1. the per-address budget (address-budget.ts): local, no I/O;
  *   2. whether it is a reconnect (reconnect-evidence.ts): an HMAC or a look-up in the ring;
  *   3. the cross-replica rate limit (connection-rate-limit.ts): one store round trip, where a
@@ -14,25 +16,29 @@ import type { IncomingMessage } from 'node:http';
 import { clientAddress } from '@gatehouse/service-kit';
 import type { BlockList } from 'node:net';
 import type { AddressBudget } from './address-budget.ts';
+import type { ConnectionPlaces, PlaceOwner } from './connection-places.ts';
 import type { TransportKind } from './connection.ts';
 import type { ConnectRequest } from './connect-request.ts';
 import type { ConnectionRateLimit } from './connection-rate-limit.ts';
 import type { HubMetrics } from './hub-metrics.ts';
 import { type ResolvedSubscriptions, refusalOf, SubscriptionRequestError } from './subscription-request.ts';
 
+/** An admitted connect: its subscriptions, and the client address it came from. */
+export type AdmittedConnect = ResolvedSubscriptions & { clientAddress: string };
+
 export type ConnectionGate = (
   transport: TransportKind,
   req: ConnectRequest,
   /** The HTTP request the connect came with (its client address). */
   from: IncomingMessage,
-) => Promise<ResolvedSubscriptions>;
+) => Promise<AdmittedConnect>;
 
 export interface ConnectionGateDeps {
   addressBudget: AddressBudget;
   trustedProxies: BlockList | undefined;
   resolve(req: ConnectRequest): Promise<ResolvedSubscriptions>;
   rateLimit: ConnectionRateLimit;
-  isReconnect(req: ConnectRequest): boolean;
+  isReconnect(req: ConnectRequest, clientAddress: string): boolean;
   metrics: HubMetrics;
 }
 
@@ -40,7 +46,7 @@ export function createConnectionGate(deps: ConnectionGateDeps): ConnectionGate {
   return async (transport, req, from) => {
     try {
       const address = takeAddressBudget(deps, from);
-      const admission = await deps.rateLimit(deps.isReconnect(req) ? 'reconnect' : 'new');
+      const admission = await deps.rateLimit(deps.isReconnect(req, address) ? 'reconnect' : 'new');
       if (admission === undefined) throw rateLimited('Reached maximum number of connections.', 1);
       let resolved: ResolvedSubscriptions;
       try {
@@ -58,6 +64,21 @@ export function createConnectionGate(deps: ConnectionGateDeps): ConnectionGate {
       throw refusal;
     }
   };
+}
+
+/**
+ * Takes a place for `owner` (what carries the connection: its response, socket or session) from
+ * the request's client address; the refusal, counted, when the address or the replica is at its cap.
+ */
+export function takePlace(
+  deps: Pick<ConnectionGateDeps, 'trustedProxies' | 'metrics'> & { places: ConnectionPlaces },
+  transport: TransportKind,
+  owner: PlaceOwner,
+  from: IncomingMessage,
+): SubscriptionRequestError | undefined {
+  const refusal = deps.places.take(owner, clientAddress(from, deps.trustedProxies));
+  if (refusal) deps.metrics.connectionRejected(transport, refusal.reason, refusal.status);
+  return refusal;
 }
 
 /**

@@ -1,6 +1,8 @@
 /**
  * Connection tokens name the replica holding a connection and carry an expiry; forged, altered or
- * expired ones read as undefined. Connection ids are random (96 bits), so a token issued before a
+ * expired ones read as undefined. Each is bound to the address of the client it was issued to
+ * (address-key.ts: IPv6 per /64), so a copy presented from elsewhere is no reconnect evidence
+ * (reconnect-evidence.ts); it still names its connection for subscription changes, from anywhere. Connection ids are random (96 bits), so a token issued before a
  * replica restarted under the same name never names a connection of the new process.
  */
 
@@ -15,9 +17,14 @@ export interface ConnectionAddress {
 
 export interface ConnectionTokens {
   readonly replica: string;
-  /** A token for a connection of this replica, valid for the token TTL, or only until `notAfter`. */
-  issue(id: string, notAfter?: number): string;
+  /**
+   * A token for a connection of this replica, issued to the client at `clientAddress`, valid for
+   * the token TTL, or only until `notAfter`.
+   */
+  issue(id: string, clientAddress: string, notAfter?: number): string;
   read(token: string): ConnectionAddress | undefined;
+  /** Whether the token is valid and was issued to a client at this address (its /64 for IPv6). */
+  issuedTo(token: string, clientAddress: string): boolean;
 }
 
 /**

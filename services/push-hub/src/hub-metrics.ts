@@ -77,7 +77,7 @@ export class HubMetrics {
     });
     this.rejected = counter(registry, {
       name: 'gw_connections_rejected_total',
-      help: 'Connection attempts refused (bad_request, denied, rate_limited, unavailable)',
+      help: 'Connection attempts refused (bad_request, denied, rate_limited, at_capacity, unavailable)',
       labelNames: ['transport', 'reason'],
     });
     this.kills = counter(registry, {

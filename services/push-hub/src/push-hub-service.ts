@@ -23,7 +23,8 @@ import { bearerTokens, connectionTokensFrom, hubAuthFrom } from './auth-adapter.
 import type { pushHubConfig } from './config.ts';
 import { AddressBudget } from './address-budget.ts';
 import { drainConnections } from './connection-drain.ts';
-import { createConnectionGate, handshakeRefusal } from './connection-gate.ts';
+import { createConnectionGate, handshakeRefusal, takePlace } from './connection-gate.ts';
+import { ConnectionPlaces } from './connection-places.ts';
 import { createConnectionRateLimit } from './connection-rate-limit.ts';
 import { blacklistCounter } from './blacklist-count.ts';
 import { createConnectionsApi } from './connections-api.ts';
@@ -69,6 +70,11 @@ export interface PushHubDeps {
 }
 
 export type PushHub = GatewayService & { readonly hub: Hub };
+
+/** LONGPOLL_SESSION_TTL, at least twice LONGPOLL_TIMEOUT: a waiting poll must not outlive its session. */
+function longPollSessionTtlSeconds(config: ConfigOf<typeof pushHubConfig>): number {
+  return Math.ceil(Math.max(config.LONGPOLL_SESSION_TTL, 2 * config.LONGPOLL_TIMEOUT) / 1000);
+}
 
 /** Messages each replica's connections-API stream keeps, about (Redis MAXLEN ~): its answers are large. */
 const CONNECTIONS_STREAM_LENGTH = 100;
@@ -126,9 +132,16 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     isReconnect: createReconnectCheck({ tokens, holds: (p) => ring.has(p) }),
     metrics,
   });
+  const places = new ConnectionPlaces({
+    perAddress: config.MAX_CONNECTIONS_PER_ADDRESS,
+    perReplica: config.MAX_CONNECTIONS,
+  });
   const ctx: TransportContext = {
     hub,
     gate,
+    places,
+    takePlace: (transport, owner, req) =>
+      takePlace({ places, trustedProxies: config.TRUSTED_PROXIES, metrics }, transport, owner, req),
     tokens,
     bearerTokens,
     logger,
@@ -151,7 +164,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     extractors,
     metrics,
     pollWindowMs: config.LONGPOLL_TIMEOUT,
-    sessionTtlSeconds: Math.ceil(config.LONGPOLL_SESSION_TTL / 1000),
+    sessionTtlSeconds: longPollSessionTtlSeconds(config),
     maxQueued: config.LONGPOLL_QUEUE_SIZE,
     maxResponseBytes: config.LONGPOLL_MAX_RESPONSE_BYTES,
   });

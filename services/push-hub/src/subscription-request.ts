@@ -20,7 +20,7 @@ import {
   uniqueSubscriptions,
 } from './subscription.ts';
 
-export type RejectReason = 'bad_request' | 'denied' | 'rate_limited' | 'gone' | 'unavailable';
+export type RejectReason = 'bad_request' | 'denied' | 'rate_limited' | 'at_capacity' | 'gone' | 'unavailable';
 
 export class SubscriptionRequestError extends Error {
   override readonly name = 'SubscriptionRequestError';
@@ -40,9 +40,9 @@ export class SubscriptionRequestError extends Error {
     this.extraHeaders = headers;
   }
 
-  /** Headers of the answer: Retry-After for a 503 or a 429. */
+  /** Headers of the answer: Retry-After for a 503 (a dependency's unless given) or a 429. */
   get headers(): Record<string, string> {
-    return this.status === 503 ? unavailableHeaders() : (this.extraHeaders ?? {});
+    return this.extraHeaders ?? (this.status === 503 ? unavailableHeaders() : {});
   }
 }
 

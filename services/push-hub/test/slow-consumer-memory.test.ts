@@ -22,6 +22,7 @@ describe('slow consumers that never read', () => {
       HEARTBEAT_INTERVAL: '1h',
       // All 1,000 clients connect from 127.0.0.1.
       MAX_CONNECTIONS_PER_IP_PER_MINUTE: '100000',
+      MAX_CONNECTIONS_PER_ADDRESS: '100000',
     });
   });
   after(() => f.stop());

@@ -9,6 +9,10 @@
  *
  * Memory: one small object per connection polled within the TTL, holding the record the poll read
  * anyway (its subscription list is not copied).
+ *
+ * A sighting is also how long a long-poll connection holds its place among the replica's
+ * connections (connection-places.ts): `forgotten` is told of every connection dropped, whether the
+ * hub ended it or it went unpolled for the TTL, and gives its place back.
  */
 import type { LongPollRecord } from './longpoll-records.ts';
 
@@ -24,39 +28,43 @@ export class LongPollSightings {
   private readonly seen = new Map<string, LongPollSighting>();
   private readonly ttlMs: number;
   private readonly now: () => number;
+  private readonly forgotten: (id: string) => void;
 
-  constructor(ttlMs: number, now: () => number = Date.now) {
+  constructor(ttlMs: number, now: () => number = Date.now, forgotten: (id: string) => void = () => {}) {
     this.ttlMs = ttlMs;
     this.now = now;
+    this.forgotten = forgotten;
   }
 
   saw(id: string, record: LongPollRecord, remoteAddress: string | undefined): void {
-    this.dropStale();
+    this.prune();
     // Re-inserted so the map stays in order of the last poll: the stale ones are at its start.
     this.seen.delete(id);
     this.seen.set(id, { id, record, remoteAddress, lastPollAt: this.now() });
   }
 
   forget(id: string): void {
-    this.seen.delete(id);
+    if (this.seen.delete(id)) this.forgotten(id);
   }
 
   get(id: string): LongPollSighting | undefined {
-    this.dropStale();
+    this.prune();
     return this.seen.get(id);
   }
 
   /** Every connection polled here within the TTL. */
   all(): LongPollSighting[] {
-    this.dropStale();
+    this.prune();
     return [...this.seen.values()];
   }
 
-  private dropStale(): void {
+  /** Drops the connections not polled here within the TTL (the oldest are first in the map). */
+  prune(): void {
     const oldest = this.now() - this.ttlMs;
     for (const [id, s] of this.seen) {
       if (s.lastPollAt >= oldest) break;
       this.seen.delete(id);
+      this.forgotten(id);
     }
   }
 }

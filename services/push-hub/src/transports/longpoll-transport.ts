@@ -24,6 +24,11 @@
  *   event: the poll that takes it answers with it and ends the connection (its cookies expire; with
  *   reconnect advice the `last_event_id` cookie stays, so the next poll resumes on a new connection).
  *   Each replica remembers the connections it served lately for the API (longpoll-sightings.ts).
+ * - Connection caps (connection-places.ts): a connection holds a place on each replica that polled
+ *   it within LONGPOLL_SESSION_TTL (its sighting there), taken by the create, or by the first poll
+ *   a replica answers for it; at a cap the create or that poll is refused 429 (the address) or 503
+ *   (the replica) with Retry-After. The connection stays in the store: the client polls again later.
+ *   A connection not polled for LONGPOLL_SESSION_TTL is forgotten, in the store and here.
  * - An unreachable store is answered 503 with Retry-After; a stopping replica answers its waiting
  *   polls at once, with `connection: close`, so the next poll goes to another replica.
  * - A client may keep its connection itself instead of in cookies, which every client of one origin
@@ -92,7 +97,10 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     maxQueued: opts.maxQueued,
   });
   const waiters = new LongPollWaiters(opts.extractors);
-  const sightings = new LongPollSightings(opts.sessionTtlSeconds * 1000);
+  const sightings = new LongPollSightings(opts.sessionTtlSeconds * 1000, Date.now, (id) =>
+    ctx.places.release(id),
+  );
+  ctx.places.sweepWith(() => sightings.prune());
   const pageSize = opts.replayPageSize ?? 5000;
   const { ring } = ctx.hub;
   let draining = false;
@@ -103,6 +111,10 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
    */
   async function create(req: IncomingMessage, res: ServerResponse, named: PollState): Promise<void> {
     const cors = ctx.cors.headers(req);
+    // The response holds the place until the connection is made; then its sighting does.
+    const full = ctx.takePlace('longpolling', res, req);
+    if (full) return sendText(res, full.status, full.message, { ...cors, ...full.headers });
+    res.on('close', releasePlace);
     let request: ConnectRequest;
     let resolved: Awaited<ReturnType<TransportContext['gate']>>;
     try {
@@ -117,7 +129,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     }
     const id = newConnectionId();
     // The cookie stops working when the session's JWT expires.
-    const token = ctx.tokens.issue(id, resolved.sessionExpiresAt);
+    const token = ctx.tokens.issue(id, resolved.clientAddress, resolved.sessionExpiresAt);
     const cursor = request.resumeFrom ?? ring.head ?? '';
     const record: LongPollRecord = {
       subscriptions: resolved.subscriptions,
@@ -142,6 +154,11 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       ...exposed,
     });
     res.end(body);
+    ctx.places.move(res, id);
+  }
+
+  function releasePlace(this: ServerResponse): void {
+    ctx.places.release(this);
   }
 
   /** Stream events after the cursor: from the ring, or a page of a broker replay. */
@@ -357,8 +374,15 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     const token = named.token;
     const address = token ? ctx.tokens.read(token) : undefined;
     const rec = address ? await records.load(address.id) : undefined;
-    if (address && rec && token && !(rec.expiresAt !== undefined && rec.expiresAt <= Date.now()))
+    if (address && rec && token && !(rec.expiresAt !== undefined && rec.expiresAt <= Date.now())) {
+      // A connection another replica made (or this one forgot) takes a place here at its first poll.
+      const full = ctx.places.holds(address.id) ? undefined : ctx.takePlace('longpolling', address.id, req);
+      if (full)
+        return sendText(res, full.status, full.message, { ...ctx.cors.headers(req), ...full.headers });
       return poll(res, address.id, token, rec, named);
+    }
+    // Its session's JWT has expired: a new connection takes its place.
+    if (address) sightings.forget(address.id);
     return create(req, res, named);
   }
 

@@ -13,25 +13,28 @@
  * connection-state-recovery protocol, so the socket.io client keeps the last position it got and
  * sends it back (`auth.offset`) when it reconnects, to whichever replica: the hub resumes from it
  * as from `lastEventId`. Handlers that take one argument are unaffected.
+ *
+ * Connection caps: an engine.io handshake (a request without a session id, polling or WebSocket)
+ * takes a place (connection-places.ts) before anything else and is refused with an HTTP 429 or 503
+ * and Retry-After at a cap; the engine session it opens holds the place until it closes, whether a
+ * socket.io connect ever came over it or not.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { requestPath, sendText } from '@gatehouse/service-kit';
-import { Server as EngineServer } from 'engine.io';
+import { type Socket as EngineSocket, Server as EngineServer } from 'engine.io';
 import { Server, type Socket } from 'socket.io';
 import type { CloseReason, Connection } from '../connection.ts';
+import type { AdmittedConnect } from '../connection-gate.ts';
 import { newConnectionId } from '../connection-tokens.ts';
 import { type ConnectRequest, fromParams } from '../connect-request.ts';
 import type { OutgoingEvent } from '../gateway-events.ts';
-import {
-  refusalOf,
-  type ResolvedSubscriptions,
-  type SubscriptionRequestError,
-} from '../subscription-request.ts';
+import { refusalOf, type SubscriptionRequestError } from '../subscription-request.ts';
 import { socketIoPreflight } from './cors.ts';
 import { EngineOutput } from './engine-output.ts';
 import { socketIoFrameOf } from './socketio-frame.ts';
+import { refuseUpgrade } from './upgrade-refusal.ts';
 import type { TransportContext } from './transport-context.ts';
 
 export const SOCKETIO_PATH = '/_gw/v1/socket.io/';
@@ -39,7 +42,7 @@ const engineMethods = new Set(['GET', 'POST', 'OPTIONS']);
 
 interface SocketData {
   request: ConnectRequest;
-  resolved: ResolvedSubscriptions;
+  resolved: AdmittedConnect;
 }
 
 class SocketIoConnection implements Connection {
@@ -147,20 +150,38 @@ export function createSocketIoTransport(ctx: TransportContext, limits: SocketIoL
     ctx.hub.add(
       conn,
       resolved.subscriptions,
-      { token: ctx.tokens.issue(id), resumeFrom: request.resumeFrom, expiresAt: resolved.expiresAt },
+      {
+        token: ctx.tokens.issue(id, resolved.clientAddress),
+        resumeFrom: request.resumeFrom,
+        expiresAt: resolved.expiresAt,
+      },
       { user: resolved.user, remoteAddress: resolved.clientAddress },
     );
   });
 
+  // The handshake's place passes to the session it opened (engine.io emits `connection` while it
+  // handles the handshake, the session's `request` being the handshake's); the session gives it back
+  // when it closes. A handshake that opened none gives it back when its request is over.
+  engine.on('connection', (session: EngineSocket) => {
+    if (ctx.places.move(session.request, session)) session.once('close', () => ctx.places.release(session));
+  });
+  function releaseHandshakePlace(this: ServerResponse): void {
+    ctx.places.release(this.req);
+  }
+
   const owns = (req: IncomingMessage) => requestPath(req).startsWith(SOCKETIO_PATH);
   /**
    * An engine.io handshake (a request without a session id) opens a session engine.io holds until
-   * it times out: it takes from the client address's budget like any connect; the refusal is 429.
+   * it ends: it takes a place among the replica's connections, then from the client address's
+   * budget like any connect; the refusal is a 429 (or a 503 when the replica is full).
    */
-  const refusedHandshake = (req: IncomingMessage) =>
-    req.method === 'OPTIONS' || new URL(req.url ?? '/', 'http://local').searchParams.has('sid')
-      ? undefined
-      : limits.refuseHandshake(req);
+  const refusedHandshake = (req: IncomingMessage) => {
+    if (req.method === 'OPTIONS' || new URL(req.url ?? '/', 'http://local').searchParams.has('sid'))
+      return undefined;
+    const refusal = ctx.takePlace('socketio', req, req) ?? limits.refuseHandshake(req);
+    if (refusal) ctx.places.release(req);
+    return refusal;
+  };
   return {
     handle(req: IncomingMessage, res: ServerResponse): boolean {
       if (!owns(req)) return false;
@@ -173,18 +194,20 @@ export function createSocketIoTransport(ctx: TransportContext, limits: SocketIoL
       const refusal = refusedHandshake(req);
       if (refusal)
         sendText(res, refusal.status, refusal.message, { ...ctx.cors.headers(req), ...refusal.headers });
-      else engine.handleRequest(req, res);
+      else {
+        if (ctx.places.holds(req)) res.once('close', releaseHandshakePlace);
+        engine.handleRequest(req, res);
+      }
       return true;
     },
     upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean {
       if (!owns(req)) return false;
       const refusal = refusedHandshake(req);
-      if (refusal) {
-        const retry = refusal.headers['retry-after'];
-        socket.end(
-          `HTTP/1.1 ${refusal.status} Too Many Requests\r\nconnection: close\r\ncontent-length: 0\r\n${retry ? `retry-after: ${retry}\r\n` : ''}\r\n`,
-        );
-      } else engine.handleUpgrade(req, socket, head);
+      if (refusal) refuseUpgrade(socket, refusal);
+      else {
+        if (ctx.places.holds(req)) socket.once('close', () => ctx.places.release(req));
+        engine.handleUpgrade(req, socket, head);
+      }
       return true;
     },
     async close(): Promise<void> {

@@ -13,7 +13,8 @@ import type { CloseReason, Connection } from '../connection.ts';
 import { newConnectionId } from '../connection-tokens.ts';
 import { type ConnectRequest, readConnectRequest } from '../connect-request.ts';
 import type { OutgoingEvent } from '../gateway-events.ts';
-import { type ResolvedSubscriptions, SubscriptionRequestError } from '../subscription-request.ts';
+import type { AdmittedConnect } from '../connection-gate.ts';
+import { SubscriptionRequestError } from '../subscription-request.ts';
 import { connectionPreflight } from './cors.ts';
 import { oncePerEvent } from './once-per-event.ts';
 import type { TransportContext } from './transport-context.ts';
@@ -172,11 +173,18 @@ export function createSseTransport(ctx: TransportContext) {
     const conn = open.get(this);
     if (conn) state.forget(conn);
   }
+  // The response holds the connection's place from before the gate until it closes, however it ends.
+  function releasePlace(this: ServerResponse): void {
+    ctx.places.release(this);
+  }
 
   async function connect(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const cors = ctx.cors.headers(req);
+    const full = ctx.takePlace('sse', res, req);
+    if (full) return sendText(res, full.status, full.message, { ...cors, ...full.headers });
+    res.on('close', releasePlace);
     let connectReq: ConnectRequest;
-    let resolved: ResolvedSubscriptions;
+    let resolved: AdmittedConnect;
     try {
       connectReq = readConnectRequest(req, ctx.bearerTokens);
       resolved = await ctx.gate('sse', connectReq, req);
@@ -204,7 +212,7 @@ export function createSseTransport(ctx: TransportContext) {
     res: ServerResponse,
     cors: Record<string, string>,
     connectReq: ConnectRequest,
-    resolved: ResolvedSubscriptions,
+    resolved: AdmittedConnect,
   ): void {
     const h2 = req.httpVersionMajor === 2;
     res.writeHead(200, {
@@ -228,7 +236,11 @@ export function createSseTransport(ctx: TransportContext) {
     ctx.hub.add(
       conn,
       resolved.subscriptions,
-      { token: ctx.tokens.issue(id), resumeFrom: connectReq.resumeFrom, expiresAt: resolved.expiresAt },
+      {
+        token: ctx.tokens.issue(id, resolved.clientAddress),
+        resumeFrom: connectReq.resumeFrom,
+        expiresAt: resolved.expiresAt,
+      },
       { user: resolved.user, remoteAddress: resolved.clientAddress },
     );
   }

@@ -1,7 +1,10 @@
 /** What every transport module is given: the hub core, the connect gate and shared settings. */
 import type { IncomingMessage } from 'node:http';
 import type { CorsPolicy, Logger } from '@gatehouse/service-kit';
+import type { TransportKind } from '../connection.ts';
 import type { ConnectionGate } from '../connection-gate.ts';
+import type { ConnectionPlaces, PlaceOwner } from '../connection-places.ts';
+import type { SubscriptionRequestError } from '../subscription-request.ts';
 import type { ConnectionTokens } from '../connection-tokens.ts';
 import type { Hub } from '../hub.ts';
 import type { BearerTokens } from '../hub-auth.ts';
@@ -9,6 +12,17 @@ import type { BearerTokens } from '../hub-auth.ts';
 export interface TransportContext {
   hub: Hub;
   gate: ConnectionGate;
+  /**
+   * The connections held at once (connection-places.ts): a transport takes a place for what
+   * carries a connection before the gate, and releases it on that thing's `close`.
+   */
+  places: ConnectionPlaces;
+  /** Takes a place for `owner` from the request's client address; the refusal (counted) at a cap. */
+  takePlace(
+    transport: TransportKind,
+    owner: PlaceOwner,
+    req: IncomingMessage,
+  ): SubscriptionRequestError | undefined;
   tokens: ConnectionTokens;
   bearerTokens: BearerTokens;
   logger: Logger;

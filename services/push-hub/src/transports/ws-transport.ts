@@ -3,7 +3,9 @@
  * JSON; server pings keep the connection alive and detect dead peers (no idle time-out otherwise).
  * The endpoint is one-way: a client frame closes the connection (1003). A rejected connect is
  * upgraded and then closed with code 4000 + the HTTP status (4400 bad request, 4403 denied,
- * 4429 rate limited, 4503 store unavailable) and the reason as payload; a session kill closes with
+ * 4429 rate limited, 4503 store unavailable) and the reason as payload, except at a connection cap
+ * (MAX_CONNECTIONS_PER_ADDRESS, MAX_CONNECTIONS), where the upgrade itself is refused with an HTTP
+ * 429 or 503 and Retry-After, before anything is spent on it; a session kill closes with
  * 1000 `Session killed.`; the end of the JWT the connection was admitted with with 4401
  * `Session expired.` (reconnect with a fresh one); a replica that stops closes with 1012 (Service
  * Restart): reconnect and resume elsewhere. A client too slow to read is dropped without a close
@@ -23,6 +25,7 @@ import { queryOf, readConnectRequest } from '../connect-request.ts';
 import type { OutgoingEvent } from '../gateway-events.ts';
 import { refusalOf } from '../subscription-request.ts';
 import { oncePerEvent } from './once-per-event.ts';
+import { refuseUpgrade } from './upgrade-refusal.ts';
 import type { TransportContext } from './transport-context.ts';
 import { WriteDrain } from './write-drain.ts';
 
@@ -169,9 +172,18 @@ export function createWsTransport(ctx: TransportContext, maxPayload: number) {
     ctx.hub.add(
       conn,
       resolved.subscriptions,
-      { token: ctx.tokens.issue(id), resumeFrom: connectReq.resumeFrom, expiresAt: resolved.expiresAt },
+      {
+        token: ctx.tokens.issue(id, resolved.clientAddress),
+        resumeFrom: connectReq.resumeFrom,
+        expiresAt: resolved.expiresAt,
+      },
       { user: resolved.user, remoteAddress: resolved.clientAddress },
     );
+  }
+
+  // The socket holds the connection's place from the upgrade until it closes, however it ends.
+  function releasePlace(this: Duplex): void {
+    ctx.places.release(this);
   }
 
   return {
@@ -182,6 +194,13 @@ export function createWsTransport(ctx: TransportContext, maxPayload: number) {
         socket.end('HTTP/1.1 403 Forbidden\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
         return true;
       }
+      const full = ctx.takePlace('ws', socket, req);
+      if (full) {
+        refuseUpgrade(socket, full);
+        return true;
+      }
+      socket.on('close', releasePlace);
+      if (socket.destroyed) ctx.places.release(socket);
       wss.handleUpgrade(req, socket, head, (ws) => {
         accept(ws, req).catch((err) => ctx.logger.error({ err }, 'websocket accept failed'));
       });

@@ -1,0 +1,24 @@
+/**
+ * Refuses an HTTP upgrade (WebSocket, socket.io's WebSocket handshake) before it happens: a plain
+ * HTTP answer with the refusal's status and headers (Retry-After), written to the raw socket, which
+ * then closes. A client sees it as the upgrade's response (`unexpected-response` in `ws`).
+ */
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { SubscriptionRequestError } from '../subscription-request.ts';
+
+export function refuseUpgrade(socket: Duplex, refusal: SubscriptionRequestError): void {
+  // node:http hands an upgrade's socket over without its error listener: a reset must not end the process.
+  socket.on('error', ignore);
+  const body = refusal.message;
+  const headers = Object.entries(refusal.headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  socket.end(
+    `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ''}\r\nconnection: close\r\n` +
+      `content-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+      `${headers}\r\n${body}`,
+  );
+}
+
+function ignore(): void {}
