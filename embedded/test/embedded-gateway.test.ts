@@ -112,12 +112,12 @@ describe('embedded gateway', () => {
     assert.equal(sse.frames.at(-1)!.event, 'gw.session_killed');
   });
 
-  it('refuses a JWT without exp (JWT_REQUIRE_EXP), saying why', async () => {
+  it('refuses a JWT without exp (JWT_REQUIRE_EXP), with the one refusal text', async () => {
     const lasting = signJwt({ jti: 'no-exp', username: 'x' }, { alg: 'HS256', key: jwtKey });
     const sse = await openSse(`${edge}/_gw/v1/connection/sse?jwt=${lasting}`);
     sse.close();
     assert.equal(sse.status, 400);
-    assert.match(sse.errorBody ?? '', /invalid JWT: token has no exp claim/);
+    assert.equal(sse.errorBody, 'invalid JWT');
     const backend = createServer((_req, res) => res.end('secret')).listen(0, '127.0.0.1');
     await once(backend, 'listening');
     try {

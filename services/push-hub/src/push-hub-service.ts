@@ -113,6 +113,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
   });
   const resolve = createSubscriptionResolver({
     auth,
+    onJwtRefused: (reason) => logger.info({ reason }, 'JWT refused'),
     extractors,
     validate: (subs) => hub.index.validate(subs),
     check,

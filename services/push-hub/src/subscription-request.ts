@@ -100,6 +100,8 @@ export interface ResolvedSubscriptions {
 
 export interface SubscriptionResolverDeps {
   auth: HubAuth;
+  /** Why a JWT was refused, for the log: the caller is told only `invalid JWT`. */
+  onJwtRefused?: (reason: string) => void;
   extractors: ExtractorConfig;
   validate(subs: Subscription[]): void;
   /** SUBSCRIPTION_CHECK (see @gatehouse/auth access-check). */
@@ -123,7 +125,10 @@ export function createSubscriptionResolver(deps: SubscriptionResolverDeps) {
       } catch (err) {
         // The blacklist could not be read: our outage, not an invalid token.
         if (unavailabilityOf(err)) throw err;
-        const problem = `invalid JWT: ${(err as Error).message}`;
+        // One answer whatever the reason: which claim failed (issuer, audience, a blacklisted
+        // session) tells a caller how close a forged token came. The reason goes to the log.
+        deps.onJwtRefused?.((err as Error).message);
+        const problem = 'invalid JWT';
         throw badRequestOf(req, req.headerJwts.includes(jwt) ? authorizationProblem(problem) : problem);
       }
       if (typeof claims['exp'] === 'number')
