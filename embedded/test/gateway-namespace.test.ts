@@ -65,12 +65,7 @@ describe('the gw namespace on producer surfaces', () => {
     const ws = openWs(`${edge.replace('http', 'ws')}/_gw/v1/connection/ws?${query}`);
     await waitFor(() => sse.frames.length >= 2 && ws.events.length >= 2);
 
-    const surfaces = [
-      `${edge}/_gw/v1/events`,
-      `${api}/v2/messages`,
-      `${api}/v3/messages`,
-      `${api}/messages`,
-    ];
+    const surfaces = [`${edge}/_gw/v1/events`, `${api}/v2/messages`, `${api}/v3/messages`, `${api}/messages`];
     const answers: string[] = [];
     let n = 0;
     for (const url of surfaces) {
@@ -85,7 +80,10 @@ describe('the gw namespace on producer surfaces', () => {
       }
     }
     // The bare type `gw` (the default source topic's name) stays open to producers.
-    assert.equal((await structured(`${edge}/_gw/v1/events`, { id: 'bare', type: 'gw', source: 's' })).status, 202);
+    assert.equal(
+      (await structured(`${edge}/_gw/v1/events`, { id: 'bare', type: 'gw', source: 's' })).status,
+      202,
+    );
 
     const marker = await structured(`${edge}/_gw/v1/events`, { id: 'marker', type: 'marker', source: 's' });
     assert.equal(marker.status, 202);
