@@ -59,7 +59,6 @@ export function gatewayNamespaceProblems(event: Pick<CloudEvent, 'type' | 'sourc
 
 /** NFKC (only needed beyond ASCII), trimmed, lower case: the value as the laxest reader would see it. */
 function canonical(value: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range is the point
   const folded = /[^\x00-\x7f]/.test(value) ? value.normalize('NFKC') : value;
   return folded.trim().toLowerCase();
 }
