@@ -8,9 +8,8 @@
  * gateway creates.
  */
 import { randomUUID } from 'node:crypto';
+import { GATEWAY_EVENT_SOURCE } from '@gatehouse/cloudevents';
 import type { Subscription } from './subscription.ts';
-
-export const GATEWAY_EVENT_SOURCE = 'gatehouse';
 
 export interface OutgoingEvent {
   type: string;
