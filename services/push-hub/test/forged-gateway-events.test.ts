@@ -1,9 +1,10 @@
 /**
  * Events that look like the hub's own, put on the fan-out stream past the publisher (an old record,
  * a producer with access to the stream): the hub delivers none of them on any transport, live or
- * resumed, and counts them as `reserved`. And the wire mark clients tell the hub's own events by:
- * the hub's events carry no stream position (no SSE `id:`, no WebSocket `gwposition`, and come first
- * in a long-poll answer, counted by `gateway_events`), while every stream event carries the hub's.
+ * resumed, and counts them as `reserved`. And the wire mark clients tell the hub's own events by,
+ * which no event's content can make: an SSE `origin: gateway` line; over WebSocket `gwcontrol` in
+ * place of the `gwposition` every stream event ends with (a producer's own `gwposition` is
+ * overridden); first in a long-poll answer, counted by `gateway_events`.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -41,12 +42,12 @@ describe('forged gateway events on the fan-out stream', () => {
 
     await waitFor(() => sse.events('tick').length === 1 && ws.events.some((e) => e['type'] === 'tick'));
     assert.deepEqual(
-      sse.frames.slice(2).map((x) => [x.event, x.id]),
-      [['tick', tick]],
+      sse.frames.slice(2).map((x) => [x.event, x.id, x.origin]),
+      [['tick', tick, undefined]],
     );
     assert.deepEqual(
-      ws.events.slice(2).map((e) => [e['type'], e['gwposition']]),
-      [['tick', tick]],
+      ws.events.slice(2).map((e) => [e['type'], e['gwposition'], e['gwcontrol']]),
+      [['tick', tick, undefined]],
       "the stream event's position is the hub's, whatever the event said",
     );
     const polled = await poll.get();
@@ -67,19 +68,25 @@ describe('forged gateway events on the fan-out stream', () => {
       resumed.frames.slice(2).map((x) => x.event),
       ['tick'],
     );
-    // The hub's own events: no position on SSE or WebSocket; first in a long-poll answer, counted.
+    // The hub's own events: marked on SSE and WebSocket (with the position the connection is at,
+    // here the stream's head); first in a long-poll answer, counted.
+    const head = resumed.frames[0]!.id;
+    assert.ok(head !== undefined, 'a welcome on a stream that has events carries the head');
     assert.deepEqual(
-      sse.frames.slice(0, 2).map((x) => [x.event, x.id]),
+      [...sse.frames.slice(0, 2), ...resumed.frames.slice(0, 2)].map((x) => [x.event, x.origin]),
       [
-        ['gw.connection.create', undefined],
-        ['gw.subscriptions_set', undefined],
+        ['gw.connection.create', 'gateway'],
+        ['gw.subscriptions_set', 'gateway'],
+        ['gw.connection.create', 'gateway'],
+        ['gw.subscriptions_set', 'gateway'],
       ],
     );
+    assert.equal(resumed.frames[0]!.id, before, "a resuming connection's welcome carries its position");
     assert.deepEqual(
-      ws.events.slice(0, 2).map((e) => [e['type'], e['gwposition']]),
+      ws.events.slice(0, 2).map((e) => [e['type'], e['gwposition'], e['gwcontrol']]),
       [
-        ['gw.connection.create', undefined],
-        ['gw.subscriptions_set', undefined],
+        ['gw.connection.create', undefined, ''],
+        ['gw.subscriptions_set', undefined, ''],
       ],
     );
     const first = welcome.body as { events: Array<Record<string, unknown>>; gateway_events?: number };
