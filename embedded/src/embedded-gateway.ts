@@ -112,6 +112,11 @@ export const exampleAppSettings = {
 export interface EmbeddedOptions {
   /** Your own express middleware or routes on the internal API; overrides INTERNAL_API_MIDDLEWARE. */
   configureInternalApi?: InternalApiSetup;
+  /**
+   * The in-process bus (fan-out stream, control channels) instead of a new one; the gateway closes it
+   * when it stops. Tests use it to put messages on the stream past the publisher.
+   */
+  bus?: MemoryBus;
 }
 
 export async function startEmbeddedGateway(
@@ -189,7 +194,7 @@ async function startServices(
 ): Promise<EmbeddedGateway> {
   const registry = createRegistry();
   const health = new Health();
-  const bus = new MemoryBus({ retentionBytes: config.MEMORY_BUS_MAX_BYTES });
+  const bus = options.bus ?? new MemoryBus({ retentionBytes: config.MEMORY_BUS_MAX_BYTES });
   const store = new MemoryStore();
   health.addCheck('store', () => store.ping());
   const auth = await startAuth(config, store, logger);

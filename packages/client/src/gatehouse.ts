@@ -58,8 +58,18 @@ const transportsByName: Record<TransportName, Transport> = {
   longpolling: longpollTransport,
 };
 
-/** The gateway's own events (welcome, kill, expiry, resync) are handled here, not handed on. */
+/**
+ * The gateway's own events (welcome, kill, expiry, resync) are handled here, not handed on. They
+ * are told by the transport's mark (transport.ts, `gatewayEvent`), which only the gateway sets; a
+ * stream event that merely names itself so (`gw.…`, source `gatehouse`) is dropped: producers may
+ * not publish those and the gateway drops them, so one that arrives is forged.
+ */
 const GATEWAY_SOURCE = 'gatehouse';
+
+function looksLikeGatewayEvent(event: CloudEvent): boolean {
+  const type = String(event.type).trim().toLowerCase();
+  return type.startsWith('gw.') || String(event.source).trim().toLowerCase() === GATEWAY_SOURCE;
+}
 
 export class Gatehouse extends Emitter<GatehouseEvents> {
   private readonly base: string;
@@ -221,6 +231,11 @@ export class Gatehouse extends Emitter<GatehouseEvents> {
             open();
             this.received(event, position);
           },
+          gatewayEvent: (event, position) => {
+            open();
+            if (position !== undefined) this.position = position;
+            this.gatewayEvent(event);
+          },
           position: (position) => {
             this.position = position;
           },
@@ -254,8 +269,7 @@ export class Gatehouse extends Emitter<GatehouseEvents> {
 
   private received(event: CloudEvent, position: string | undefined): void {
     if (position !== undefined) this.position = position;
-    if (event.source === GATEWAY_SOURCE && event.type.startsWith('gw.')) this.gatewayEvent(event);
-    else if (this.dedupe.first(event.source, event.id)) this.emit('event', event);
+    if (!looksLikeGatewayEvent(event) && this.dedupe.first(event.source, event.id)) this.emit('event', event);
   }
 
   private gatewayEvent(event: CloudEvent): void {

@@ -43,7 +43,7 @@ describe('Gatehouse reconnect timing', () => {
     const { url } = await serve((req, res) => {
       connects.push({ at: Date.now(), lastEventId: req.headers['last-event-id'] as string | undefined });
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write(`event: gw.connection.create\ndata: ${welcome('t')}\n\n`);
+      res.write(`event: gw.connection.create\norigin: gateway\ndata: ${welcome('t')}\n\n`);
       if (connects.length === 1)
         res.end(
           `id: p-7\nevent: x\ndata: {"specversion":"1.0","id":"1","type":"x","source":"s"}\n\nretry: 1500\n\n`,
@@ -63,7 +63,7 @@ describe('Gatehouse reconnect timing', () => {
     const connects: Array<{ at: number; url: string }> = [];
     wss.on('connection', (ws, req) => {
       connects.push({ at: Date.now(), url: req.url ?? '' });
-      ws.send(welcome('t'));
+      ws.send(JSON.stringify({ ...JSON.parse(welcome('t')), gwcontrol: '' }));
       ws.send(
         JSON.stringify({
           specversion: '1.0',
@@ -152,8 +152,12 @@ describe('Gatehouse reconnect timing', () => {
         res.writeHead(200, {
           'content-type': transport === 'sse' ? 'text/event-stream' : 'application/json',
         });
-        if (transport === 'sse') res.write(`event: gw.connection.create\ndata: ${welcome('t')}\n\n`);
-        else res.end(JSON.stringify({ last_event_id: 'p-1', events: [JSON.parse(welcome('t'))] }));
+        if (transport === 'sse')
+          res.write(`event: gw.connection.create\norigin: gateway\ndata: ${welcome('t')}\n\n`);
+        else
+          res.end(
+            JSON.stringify({ last_event_id: 'p-1', gateway_events: 1, events: [JSON.parse(welcome('t'))] }),
+          );
       });
       const gw = new Gatehouse(url, { transports: [transport], backoff: { initialMs: 5, maxMs: 5 } });
       clients.push(gw);
@@ -176,7 +180,7 @@ describe('Gatehouse reconnect timing', () => {
         connects++;
         if (transport === 'sse') {
           res.writeHead(200, { 'content-type': 'text/event-stream' });
-          res.write(`event: gw.connection.create\ndata: ${welcome('t')}\n\n`);
+          res.write(`event: gw.connection.create\norigin: gateway\ndata: ${welcome('t')}\n\n`);
         } else if (!req.url?.includes('pollToken=')) {
           res.writeHead(200, { 'gatehouse-connection-token': 't' }).end('"ok"');
         }
@@ -202,7 +206,10 @@ describe('Gatehouse reconnect timing', () => {
       }
       if (!req.url?.includes('pollToken='))
         res.writeHead(200, { 'gatehouse-connection-token': 't' }).end('"ok"');
-      else res.end(JSON.stringify({ last_event_id: '1', events: [JSON.parse(welcome('t'))] }));
+      else
+        res.end(
+          JSON.stringify({ last_event_id: '1', gateway_events: 1, events: [JSON.parse(welcome('t'))] }),
+        );
     });
     const gw = new Gatehouse(url, { transports: ['sse', 'longpolling'], openTimeoutMs: 500 });
     clients.push(gw);

@@ -4,6 +4,7 @@
  * events, sign JWTs and collect what a client gets.
  */
 import { signJwt, withExpiry } from '@gatehouse/auth';
+import { MemoryBus } from '@gatehouse/bus';
 import { type EmbeddedGateway, ephemeralGatewaySettings, startEmbeddedGateway } from '@gatehouse/embedded';
 import { after, before } from 'node:test';
 import { CuttableProxy, waitFor } from '@gatehouse/testkit';
@@ -21,15 +22,21 @@ export interface GatewayFixture {
   apiUrl: string;
   /** An event whose data is `{ n, ...fields }`, with the id `e-<n>` (the gateway drops a repeated id). */
   publish(n: number, type?: string, fields?: Record<string, unknown>): Promise<void>;
+  /** Puts a message on the fan-out stream directly, past the publisher and its checks. */
+  inject(event: Record<string, unknown>): Promise<void>;
   stop(): Promise<void>;
 }
 
 export async function startGatewayFixture(settings: Record<string, string> = {}): Promise<GatewayFixture> {
-  const gateway = await startEmbeddedGateway({
-    ...ephemeralGatewaySettings,
-    JWT_SECRET_KEY: jwtKey,
-    ...settings,
-  });
+  const bus = new MemoryBus();
+  const gateway = await startEmbeddedGateway(
+    {
+      ...ephemeralGatewaySettings,
+      JWT_SECRET_KEY: jwtKey,
+      ...settings,
+    },
+    { bus },
+  );
   const proxy = await CuttableProxy.start({ host: '127.0.0.1', port: gateway.publicPort! });
   const edge = `http://127.0.0.1:${gateway.publicPort}`;
   return {
@@ -51,6 +58,9 @@ export async function startGatewayFixture(settings: Record<string, string> = {})
         }),
       });
       if (res.status !== 202) throw new Error(`publish ${n}: ${res.status} ${await res.text()}`);
+    },
+    async inject(event) {
+      await bus.publish(settings['FANOUT_TOPIC'] ?? 'gw.events', { value: JSON.stringify(event) });
     },
     async stop() {
       await proxy.close();

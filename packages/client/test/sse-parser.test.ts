@@ -28,3 +28,14 @@ it('refuses a line that never ends beyond MAX_SSE_LINE', () => {
     for (let i = 0; i <= MAX_SSE_LINE / chunk.length; i++) parser.push(chunk);
   }, /longer than/);
 });
+
+it("keeps the gateway's origin field per message", () => {
+  const parser = new SseParser();
+  assert.deepEqual(
+    parser.push('id: 1\nevent: gw.x\norigin: gateway\ndata: {}\n\nid: 2\nevent: y\ndata: {}\n\n'),
+    [
+      { id: '1', event: 'gw.x', data: '{}', origin: 'gateway' },
+      { id: '2', event: 'y', data: '{}' },
+    ],
+  );
+});

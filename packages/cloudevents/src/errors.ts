@@ -13,7 +13,9 @@ export type ProblemRule =
   | 'format'
   | 'name'
   | 'exclusive'
-  | 'json';
+  | 'json'
+  /** A type or source of the gateway's own namespace (gateway-namespace.ts). */
+  | 'reserved';
 
 export interface CloudEventProblem {
   /** The attribute (or `event` for the whole value, `body` for the message body). */

@@ -2,6 +2,7 @@ export * from './cloud-event.ts';
 export * from './create-event.ts';
 export * from './errors.ts';
 export * from './event-data.ts';
+export * from './gateway-namespace.ts';
 export * from './gw-extension.ts';
 export * from './http-binding.ts';
 export * from './json-format.ts';

@@ -7,6 +7,8 @@ export interface SseFrame {
   id: string | undefined;
   event: string;
   data: string;
+  /** The `origin:` field (`gateway` on the hub's own events), when the frame has one. */
+  origin?: string;
 }
 
 export interface SseConnection {
@@ -61,7 +63,7 @@ async function read(body: ReadableStream<Uint8Array>, frames: SseFrame[], commen
 /** An incremental SSE parser: feed it text as it arrives; frames and comments are appended. */
 export function parseSseText(frames: SseFrame[], comments: string[]): (text: string) => void {
   let buffer = '';
-  let current: { id?: string; event?: string; data: string[] } = { data: [] };
+  let current: { id?: string; event?: string; origin?: string; data: string[] } = { data: [] };
   return (text) => {
     buffer += text;
     let nl = buffer.indexOf('\n');
@@ -70,7 +72,12 @@ export function parseSseText(frames: SseFrame[], comments: string[]): (text: str
       buffer = buffer.slice(nl + 1);
       if (line === '') {
         if (current.data.length > 0 || current.event !== undefined) {
-          frames.push({ id: current.id, event: current.event ?? 'message', data: current.data.join('\n') });
+          frames.push({
+            id: current.id,
+            event: current.event ?? 'message',
+            data: current.data.join('\n'),
+            ...(current.origin !== undefined && { origin: current.origin }),
+          });
         }
         current = { data: [] };
       } else if (line.startsWith(':')) comments.push(line.slice(1).trim());
@@ -81,6 +88,7 @@ export function parseSseText(frames: SseFrame[], comments: string[]): (text: str
         if (field === 'data') current.data.push(value);
         else if (field === 'event') current.event = value;
         else if (field === 'id') current.id = value;
+        else if (field === 'origin') current.origin = value;
       }
       nl = buffer.indexOf('\n');
     }

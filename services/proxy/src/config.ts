@@ -69,8 +69,8 @@ export const proxyConfig = {
   ),
   PROXY_KINESIS_ENABLED: bool('publish to Kinesis targets (KINESIS_ENDPOINT, KINESIS_AWS_REGION)', false),
   PROXY_WRAPPED_EVENT_TYPE: str(
-    'CloudEvent type of a published request whose body is not a CloudEvent',
-    'gw.proxy.request',
+    "CloudEvent type of a published request whose body is not a CloudEvent (not gw.…: that namespace is the gateway's own)",
+    'proxy.request',
   ),
   PROXY_MAX_EVENT_BYTES: int('largest request body published as an event', 1024 * 1024, { min: 1024 }),
   PROXY_SYNC_INTERVAL: duration(

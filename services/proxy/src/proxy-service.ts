@@ -7,7 +7,9 @@ import type { BlockList } from 'node:net';
 import type { Auth } from '@gatehouse/auth';
 import { type SchemaRegistryClient, schemaRegistryFrom } from '@gatehouse/avro';
 import type { Bus, Subscription } from '@gatehouse/bus';
+import { isGatewayEventType } from '@gatehouse/cloudevents';
 import {
+  ConfigError,
   type ConfigOf,
   defaultMaxJsonDepth,
   dropUntrustedForwarding,
@@ -80,6 +82,11 @@ export type ProxyService = GatewayService & {
 };
 
 export function createProxy(config: ConfigOf<typeof proxyConfig>, deps: ProxyDeps): ProxyService {
+  // Every wrapped request would be refused as a forged gateway event.
+  if (isGatewayEventType(config.PROXY_WRAPPED_EVENT_TYPE))
+    throw new ConfigError([
+      `PROXY_WRAPPED_EVENT_TYPE ${JSON.stringify(config.PROXY_WRAPPED_EVENT_TYPE)} is in the gateway's own namespace (gw.…); choose another type`,
+    ]);
   const logger = deps.logger.child({ service: 'proxy' });
   const maxJsonDepth = deps.maxJsonDepth ?? defaultMaxJsonDepth;
   const definitions = new DefinitionStore(deps.store);

@@ -6,6 +6,8 @@
  *   `gw.target_partition`;
  * - any other body is not refused (RIG answered 400) but wrapped into the `data` of a new 0.2 event,
  *   as the spec says for events that do not follow CloudEvents;
+ * an event in the gateway's own namespace (a `gw.…` type or the source `gatehouse`) is refused,
+ * as on every producer surface (gateway-namespace.ts in @gatehouse/cloudevents);
  * then the request's connection data goes into the `gw` extension (keeping `target_partition` and
  * any other keys; without its credentials unless the endpoint asks, event-credentials.ts), the correlation id too when a response is awaited, and the trace context of the
  * event (or of the request headers) continues with a new span.
@@ -16,6 +18,7 @@ import {
   connectionDataFromRequest,
   essence,
   fromJsonValue,
+  gatewayNamespaceProblems,
   InvalidCloudEventError,
   isJsonMediaType,
   looksLikeCloudEvent,
@@ -55,6 +58,9 @@ export interface RequestEventOptions {
 /** Throws InvalidCloudEventError (answer 400) or UnsupportedCloudEventError (answer 415). */
 export function requestEvent(req: IncomingMessage, body: Buffer, options: RequestEventOptions): CloudEvent {
   let event = bodyEvent(req, body, options.wrappedType);
+  // The target may be a publisher's source topic or the fan-out stream: the proxy is a producer.
+  const reserved = gatewayNamespaceProblems(event);
+  if (reserved.length > 0) throw new InvalidCloudEventError(reserved);
   const connection = connectionDataFromRequest(req);
   const { auth, keep } = options.credentials;
   event = withConnectionData(event, keep ? connection : withoutCredentials(connection, auth));

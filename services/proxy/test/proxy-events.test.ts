@@ -239,7 +239,7 @@ describe('proxy events and correlated responses (two replicas, Kafka, Kinesis, N
       await seenKafka((x) => (eventOf(x).data as { order?: string })?.order === 'plain-json'),
     );
     assert.equal(wrapped.specversion, '0.2');
-    assert.equal(wrapped.type, 'gw.proxy.request');
+    assert.equal(wrapped.type, 'proxy.request');
     const text = await fetch(`${a.publicUrl}/k/publish`, {
       method: 'POST',
       headers: { 'content-type': 'text/plain' },

@@ -3,8 +3,9 @@
  * `POST /v2/messages`, `/v3/messages`, `/messages` on the internal API (no check; works without any
  * broker, on the memory bus). CloudEvents 0.2 and 1.0, structured or binary mode. 202 with the event
  * as accepted; 400 with usage text for a body that is not a valid CloudEvent or nests deeper than
- * MAX_JSON_DEPTH, and 400 for a source in the namespace of the events wrapped from source topics
- * (wrapped-source.ts); 403 when the check
+ * MAX_JSON_DEPTH, and 400 for a type or source of the gateway's own events (`gw.…`, `gatehouse`:
+ * gateway-namespace.ts in @gatehouse/cloudevents) or a source in the namespace of the events wrapped
+ * from source topics (wrapped-source.ts); 403 when the check
  * denies; 413 beyond MAX_EVENT_BYTES or MAX_EVENT_KEYS; 415 for batch mode or another event format; 503 when the
  * fan-out stream cannot take the event. While tracing, each submission is a SERVER span
  * (event-request-span.ts).
@@ -12,6 +13,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   type CloudEvent,
+  gatewayNamespaceProblems,
   InvalidCloudEventError,
   parseHttpEvent,
   UnsupportedCloudEventError,
@@ -36,6 +38,14 @@ import { EventRequestSpan } from './event-request-span.ts';
 import type { FanoutProducer } from './fanout-producer.ts';
 import type { PublisherMetrics } from './publisher-metrics.ts';
 import { reservedSourceProblem } from './wrapped-source.ts';
+
+/** Why no producer may publish the event: the gateway's own namespace, or a wrapped source's. */
+function reservedProblem(event: CloudEvent): string | undefined {
+  const problems = gatewayNamespaceProblems(event).map((p) => p.message);
+  const wrapped = reservedSourceProblem(event.source);
+  if (wrapped) problems.push(wrapped);
+  return problems.length > 0 ? problems.join('; ') : undefined;
+}
 
 export const EVENTS_PATH = '/_gw/v1/events';
 export const MESSAGE_PATHS = ['/v2/messages', '/v3/messages', '/messages'];
@@ -102,7 +112,7 @@ export function createEventsEndpoint(deps: EventsEndpointDeps) {
         throw new JsonTooManyMembersError('The event', 'MAX_EVENT_KEYS', deps.maxEventKeys);
       const event = parseHttpEvent({ headers: req.headers, body });
       assertJsonDepth(event, deps.maxJsonDepth, 'the event');
-      const reserved = reservedSourceProblem(event.source);
+      const reserved = reservedProblem(event);
       if (reserved) {
         deps.metrics.consumedFailed(source, 'http', 'invalid');
         return sendText(res, 400, `${reserved}\n`, extra);

@@ -16,7 +16,7 @@ export class PublisherMetrics {
     });
     this.failed = counter(registry, {
       name: 'gw_consumed_events_failed_total',
-      help: 'Events that could not be taken in (malformed, unsupported, fan-out unavailable)',
+      help: 'Events that could not be taken in (malformed, invalid, denied, unsupported, reserved: a gw.… type or the source gatehouse, fanout_unavailable)',
       labelNames: ['source', 'topic', 'reason'],
     });
     this.duration = histogram(registry, {

@@ -20,6 +20,7 @@ import { PublisherMetrics } from './publisher-metrics.ts';
 import { type SourceConsumers, type SourceSpec, startSourceConsumers } from './source-consumers.ts';
 import { checkSourceClaimMode } from './source-claim.ts';
 import { submissionCheckFrom } from './submission-check.ts';
+import { checkWrappedTypes } from './wrapped-type.ts';
 
 export interface PublisherDeps {
   fanoutBus: Bus;
@@ -41,6 +42,10 @@ export function createPublisher(
   deps: PublisherDeps,
 ): GatewayService {
   checkSourceClaimMode(config.SUBMISSION_SOURCE_CLAIM, config.SUBMISSION_CHECK);
+  checkWrappedTypes(
+    deps.sources.flatMap((s) => s.topics),
+    config.WRAPPED_EVENT_TYPE,
+  );
   const logger = deps.logger.child({ service: 'publisher' });
   const metrics = new PublisherMetrics(deps.registry);
   const producer = createFanoutProducer(deps.fanoutBus, config.FANOUT_TOPIC, metrics);

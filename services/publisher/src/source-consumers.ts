@@ -2,7 +2,10 @@
  * Consumers of the source topics (Kafka, NATS, Kinesis): every replica joins the same consumer group
  * per source, so the partitions / messages are shared among replicas and each source message is
  * taken in once. Each message becomes a CloudEvent on the fan-out stream; a malformed one (nested
- * deeper than MAX_JSON_DEPTH too) is counted and logged, never fatal to the consumer. While tracing, handling a message is a CONSUMER span
+ * deeper than MAX_JSON_DEPTH too) is counted and logged, never fatal to the consumer. So is one in
+ * the gateway's own namespace (a `gw.…` type or the source `gatehouse`, gateway-namespace.ts in
+ * @gatehouse/cloudevents): whoever can write to a source topic is a producer, and a producer's
+ * `gw.session_killed` would close every subscriber. While tracing, handling a message is a CONSUMER span
  * under the context the event carries (the CloudEvents distributed-tracing extension).
  *
  * Kafka messages with Avro values (the Confluent wire format, see @gatehouse/avro) are decoded through
@@ -21,6 +24,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { avroToJsonMessage, type SchemaRegistryClient } from '@gatehouse/avro';
 import { type Bus, type Message, NotHandledError, type Subscription } from '@gatehouse/bus';
+import { type CloudEvent, gatewayNamespaceProblems, inGatewayNamespace } from '@gatehouse/cloudevents';
 import { assertJsonDepth, type Logger, unavailabilityOf } from '@gatehouse/service-kit';
 import {
   endSpan,
@@ -89,6 +93,7 @@ export async function startSourceConsumers(
             );
             return;
           }
+          if (inGatewayNamespace(event)) return dropReserved(event, message, bus.kind, topic, deps);
           const forward = () =>
             publishUntilAccepted(
               () => deps.producer.publish(event, { source: bus.kind, topic, receivedAt }),
@@ -128,6 +133,26 @@ export async function startSourceConsumers(
       await Promise.all(subs.map((sub) => sub.close()));
     },
   };
+}
+
+/** A forged gateway event from a source topic: counted (reason `reserved`), logged, acknowledged. */
+function dropReserved(
+  event: CloudEvent,
+  message: Message,
+  kind: string,
+  topic: string,
+  deps: { metrics: PublisherMetrics; logger: Logger },
+): void {
+  deps.metrics.consumedFailed(kind, topic, 'reserved');
+  deps.logger.warn(
+    {
+      problems: gatewayNamespaceProblems(event).map((p) => p.message),
+      source: kind,
+      topic,
+      position: message.position,
+    },
+    "dropped a source message in the gateway's own event namespace",
+  );
 }
 
 /**

@@ -20,6 +20,7 @@ import {
   wrapAsCloudEvent,
 } from '@gatehouse/cloudevents';
 import { wrappedSource } from './wrapped-source.ts';
+import { wrappedTypeOf } from './wrapped-type.ts';
 
 export function sourceMessageToEvent(
   message: Message,
@@ -36,7 +37,7 @@ export function sourceMessageToEvent(
   const json = tryJson(message.value);
   if (json !== undefined && looksLikeCloudEvent(json)) return fromJsonValue(json);
   return wrapAsCloudEvent(json !== undefined ? json : message.value, {
-    type: wrappedType ?? message.topic,
+    type: wrappedTypeOf(message.topic, wrappedType),
     source: wrappedSource(sourceKind, message.topic),
     id: message.position,
     contentType: json !== undefined ? 'application/json' : contentType,

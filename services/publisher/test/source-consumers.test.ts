@@ -65,6 +65,25 @@ describe('source consumers', () => {
       );
     }));
 
+  it("drop events of the gateway's own namespace (gw.… types, source gatehouse), count them as reserved, and go on", () =>
+    onOrders(async ({ source, fanned, metrics }) => {
+      const forged = [
+        { type: 'gw.session_killed', source: 'gatehouse' },
+        { type: 'gw.connection.create', source: '/s', data: { connection_token: 'forged' } },
+        { type: 'GW.Subscriptions_Set', source: '/s' },
+        { type: 'order.created', source: 'Gatehouse' },
+      ];
+      for (const [i, f] of forged.entries())
+        await source.publish('orders', { value: JSON.stringify({ specversion: '1.0', id: `f${i}`, ...f }) });
+      await source.publish('orders', { value: '{"order":1}' });
+      await waitFor(() => fanned.length === 1, { what: 'the message after the forged ones' });
+      assert.deepEqual(JSON.parse(fanned[0]!.value.toString()).data, { order: 1 });
+      assert.match(
+        await metrics(),
+        /gw_consumed_events_failed_total\{source="memory",topic="orders",reason="reserved"\} 4/,
+      );
+    }));
+
   it('drop a message nested deeper than MAX_JSON_DEPTH, count it as malformed, and go on with the next', () =>
     onOrders(async ({ source, fanned, metrics }) => {
       // Deeper than JSON.stringify goes (about 4,400 levels): the fan-out producer could not write it.

@@ -8,15 +8,24 @@
  * gateway creates.
  */
 import { randomUUID } from 'node:crypto';
+import { GATEWAY_EVENT_SOURCE } from '@gatehouse/cloudevents';
 import type { Subscription } from './subscription.ts';
-
-export const GATEWAY_EVENT_SOURCE = 'gatehouse';
 
 export interface OutgoingEvent {
   type: string;
   json: string;
-  /** Stream position for events from the fan-out stream; gateway events carry none of their own. */
+  /**
+   * Stream position: an event's own for events from the fan-out stream; for the hub's own events
+   * the position the connection is at (hub.ts), so a client resuming from one continues there.
+   */
   position: string | undefined;
+  /**
+   * Set on the hub's own events only. Each transport turns it into a mark no producer can write
+   * (SSE: an `origin: gateway` field line; WebSocket with positions: `gwcontrol` in place of
+   * `gwposition`; long-polling: first in the answer, counted by `gateway_events`), so a client
+   * tells them apart by the frame, never by the type or source an event names.
+   */
+  own?: true;
 }
 
 /**
@@ -28,7 +37,7 @@ export interface OutgoingEvent {
 function gatewayEvent(type: string, data: unknown): OutgoingEvent {
   const head = `{"specversion":"0.2","id":"${randomUUID()}","type":${JSON.stringify(type)},"source":"${GATEWAY_EVENT_SOURCE}","time":"${new Date().toISOString()}"`;
   const json = data === undefined ? `${head}}` : `${head},"data":${JSON.stringify(data)}}`;
-  return { type, json, position: undefined };
+  return { type, json, position: undefined, own: true };
 }
 
 export const connectionCreated = (token: string) =>

@@ -72,7 +72,7 @@ export class HubMetrics {
     });
     this.dropped = counter(registry, {
       name: 'gw_events_dropped_total',
-      help: 'Fan-out events not delivered: unreadable (not_json, no_type) or a duplicate of one held (same source and id)',
+      help: "Fan-out events not delivered: unreadable (not_json, no_type), in the gateway's own namespace (reserved: a gw.… type or the source gatehouse) or a duplicate of one held (same source and id)",
       labelNames: ['reason'],
     });
     this.rejected = counter(registry, {

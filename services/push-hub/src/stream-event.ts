@@ -1,10 +1,15 @@
 /**
  * How the hub reads one message of the fan-out stream, live or replayed: a CloudEvent JSON object
  * with a string `type`, kept as parsed once and as JSON text on one line (an SSE `data:` line).
+ *
+ * An event in the gateway's own namespace (a `gw.…` type or the source `gatehouse`) is not taken:
+ * the publisher refuses those, so one on the stream was put there past it (an old record, a
+ * producer with access to the stream) and would read as the hub's own event to every subscriber.
  */
+import { inGatewayNamespace } from '@gatehouse/cloudevents';
 import type { RingEvent } from './event-ring.ts';
 
-export type UnreadableReason = 'not_json' | 'no_type';
+export type UnreadableReason = 'not_json' | 'no_type' | 'reserved';
 
 export function readStreamEvent(position: string, json: string): RingEvent | UnreadableReason {
   let event: Record<string, unknown>;
@@ -15,6 +20,7 @@ export function readStreamEvent(position: string, json: string): RingEvent | Unr
   }
   const type = event?.['type'];
   if (typeof type !== 'string') return 'no_type';
+  if (inGatewayNamespace({ type, source: event['source'] as string })) return 'reserved';
   // JSON.parse took the text, so a raw CR or LF in it is white space between tokens (in a string it
   // must be escaped): a space is the same JSON. Not JSON.stringify, which recurses and throws on an
   // event nested a few thousand levels deep.

@@ -118,7 +118,12 @@ describe('resume beyond the event buffer', () => {
     await waitFor(() => numbers(again.events).length === 7, { what: 'the missed events' });
     await sleep(100);
     assert.deepEqual(numbers(again.events), [6, 8, 10, 12, 14, 16, 18]);
-    assert.equal(again.events[0]!['gwposition'], positions[4], 'the welcome carries the resume position');
+    assert.equal(
+      again.events[0]!['gwcontrol'],
+      positions[4],
+      "the welcome carries the resume position, as the hub's own event (gwcontrol)",
+    );
+    assert.equal(again.events[0]!['gwposition'], undefined);
     const plain = openWs(`${f.wsUrl}/_gw/v1/connection/ws?subscriptions=${alice}`);
     await waitFor(() => plain.events.length >= 2);
     await publishRange(f, 20, 21);

@@ -44,6 +44,11 @@ describe('SSE frames', () => {
       'id: 7-0\nevent: greeting\ndata: {"a":1}\n\n',
     );
     assert.equal(sseFrame({ type: 'gw.x', json: '{}', position: undefined }), 'event: gw.x\ndata: {}\n\n');
+    assert.equal(
+      sseFrame({ type: 'gw.x', json: '{}', position: '3', own: true }),
+      'id: 3\nevent: gw.x\norigin: gateway\ndata: {}\n\n',
+      "the hub's own events are marked by a field line of their own",
+    );
   });
 });
 

@@ -108,7 +108,7 @@ describe('SSE on the wire', () => {
     await c.ended;
     const { head, body } = splitResponse(c.text());
     assert.doesNotMatch(head, /transfer-encoding/i);
-    assert.match(body, /^event: gw\.connection\.create\ndata: /);
+    assert.match(body, /^event: gw\.connection\.create\norigin: gateway\ndata: /);
     assert.deepEqual(events(body), ['gw.connection.create', 'gw.subscriptions_set', 'greeting']);
     assert.match(body, /"name":"old client"/);
   });

@@ -7,7 +7,8 @@
  * shared by every tab of an origin, and two clients polling with it took each other's connection.
  * A new connection starts from `?lastEventId=`, so it resumes what another transport started. A poll
  * answered as a new connection means the old one ended (its JWT expired): that ends this connection
- * as expired, so the client renews its token.
+ * as expired, so the client renews its token. The gateway's own events come first in an answer,
+ * and its `gateway_events` says how many.
  */
 import { bearer, connectUrl } from '../connect-url.ts';
 import type { CloudEvent } from '../types.ts';
@@ -16,6 +17,8 @@ import { retryAfterMs, type Transport } from './transport.ts';
 
 interface PollAnswer {
   last_event_id: string;
+  /** How many of `events`, from the first, are the gateway's own. */
+  gateway_events?: number;
   events: CloudEvent[];
 }
 
@@ -52,10 +55,12 @@ export const longpollTransport: Transport = {
         // was forgotten). The client gets a fresh JWT and connects again from its position.
         if (answer === 'ok' && !first) return conn.end({ kind: 'expired' });
         if (answer === 'ok') continue;
-        for (const event of answer.events) {
+        const own = answer.gateway_events ?? 0;
+        for (const [n, event] of answer.events.entries()) {
           if (conn.over) return;
-          if (event.type === 'gw.session_expired') return conn.end({ kind: 'expired' });
-          handlers.event(event, undefined);
+          if (n >= own) handlers.event(event, undefined);
+          else if (event.type === 'gw.session_expired') return conn.end({ kind: 'expired' });
+          else handlers.gatewayEvent(event, undefined);
         }
         if (answer.last_event_id) named['lastEventId'] = answer.last_event_id;
         if (answer.last_event_id && !conn.over) handlers.position(answer.last_event_id);

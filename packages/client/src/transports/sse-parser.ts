@@ -1,11 +1,14 @@
 /**
  * The event-stream format, read incrementally as the spec says: lines end with CRLF, LF or CR;
- * `data:` lines join with LF; `id:` and `retry:` fields; `:` comments; a blank line dispatches.
+ * `data:` lines join with LF; `id:`, `retry:` and the gateway's `origin:` fields; `:` comments; a
+ * blank line dispatches.
  */
 export interface SseMessage {
   id: string | undefined;
   event: string;
   data: string;
+  /** The `origin:` field, which the gateway writes as `gateway` on its own events only. */
+  origin?: string;
 }
 
 /** Longest line kept while it has no end yet: a stream that never ends its line is dropped. */
@@ -15,6 +18,7 @@ export class SseParser {
   private buffer = '';
   private id: string | undefined;
   private event = '';
+  private origin: string | undefined;
   private data: string[] = [];
   private afterCr = false;
   /** The last `retry:` the stream sent (ms). */
@@ -35,9 +39,15 @@ export class SseParser {
     for (const line of lines) {
       if (line === '') {
         if (this.data.length > 0)
-          out.push({ id: this.id, event: this.event || 'message', data: this.data.join('\n') });
+          out.push({
+            id: this.id,
+            event: this.event || 'message',
+            data: this.data.join('\n'),
+            ...(this.origin !== undefined && { origin: this.origin }),
+          });
         this.id = undefined;
         this.event = '';
+        this.origin = undefined;
         this.data = [];
         continue;
       }
@@ -48,6 +58,7 @@ export class SseParser {
       if (value.startsWith(' ')) value = value.slice(1);
       if (field === 'data') this.data.push(value);
       else if (field === 'event') this.event = value;
+      else if (field === 'origin') this.origin = value;
       else if (field === 'id' && !value.includes('\0')) this.id = value;
       else if (field === 'retry' && /^\d+$/.test(value)) this.retryMs = Number(value);
     }

@@ -1,7 +1,9 @@
 /**
  * Server-sent events read from a `fetch` body (not EventSource), so the connect can carry
  * `Authorization` and `Last-Event-ID` and a refusal's status is known. The `id:` of each event is its
- * stream position; a `retry:` hint tells when to come back after the stream ends.
+ * stream position. The gateway's own events have an `origin: gateway` line, a field only the gateway
+ * writes (no event's content can end a line of the frame). A `retry:` hint tells when to come back after the stream
+ * ends.
  */
 import { bearer, connectUrl } from '../connect-url.ts';
 import type { CloudEvent } from '../types.ts';
@@ -37,8 +39,11 @@ export const sseTransport: Transport = {
         if (done || conn.over) break;
         conn.alive();
         for (const m of parser.push(value)) {
-          if (m.event === 'gw.session_expired') return conn.end({ kind: 'expired' });
-          if (!conn.over) handlers.event(JSON.parse(m.data) as CloudEvent, m.id);
+          if (conn.over) break;
+          const event = JSON.parse(m.data) as CloudEvent;
+          if (m.origin !== 'gateway') handlers.event(event, m.id);
+          else if (m.event === 'gw.session_expired') return conn.end({ kind: 'expired' });
+          else handlers.gatewayEvent(event, m.id);
         }
       }
       conn.end({

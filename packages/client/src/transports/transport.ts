@@ -30,8 +30,14 @@ export type TransportEnd =
   | { kind: 'expired' };
 
 export interface TransportHandlers {
-  /** An event, with its stream position when the transport gives one per event. */
+  /** An event of the stream, with its stream position when the transport gives one per event. */
   event(event: CloudEvent, position: string | undefined): void;
+  /**
+   * One of the gateway's own events (welcome, kill, close, resync), told by the transport's mark
+   * that only the gateway sets, never by the event's type or source, which a producer writes; with
+   * the stream position the connection is at, when the transport gives it.
+   */
+  gatewayEvent(event: CloudEvent, position: string | undefined): void;
   /** A position reached without an event of its own (a long-poll answer). */
   position(position: string): void;
   /** The connection answered without an event yet (a long poll's first answer): it works. */

@@ -1,6 +1,9 @@
 /**
- * WebSocket with `?positions=true`: each event carries its stream position as `gwposition`, which
- * the client removes and keeps; a reconnect sends it back as `?lastEventId=`. The JWT goes as
+ * WebSocket with `?positions=true`: each stream event carries its stream position as `gwposition`,
+ * which the client removes and keeps; a reconnect sends it back as `?lastEventId=`. The gateway's
+ * own events carry theirs as `gwcontrol` instead. The gateway adds `gwposition` as the last member
+ * of every stream event, so a producer's own is overridden, never missing: an event with it is
+ * never taken for the gateway's, whatever else it holds. The JWT goes as
  * `?jwt=` (a browser cannot set headers on a WebSocket). A refused connect is closed with 4000 + the
  * HTTP status; the end of the JWT with 4401; a stopping replica with 1012 (come back at once).
  */
@@ -26,9 +29,13 @@ export const websocketTransport: Transport = {
     ws.onmessage = (message) => {
       if (typeof message.data !== 'string') return;
       const event = JSON.parse(message.data) as CloudEvent;
-      const position = typeof event['gwposition'] === 'string' ? event['gwposition'] : undefined;
+      const position = event['gwposition'];
+      const control = event['gwcontrol'];
       delete event['gwposition'];
-      handlers.event(event, position);
+      delete event['gwcontrol'];
+      if (typeof position === 'string') handlers.event(event, position);
+      else if (typeof control === 'string') handlers.gatewayEvent(event, control || undefined);
+      else handlers.event(event, undefined);
     };
     ws.onclose = (close) => {
       if (over) return;

@@ -7,7 +7,8 @@
  *
  * - No `connection_token` cookie (or an unknown one): create the connection → 200 `"ok"` with the
  *   cookies `connection_token` and `last_event_id`.
- * - With the cookie: answer `{"last_event_id": …, "events": […]}` as soon as there is something,
+ * - With the cookie: answer `{"last_event_id": …, "gateway_events": n, "events": […]}` as soon as
+ *   there is something (the hub's own events first, `gateway_events` of them: answerBody),
  *   or empty after the poll window; the cookie moves the cursor along. An answer carries at most
  *   `maxResponseBytes` of events (LONGPOLL_MAX_RESPONSE_BYTES): the cursor then stops at the last
  *   one sent, and the next poll goes on from there. An answer carrying private
@@ -279,11 +280,11 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
         const room = opts.maxResponseBytes - privateEvents.reduce((n, e) => n + e.json.length, 0);
         const taken = takeMatching(slice, (e) => matches(e.event as { type: string }), room);
         const stream = taken.events;
-        if (slice.resync) stream.unshift(resyncRequired(cursor).json);
+        const own = slice.resync ? [resyncRequired(cursor).json] : [];
         cursor = taken.cursor;
         const waitMs = deadline - Date.now();
-        if (privateEvents.length > 0 || stream.length > 0 || waitMs <= 0 || draining)
-          return answer(res, id, token, cursor, privateEvents, stream);
+        if (privateEvents.length > 0 || own.length > 0 || stream.length > 0 || waitMs <= 0 || draining)
+          return answer(res, id, token, cursor, privateEvents, own, stream);
         const reason = await armed.wait(waitMs, closed.signal);
         if (reason === 'closed') return;
         if (reason === 'killed' && (await blacklisted(rec))) return answerKilled(res, id, rec.sessionId!);
@@ -304,10 +305,11 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     token: string,
     cursor: string,
     privateEvents: PrivateEvent[],
+    own: string[],
     stream: string[],
   ): Promise<void> {
-    const events = [...privateEvents.map((e) => e.json), ...stream];
-    const body = `{"last_event_id":${JSON.stringify(cursor)},"events":[${events.join(',')}]}`;
+    const events = [...privateEvents.map((e) => e.json), ...own, ...stream];
+    const body = answerBody(cursor, privateEvents.length + own.length, events);
     // A stopping replica: the next poll opens a new connection, which reaches another replica.
     if (draining) res.shouldKeepAlive = false;
     res.writeHead(200, {
@@ -328,7 +330,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
   async function answerKilled(res: ServerResponse, id: string, sessionId: string): Promise<void> {
     sightings.forget(id);
     await records.forget(id);
-    const body = `{"last_event_id":"","events":[${sessionKilled(sessionId).json}]}`;
+    const body = answerBody('', 1, [sessionKilled(sessionId).json]);
     res.writeHead(200, {
       'content-type': 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(body),
@@ -348,7 +350,11 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     sightings.forget(id);
     await records.forget(id);
     const reconnect = reconnectAdvised(events.at(-1)!);
-    const body = `{"last_event_id":"","events":[${events.map((e) => e.json).join(',')}]}`;
+    const body = answerBody(
+      '',
+      events.length,
+      events.map((e) => e.json),
+    );
     const attributes = cookieAttributes(res.req);
     res.writeHead(200, {
       'content-type': 'application/json; charset=utf-8',
@@ -451,6 +457,14 @@ interface PollState {
   token: string | undefined;
   cursor: string;
   acknowledged: string | undefined;
+}
+
+/**
+ * A poll's answer. The hub's own events come first, and `gateway_events` says how many: the mark
+ * clients tell them by (no producer event can be among them, whatever its type or source says).
+ */
+function answerBody(cursor: string, gatewayEvents: number, events: string[]): string {
+  return `{"last_event_id":${JSON.stringify(cursor)},"gateway_events":${gatewayEvents},"events":[${events.join(',')}]}`;
 }
 
 function pollStateOf(req: IncomingMessage, sent: Record<string, string>): PollState {

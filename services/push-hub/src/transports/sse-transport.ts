@@ -1,6 +1,7 @@
 /**
  * Server-sent events: `GET /_gw/v1/connection/sse`. Each event is an `id:` (its stream position),
- * an `event:` (the CloudEvent type) and a `data:` line with the CloudEvent JSON; a `: heartbeat`
+ * an `event:` (the CloudEvent type) and a `data:` line with the CloudEvent JSON; the hub's own
+ * events also have an `origin: gateway` line, which no producer can write; a `: heartbeat`
  * comment keeps proxies from closing idle streams; there is no idle time-out. A reconnecting client
  * sends `Last-Event-ID` and gets what it missed. A stream this replica ends so that the client
  * comes back (shutdown, a resume that cannot be served now) ends with a `retry:` hint with jitter.
@@ -135,8 +136,15 @@ const HEARTBEAT = sseBytes(': heartbeat\n\n');
  */
 export function sseFrame(e: OutgoingEvent): string {
   const id = e.position === undefined ? '' : `id: ${singleLine(e.position)}\n`;
-  return `${id}event: ${singleLine(e.type)}\n${dataLines(e.json)}\n`;
+  const origin = e.own ? OWN_EVENT_FIELD : '';
+  return `${id}event: ${singleLine(e.type)}\n${origin}${dataLines(e.json)}\n`;
 }
+
+/**
+ * The field line that marks the hub's own events. Only the hub writes field lines (a producer's
+ * text never ends one: see above), and EventSource ignores a field it does not know.
+ */
+const OWN_EVENT_FIELD = 'origin: gateway\n';
 
 const lineBreak = /\r\n|\r|\n/;
 

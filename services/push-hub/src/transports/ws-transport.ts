@@ -11,9 +11,10 @@
  * Restart): reconnect and resume elsewhere. A client too slow to read is dropped without a close
  * handshake (it would not read one).
  *
- * Resume: with `?positions=true`, every event with a stream position carries it as the CloudEvents
- * extension attribute `gwposition`; a client reconnecting with `?lastEventId=<gwposition>` (or a
- * `Last-Event-ID` header) gets what it missed, from whichever replica it reaches.
+ * Resume: with `?positions=true`, every stream event carries its position as the CloudEvents
+ * extension attribute `gwposition`, and the hub's own events theirs as `gwcontrol` (the mark of the
+ * hub's own events, positionedPayloadOf); a client reconnecting with `?lastEventId=<position>` (or
+ * a `Last-Event-ID` header) gets what it missed, from whichever replica it reaches.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -102,15 +103,25 @@ const asText = { binary: false };
 const payloadOf = oncePerEvent((e) => Buffer.from(e.json));
 
 const positionedPayload = oncePerEvent((e) => Buffer.from(withPosition(e.json, e.position!)));
+/**
+ * With positions, a stream event always ends in the hub's `gwposition` (a producer's own is
+ * overridden, never missing), and the hub's own events carry `gwcontrol` (the position, or empty)
+ * instead: a client tells them apart by a member no producer can add or take away.
+ */
 function positionedPayloadOf(e: OutgoingEvent): Buffer {
+  if (e.own) return Buffer.from(withMember(e.json, 'gwcontrol', e.position ?? ''));
   return e.position === undefined ? payloadOf(e) : positionedPayload(e);
 }
 
 /** Adds `"gwposition":…` as the last member of the event's JSON object (a later key wins on parse). */
 export function withPosition(json: string, position: string): string {
+  return withMember(json, 'gwposition', position);
+}
+
+function withMember(json: string, name: string, value: string): string {
   const end = json.lastIndexOf('}');
   const empty = /^\{\s*$/.test(json.slice(0, end));
-  return `${json.slice(0, end)}${empty ? '' : ','}"gwposition":${JSON.stringify(position)}}`;
+  return `${json.slice(0, end)}${empty ? '' : ','}"${name}":${JSON.stringify(value)}}`;
 }
 
 /** `maxPayload`: WS_MAX_PAYLOAD_BYTES, a client's message (fragments together) past it closes 1009. */
