@@ -209,7 +209,7 @@ describe('SSE transport', () => {
       `${f.url}/_gw/v1/connection/sse?jwt=${f.jwt({ username: 'eve', jti: 'kill-me' })}`,
     );
     assert.equal(refused.status, 400);
-    assert.match(refused.errorBody ?? '', /session kill-me is blacklisted/);
+    assert.equal(refused.errorBody, 'invalid JWT', 'the one refusal text; the reason is in the log');
     bystander.close();
   });
 });

@@ -122,10 +122,11 @@ describe('PUT subscriptions', () => {
       status: 400,
       text: 'Invalid connection token.',
     });
-    // A malformed percent escape in the token (found by embedded/test/public-edge-fuzz.test.ts) was a 500.
+    // A malformed percent escape in the token (found by embedded/test/public-edge-fuzz.test.ts) was a
+    // 500; the host now refuses the target before the hub reads it (canonical-path.ts).
     assert.deepEqual(await put(a.url, '%fa%58', { subscriptions: [] }), {
       status: 400,
-      text: 'Invalid connection token.',
+      text: 'Bad request: the path holds percent-encoded bytes that are not UTF-8',
     });
     assert.equal((await put(a.url, token, '{oops')).status, 400);
     assert.match(
