@@ -78,10 +78,14 @@ function openWs(url: string, from: string): Promise<Opened> {
   });
 }
 
-/** An engine.io polling handshake; `close` sends the session's close packet. */
-async function openEngineSession(base: string, from: string): Promise<Opened> {
+/**
+ * An engine.io polling handshake; `close` sends the session's close packet. `emptySid` spells the
+ * handshake with an empty session id (`&sid=`, or a last `sid` that is empty), which engine.io
+ * takes for a handshake too.
+ */
+async function openEngineSession(base: string, from: string, emptySid = ''): Promise<Opened> {
   const path = `${base}/_gw/v1/socket.io/?EIO=4&transport=polling`;
-  const opened = await get(path, from);
+  const opened = await get(path + emptySid, from);
   if (opened.status !== 200) return opened;
   await waitFor(() => opened.text().includes('"sid"'), { what: 'the engine.io open packet' });
   const sid = /"sid":"([^"]+)"/.exec(opened.text())![1]!;
@@ -96,7 +100,15 @@ async function openEngineSession(base: string, from: string): Promise<Opened> {
   };
 }
 
-type Transport = 'sse' | 'ws' | 'socketio-polling' | 'socketio-websocket' | 'longpolling';
+type Transport =
+  | 'sse'
+  | 'ws'
+  | 'socketio-polling'
+  | 'socketio-polling-empty-sid'
+  | 'socketio-polling-last-sid-empty'
+  | 'socketio-websocket'
+  | 'socketio-websocket-empty-sid'
+  | 'longpolling';
 
 function opener(f: HubFixture, transport: Transport): (from: string) => Promise<Opened> {
   switch (transport) {
@@ -106,6 +118,12 @@ function opener(f: HubFixture, transport: Transport): (from: string) => Promise<
       return (from) => openWs(`${f.wsUrl}/_gw/v1/connection/ws?subscriptions=${wanted}`, from);
     case 'socketio-polling':
       return (from) => openEngineSession(f.url, from);
+    case 'socketio-polling-empty-sid':
+      return (from) => openEngineSession(f.url, from, '&sid=');
+    case 'socketio-polling-last-sid-empty':
+      return (from) => openEngineSession(f.url, from, '&sid=x&sid=');
+    case 'socketio-websocket-empty-sid':
+      return (from) => openWs(`${f.wsUrl}/_gw/v1/socket.io/?EIO=4&transport=websocket&sid=`, from);
     case 'socketio-websocket':
       return (from) => openWs(`${f.wsUrl}/_gw/v1/socket.io/?EIO=4&transport=websocket`, from);
     case 'longpolling':
@@ -128,7 +146,16 @@ describe('connection caps', () => {
   });
   after(() => f.stop());
 
-  const transports: Transport[] = ['sse', 'ws', 'socketio-polling', 'socketio-websocket', 'longpolling'];
+  const transports: Transport[] = [
+    'sse',
+    'ws',
+    'socketio-polling',
+    'socketio-polling-empty-sid',
+    'socketio-polling-last-sid-empty',
+    'socketio-websocket',
+    'socketio-websocket-empty-sid',
+    'longpolling',
+  ];
   for (const [i, transport] of transports.entries()) {
     it(`${transport}: refuses the connection past MAX_CONNECTIONS_PER_ADDRESS with 429 and Retry-After, admits another address, and gives the place back when one ends`, async () => {
       const open = opener(f, transport);

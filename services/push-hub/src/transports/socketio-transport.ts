@@ -176,8 +176,7 @@ export function createSocketIoTransport(ctx: TransportContext, limits: SocketIoL
    * budget like any connect; the refusal is a 429 (or a 503 when the replica is full).
    */
   const refusedHandshake = (req: IncomingMessage) => {
-    if (req.method === 'OPTIONS' || new URL(req.url ?? '/', 'http://local').searchParams.has('sid'))
-      return undefined;
+    if (req.method === 'OPTIONS' || !startsEngineSession(req)) return undefined;
     const refusal = ctx.takePlace('socketio', req, req) ?? limits.refuseHandshake(req);
     if (refusal) ctx.places.release(req);
     return refusal;
@@ -215,6 +214,17 @@ export function createSocketIoTransport(ctx: TransportContext, limits: SocketIoL
       engine.close();
     },
   };
+}
+
+/**
+ * Whether engine.io will start a new session for this request, read exactly as engine.io reads it
+ * (6.x: the last value of each query parameter, and a handshake when `sid` is falsy): `?sid=` and
+ * `?sid=x&sid=` are handshakes too, and a cap that read them as requests of a live session was
+ * never asked.
+ */
+function startsEngineSession(req: IncomingMessage): boolean {
+  const query = Object.fromEntries(new URL(req.url ?? '/', 'http://local').searchParams.entries());
+  return !query['sid'];
 }
 
 function connectError(err: unknown): Error {
