@@ -12,6 +12,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { freePort, type ServiceProcess, spawnService } from '@gatehouse/testkit';
 import { corpus } from './corpus/index.ts';
@@ -38,6 +39,8 @@ describe('malformed-body corpus through the public edge', () => {
       publicPort: true,
       env: {
         REST_SERVER_PORT: String(rest),
+        // The example app: its upload, flow and XML endpoints are what the corpus reaches.
+        REST_CONFIG_FOLDER: fileURLToPath(new URL('../../examples/rest-app/', import.meta.url)),
         PROXY_CONFIG_FILE: join(folder, 'apis.json'),
         PROXY_TARGET_ALLOW: '127.0.0.1',
         LOG_LEVEL: 'error',

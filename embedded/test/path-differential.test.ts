@@ -16,7 +16,12 @@ import { after, before, describe, it } from 'node:test';
 import { signJwt } from '@gatehouse/auth';
 import { canonicalPath } from '@gatehouse/service-kit';
 import { type RawAnswer, rawRequest as raw, spellings } from '@gatehouse/testkit';
-import { type EmbeddedGateway, ephemeralGatewaySettings, startEmbeddedGateway } from '../src/index.ts';
+import {
+  type EmbeddedGateway,
+  ephemeralGatewaySettings,
+  exampleAppSettings,
+  startEmbeddedGateway,
+} from '../src/index.ts';
 
 const jwtKey = 'path-differential-secret-of-sufficient-length';
 
@@ -56,6 +61,7 @@ describe('differential path test through the public edge', () => {
     await new Promise<void>((r) => decoy.listen(0, '127.0.0.1', r));
     gw = await startEmbeddedGateway({
       ...ephemeralGatewaySettings,
+      ...exampleAppSettings,
       JWT_SECRET_KEY: jwtKey,
       PROXY_TARGET_ALLOW: '127.0.0.1',
     });

@@ -6,20 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { type EmbeddedGateway, ephemeralGatewaySettings, startEmbeddedGateway } from '../src/index.ts';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from '@gatehouse/testkit';
+import {
+  type EmbeddedGateway,
+  ephemeralGatewaySettings,
+  exampleAppSettings,
+  startEmbeddedGateway,
+} from '../src/index.ts';
 
 /** A GET with its target sent as written (fetch would resolve dot segments and re-encode). */
 function rawGet(port: number, target: string): Promise<{ status: number; body: string }> {
@@ -42,6 +36,7 @@ describe('REST engine behind the public edge', () => {
     // A known port: the example's relay endpoint forwards to the engine's own rest.server.port.
     gw = await startEmbeddedGateway({
       ...ephemeralGatewaySettings,
+      ...exampleAppSettings,
       REST_SERVER_PORT: String(await freePort()),
     });
     const api = {
