@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { rawRequest } from '@gatehouse/testkit';
 import {
   type EmbeddedGateway,
   ephemeralGatewaySettings,
@@ -45,6 +46,23 @@ describe('nosniff on every answer', () => {
       const res = await fetch(url, init);
       await res.arrayBuffer();
       assert.equal(res.headers.get('x-content-type-options'), 'nosniff', `${what} (${res.status})`);
+    }
+  });
+
+  it('is sent with the refusals of upgrades, written on the raw socket', async () => {
+    const upgrade = {
+      upgrade: 'websocket',
+      connection: 'Upgrade',
+      'sec-websocket-version': '13',
+      'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+    };
+    for (const [what, target, extra] of [
+      ['no service', '/nowhere', {}],
+      ['a path that cannot be made canonical', '/a%2Fb', {}],
+    ] as Array<[string, string, Record<string, string>]>) {
+      const answer = await rawRequest(gw.publicPort!, target, { ...upgrade, ...extra });
+      assert.ok(answer.status >= 400, `${what}: ${answer.status}`);
+      assert.match(answer.head, /\r\nx-content-type-options: nosniff\r\n/i, `${what}: ${answer.head}`);
     }
   });
 });

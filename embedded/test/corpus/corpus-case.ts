@@ -15,6 +15,8 @@ export interface HttpCase {
   body?: Buffer;
   /** Written again and again after `body` (at most 32 MiB) until an answer comes. */
   endless?: Buffer;
+  /** Once the answer came, the connection is reset (RST) instead of closed. */
+  reset?: boolean;
   /** The answers that pass; 0 stands for "the connection was closed without one". */
   statuses: readonly number[];
 }

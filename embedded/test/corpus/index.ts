@@ -4,6 +4,7 @@ import type { CorpusCase } from './corpus-case.ts';
 import { formCases } from './forms.ts';
 import { jsonCases } from './json.ts';
 import { multipartCases } from './multipart.ts';
+import { upgradeCases } from './upgrades.ts';
 import { websocketCases } from './websocket.ts';
 import { xmlCases } from './xml.ts';
 
@@ -16,4 +17,5 @@ export const corpus: Record<string, CorpusCase[]> = {
   forms: formCases,
   chunked: chunkedCases,
   websocket: websocketCases,
+  upgrades: upgradeCases,
 };

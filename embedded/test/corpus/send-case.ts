@@ -30,7 +30,7 @@ export function sendCase(c: CorpusCase, ports: Ports): Promise<Outcome> {
 }
 
 /** Resolves once the socket has an HTTP status line, closes, or the wait is over. */
-function sendHttp(c: Pick<HttpCase, 'head' | 'body' | 'endless'>, port: number): Promise<Outcome> {
+function sendHttp(c: Pick<HttpCase, 'head' | 'body' | 'endless' | 'reset'>, port: number): Promise<Outcome> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
     let received = '';
@@ -39,7 +39,8 @@ function sendHttp(c: Pick<HttpCase, 'head' | 'body' | 'endless'>, port: number):
       if (done) return;
       done = true;
       clearTimeout(timer);
-      socket.destroy();
+      if (c.reset && !socket.destroyed) socket.resetAndDestroy();
+      else socket.destroy();
       resolve(outcome);
     };
     const timer = setTimeout(() => finish({ hang: true }), answerWaitMs);

@@ -4,15 +4,7 @@ import { gatewayNamespaceProblems, isGatewayEventType, isGatewaySource } from '.
 
 describe('the gateway namespace', () => {
   it('reserves gw.… types as the laxest reader would read them, and not the bare gw', () => {
-    for (const type of [
-      'gw.session_killed',
-      'GW.x',
-      'Gw.',
-      ' gw.x ',
-      '\tgw.x',
-      'ｇｗ.x',
-      'gw\uFF0Ex',
-    ])
+    for (const type of ['gw.session_killed', 'GW.x', 'Gw.', ' gw.x ', '\tgw.x', 'ｇｗ.x', 'gw\uFF0Ex'])
       assert.equal(isGatewayEventType(type), true, JSON.stringify(type));
     for (const type of ['gw', 'gw-outbound', 'gwx.y', 'order.gw.x', 'g w.x', 'proxy.request', 42])
       assert.equal(isGatewayEventType(type), false, JSON.stringify(type));

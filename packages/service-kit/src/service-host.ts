@@ -132,6 +132,9 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
       countResponses(registry, 'public'),
     );
     const handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      // node:http stops watching an upgrade's socket when it hands it over: a reset nobody hears
+      // would end the process. Whoever takes the socket adds its own handling after this one.
+      socket.on('error', () => socket.destroy());
       if (oversizedHeader(req, limits)) return rejectUpgrade(socket, 431);
       if (canonicaliseRequest(req) !== undefined) return rejectUpgrade(socket, 400);
       for (const s of services) if (s.upgrade?.(req, socket, head)) return;
@@ -280,7 +283,9 @@ function answerEdgeDocument(document: Buffer): RequestHandler {
 
 function rejectUpgrade(socket: Duplex, status: number): void {
   const reason = { 400: 'Bad Request', 431: 'Request Header Fields Too Large' }[status] ?? 'Not Found';
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nconnection: close\r\n${noSniff.join(': ')}\r\ncontent-length: 0\r\n\r\n`,
+  );
 }
 
 function listen(

@@ -6,6 +6,8 @@ import { connect } from 'node:net';
 
 export interface RawAnswer {
   status: number;
+  /** The status line and headers, as sent. */
+  head: string;
   body: string;
 }
 
@@ -22,10 +24,11 @@ export function rawRequest(
     socket.on('data', (d: string) => {
       text += d;
     });
-    socket.on('error', () => resolve({ status: 0, body: '' }));
+    socket.on('error', () => resolve({ status: 0, head: '', body: '' }));
     socket.on('close', () => {
       const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
-      resolve({ status, body: text.slice(text.indexOf('\r\n\r\n') + 4) });
+      const end = text.indexOf('\r\n\r\n');
+      resolve({ status, head: text.slice(0, end + 2), body: text.slice(end + 4) });
     });
     socket.setTimeout(10_000, () => socket.destroy());
     let head = `GET ${target} HTTP/1.1\r\nconnection: close\r\n`;

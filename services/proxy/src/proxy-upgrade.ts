@@ -141,7 +141,7 @@ const reasons: Record<number, string> = {
 /** An HTTP answer on the raw socket of an upgrade that does not happen; the connection closes. */
 function answer(socket: Duplex, status: number, text: string, headers: Record<string, string> = {}): void {
   if (socket.destroyed) return;
-  let head = `HTTP/1.1 ${status} ${reasons[status]}\r\nconnection: close\r\ncontent-type: text/plain; charset=utf-8\r\n`;
+  let head = `HTTP/1.1 ${status} ${reasons[status]}\r\nconnection: close\r\ncontent-type: text/plain; charset=utf-8\r\nx-content-type-options: nosniff\r\n`;
   head += `content-length: ${Buffer.byteLength(text)}\r\n`;
   for (const [name, value] of Object.entries(headers)) head += `${name}: ${value}\r\n`;
   socket.end(`${head}\r\n${text}`);

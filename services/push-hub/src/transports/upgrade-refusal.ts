@@ -16,7 +16,8 @@ export function refuseUpgrade(socket: Duplex, refusal: SubscriptionRequestError)
     .join('');
   socket.end(
     `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ''}\r\nconnection: close\r\n` +
-      `content-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+      `content-type: text/plain; charset=utf-8\r\nx-content-type-options: nosniff\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\n` +
       `${headers}\r\n${body}`,
   );
 }
