@@ -83,6 +83,7 @@ describe('differential path test through the public edge', () => {
     };
     await define('d-rest', gw.restPort!, [
       { id: 'echo', method: 'GET', path_regex: '/api/echo/(.*)', secured: true },
+      { id: 'cookies', method: 'GET', path_regex: '/api/cookies', secured: true },
       { id: 'rest', method: 'GET', path_regex: '/api/(.*)' },
     ]);
     await define('e-rec', recorderPort, [
@@ -100,31 +101,41 @@ describe('differential path test through the public edge', () => {
     decoy?.close();
   });
 
-  it('refuses every spelling the REST engine serves as the secured endpoint, and serves it with a token', async () => {
-    const edge = gw.publicPort!;
-    const auth = { authorization: `Bearer ${token}` };
-    assert.ok(echoServed(await raw(edge, '/api/echo/1', auth)), 'the control: a token reaches the echo');
-    assert.equal((await raw(edge, '/api/echo/1')).status, 401, 'the control: no token, 401');
-    const tried = spellings('/api/echo/1');
-    const bypasses: string[] = [];
-    const mismatches: string[] = [];
-    let upstreamServes = 0;
-    for (const spelling of tried) {
-      const direct = await raw(gw.restPort!, spelling);
-      const viaEdge = await raw(edge, spelling);
-      if (echoServed(viaEdge)) bypasses.push(`${spelling} → ${viaEdge.status}`);
-      if (!echoServed(direct)) continue;
-      upstreamServes++;
-      // 401: no token; 400: no canonical path; 404: no endpoint. None of them reaches the upstream.
-      if (![400, 401, 404].includes(viaEdge.status)) mismatches.push(`${spelling} → ${viaEdge.status}`);
-    }
-    console.log(
-      `# REST engine: ${tried.length} spellings, ${upstreamServes} served as the echo by the REST engine itself`,
-    );
-    assert.deepEqual(bypasses, [], 'spellings that reached the secured endpoint without a token');
-    assert.deepEqual(mismatches, [], 'spellings the upstream serves as secured but the edge did not refuse');
-    assert.ok(upstreamServes > 20, `the REST engine read many spellings as the echo (${upstreamServes})`);
-  });
+  /** Secured endpoints of the REST engine, each with how to tell that it was the one that answered. */
+  const securedRest: Array<{ base: string; served: (a: RawAnswer) => boolean }> = [
+    { base: '/api/echo/1', served: echoServed },
+    { base: '/api/cookies', served: (a) => a.status === 201 && a.body.includes('hello stranger') },
+  ];
+  for (const { base, served } of securedRest)
+    it(`refuses every spelling the REST engine serves as ${base}, and serves it with a token`, async () => {
+      const edge = gw.publicPort!;
+      const auth = { authorization: `Bearer ${token}` };
+      assert.ok(served(await raw(edge, base, auth)), 'the control: a token reaches it');
+      assert.equal((await raw(edge, base)).status, 401, 'the control: no token, 401');
+      const tried = spellings(base);
+      const bypasses: string[] = [];
+      const mismatches: string[] = [];
+      let upstreamServes = 0;
+      for (const spelling of tried) {
+        const direct = await raw(gw.restPort!, spelling);
+        const viaEdge = await raw(edge, spelling);
+        if (served(viaEdge)) bypasses.push(`${spelling} → ${viaEdge.status}`);
+        if (!served(direct)) continue;
+        upstreamServes++;
+        // 401: no token; 400: no canonical path; 404: no endpoint. None of them reaches the upstream.
+        if (![400, 401, 404].includes(viaEdge.status)) mismatches.push(`${spelling} → ${viaEdge.status}`);
+      }
+      console.log(
+        `# REST engine, ${base}: ${tried.length} spellings, ${upstreamServes} served by the engine itself`,
+      );
+      assert.deepEqual(bypasses, [], 'spellings that reached the secured endpoint without a token');
+      assert.deepEqual(
+        mismatches,
+        [],
+        'spellings the upstream serves as secured but the edge did not refuse',
+      );
+      assert.ok(upstreamServes > 10, `the REST engine read many spellings as ${base} (${upstreamServes})`);
+    });
 
   it('forwards exactly the canonical path that was checked to any other upstream', async () => {
     const edge = gw.publicPort!;
@@ -176,7 +187,7 @@ describe('differential path test through the public edge', () => {
 
   it('answers 400 to a target that cannot be made canonical, on the edge and the REST engine', async () => {
     for (const port of [gw.publicPort!, gw.restPort!])
-      for (const target of ['/api/echo%2f1', '/api/%00', '/api\\echo/1', '/api/%c0%af', '/api/%zz'])
+      for (const target of ['/api/echo%2f1', '/api/%00', '/api\\echo/1', '/api/%c0%af', '/api/%zz', '*'])
         assert.equal((await raw(port, target)).status, 400, `${port} ${target}`);
   });
 });

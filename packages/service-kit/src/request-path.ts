@@ -11,11 +11,11 @@ export function requestPath(req: IncomingMessage): string {
 /**
  * Replaces the request's target with its canonical path and the query as sent (canonical-path.ts),
  * before any handler reads it, so every stage sees one path. Returns why the target was refused
- * (answer 400), or undefined. `OPTIONS *` is left as it is: no handler serves it.
+ * (answer 400), or undefined. `*` (asterisk-form, meant for `OPTIONS *`) is refused too: no handler
+ * serves it, and a route regex such as `.*` would have matched it unread.
  */
 export function canonicaliseRequest(req: IncomingMessage): string | undefined {
   const url = req.url ?? '/';
-  if (url === '*') return undefined;
   const target = canonicalTarget(url);
   if (!target.ok) return target.reason;
   req.url = target.path + target.query;

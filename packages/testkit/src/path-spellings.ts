@@ -50,6 +50,18 @@ export function spellings(base: string, extra = 200): string[] {
     if (base[i] !== '/') continue;
     for (const form of slashForms) out.add(base.slice(0, i) + form + base.slice(i + 1));
   }
+  // Letters another script or a compatibility form folds to: a reader that lower-cases with
+  // Unicode rules reads KELVIN SIGN (U+212A) as `k`; LONG S, dotted capital I and fullwidth forms
+  // fold elsewhere but are tried all the same.
+  for (let i = 1; i < base.length; i++) {
+    const c = base[i]!;
+    const forms = lookalikes[c.toLowerCase()] ?? [];
+    const fullwidth = /[A-Za-z]/.test(c)
+      ? [encodeURIComponent(String.fromCharCode(c.charCodeAt(0) + 0xfee0))]
+      : [];
+    for (const form of [...forms, ...fullwidth].slice(0, 3))
+      out.add(base.slice(0, i) + form + base.slice(i + 1));
+  }
   // Overlong forms of letters, NUL, params, trailing forms.
   out.add(base.replace('e', '%c1%a5'));
   for (const suffix of [
@@ -89,6 +101,13 @@ export function spellings(base: string, extra = 200): string[] {
   }
   return [...out];
 }
+
+/** Non-ASCII characters whose Unicode case mapping or folding lands on an ASCII letter. */
+const lookalikes: Record<string, string[]> = {
+  k: ['%E2%84%AA', '%e2%84%aa'],
+  s: ['%C5%BF'],
+  i: ['%C4%B0', '%C4%B1'],
+};
 
 function swapCase(s: string): string {
   return [...s].map((c, i) => (i % 2 ? c.toUpperCase() : c.toLowerCase())).join('');

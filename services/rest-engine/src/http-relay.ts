@@ -19,6 +19,7 @@ import { canonicalPath, hopByHopHeaders } from '@gatehouse/service-kit';
 import { Agent, type Dispatcher } from 'undici';
 import type { RelayTarget } from './endpoint.ts';
 import { RelayAnswer, type UpstreamAnswer } from './relay-answer.ts';
+import { asciiLowerCase } from './ascii-case.ts';
 
 /**
  * Not relayed either way: hop-by-hop, what the relay's own request sets (host, length, encoding),
@@ -55,7 +56,7 @@ export function upstreamPath(path: string, rewrite: RelayTarget['rewrite']): str
   if (!canonical.ok || canonical.path !== path) throw new AppException(400, 'Invalid URL path');
   if (!rewrite) return path;
   const [from, to] = rewrite;
-  if (path.slice(0, from.length).toLowerCase() !== from.toLowerCase()) return path;
+  if (asciiLowerCase(path.slice(0, from.length)) !== asciiLowerCase(from)) return path;
   const rewritten = to + path.slice(from.length);
   return rewritten.startsWith('/') ? rewritten : `/${rewritten}`;
 }

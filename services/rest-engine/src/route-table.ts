@@ -13,6 +13,7 @@
  * `Map.get` without splitting the path.
  */
 import { splitRequestPath, type UrlPattern } from './url-pattern.ts';
+import { asciiLowerCase } from './ascii-case.ts';
 
 export interface Routed {
   readonly url: UrlPattern;
@@ -90,7 +91,7 @@ export class RouteTable<E extends Routed> {
     }
     const segments = splitRequestPath(path);
     if (segments === undefined) return badPath;
-    const lower = segments.map((s) => s.toLowerCase());
+    const lower = segments.map(asciiLowerCase);
     const state: SearchState<E> = { method, lower, firstPathMatch: direct, hit: undefined };
     search(this.root, 0, state);
     if (state.hit !== undefined) {
@@ -219,6 +220,6 @@ function child<E>(map: Map<string, Node<E>>, key: string): Node<E> {
 
 /** The exact-map key of a request path; paths with escapes or odd slashes take the slow path. */
 function fastKey(path: string): string {
-  const lower = path.toLowerCase();
+  const lower = asciiLowerCase(path);
   return lower.length > 1 && lower.endsWith('/') ? lower.replace(/\/+$/, '') : lower;
 }

@@ -3,6 +3,7 @@
  * path variables, `prefix*` wildcards that match one segment, and a trailing `*` / `prefix*` that
  * also takes every further segment.
  */
+import { asciiLowerCase } from './ascii-case.ts';
 export type UrlSegment =
   | { kind: 'literal'; text: string }
   | { kind: 'param'; name: string }
@@ -49,14 +50,14 @@ function parseSegment(text: string): UrlSegment {
     if (text.indexOf('*') !== text.length - 1) {
       throw new Error(`wildcard url segment must end with a single *, actual: ${text}`);
     }
-    return { kind: 'wildcard', prefix: text.slice(0, -1).toLowerCase() };
+    return { kind: 'wildcard', prefix: asciiLowerCase(text.slice(0, -1)) };
   }
-  return { kind: 'literal', text: text.toLowerCase() };
+  return { kind: 'literal', text: asciiLowerCase(text) };
 }
 
 function segmentText(s: UrlSegment): string {
   if (s.kind === 'literal') return s.text;
-  if (s.kind === 'param') return `{${s.name.toLowerCase()}}`;
+  if (s.kind === 'param') return `{${asciiLowerCase(s.name)}}`;
   return `${s.prefix}*`;
 }
 
