@@ -37,6 +37,18 @@ export const jsonCases: CorpusCase[] = [
     ...post('/api/flow/dynamic-fork', json, JSON.stringify({ items: Array(300_000).fill(1) })),
   },
   {
+    name: 'flow: dynamic fork over 5,000 items (within the key bound, past the fork width)',
+    ...post('/api/flow/dynamic-fork', json, JSON.stringify({ items: Array(5_000).fill(1) })),
+  },
+  {
+    name: 'REST: 50,000 keys in 450 KB, within the body limit',
+    ...post(
+      '/api/echo/1',
+      json,
+      JSON.stringify(Object.fromEntries(Array.from({ length: 50_000 }, (_, i) => [i.toString(36), 0]))),
+    ),
+  },
+  {
     kind: 'http',
     via: 'edge',
     name: 'REST: a JSON body that never ends, chunked',

@@ -132,6 +132,7 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
         relayBufferBytes: settings['rest.relay.buffer-max-bytes'],
         maxParameters: settings['rest.server.max-parameters'],
         maxXmlNodes: settings['rest.server.max-xml-nodes'],
+        maxJsonMembers: settings['rest.server.max-json-members'],
         multipart: {
           parts: settings['rest.multipart.max-parts'],
           files: settings['rest.multipart.max-files'],

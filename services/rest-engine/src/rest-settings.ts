@@ -34,6 +34,11 @@ export const restSettingsSpec = {
     10_000,
     { min: 1 },
   ),
+  'rest.server.max-json-members': int(
+    'most object keys and array items, across every level, in a JSON body, counted on the bytes before it is parsed (413 beyond)',
+    10_000,
+    { min: 16 },
+  ),
   'rest.multipart.max-parts': int('most parts in a multipart upload (413 beyond)', 1000, { min: 1 }),
   'rest.multipart.max-files': int('most files in a multipart upload (413 beyond)', 100, { min: 1 }),
   'rest.multipart.max-fields': int('most non-file fields in a multipart upload (413 beyond)', 1000, {

@@ -29,6 +29,7 @@ export async function readBody(
       maxJsonDepth: ctx.maxJsonDepth,
       maxParameters: ctx.maxParameters,
       maxXmlNodes: ctx.maxXmlNodes,
+      maxJsonMembers: ctx.maxJsonMembers,
       multipart: ctx.multipart,
       upload: endpoint.upload,
       raw: endpoint.relay !== undefined,

@@ -28,6 +28,8 @@ export interface PipelineContext {
   maxParameters: number;
   /** `rest.server.max-xml-nodes`: XML bodies with more elements and attributes are refused (413). */
   maxXmlNodes: number;
+  /** `rest.server.max-json-members`: a JSON body with more keys and array items is refused (413). */
+  maxJsonMembers: number;
   /** `rest.multipart.*`: uploads with more parts, files or fields are refused (413). */
   multipart: MultipartLimits;
   /** `rest.relay.buffer-max-bytes`: a relayed answer declaring at most this is taken in whole. */
