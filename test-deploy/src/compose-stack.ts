@@ -9,7 +9,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { freePort, waitFor } from '@gatehouse/testkit';
+import { freePorts, waitFor } from '@gatehouse/testkit';
 import { type ContainerSummary, DockerApi } from './docker-api.ts';
 import { deploymentAudience, deploymentIssuer, type GatehouseUrls, userJwt } from './user-checks.ts';
 
@@ -152,14 +152,15 @@ export async function startComposeStack(
   project: string,
   containersEnv: NodeJS.ProcessEnv,
 ): Promise<ComposeStack> {
+  const [publicPort, internal, rest, kafka, prometheus, kafkaTls, schemaRegistry] = await freePorts(7);
   const ports = {
-    public: await freePort(),
-    internal: await freePort(),
-    rest: await freePort(),
-    kafka: await freePort(),
-    prometheus: await freePort(),
-    kafkaTls: await freePort(),
-    schemaRegistry: await freePort(),
+    public: publicPort!,
+    internal: internal!,
+    rest: rest!,
+    kafka: kafka!,
+    prometheus: prometheus!,
+    kafkaTls: kafkaTls!,
+    schemaRegistry: schemaRegistry!,
   };
   const jwtSecretKey = randomBytes(32).toString('hex');
   const tokenSecret = randomBytes(32).toString('hex');

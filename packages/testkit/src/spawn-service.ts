@@ -124,6 +124,17 @@ export async function freePort(): Promise<number> {
   throw new Error(`no free port in ${portRange.first}-${portRange.last} after 50 tries`);
 }
 
+/**
+ * `count` distinct ports nobody listens on right now. Picks made before anything binds them can
+ * land on one port twice (seen: compose's REST engine and its kafka-tls broker both given 31363).
+ */
+export async function freePorts(count: number): Promise<number[]> {
+  const ports = new Set<number>();
+  for (let attempt = 0; ports.size < count && attempt < count * 10; attempt++) ports.add(await freePort());
+  if (ports.size < count) throw new Error(`no ${count} distinct free ports`);
+  return [...ports];
+}
+
 function canListen(port: number): Promise<boolean> {
   return new Promise((resolveFree) => {
     const server = createServer();
