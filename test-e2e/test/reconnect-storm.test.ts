@@ -103,9 +103,9 @@ describe('reconnect storm (fault suite row)', () => {
       }),
       LONGPOLL_TIMEOUT: '5s',
       // Each address holds clientCount / addresses connections on the survivor once the storm is
-      // over, the default MAX_CONNECTIONS_PER_ADDRESS itself; a long-poll session polled on both
-      // replicas, or a socket.io client between sessions, holds two for a moment. The caps have
-      // tests of their own (connection-caps.test.ts); here they must not shape the storm.
+      // over (STORM_CLIENTS may be raised); a long-poll session polled on both replicas, or a
+      // socket.io client between sessions, holds two for a moment. The caps have tests of their
+      // own (connection-caps.test.ts); here they must not shape the storm.
       MAX_CONNECTIONS_PER_ADDRESS: String(2 * Math.ceil(clientCount / addresses)),
     };
     const spawn = async (name: string, entry: string, env: Record<string, string>) =>

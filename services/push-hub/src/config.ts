@@ -58,7 +58,7 @@ export const pushHubConfig = {
   ),
   MAX_CONNECTIONS_PER_ADDRESS: int(
     'connections one client address may hold at once on each replica, every transport together (a socket.io or long-poll session counts while it lives); IPv6 per /64; 429 with Retry-After beyond',
-    100,
+    1000,
     { min: 1 },
   ),
   MAX_CONNECTIONS: int(

