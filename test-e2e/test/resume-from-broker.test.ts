@@ -144,9 +144,12 @@ class WsClient {
   readonly seen: Seen = { name: 'ws', numbers: [], resyncs: 0 };
   private readonly conns: WsTestClient[] = [];
 
-  /** Opens a connection; after the first, from the last `gwposition` received. */
+  /** Opens a connection; after the first, from the last position received (the hub's own events carry theirs as `gwcontrol`). */
   open(hubUrl: string): void {
-    const last = this.events().findLast((e) => e['gwposition'] !== undefined)?.['gwposition'];
+    const positionOf = (e: Record<string, unknown>) => e['gwposition'] ?? (e['gwcontrol'] || undefined);
+    const last = this.events()
+      .map(positionOf)
+      .findLast((p) => p !== undefined);
     const resume = last === undefined ? '' : `&lastEventId=${encodeURIComponent(String(last))}`;
     this.conns.push(
       openWs(

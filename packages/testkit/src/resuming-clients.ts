@@ -206,7 +206,7 @@ export class ResumingSseClient extends ResumingClient {
   }
 }
 
-/** WebSocket with `?positions=true`; reconnects with `lastEventId=<gwposition>`. */
+/** WebSocket with `?positions=true`; reconnects with `lastEventId=<gwposition or gwcontrol>`. */
 export class ResumingWsClient extends ResumingClient {
   private ws: WebSocket | undefined;
 
@@ -233,7 +233,9 @@ export class ResumingWsClient extends ResumingClient {
     ws.on('message', (data) => {
       const json = data.toString();
       const type = /"type":"([^"]*)"/.exec(json)?.[1] ?? '';
-      const position = /"gwposition":"([^"]*)"\}$/.exec(json)?.[1];
+      // A stream event's position is `gwposition`; the hub's own events (the welcome) carry theirs
+      // as `gwcontrol`, empty when they have none.
+      const position = /"(?:gwposition|gwcontrol)":"([^"]+)"\}$/.exec(json)?.[1];
       this.frame(position, type, json);
     });
     ws.on('error', () => {});
