@@ -26,12 +26,20 @@
 
 export type CanonicalPath = { ok: true; path: string } | { ok: false; reason: string };
 
+export interface PathPolicy {
+  /**
+   * `%2F` and `%5C`: refused (the default), or kept encoded inside their segment, where the
+   * resources a surface names may hold a `/` (the internal API's session ids).
+   */
+  encodedSlashes?: 'refuse' | 'keep';
+}
+
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** The canonical form of a request path (the target's part before `?`), or why there is none. */
-export function canonicalPath(raw: string): CanonicalPath {
+export function canonicalPath(raw: string, policy: PathPolicy = {}): CanonicalPath {
   if (raw.charCodeAt(0) !== 0x2f) return refuse('the request target must start with /');
-  const decoded = decodeUnreserved(raw);
+  const decoded = decodeUnreserved(raw, policy.encodedSlashes === 'keep');
   if (typeof decoded !== 'string') return decoded;
   return { ok: true, path: removeDotAndEmptySegments(decoded) };
 }
@@ -39,9 +47,10 @@ export function canonicalPath(raw: string): CanonicalPath {
 /** Splits a request target into its canonical path and its query string (with the `?`, or ''). */
 export function canonicalTarget(
   target: string,
+  policy: PathPolicy = {},
 ): { ok: true; path: string; query: string } | { ok: false; reason: string } {
   const q = target.indexOf('?');
-  const canonical = canonicalPath(q < 0 ? target : target.slice(0, q));
+  const canonical = canonicalPath(q < 0 ? target : target.slice(0, q), policy);
   if (!canonical.ok) return canonical;
   return { ok: true, path: canonical.path, query: q < 0 ? '' : target.slice(q) };
 }
@@ -51,7 +60,7 @@ function refuse(reason: string): CanonicalPath {
 }
 
 /** Step 1 and 2: characters checked, unreserved escapes decoded, the rest upper-cased. */
-function decodeUnreserved(raw: string): string | CanonicalPath {
+function decodeUnreserved(raw: string, keepSlashes: boolean): string | CanonicalPath {
   if (!needsWork(raw)) return raw;
   let out = '';
   let i = 0;
@@ -64,7 +73,7 @@ function decodeUnreserved(raw: string): string | CanonicalPath {
       i++;
       continue;
     }
-    const run = escapeRun(raw, i);
+    const run = escapeRun(raw, i, keepSlashes);
     if (typeof run !== 'string') return run;
     out += run;
     i += escapeRunLength(raw, i);
@@ -101,12 +110,12 @@ function escapeRunLength(raw: string, start: number): number {
  * non-ASCII bytes must form valid UTF-8 on their own: a multi-byte character is never split by
  * another character.
  */
-function escapeRun(raw: string, start: number): string | CanonicalPath {
+function escapeRun(raw: string, start: number, keepSlashes: boolean): string | CanonicalPath {
   const bytes: number[] = [];
   for (let i = start; raw.charCodeAt(i) === 0x25; i += 3) {
     const byte = hexByte(raw, i + 1);
     if (byte < 0) return refuse('the path holds a malformed percent-encoding');
-    if (byte === 0x2f || byte === 0x5c) return refuse('the path holds an encoded / or \\');
+    if ((byte === 0x2f || byte === 0x5c) && !keepSlashes) return refuse('the path holds an encoded / or \\');
     if (byte === 0) return refuse('the path holds an encoded NUL');
     bytes.push(byte);
   }

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { canonicalTarget } from './canonical-path.ts';
+import { canonicalTarget, type PathPolicy } from './canonical-path.ts';
 
 /** The request's path without its query string (canonical once `canonicaliseRequest` has run). */
 export function requestPath(req: IncomingMessage): string {
@@ -14,9 +14,9 @@ export function requestPath(req: IncomingMessage): string {
  * (answer 400), or undefined. `*` (asterisk-form, meant for `OPTIONS *`) is refused too: no handler
  * serves it, and a route regex such as `.*` would have matched it unread.
  */
-export function canonicaliseRequest(req: IncomingMessage): string | undefined {
+export function canonicaliseRequest(req: IncomingMessage, policy: PathPolicy = {}): string | undefined {
   const url = req.url ?? '/';
-  const target = canonicalTarget(url);
+  const target = canonicalTarget(url, policy);
   if (!target.ok) return target.reason;
   req.url = target.path + target.query;
   return undefined;

@@ -112,7 +112,9 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const servers: Server[] = [];
   const api = createServer({ maxHeaderSize: nodeMaxHeaderSize(limits) }, (req, res) => {
     res.setHeader(...noSniff);
-    const badPath = canonicaliseRequest(req);
+    // Its ids (session ids above all) may hold a `/`: kept encoded in their segment, and no open
+    // path of the internal API has one (internal-api-auth.ts).
+    const badPath = canonicaliseRequest(req, { encodedSlashes: 'keep' });
     if (badPath === undefined) internalApi(req, res);
     else sendJson(res, 400, { error: `Bad request: ${badPath}` });
   });

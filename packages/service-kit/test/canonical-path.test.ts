@@ -84,6 +84,17 @@ describe('canonicalPath', () => {
       refused(p);
   });
 
+  it('keeps %2F and %5C encoded in their segment when the policy says so, and still refuses NUL', () => {
+    const keep = { encodedSlashes: 'keep' } as const;
+    assert.deepEqual(canonicalPath('/v3/session-blacklist/user%2f42%20s%5c', keep), {
+      ok: true,
+      path: '/v3/session-blacklist/user%2F42%20s%5C',
+    });
+    assert.deepEqual(canonicalPath('/a/..%2f..%2fb', keep), { ok: true, path: '/a/..%2F..%2Fb' });
+    assert.equal(canonicalPath('/a%00', keep).ok, false);
+    assert.equal(canonicalPath('/a\\b', keep).ok, false);
+  });
+
   it('splits a target into the canonical path and the query as sent', () => {
     assert.deepEqual(canonicalTarget('/x/%65cho/../a?q=%2F..&b'), {
       ok: true,
