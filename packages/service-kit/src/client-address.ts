@@ -12,24 +12,19 @@ import { commaSeparated, type Field } from './env-config.ts';
 
 export function clientAddress(req: IncomingMessage, trusted: BlockList | undefined): string {
   const peer = peerAddress(req);
-  if (!trusted || !isTrusted(trusted, peer)) return peer;
+  if (!trusted || !isTrustedAddress(trusted, peer)) return peer;
   const header = req.headers['x-forwarded-for'];
   const hops = (Array.isArray(header) ? header.join(',') : (header ?? ''))
     .split(',')
     .map((h) => plain(h.trim()))
     .filter((h) => isIP(h) !== 0);
-  for (let i = hops.length - 1; i >= 0; i--) if (!isTrusted(trusted, hops[i]!)) return hops[i]!;
+  for (let i = hops.length - 1; i >= 0; i--) if (!isTrustedAddress(trusted, hops[i]!)) return hops[i]!;
   return hops[0] ?? peer;
 }
 
 /** The address of the socket's other end (an IPv4 client of a dual-stack socket as plain IPv4). */
 export function peerAddress(req: IncomingMessage): string {
   return plain(req.socket?.remoteAddress ?? '');
-}
-
-/** Whether an address is in the list (false for anything that is not an IP address). */
-export function isTrustedAddress(list: BlockList, address: string): boolean {
-  return isTrusted(list, address);
 }
 
 /** A comma-separated list of addresses and CIDR ranges (`10.0.0.0/8`, `fd00::/8`, `127.0.0.1`). */
@@ -57,7 +52,8 @@ function addRange(list: BlockList, entry: string): void {
   list.addSubnet(address!, bits, family === 6 ? 'ipv6' : 'ipv4');
 }
 
-function isTrusted(list: BlockList, address: string): boolean {
+/** Whether an address is in the list (false for anything that is not an IP address). */
+export function isTrustedAddress(list: BlockList, address: string): boolean {
   const family = isIP(address);
   return family !== 0 && list.check(address, family === 6 ? 'ipv6' : 'ipv4');
 }

@@ -17,7 +17,7 @@
  *   reach the client.
  */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import { hopByHopHeaders } from '@gatehouse/service-kit';
+import { hopByHopHeaders, peerAddress } from '@gatehouse/service-kit';
 import {
   readTraceContextFromHeaders,
   startHop,
@@ -85,15 +85,13 @@ export function forwardedValue(req: IncomingMessage): string {
 
 /** X-Forwarded-For with this hop's peer appended; -Proto and -Host as a trusted proxy said, else this hop's. */
 function xForwarded(req: IncomingMessage): HeaderMap {
-  const socket = req.socket;
-  const peer = socket.remoteAddress ?? 'unknown';
-  const plain = peer.startsWith('::ffff:') && peer.includes('.') ? peer.slice(7) : peer;
+  const peer = peerAddress(req) || 'unknown';
   const previous = joined(req.headers['x-forwarded-for']);
   const out: HeaderMap = {
-    'x-forwarded-for': previous === undefined ? plain : `${previous}, ${plain}`,
+    'x-forwarded-for': previous === undefined ? peer : `${previous}, ${peer}`,
     'x-forwarded-proto':
       joined(req.headers['x-forwarded-proto']) ??
-      ((socket as { encrypted?: boolean }).encrypted ? 'https' : 'http'),
+      ((req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http'),
   };
   const host = joined(req.headers['x-forwarded-host']) ?? req.headers['host'];
   if (host !== undefined) out['x-forwarded-host'] = host;
