@@ -8,8 +8,8 @@ import type { Duplex } from 'node:stream';
 import type { SubscriptionRequestError } from '../subscription-request.ts';
 
 export function refuseUpgrade(socket: Duplex, refusal: SubscriptionRequestError): void {
-  // node:http hands an upgrade's socket over without its error listener: a reset must not end the process.
-  socket.on('error', ignore);
+  // A reset meanwhile is heard by the listener the service host gave the socket when it took the
+  // upgrade (service-host.ts).
   const body = refusal.message;
   const headers = Object.entries(refusal.headers)
     .map(([name, value]) => `${name}: ${value}\r\n`)
@@ -21,5 +21,3 @@ export function refuseUpgrade(socket: Duplex, refusal: SubscriptionRequestError)
       `${headers}\r\n${body}`,
   );
 }
-
-function ignore(): void {}

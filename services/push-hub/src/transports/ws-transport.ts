@@ -202,7 +202,6 @@ export function createWsTransport(ctx: TransportContext, maxPayload: number) {
       if (requestPath(req) !== WS_PATH) return false;
       // Browsers apply no CORS to WebSockets: the allow-list is enforced here.
       if (!ctx.cors.permitsUpgrade(req.headers.origin)) {
-        socket.on('error', () => socket.destroy());
         socket.end(
           'HTTP/1.1 403 Forbidden\r\nconnection: close\r\nx-content-type-options: nosniff\r\ncontent-length: 0\r\n\r\n',
         );
