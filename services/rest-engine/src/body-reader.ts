@@ -212,10 +212,14 @@ function readMultipart(req: IncomingMessage, limit: number, limits: MultipartLim
     let received = 0;
     let content = 0;
     let settled = false;
-    const stop = () => {
+    /** The body is settled: the request's listeners are no longer needed. */
+    const detach = () => {
       settled = true;
       req.off('data', countBytes);
       req.off('close', onClose);
+    };
+    const stop = () => {
+      detach();
       req.unpipe(parser);
       parser.destroy();
       files = [];
@@ -265,9 +269,7 @@ function readMultipart(req: IncomingMessage, limit: number, limits: MultipartLim
     parser.on('error', (err: Error) => fail(invalidMultipart(err)));
     parser.on('close', () => {
       if (settled) return;
-      settled = true;
-      req.off('data', countBytes);
-      req.off('close', onClose);
+      detach();
       const first = files[0];
       resolve({
         contentLength: content,
