@@ -74,9 +74,9 @@ function decodeUnreserved(raw: string, keepSlashes: boolean): string | Canonical
       continue;
     }
     const run = escapeRun(raw, i, keepSlashes);
-    if (typeof run !== 'string') return run;
-    out += run;
-    i += escapeRunLength(raw, i);
+    if ('ok' in run) return run;
+    out += run.text;
+    i += run.length;
   }
   return out;
 }
@@ -98,19 +98,17 @@ function characterProblem(c: number): string | undefined {
   return undefined;
 }
 
-/** The length of the run of consecutive `%XX` escapes starting at `start`. */
-function escapeRunLength(raw: string, start: number): number {
-  let i = start;
-  while (raw.charCodeAt(i) === 0x25) i += 3;
-  return Math.min(i, raw.length) - start;
-}
-
 /**
- * A run of consecutive escapes, decoded where unreserved and re-encoded otherwise. The run's
+ * A run of consecutive escapes, decoded where unreserved and re-encoded otherwise, with the length
+ * of the raw text it took. The run's
  * non-ASCII bytes must form valid UTF-8 on their own: a multi-byte character is never split by
  * another character.
  */
-function escapeRun(raw: string, start: number, keepSlashes: boolean): string | CanonicalPath {
+function escapeRun(
+  raw: string,
+  start: number,
+  keepSlashes: boolean,
+): { text: string; length: number } | CanonicalPath {
   const bytes: number[] = [];
   for (let i = start; raw.charCodeAt(i) === 0x25; i += 3) {
     const byte = hexByte(raw, i + 1);
@@ -128,7 +126,7 @@ function escapeRun(raw: string, start: number, keepSlashes: boolean): string | C
   }
   let out = '';
   for (const b of bytes) out += unreserved(b) ? String.fromCharCode(b) : `%${hex(b)}`;
-  return out;
+  return { text: out, length: bytes.length * 3 };
 }
 
 function hexByte(raw: string, at: number): number {
