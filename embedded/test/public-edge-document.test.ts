@@ -155,6 +155,20 @@ describe('public edge document: what the embedded gateway answers', () => {
     assert.ok(checked >= 20, `${checked} operations`);
   });
 
+  it('answers a path parameter spelled with a refused escape (the canonical path) with a documented status', async () => {
+    let checked = 0;
+    for (const op of doc.operations()) {
+      if (!op.path.includes('{') || op.path === '/_gw/v1/connection/ws') continue;
+      // An encoded slash in every parameter: the edge refuses it before any route reads the path.
+      const path = op.path.replace(/\{[^}]+\}/g, 'a%2Fb');
+      const res = await fetch(`${edge}${path}`, { method: op.method.toUpperCase() });
+      assert.equal(res.status, 400, `${op.method.toUpperCase()} ${path}`);
+      await checkAnswer(op, res);
+      checked++;
+    }
+    assert.ok(checked >= 8, `${checked} operations`);
+  });
+
   it('answers a method a /_gw path does not document with 405 and an Allow naming the documented ones', async () => {
     for (const [path, item] of Object.entries(paths())) {
       if (!path.startsWith('/_gw/') || ownMethodAnswers.has(path)) continue;
