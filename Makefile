@@ -12,13 +12,14 @@ TESTS ?= packages/*/test/*.test.ts services/*/test/*.test.ts embedded/test/*.tes
 TEST_FLAGS ?= --test-timeout=180000
 export TEST_FILE_TIMEOUT ?= 900
 
-.PHONY: help install build run test test-only typecheck lint format deps-up deps-down deps-status bench clean \
+.PHONY: help install build run test check test-only typecheck lint format deps-up deps-down deps-status bench clean \
 	fuzz-api chart-test compose-check compose-test helm-test skipped-compose skipped-cluster
 
 help:
 	@echo "make run        start the gateway (all services, memory bus, example config)"
 	@echo "make build      the JavaScript the image runs: services/<name>/dist/main.js (tools/build.ts)"
 	@echo "make test       lint, typecheck and every test against real brokers"
+	@echo "make check      lint, typecheck and the tests that need no broker, process or cluster (minutes)"
 	@echo "make deps-up    start Kafka, Redis, a Redis Cluster, NATS, the Kinesis emulator, Jaeger and a schema registry (deps-down stops them)"
 	@echo "make bench      side-by-side benchmarks (bench/README.md)"
 	@echo "make compose-test  docker-compose.yml for real on podman, checked from outside (test-deploy/)"
@@ -55,8 +56,16 @@ test:
 	@tools/timed.sh "helm release in a local cluster" $(if $(SKIP_CLUSTER),$(MAKE) -s skipped-cluster,sh -c 'tools/prebuild.sh wait kubernetes && $(MAKE) -s helm-test')
 	@tools/timed.sh "node tests" $(MAKE) -s test-only
 
+# Several files at once by lane (tools/run-tests.ts --help); CI_REPORT_DIR gets this run's file times.
 test-only:
-	node tools/run-tests.ts $(TEST_FLAGS) -- $(TESTS)
+	node tools/run-tests.ts $(TEST_FLAGS) $(if $(CI_REPORT_DIR),--report=$(CI_REPORT_DIR)/test-files.tsv) -- $(TESTS)
+
+# The inner loop: lint, typecheck and the unit lane (no broker, no process, no cluster; their broker
+# addresses point at a closed port), in a few minutes on two cores with nothing else started.
+check: install
+	@tools/timed.sh lint biome check .
+	@tools/timed.sh typecheck tsc -p tsconfig.json
+	@tools/timed.sh "unit tests" node tools/run-tests.ts $(TEST_FLAGS) --lane=unit -- $(TESTS)
 
 typecheck: install
 	tsc -p tsconfig.json

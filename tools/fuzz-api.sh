@@ -22,7 +22,9 @@
 #                  stay (default 10)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-venv="$root/.cache/schemathesis"
+# Its real path (.cache/schemathesis may link into the build cache, tools/build-cache.sh): a venv's
+# scripts name their python by the path it was made at, so it must be one every clone reaches.
+venv=$(cd -P "$root/.cache/schemathesis" 2>/dev/null && pwd || echo "$root/.cache/schemathesis")
 work="$root/.cache/fuzz"
 schemathesis_version=4.32.5
 rss_tolerance_percent=${RSS_TOLERANCE_PERCENT:-10}

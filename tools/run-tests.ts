@@ -1,95 +1,245 @@
 /**
- * Runs the node test files one after another, each with a wall-clock bound, so no file can hang
- * the suite: `node --test` waits for a file's process to exit, and a file that leaves a client
- * reconnecting after a failed assertion never does. Each file runs as `node --test` of its own
- * (as the runner's process isolation does anyway), with --test-force-exit so a process whose tests
- * are done exits even with something left open, and is killed (its whole process group) when it
- * is still running after TEST_FILE_TIMEOUT seconds: that file is reported as failed, with how
- * long it ran, and the suite goes on. The runner's own output of each file is passed through; the
- * summary at the end adds up every file's counts.
+ * Runs the node test files, several at once, each with a wall-clock bound, so no file can hang
+ * the suite and two cores stay busy.
  *
- * Usage: node tools/run-tests.ts [node --test flags…] -- file…
+ * - Each file runs as `node --test` of its own (as the runner's process isolation does anyway),
+ *   with --test-force-exit so a process whose tests are done exits even with something left open,
+ *   in a process group of its own, killed when still running after TEST_FILE_TIMEOUT seconds: that
+ *   file is reported as failed, with how long it ran, and the suite goes on.
+ * - Up to --jobs files run at once, by lane (tools/test-lanes.ts): a file that stops or restarts a
+ *   broker runs with no other broker user beside it; unit files run beside anything, with their
+ *   broker addresses pointed at a closed port. The longest files (by the times of the run before,
+ *   kept in --times) start first.
+ * - A file's output is printed whole when it ends, headed by its name, so files never interleave.
+ *   What a file left running in its process group is named, then killed.
+ * - The summary adds up every file's counts and lists the slowest files; --report writes this
+ *   run's files, lanes, times and outcomes as TSV (the CI table, tools/ci-report.ts).
+ *
+ * Usage: node tools/run-tests.ts [options] [node --test flags…] -- file…
+ *   --jobs N       files at once (default TEST_JOBS, else the number of CPUs)
+ *   --lane L       only the files of lane L (unit, shared, alone); default all
+ *   --times FILE   file times kept between runs, to start the longest first
+ *                  (default .cache/test-times.json)
+ *   --report FILE  this run's results as TSV: file, lane, seconds, outcome
+ *   --list         print each file's lane and why, run nothing
  * TEST_FILE_TIMEOUT (seconds, default 900).
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { dirname } from 'node:path';
+import { canStartBeside, type Lane, laneOf } from './test-lanes.ts';
 
-const fileTimeoutMs = Number(process.env['TEST_FILE_TIMEOUT'] ?? 900) * 1000;
 const separator = process.argv.indexOf('--');
-const flags = separator < 0 ? [] : process.argv.slice(2, separator);
-const files = process.argv.slice(separator < 0 ? 2 : separator + 1);
+const before = separator < 0 ? process.argv.slice(2) : process.argv.slice(2, separator);
+const files = separator < 0 ? [] : process.argv.slice(separator + 1);
+/** This runner's own options; every other flag before `--` goes to each `node --test`. */
+const options: Record<string, string | boolean> = { times: '.cache/test-times.json' };
+const flags: string[] = [];
+for (let i = 0; i < before.length; i++) {
+  const m = /^--(jobs|lane|times|report|list|help)(?:=(.*))?$/.exec(before[i]!);
+  if (!m) flags.push(before[i]!);
+  else if (m[1] === 'list' || m[1] === 'help') options[m[1]] = true;
+  else options[m[1]!] = m[2] ?? before[++i] ?? '';
+}
+if (options['help']) {
+  const usage = readFileSync(new URL(import.meta.url), 'utf8').split('*/')[0]!;
+  console.log(usage.replace(/^\/\*\*\n|^ \* ?/gm, ''));
+  process.exit(0);
+}
+const jobs = Math.max(1, Number(options['jobs'] ?? process.env['TEST_JOBS'] ?? availableParallelism()));
+const fileTimeoutMs = Number(process.env['TEST_FILE_TIMEOUT'] ?? 900) * 1000;
 
 const counts = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo'] as const;
 type Counts = Record<(typeof counts)[number], number>;
 
-interface FileResult {
+interface TestFile {
   file: string;
+  lane: Lane;
+  why: string;
+}
+
+interface FileResult extends TestFile {
   counts: Counts;
   ms: number;
   exitCode: number | null;
+  signal: NodeJS.Signals | null;
   killed: boolean;
+  leftovers: string[];
 }
 
-function runFile(file: string): Promise<FileResult> {
+/** A unit file's broker addresses: a port where nothing listens (the discard port). */
+const closedPort = '9';
+function unitEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  for (const name of ['KAFKA_BROKERS', 'REDIS_URL', 'REDIS_CLUSTER_URL', 'NATS_URL', 'KINESIS_ENDPOINT'])
+    delete env[name];
+  for (const name of [
+    'KAFKA_PORT',
+    'REDIS_PORT',
+    'REDIS_CLUSTER_PORT',
+    'NATS_PORT',
+    'KINESIS_PORT',
+    'TRACES_OTLP_PORT',
+    'TRACES_QUERY_PORT',
+    'SCHEMA_REGISTRY_PORT',
+  ])
+    env[name] = closedPort;
+  return env;
+}
+
+/** The processes still in a group (its leader has exited), as `pid command`. */
+function groupMembers(pgid: number): string[] {
+  try {
+    const out = execFileSync('ps', ['-e', '-o', 'pid=,pgid=,args='], { encoding: 'utf8' });
+    return out
+      .split('\n')
+      .map((line) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line))
+      .filter((m): m is RegExpExecArray => m !== null && Number(m[2]) === pgid)
+      .map((m) => `${m[1]} ${m[3]!.slice(0, 160)}`);
+  } catch {
+    return [];
+  }
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals) {
+  try {
+    process.kill(-child.pid!, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+function runFile(test: TestFile): Promise<FileResult> {
   const started = Date.now();
   // A child that inherits it would report to a parent runner instead of printing its results.
   const env = { ...process.env };
   delete env['NODE_TEST_CONTEXT'];
-  const child = spawn(process.execPath, ['--test', '--test-force-exit', ...flags, file], {
-    env,
-    stdio: ['ignore', 'pipe', 'inherit'],
+  const child = spawn(process.execPath, ['--test', '--test-force-exit', ...flags, test.file], {
+    env: test.lane === 'unit' ? unitEnv(env) : env,
+    stdio: ['ignore', 'pipe', 'pipe'],
     // A group of its own, so the kill reaches what the file started too.
     detached: true,
   });
-  const found = Object.fromEntries(counts.map((c) => [c, 0])) as Counts;
-  let tail = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    process.stdout.write(chunk);
-    tail = (tail + chunk.toString('utf8')).slice(-4096);
-  });
+  const output: Buffer[] = [];
+  child.stdout!.on('data', (chunk: Buffer) => output.push(chunk));
+  child.stderr!.on('data', (chunk: Buffer) => output.push(chunk));
   let killed = false;
-  const killGroup = (signal: NodeJS.Signals) => {
-    try {
-      process.kill(-child.pid!, signal);
-    } catch {
-      // Already gone.
-    }
-  };
   const timer = setTimeout(() => {
     killed = true;
-    killGroup('SIGTERM');
-    setTimeout(() => killGroup('SIGKILL'), 10_000).unref();
+    killGroup(child, 'SIGTERM');
+    setTimeout(() => killGroup(child, 'SIGKILL'), 10_000).unref();
   }, fileTimeoutMs);
   return new Promise((resolve) => {
-    child.on('close', (exitCode) => {
+    child.on('close', (exitCode, signal) => {
       clearTimeout(timer);
-      for (const line of tail.split('\n')) {
+      const leftovers = groupMembers(child.pid!);
+      if (leftovers.length > 0) killGroup(child, 'SIGKILL');
+      const text = Buffer.concat(output).toString('utf8');
+      const found = Object.fromEntries(counts.map((c) => [c, 0])) as Counts;
+      for (const line of text.slice(-4096).split('\n')) {
         const m = /^ℹ (\w+) (\d+)/.exec(line);
         if (m && m[1]! in found) found[m[1] as keyof Counts] = Number(m[2]);
       }
-      resolve({ file, counts: found, ms: Date.now() - started, exitCode, killed });
+      const result = {
+        ...test,
+        counts: found,
+        ms: Date.now() - started,
+        exitCode,
+        signal,
+        killed,
+        leftovers,
+      };
+      printFile(result, text);
+      resolve(result);
     });
   });
 }
 
-const results: FileResult[] = [];
-for (const file of files) {
-  const result = await runFile(file);
-  if (result.killed)
-    console.log(`✖ ${file}: still running after ${fileTimeoutMs / 1000} s (TEST_FILE_TIMEOUT): killed`);
-  results.push(result);
+function outcome(r: FileResult): string {
+  if (r.killed) return `killed after ${Math.round(r.ms / 1000)} s (TEST_FILE_TIMEOUT)`;
+  if (r.signal) return `ended by ${r.signal}`;
+  return r.exitCode === 0 ? 'passed' : `exit ${r.exitCode}, ${r.counts.fail} failed`;
 }
+
+function printFile(r: FileResult, text: string) {
+  process.stdout.write(`\n▶ ${r.file} (${r.lane})\n${text}`);
+  if (r.killed)
+    console.log(`✖ ${r.file}: still running after ${fileTimeoutMs / 1000} s (TEST_FILE_TIMEOUT): killed`);
+  for (const p of r.leftovers) console.log(`⚠ ${r.file} left a process running (killed now): ${p}`);
+  console.log(`◀ ${r.file}: ${outcome(r)} in ${(r.ms / 1000).toFixed(1)} s`);
+}
+
+function readTimes(path: string): Record<string, number> {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as Record<string, number>;
+  } catch {
+    return {};
+  }
+}
+
+/** Starts files as lanes and --jobs allow, longest first; a blocked `alone` file lets only unit files pass it. */
+async function runAll(queue: TestFile[]): Promise<FileResult[]> {
+  const results: FileResult[] = [];
+  const running = new Map<TestFile, Promise<void>>();
+  while (queue.length > 0 || running.size > 0) {
+    const lanes = [...running.keys()].map((t) => t.lane);
+    let aloneWaits = false;
+    const next = queue.findIndex((t) => {
+      if (aloneWaits && t.lane !== 'unit') return false;
+      if (canStartBeside(t.lane, lanes)) return true;
+      if (t.lane === 'alone') aloneWaits = true;
+      return false;
+    });
+    if (running.size < jobs && next >= 0) {
+      const [test] = queue.splice(next, 1) as [TestFile];
+      running.set(
+        test,
+        runFile(test).then((r) => {
+          results.push(r);
+          running.delete(test);
+        }),
+      );
+      continue;
+    }
+    await Promise.race(running.values());
+  }
+  return results;
+}
+
+const times = readTimes(options['times'] as string);
+const all = files.map((file) => ({ file, ...laneOf(file) }));
+if (options['list']) {
+  for (const t of all) console.log(`${t.lane}\t${t.file}\t${t.why}`);
+  process.exit(0);
+}
+const chosen = options['lane'] ? all.filter((t) => t.lane === options['lane']) : all;
+// Longest first (a file never timed counts as long), so the last to start are short.
+const queue = chosen.sort((a, b) => (times[b.file] ?? 60_000) - (times[a.file] ?? 60_000));
+const started = Date.now();
+const results = await runAll(queue);
 
 const total = Object.fromEntries(counts.map((c) => [c, 0])) as Counts;
 for (const r of results) for (const c of counts) total[c] += r.counts[c];
-const failedFiles = results.filter((r) => r.killed || r.exitCode !== 0);
+const failed = results.filter((r) => r.killed || r.exitCode !== 0);
+const slowest = [...results].sort((a, b) => b.ms - a.ms).slice(0, 15);
 console.log('\n# all test files');
 for (const c of counts) console.log(`ℹ ${c} ${total[c]}`);
 console.log(`ℹ files ${results.length}`);
-console.log(`ℹ duration_ms ${results.reduce((n, r) => n + r.ms, 0)}`);
-const slowest = [...results].sort((a, b) => b.ms - a.ms).slice(0, 5);
-console.log(`ℹ slowest files: ${slowest.map((r) => `${r.file} ${Math.round(r.ms / 1000)} s`).join(', ')}`);
-for (const r of failedFiles) {
-  const why = r.killed ? `killed after ${Math.round(r.ms / 1000)} s` : `exit ${r.exitCode}`;
-  console.log(`✖ failed file: ${r.file} (${why}, ${r.counts.fail} failed)`);
+console.log(`ℹ jobs ${jobs}`);
+console.log(`ℹ duration_ms ${Date.now() - started}`);
+console.log(`ℹ file time added up ${Math.round(results.reduce((n, r) => n + r.ms, 0) / 1000)} s`);
+console.log('ℹ slowest files:');
+for (const r of slowest) console.log(`ℹ   ${(r.ms / 1000).toFixed(1).padStart(6)} s  ${r.file} (${r.lane})`);
+for (const r of failed) console.log(`✖ failed file: ${r.file} (${outcome(r)})`);
+
+mkdirSync(dirname(options['times'] as string), { recursive: true });
+writeFileSync(
+  options['times'] as string,
+  JSON.stringify({ ...times, ...Object.fromEntries(results.map((r) => [r.file, r.ms])) }, null, 1),
+);
+if (options['report']) {
+  mkdirSync(dirname(options['report'] as string), { recursive: true });
+  const rows = results.map((r) => [r.file, r.lane, (r.ms / 1000).toFixed(1), outcome(r)].join('\t'));
+  writeFileSync(options['report'] as string, `${rows.join('\n')}\n`);
 }
-process.exitCode = failedFiles.length > 0 ? 1 : 0;
+process.exitCode = failed.length > 0 ? 1 : 0;

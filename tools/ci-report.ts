@@ -1,0 +1,86 @@
+/**
+ * The table .ci/run prints at the end: each stage's time against its budget, the whole run's, and
+ * the 15 slowest test files. A stage over its budget by half is named in a warning (not a failure:
+ * the run's exit code stays the stages'). Reads what tools/timed.sh (stages.tsv) and
+ * tools/run-tests.ts (test-files.tsv) wrote into the report folder.
+ *
+ * The budgets are those of a machine that has run CI before (its build cache filled,
+ * tools/build-cache.sh): 25 minutes in all. A fresh machine builds Kubernetes, Jaeger and the chart
+ * tools on top (45 minutes in all): the stages that wait for those builds show it.
+ *
+ * Usage: node tools/ci-report.ts <report folder> <total seconds>
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Seconds per stage, by the name tools/timed.sh gives it in the Makefile's `test`. */
+export const stageBudgets: Record<string, number> = {
+  install: 30,
+  lint: 20,
+  typecheck: 40,
+  'chart checks': 30,
+  'compose check': 20,
+  'API fuzzing (internal API, public edge)': 150,
+  dependencies: 60,
+  'compose stack': 200,
+  'helm release in a local cluster': 220,
+  'node tests': 700,
+};
+export const warmTotalBudget = 25 * 60;
+export const freshTotalBudget = 45 * 60;
+
+function rows(path: string): string[][] {
+  try {
+    return readFileSync(path, 'utf8')
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => line.split('\t'));
+  } catch {
+    return [];
+  }
+}
+
+const pad = (text: string, width: number) => text.padEnd(width);
+const seconds = (n: number) => `${n} s`.padStart(7);
+
+export function report(folder: string, totalSeconds: number): string {
+  const lines: string[] = [];
+  const warnings: string[] = [];
+  const stages = rows(join(folder, 'stages.tsv'));
+  const width = Math.max(5, ...stages.map(([name]) => name!.length));
+  lines.push('== CI stages (budget: a machine that ran CI before)');
+  lines.push(`${pad('stage', width)}     time  budget  outcome`);
+  for (const [name, took, status] of stages) {
+    const budget = stageBudgets[name!];
+    const over = budget !== undefined && Number(took) > budget * 1.5;
+    if (over)
+      warnings.push(`⚠ stage "${name}" took ${took} s, over its budget of ${budget} s by more than half`);
+    const outcome = status === '0' ? 'ok' : `failed (exit ${status})`;
+    lines.push(
+      `${pad(name!, width)}  ${seconds(Number(took))} ${budget ? seconds(budget) : '      -'}  ${outcome}${over ? '  ⚠ over budget' : ''}`,
+    );
+  }
+  lines.push(
+    `${pad('total', width)}  ${seconds(totalSeconds)} ${seconds(warmTotalBudget)}  (a fresh machine: ${freshTotalBudget} s)`,
+  );
+  if (totalSeconds > freshTotalBudget * 1.5)
+    warnings.push(`⚠ the run took ${totalSeconds} s, over even a fresh machine's budget by more than half`);
+  const files = rows(join(folder, 'test-files.tsv')).sort((a, b) => Number(b[2]) - Number(a[2]));
+  if (files.length > 0) {
+    lines.push('', '== the 15 slowest test files');
+    for (const [file, lane, took, outcome] of files.slice(0, 15))
+      lines.push(
+        `${`${took} s`.padStart(8)}  ${file} (${lane})${outcome === 'passed' ? '' : `  ${outcome}`}`,
+      );
+  }
+  return [...lines, ...(warnings.length > 0 ? ['', ...warnings] : [])].join('\n');
+}
+
+if (import.meta.main) {
+  const [folder, total] = process.argv.slice(2);
+  if (!folder || folder === '--help') {
+    console.log('usage: node tools/ci-report.ts <report folder> <total seconds>');
+    process.exit(folder ? 0 : 2);
+  }
+  console.log(report(folder, Number(total ?? 0)));
+}

@@ -1,0 +1,52 @@
+/**
+ * The table at the end of .ci/run (tools/ci-report.ts): every stage with its time and budget, a
+ * stage over its budget by half named in a warning, the 15 slowest test files, longest first.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { report, stageBudgets } from '../ci-report.ts';
+
+const folder = mkdtempSync(join(tmpdir(), 'ci-report-'));
+after(() => rmSync(folder, { recursive: true, force: true }));
+
+describe('ci-report', () => {
+  it('lists each stage with its time, budget and outcome, and warns of one over its budget by half', () => {
+    const budget = stageBudgets['node tests']!;
+    writeFileSync(
+      join(folder, 'stages.tsv'),
+      `lint\t3\t0\ncompose stack\t${stageBudgets['compose stack']! + 10}\t0\nnode tests\t${Math.ceil(budget * 1.5) + 1}\t1\n`,
+    );
+    const text = report(folder, 1234);
+    assert.match(text, /^lint +3 s +20 s {2}ok$/m);
+    assert.match(
+      text,
+      new RegExp(
+        `^node tests +${Math.ceil(budget * 1.5) + 1} s +${budget} s  failed \\(exit 1\\)  ⚠ over budget$`,
+        'm',
+      ),
+    );
+    assert.match(text, /^total +1234 s +1500 s/m);
+    assert.match(text, /⚠ stage "node tests" took \d+ s, over its budget of \d+ s by more than half/);
+    // Over its budget, but not by half: no warning.
+    assert.doesNotMatch(text, /stage "compose stack"/);
+  });
+
+  it('lists the 15 slowest test files, longest first', () => {
+    const files = Array.from(
+      { length: 20 },
+      (_, i) =>
+        `f${i}.test.ts\t${i % 2 ? 'unit' : 'shared'}\t${i}.5\t${i === 19 ? 'exit 1, 2 failed' : 'passed'}`,
+    );
+    writeFileSync(join(folder, 'test-files.tsv'), `${files.join('\n')}\n`);
+    const listed = report(folder, 1)
+      .split('== the 15 slowest test files\n')[1]!
+      .split('\n')
+      .filter((l) => l.includes('.test.ts'));
+    assert.equal(listed.length, 15);
+    assert.match(listed[0]!, /^ +19\.5 s {2}f19\.test\.ts \(unit\) {2}exit 1, 2 failed$/);
+    assert.match(listed[14]!, /f5\.test\.ts \(unit\)$/);
+  });
+});
