@@ -19,8 +19,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 store=${GATEHOUSE_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gatehouse-builds}
-# The folders of .cache/ that hold builds and downloads only (never state of a run).
-cached=(node pnpm traces chart-tools kafka schema-registry schemathesis centrifugo mercury k8s/bin k8s/images)
+# The folders of .cache/ that hold builds and downloads only (never state of a run), and the test
+# files' times of the last run (which to start first, tools/run-tests.ts).
+cached=(test-times node pnpm traces chart-tools kafka schema-registry schemathesis centrifugo mercury k8s/bin k8s/images)
 
 link() {
   [ "$store" != none ] || return 0

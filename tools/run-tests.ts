@@ -18,8 +18,8 @@
  * Usage: node tools/run-tests.ts [options] [node --test flags…] -- file…
  *   --jobs N       files at once (default TEST_JOBS, else the number of CPUs)
  *   --lane L       only the files of lane L (unit, shared, alone); default all
- *   --times FILE   file times kept between runs, to start the longest first
- *                  (default .cache/test-times.json)
+ *   --times FILE   file times kept between runs, to start the longest first (default
+ *                  .cache/test-times/times.json, in the build cache: a fresh clone finds them)
  *   --report FILE  this run's results as TSV: file, lane, seconds, outcome
  *   --list         print each file's lane and why, run nothing
  * TEST_FILE_TIMEOUT (seconds, default 900).
@@ -34,7 +34,7 @@ const separator = process.argv.indexOf('--');
 const before = separator < 0 ? process.argv.slice(2) : process.argv.slice(2, separator);
 const files = separator < 0 ? [] : process.argv.slice(separator + 1);
 /** This runner's own options; every other flag before `--` goes to each `node --test`. */
-const options: Record<string, string | boolean> = { times: '.cache/test-times.json' };
+const options: Record<string, string | boolean> = { times: '.cache/test-times/times.json' };
 const flags: string[] = [];
 for (let i = 0; i < before.length; i++) {
   const m = /^--(jobs|lane|times|report|list|help)(?:=(.*))?$/.exec(before[i]!);
@@ -90,12 +90,13 @@ function unitEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 /** The processes still in a group (its leader has exited), as `pid command`. */
 function groupMembers(pgid: number): string[] {
   try {
-    const out = execFileSync('ps', ['-e', '-o', 'pid=,pgid=,args='], { encoding: 'utf8' });
+    const out = execFileSync('ps', ['-e', '-o', 'pid=,pgid=,stat=,args='], { encoding: 'utf8' });
+    // A zombie (stat Z) has ended already: only its parent's exit reaps it.
     return out
       .split('\n')
-      .map((line) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line))
-      .filter((m): m is RegExpExecArray => m !== null && Number(m[2]) === pgid)
-      .map((m) => `${m[1]} ${m[3]!.slice(0, 160)}`);
+      .map((line) => /^\s*(\d+)\s+(\d+)\s+(\S+)\s+(.*)$/.exec(line))
+      .filter((m): m is RegExpExecArray => m !== null && Number(m[2]) === pgid && !m[3]!.startsWith('Z'))
+      .map((m) => `${m[1]} ${m[4]!.slice(0, 160)}`);
   } catch {
     return [];
   }
@@ -213,8 +214,11 @@ if (options['list']) {
   process.exit(0);
 }
 const chosen = options['lane'] ? all.filter((t) => t.lane === options['lane']) : all;
-// Longest first (a file never timed counts as long), so the last to start are short.
-const queue = chosen.sort((a, b) => (times[b.file] ?? 60_000) - (times[a.file] ?? 60_000));
+/** A file never timed: a guess by lane (broker restarts are the long ones, unit files the short). */
+const guessMs: Record<Lane, number> = { alone: 120_000, shared: 30_000, unit: 5_000 };
+// Longest first, so the last to start are short.
+const expectedMs = (t: TestFile) => times[t.file] ?? guessMs[t.lane];
+const queue = chosen.sort((a, b) => expectedMs(b) - expectedMs(a));
 const started = Date.now();
 const results = await runAll(queue);
 
