@@ -4,6 +4,7 @@
 #   and Centrifugo v6 (built once from the Go module proxy into .cache/centrifugo/bin).
 # Usage: tools/bench-peers.sh [install|path]   path: prints the Centrifugo binary (installs it first)
 # Needs Go (PATH or /usr/local/go/bin). CENTRIFUGO_VERSION overrides the module version (v6.9.1).
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache="$root/.cache/centrifugo"

@@ -9,13 +9,19 @@
  * of `./x.ts` become `./x.js`; imports of a workspace package (`@gatehouse/bus`) become a relative
  * path to that package's built entry, so the built files never load a TypeScript source.
  * `node tools/build.ts` builds everything; run the result with `node --enable-source-maps
- * services/<name>/dist/main.js` so stack traces name the .ts lines.
+ * services/<name>/dist/main.js` so stack traces name the .ts lines. `ensureBuilt()` builds only what
+ * is missing or older than its sources (what a benchmark calls before it starts built JavaScript).
  *
  * The example REST app (examples/rest-app, the built engine's default config folder) is built too,
  * into examples/rest-app/dist/: its files copied, its TypeScript functions compiled one for one, so
  * the built REST engine and embedded runner never load the type stripper for them.
+ *
+ * Usage: node tools/build.ts [--stale]
+ *   --stale    build only the packages (and the example app) whose dist/ is missing a file or has one
+ *              older than its source, as `ensureBuilt()` does; default: everything
+ *   --help, -h print this and exit
  */
-import { cp, readdir, rm } from 'node:fs/promises';
+import { cp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
@@ -135,4 +141,73 @@ export async function buildAll(): Promise<void> {
   await buildRestApp(exampleRestApp);
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) await buildAll();
+/** The files a build compiles or copies, each with the file it writes. */
+type BuildPlan = Array<{ source: string; output: string }>;
+
+async function packagePlan(pkg: string): Promise<BuildPlan> {
+  const src = join(pkg, 'src');
+  return (await sourceFiles(src)).map((source) => ({
+    source,
+    output: join(pkg, 'dist', relative(src, source)).replace(/\.ts$/, '.js'),
+  }));
+}
+
+async function restAppPlan(app: string): Promise<BuildPlan> {
+  const dist = join(app, 'dist');
+  const functions = join(app, 'functions', '');
+  return (await sourceFiles(app))
+    .filter((f) => !f.startsWith(`${dist}${sep}`) && !f.endsWith('tsconfig.json'))
+    .map((source) => {
+      const output = join(dist, relative(app, source));
+      return { source, output: source.startsWith(functions) ? output.replace(/\.ts$/, '.js') : output };
+    });
+}
+
+/** Why a build's output no longer matches its sources (the first difference found), or undefined. */
+async function staleness(folder: string, plan: BuildPlan): Promise<string | undefined> {
+  for (const { source, output } of plan) {
+    const built = await stat(output).catch(() => undefined);
+    if (!built) return `${relative(folder, output)} is missing`;
+    if ((await stat(source)).mtimeMs > built.mtimeMs)
+      return `${relative(folder, source)} is newer than its build`;
+  }
+  return undefined;
+}
+
+/**
+ * Builds what is missing or older than its sources: each package (default: every buildable one) and
+ * REST app (default: the example app) whose dist/ lacks the build of a source file, or holds one older
+ * than the file. Says on stderr what it builds and why; resolves with the folders it built.
+ */
+export async function ensureBuilt(
+  options: { packages?: string[]; restApps?: string[]; log?: (line: string) => void } = {},
+): Promise<string[]> {
+  const log = options.log ?? ((line: string) => console.error(line));
+  const builds = [
+    ...(options.packages ?? (await buildablePackages())).map((dir) => ({
+      dir,
+      plan: packagePlan,
+      build: buildPackage,
+    })),
+    ...(options.restApps ?? [exampleRestApp]).map((dir) => ({ dir, plan: restAppPlan, build: buildRestApp })),
+  ];
+  const built: string[] = [];
+  for (const { dir, plan, build } of builds) {
+    const why = await staleness(dir, await plan(dir));
+    if (why === undefined) continue;
+    const name = relative(root, dir).startsWith('..') ? dir : relative(root, dir);
+    log(`build: ${name}: ${why}; building it (tools/build.ts)`);
+    await build(dir);
+    built.push(dir);
+  }
+  return built;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const args = process.argv.slice(2);
+  if (args.includes('--help') || args.includes('-h')) {
+    const usage = (await readFile(fileURLToPath(import.meta.url), 'utf8')).split('*/')[0]!;
+    console.log(usage.replace(/^\/\*\*\n|^ \* ?/gm, '').trimEnd());
+  } else if (args.includes('--stale')) await ensureBuilt();
+  else await buildAll();
+}

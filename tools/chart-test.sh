@@ -7,6 +7,7 @@
 # `promtool test rules` (tests/promtool/).
 # Ends with one line `charts: N passed, N failed` (lint runs, unit tests and validated resources)
 # and exits non-zero when anything failed. Usage: tools/chart-test.sh [chart-dir]
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 chart=${1:-charts/gatehouse}

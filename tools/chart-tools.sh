@@ -13,6 +13,7 @@
 # Binaries, the Go module cache and the Go build cache all live in .cache/, so a fresh machine builds
 # once and later runs only compare version stamps. Usage: tools/chart-tools.sh [all|chart|compose|servicemonitor-crd];
 # prints the bin directory.
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache="$root/.cache/chart-tools"

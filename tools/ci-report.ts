@@ -78,9 +78,14 @@ export function report(folder: string, totalSeconds: number): string {
 
 if (import.meta.main) {
   const [folder, total] = process.argv.slice(2);
-  if (!folder || folder === '--help') {
+  if (folder === '--help' || folder === '-h') {
+    const usage = readFileSync(new URL(import.meta.url), 'utf8').split('*/')[0]!;
+    console.log(usage.replace(/^\/\*\*\n|^ \* ?/gm, '').trimEnd());
+    process.exit(0);
+  }
+  if (!folder) {
     console.log('usage: node tools/ci-report.ts <report folder> <total seconds>');
-    process.exit(folder ? 0 : 2);
+    process.exit(2);
   }
   console.log(report(folder, Number(total ?? 0)));
 }

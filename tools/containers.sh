@@ -21,6 +21,7 @@
 # Nothing touches the system's podman: containers.conf (runc, ulimits) and storage.conf (overlay
 # under .cache/podman/storage) are passed through CONTAINERS_CONF and CONTAINERS_STORAGE_CONF.
 # The compose project is COMPOSE_PROJECT_NAME (gatehouse). Every stage prints how long it took.
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 state="$root/.cache/podman"

@@ -19,6 +19,7 @@
 #   REDIS_CLUSTER_PORT (7000): the cluster's masters listen on it and the next two ports
 #   SCHEMA_REGISTRY_PORT (8081): the registry's Confluent API is http://127.0.0.1:<port>/apis/ccompat/v7
 # redis-tls, redis-tls-cluster, nats-tls, traces-tls, kafka-tls and schema-registry-tls (TLS, client certificates, users): tools/tls-deps.sh.
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 state="$root/.cache/deps"

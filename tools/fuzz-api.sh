@@ -20,6 +20,7 @@
 #   FUZZ_SEED      a seed printed by an earlier run, to replay it
 #   RSS_TOLERANCE_PERCENT  how far above its level before the run the public edge runner's RSS may
 #                  stay (default 10)
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # Its real path (.cache/schemathesis may link into the build cache, tools/build-cache.sh): a venv's

@@ -30,6 +30,7 @@
 # Times on 2 vCPU: the first build ~10 min (Kubernetes 8, CoreDNS 2; 6 GB of Go caches in
 # .cache/k8s/go, 520 MB of binaries in .cache/k8s/bin); later `up` 10-15 s to CoreDNS Ready; `down`
 # 3-5 s. The daemons use about 720 MiB RSS. More in tools/k8s/README.md.
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 here="$root/tools/k8s"

@@ -15,6 +15,7 @@
 #   MERCURY_JAVA_HOME  a JDK 21+ (default: JAVA_HOME, then the newest JDK under MERCURY_JVM_DIR)
 #   MERCURY_JVM_DIR  where JDKs are installed (default /usr/lib/jvm, Debian's and Temurin's place)
 #   MVN              the Maven command (default mvn)
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache="$root/.cache/mercury"

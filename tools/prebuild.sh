@@ -13,6 +13,7 @@
 #          and exit codes in .cache/prebuild/
 #   wait   waits until that build is done and says how it went (exit 0 either way)
 #   stop   stops them (the CI script's clean-up on the way out)
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # Where the log and exit codes go, and the build commands: overridden by tools/test/prebuild.test.ts.

@@ -22,6 +22,7 @@
  *                  .cache/test-times/times.json, in the build cache: a fresh clone finds them)
  *   --report FILE  this run's results as TSV: file, lane, seconds, outcome
  *   --list         print each file's lane and why, run nothing
+ *   --help, -h     print this and exit
  * TEST_FILE_TIMEOUT (seconds, default 900).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -37,14 +38,16 @@ const files = separator < 0 ? [] : process.argv.slice(separator + 1);
 const options: Record<string, string | boolean> = { times: '.cache/test-times/times.json' };
 const flags: string[] = [];
 for (let i = 0; i < before.length; i++) {
-  const m = /^--(jobs|lane|times|report|list|help)(?:=(.*))?$/.exec(before[i]!);
+  const m = /^--(jobs|lane|times|report|list|help)(?:=(.*))?$/.exec(
+    before[i] === '-h' ? '--help' : before[i]!,
+  );
   if (!m) flags.push(before[i]!);
   else if (m[1] === 'list' || m[1] === 'help') options[m[1]] = true;
   else options[m[1]!] = m[2] ?? before[++i] ?? '';
 }
 if (options['help']) {
   const usage = readFileSync(new URL(import.meta.url), 'utf8').split('*/')[0]!;
-  console.log(usage.replace(/^\/\*\*\n|^ \* ?/gm, ''));
+  console.log(usage.replace(/^\/\*\*\n|^ \* ?/gm, '').trimEnd());
   process.exit(0);
 }
 const jobs = Math.max(1, Number(options['jobs'] ?? process.env['TEST_JOBS'] ?? availableParallelism()));

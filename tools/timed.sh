@@ -3,6 +3,7 @@
 # Prints `== <stage>` before and `== <stage>: ok|failed (exit N) in Ns` after; keeps the exit code.
 # With CI_REPORT_DIR set, also appends `<stage>\t<seconds>\t<exit code>` to its stages.tsv (the table
 # .ci/run prints at the end, tools/ci-report.ts).
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -uo pipefail
 stage=$1; shift
 echo "== $stage"

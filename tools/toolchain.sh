@@ -3,6 +3,8 @@
 # and the pinned pnpm are available under .cache/, then prints the directories to put first on PATH.
 # Everything is downloaded from the npm registry once and reused from .cache/ afterwards (a link
 # into the build cache outside the clone, tools/build-cache.sh, so a fresh clone reuses it too).
+# Usage: export PATH=$(tools/toolchain.sh):$PATH   (the cache's folder: tools/build-cache.sh --help)
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache="$root/.cache"

@@ -12,8 +12,10 @@
  *
  * Method (§6.1): the two sides alternate (raw, ours, raw, ours …) for 5 rounds in one process,
  * pinned to cpu1 when taskset exists; medians and the ratio of medians are printed. Bounded: about
- * 45 s. Needs Redis (`make deps-up`). Run: `node bench/src/blacklist-check.bench.ts`.
+ * 45 s. Needs Redis (`make deps-up`; REDIS_URL or REDIS_PORT,
+ * default redis://127.0.0.1:6379). Run: `node bench/src/blacklist-check.bench.ts`.
  */
+import './harness/help.ts'; // first: --help prints the comment above and exits before anything runs
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';

@@ -22,6 +22,7 @@
  * Needs the servers of `make deps-up` (ports from KAFKA_PORT, REDIS_PORT, NATS_PORT).
  * Run: `node bench/src/bus-throughput.bench.ts [kafka redis nats] [--json results.json]`.
  */
+import './harness/help.ts'; // first: --help prints the comment above and exits before anything runs
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';

@@ -19,14 +19,18 @@
  * the same interval ÷ N, steadier than the time on a shared box. The load average is printed with
  * every figure.
  *
+ * Run: `node bench/src/connect-burst.bench.ts [flags]` (about 5 minutes; this checkout's JavaScript is
+ * built first when missing or older than its sources, tools/build.ts).
  * Flags: `--n 10000`, `--rounds 3`, `--rows plain,hs256,rs256` (Gatehouse hubs to run; B-sse always),
  * `--base <checkout>` (adds the plain rows of another checkout's Gatehouse, e.g. a worktree of the
  * commit before a change, as `gatehouse@base`: before and after side by side in one run),
  * `--cpu-prof` (Gatehouse writes CPU profiles to a temp dir, printed), `--json <file>` (the summary),
  * `--store redis` (the Gatehouse hubs keep the rate limit's counters in Redis, as deployed, instead of
  * in memory; each row then also reports the Redis commands per connect, counted by the server: a
- * figure the box's load does not move; needs `tools/deps.sh up redis`).
+ * figure the box's load does not move; needs `tools/deps.sh up redis`; REDIS_URL or REDIS_PORT, default
+ * redis://127.0.0.1:6379).
  */
+import './harness/help.ts'; // first: --help prints the comment above and exits before anything runs
 import { generateKeyPairSync, type KeyObject, randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';

@@ -18,6 +18,7 @@
  * `--json <file>` writes the summary for the report; `--only F3,F4` measures only those targets, e.g.
  * to profile one row, and prints the comparisons whose both sides were measured).
  */
+import './harness/help.ts'; // first: --help prints the comment above and exits before anything runs
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';

@@ -26,6 +26,7 @@
  * `--base <checkout>` adds rows of our verifier against another checkout's, e.g. a worktree of the
  * commit before a change, miss/no cache/hit for HS256 and RS256: before and after in one process).
  */
+import './harness/help.ts'; // first: --help prints the comment above and exits before anything runs
 import { createHmac, generateKeyPairSync, timingSafeEqual, webcrypto } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';

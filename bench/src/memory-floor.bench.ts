@@ -21,6 +21,7 @@
  * Run: `node bench/src/memory-floor.bench.ts [--rounds 3] [--n 10000] [--compare <checkout>]
  * [--only idle|loaded]` (builds first).
  */
+import './harness/help.ts'; // first: --help prints the comment above and exits before anything runs
 import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';

@@ -12,7 +12,8 @@
  * `-t1 -c50` pinned to cpu1. Server CPU per request from /proc (all threads: JIT and GC included),
  * RSS idle (2 s after it listens) and the most seen under load (sampled every second).
  *
- * Mercury is built by tools/mercury.sh (skipped with one line when no Java 21+ is found).
+ * Mercury is built by tools/mercury.sh (skipped with one line when no Java 21+ is found; its settings:
+ * `tools/mercury.sh --help`); MERCURY_LOG=1 shows Mercury's own log.
  * Run: `node bench/src/mercury.bench.ts [--json <file>] [--rounds k] [--blocks main-1,main-2,routes-1]
  * [--rows relay,static] [--base <checkout>] [--cpu-prof]`: `--rows` keeps only the named rows of each
  * block (a block left without rows is skipped); `--base` runs a third server, the REST engine of
@@ -20,6 +21,7 @@
  * before and after are side by side under the same load; `--cpu-prof` writes this checkout's
  * engine's CPU profile to a temp dir, printed at the end.
  */
+import './harness/help.ts'; // first: --help prints the comment above and exits before anything runs
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';

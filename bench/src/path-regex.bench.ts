@@ -10,6 +10,7 @@
  * warm-up; medians and min–max of µs per request are printed, and the ratio of medians. Bounded:
  * about 15 s. Run with `node bench/src/path-regex.bench.ts` (`--rounds <k>` samples per side, default 5).
  */
+import './harness/help.ts'; // first: --help prints the comment above and exits before anything runs
 import { compilePathRegex, type PathPattern } from '@gatehouse/proxy';
 import { boxLine } from './harness/index.ts';
 

@@ -27,6 +27,7 @@
  * commit before a change, interleaved with ours: before and after in one run, each against its own
  * no-JWT side).
  */
+import './harness/help.ts'; // first: --help prints the comment above and exits before anything runs
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { once } from 'node:events';

@@ -29,7 +29,12 @@
  * `--scenarios h1,h3` (any of h1,h2,h3,h3b,h4,h6,http2), `--brokers kafka,kafka-tls,redis,nats` (h3b),
  * `--hubs gatehouse-sse,B-sse` (only these), `--no-pushpin`, `--no-nchan`, `--no-centrifugo`,
  * `--cpu-prof` (writes Gatehouse CPU profiles to a temp dir), `--json <file>` (the summary).
+ * The brokers of h3b are those of `tools/deps.sh up` (KAFKA_BROKERS or KAFKA_PORT, REDIS_URL or
+ * REDIS_PORT, NATS_URL or NATS_PORT; kafka-tls: `tools/deps.sh up kafka-tls`, KAFKA_TLS_SASL_PORT); the
+ * peers are installed by `tools/bench-peers.sh`, a missing one skipped. The embedded runner runs built
+ * (embedded/dist/main.js), built first when missing or older than its sources (tools/build.ts).
  */
+import './harness/help.ts'; // first: --help prints the comment above and exits before anything runs
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { loadavg, tmpdir } from 'node:os';

@@ -14,6 +14,7 @@
  *
  * Run: `node bench/src/rest-engine.bench.ts` (`--no-soak` skips R5).
  */
+import './harness/help.ts'; // first: --help prints the comment above and exits before anything runs
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

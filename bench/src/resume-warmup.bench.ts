@@ -8,9 +8,11 @@
  *   subscriptions the replacement opened for replays.
  * Modes alternate per round (warm-up on, off, on, …) on fresh topics.
  *
- * Needs the servers of `make deps-up`. Run: `node bench/src/resume-warmup.bench.ts [kafka redis nats]
+ * Needs the servers of `make deps-up` (KAFKA_BROKERS or KAFKA_PORT, REDIS_URL or REDIS_PORT, NATS_URL
+ * or NATS_PORT). Run: `node bench/src/resume-warmup.bench.ts [kafka redis nats]
  * [--clients 500] [--rounds 2]`.
  */
+import './harness/help.ts'; // first: --help prints the comment above and exits before anything runs
 import { readFileSync } from 'node:fs';
 import { type Bus, KafkaBus, NatsBus, RedisBus } from '@gatehouse/bus/all';
 import {

@@ -8,6 +8,7 @@
  * Run: `node bench/src/run-all.ts [bench-file …] [-- extra args for each]`, e.g.
  * `node bench/src/run-all.ts push-hub.bench.ts bus-throughput.bench.ts`.
  */
+import './harness/help.ts'; // first: --help prints the comment above and exits before anything runs
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -10,6 +10,7 @@
 # A stamp file per binary holds the version (or source hash) it was built from; a later run only
 # compares stamps. Go's module and build caches live in .cache/k8s/go. Needs Go >= 1.23 and gcc.
 # Usage: tools/k8s/build.sh; prints the bin directory.
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)

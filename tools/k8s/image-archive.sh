@@ -4,6 +4,7 @@
 # file system. Nothing is pulled and no image store is touched, so images of static binaries need
 # no base image and no podman.
 # Usage: tools/k8s/image-archive.sh NAME:TAG ROOTFS-DIR OUT.tar ENTRYPOINT [ARG...]
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -euo pipefail
 [ $# -ge 4 ] || { echo "usage: $0 NAME:TAG ROOTFS-DIR OUT.tar ENTRYPOINT [ARG...]" >&2; exit 2; }
 name=$1 rootfs=$2 out=$3

@@ -6,6 +6,7 @@
 # (O=system:nodes, CN=system:node:NODE); the kubelet's serving cert; the service-account key pair;
 # and one kubeconfig per client, certificates embedded, pointing at API_URL.
 # Usage: tools/k8s/pki.sh DIR NODE NODE_IP API_URL API_SERVICE_IP
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -euo pipefail
 [ $# -eq 5 ] || { echo "usage: $0 DIR NODE NODE_IP API_URL API_SERVICE_IP" >&2; exit 2; }
 dir=$1 node=$2 node_ip=$3 api_url=$4 api_service_ip=$5

@@ -4,6 +4,7 @@
 # probe, its NodePort Service answered by each pod on 127.0.0.1, pod → Service by DNS name,
 # `kubectl scale` to 3, then the namespace deleted. Fails on the first check that does not hold.
 # Usage: tools/k8s/smoke.sh KUBECTL KUBECONFIG SMOKE-IMAGE.tar K8S-LOCAL-SCRIPT
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib.sh

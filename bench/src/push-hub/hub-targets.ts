@@ -5,10 +5,11 @@
  * Pushpin, Nchan and Centrifugo.
  * Every hub runs on the server CPU; the same CloudEvent JSON is published to each in its own way.
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { selfSignedCertificate } from '@gatehouse/testkit';
+import { ensureBuilt } from '../../../tools/build.ts';
 import { CENTRIFUGO_SSE_PATH, startCentrifugo } from '../baselines/centrifugo-hub.ts';
 import { NCHAN_SUBSCRIBE_PATH, startNchan } from '../baselines/nchan-hub.ts';
 import { startPushpin } from '../baselines/pushpin-hub.ts';
@@ -78,8 +79,9 @@ export interface HubTarget {
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 /**
- * The embedded runner as the image starts it: built JavaScript (tools/build.ts; `make bench` builds
- * first) with source maps. `source: true` runs the TypeScript through Node's type stripping instead.
+ * The embedded runner as the image starts it: built JavaScript (tools/build.ts; built before the hub
+ * starts when missing or older than its sources) with source maps. `source: true` runs the
+ * TypeScript through Node's type stripping instead.
  */
 const embeddedBuilt = `${root}embedded/dist/main.js`;
 const embeddedSource = `${root}embedded/src/main.ts`;
@@ -136,7 +138,10 @@ export interface GatehouseOptions {
   nodeArgs?: string[];
   /** Extra settings (e.g. JWT_SECRET_KEY, JWT_ALG). */
   env?: Record<string, string>;
-  /** The embedded runner to start (default: this checkout's); another checkout's for before/after rows. */
+  /**
+   * The runner to start (default: this checkout's embedded runner, built first when missing or
+   * stale); another checkout's for before/after rows, which that checkout must have built.
+   */
   main?: string;
   /** Run the TypeScript sources (type stripping) instead of the built JavaScript. */
   source?: boolean;
@@ -154,8 +159,8 @@ export function gatehouseHub(o: GatehouseOptions): HubTarget {
     name: o.name ?? `gatehouse-${o.transport}`,
     transport: o.transport,
     async start() {
-      if (o.main === undefined && !o.source && !existsSync(embeddedBuilt))
-        throw new Error(`${embeddedBuilt} is missing: run \`node tools/build.ts\` first (run-all.ts does)`);
+      // This checkout's built JavaScript, built first when a file is missing or older than its source.
+      if (!o.source && (o.main === undefined || o.main.startsWith(root))) await ensureBuilt();
       const cert = o.tls ? selfSignedCertificate() : undefined;
       const port = o.tls?.port ?? o.port;
       const p = await spawnPinned({
