@@ -29,7 +29,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname } from 'node:path';
-import { canStartBeside, type Lane, laneOf } from './test-lanes.ts';
+import { conflicts, type Lane, type LaneReading, laneOf } from './test-lanes.ts';
 
 const separator = process.argv.indexOf('--');
 const before = separator < 0 ? process.argv.slice(2) : process.argv.slice(2, separator);
@@ -56,10 +56,8 @@ const fileTimeoutMs = Number(process.env['TEST_FILE_TIMEOUT'] ?? 900) * 1000;
 const counts = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo'] as const;
 type Counts = Record<(typeof counts)[number], number>;
 
-interface TestFile {
+interface TestFile extends LaneReading {
   file: string;
-  lane: Lane;
-  why: string;
 }
 
 interface FileResult extends TestFile {
@@ -181,18 +179,20 @@ function readTimes(path: string): Record<string, number> {
   }
 }
 
-/** Starts files as lanes and --jobs allow, longest first; a blocked `alone` file lets only unit files pass it. */
+/**
+ * Starts files as --jobs and their brokers allow, in queue order: a file starts when it conflicts
+ * with no running file, nor with a file that disrupts brokers and waits ahead of it in the queue
+ * (so the files that use those brokers drain, and the restart gets its turn).
+ */
 async function runAll(queue: TestFile[]): Promise<FileResult[]> {
   const results: FileResult[] = [];
   const running = new Map<TestFile, Promise<void>>();
   while (queue.length > 0 || running.size > 0) {
-    const lanes = [...running.keys()].map((t) => t.lane);
-    let aloneWaits = false;
+    const waiting: TestFile[] = [];
     const next = queue.findIndex((t) => {
-      if (aloneWaits && t.lane !== 'unit') return false;
-      if (canStartBeside(t.lane, lanes)) return true;
-      if (t.lane === 'alone') aloneWaits = true;
-      return false;
+      const free = ![...running.keys(), ...waiting].some((other) => conflicts(t, other));
+      if (!free && t.disrupts.size > 0) waiting.push(t);
+      return free;
     });
     if (running.size < jobs && next >= 0) {
       const [test] = queue.splice(next, 1) as [TestFile];

@@ -112,6 +112,16 @@ describe('run-tests', () => {
     );
   });
 
+  it('runs a file that restarts one broker beside a file that uses another', async () => {
+    const log = join(scratch, 'kinesis.log');
+    const { code, out } = await run([fixture('restarts-kinesis'), fixture('shared-lane')], { RUN_LOG: log }, [
+      '--jobs=2',
+    ]);
+    assert.equal(code, 0, out);
+    const [a, b] = runs(log) as [Run, Run];
+    assert.ok(overlap(a, b), JSON.stringify(runs(log)));
+  });
+
   it("points a unit file's brokers at a closed port, whatever the environment says", async () => {
     const { code, out } = await run([fixture('unit-lane')], {
       REDIS_URL: 'redis://127.0.0.1:6379',

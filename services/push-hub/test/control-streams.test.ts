@@ -1,3 +1,4 @@
+// test-lane: alone (it scans the whole keyspace for keys outside its prefix: another file's keys would be counted)
 /**
  * Two push-hub processes and a publisher on real Redis (single server and cluster), Redis for the fan-out bus, the
  * control bus and the store: a PUT whose token names a replica that is not there is answered 410

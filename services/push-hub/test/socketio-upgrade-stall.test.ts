@@ -1,3 +1,4 @@
+// test-lane: alone (it stops a hub for 12 s against engine.io's timers, which a second file's load moves)
 /**
  * A socket.io client whose upgrade to WebSocket is slow must not be left stuck. engine.io's client
  * pauses its polling once the probe is answered and waits for the poll in flight to end; if the
