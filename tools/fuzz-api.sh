@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes both HTTP surfaces with schemathesis against their own OpenAPI documents, each against an
+# Fuzzes both HTTP surfaces with schemathesis against their own OpenAPI documents, at the same time, each against an
 # embedded runner (memory bus and store) of its own on free ports:
 # - the internal API, from its /swagger.json;
 # - the public edge, from its /_gw/v1/openapi.json (settings below: short long-poll windows, a JWT
@@ -138,8 +138,10 @@ run_schemathesis() {
   local config=()
   [ ! -f "$root/tools/fuzz-$surface.toml" ] || config=(--config-file "$root/tools/fuzz-$surface.toml")
   status=0
-  # From .cache/fuzz: schemathesis keeps its own state (.schemathesis/) in the working directory.
-  (cd "$work" && NO_COLOR=1 "$venv/bin/schemathesis" "${config[@]}" run "$document" --url "$base" --checks "$checks" \
+  # From a folder per surface: schemathesis keeps its own state (.schemathesis/) in the working
+  # directory, and the two surfaces run at the same time.
+  mkdir -p "$work/$surface-state"
+  (cd "$work/$surface-state" && NO_COLOR=1 "$venv/bin/schemathesis" "${config[@]}" run "$document" --url "$base" --checks "$checks" \
     --max-examples "$examples" --phases coverage,fuzzing,stateful --workers 2 --no-shrink \
     --suppress-health-check too_slow --report junit --report-junit-path "$junit" \
     ${FUZZ_SEED:+--seed "$FUZZ_SEED"} "$@") 2>&1 | tee "$out" || status=$?
@@ -236,19 +238,36 @@ fuzz_public() {
   say "public: ok: no 5xx, no hang, every answer as documented, no errors logged, RSS back, the runner stopped cleanly"
 }
 
+# One surface in a subshell of its own, its runner stopped on the way out whatever happens.
+fuzz_surface() {
+  trap 'stop_runner || true' EXIT
+  case $1 in
+    internal) fuzz_internal ;;
+    public) fuzz_public ;;
+  esac
+}
+
 main() {
   mkdir -p "$work"
-  local start=$SECONDS surfaces=("$@")
+  local start=$SECONDS surfaces=("$@") pids=() failed=0 i
   [ ${#surfaces[@]} -gt 0 ] || surfaces=(internal public)
+  for surface in "${surfaces[@]}"; do
+    [[ $surface = internal || $surface = public ]] || die "unknown surface $surface (internal, public)"
+  done
   install_schemathesis
   say "schemathesis $schemathesis_version ready in $((SECONDS - start))s"
+  # The surfaces at the same time, each on its own runner and ports (one core each); each one's
+  # output is printed whole once it is done.
   for surface in "${surfaces[@]}"; do
-    case $surface in
-      internal) fuzz_internal ;;
-      public) fuzz_public ;;
-      *) die "unknown surface $surface (internal, public)" ;;
-    esac
+    (fuzz_surface "$surface") >"$work/$surface-stage.log" 2>&1 &
+    pids+=($!)
   done
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || failed=1
+    cat "$work/${surfaces[$i]}-stage.log"
+  done
+  say "${surfaces[*]}: done in $((SECONDS - start))s"
+  return $failed
 }
 
 main "$@"
