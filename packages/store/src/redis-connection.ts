@@ -142,7 +142,10 @@ export async function whenReady(client: RedisClient, timeoutMs: number): Promise
 function clientReady(client: RedisClient, timeoutMs: number): Promise<void> {
   if (client.status === 'ready') return Promise.resolve();
   return new Promise((resolve, reject) => {
+    let settled = false;
+    let probing = false;
     const done = (err?: Error) => {
+      settled = true;
       clearTimeout(timer);
       client.off('ready', onReady);
       client.off('end', onEnd);
@@ -153,15 +156,21 @@ function clientReady(client: RedisClient, timeoutMs: number): Promise<void> {
     const onReady = () => done();
     const onEnd = () => done(new Error('redis connection closed'));
     // A cluster reports its node's error as the reason it could not load the slots.
-    const onError = (err: Error & { lastNodeError?: Error }) => {
+    const refused = (err: Error & { lastNodeError?: Error }) => {
       const refusal = redisRefusal(err.lastNodeError ?? err);
-      if (refusal !== undefined) done(new Error(refusal, { cause: err }));
-      else if (client instanceof Cluster && !probed) {
-        probed = true;
-        probeSeeds(client, onError);
-      }
+      if (refusal !== undefined && !settled) done(new Error(refusal, { cause: err }));
+      return refusal !== undefined;
     };
-    let probed = false;
+    // A cluster's seeds are probed again after each of its errors (paced by its retries) while
+    // not ready: on a loaded machine a refused certificate can come out as a reset before its
+    // alert is read, and a single round would then say nothing.
+    const onError = (err: Error & { lastNodeError?: Error }) => {
+      if (refused(err) || settled || probing || !(client instanceof Cluster)) return;
+      probing = true;
+      void probeSeeds(client, refused).finally(() => {
+        probing = false;
+      });
+    };
     const timer = setTimeout(() => done(new Error(`redis not ready after ${timeoutMs} ms`)), timeoutMs);
     client.once('ready', onReady);
     client.once('end', onEnd);
@@ -174,22 +183,24 @@ function clientReady(client: RedisClient, timeoutMs: number): Promise<void> {
  * own: ioredis asks them for the slots on connections that swallow their errors (only "Connection
  * is closed" comes out), so a refused certificate would read as an outage. The probe's errors do not.
  */
-function probeSeeds(cluster: Cluster, report: (err: Error) => void): void {
-  for (const seed of clusterSeeds.get(cluster) ?? []) {
-    const probe = new Redis({
-      ...cluster.options.redisOptions,
-      ...seed,
-      lazyConnect: true,
-      retryStrategy: () => null,
-      maxRetriesPerRequest: 0,
-    });
-    probe.on('error', report);
-    probe
-      .connect()
-      .then(() => probe.ping())
-      .catch(report)
-      .finally(() => probe.disconnect());
-  }
+function probeSeeds(cluster: Cluster, report: (err: Error) => unknown): Promise<unknown> {
+  return Promise.allSettled(
+    (clusterSeeds.get(cluster) ?? []).map((seed) => {
+      const probe = new Redis({
+        ...cluster.options.redisOptions,
+        ...seed,
+        lazyConnect: true,
+        retryStrategy: () => null,
+        maxRetriesPerRequest: 0,
+      });
+      probe.on('error', report);
+      return probe
+        .connect()
+        .then(() => probe.ping())
+        .catch(report)
+        .finally(() => probe.disconnect());
+    }),
+  );
 }
 
 /** QUIT when connected (the server finishes what it has), otherwise just stop reconnecting. */
