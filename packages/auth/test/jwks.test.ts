@@ -284,7 +284,8 @@ describe('JWKS key source', () => {
     });
     const started = Date.now();
     await assert.rejects(slow.start(), /cannot fetch JWKS/);
-    assert.ok(Date.now() - started < 3_000);
+    // The 200 ms asked, with room for a loaded machine; below the default time-out's 5 s.
+    assert.ok(Date.now() - started < 4_000, `gave up after ${Date.now() - started} ms`);
     await slow.close();
     silent.closeAllConnections();
     await new Promise<void>((resolve) => silent.close(() => resolve()));

@@ -97,7 +97,9 @@ for (const { name, url, cluster } of redisDeployments) {
           ],
         );
         assert.deepEqual(missing, ['silent']);
-        assert.ok(took >= 700 && took < 2500, `answered at the time-out (${took} ms)`);
+        // Not before the 800 ms time-out; the upper bound, with room for a loaded machine, catches a
+        // gather that hangs (waiting for the silent one instead would also leave nothing missing).
+        assert.ok(took >= 700 && took < 5000, `answered at the time-out (${took} ms)`);
         const quick = await b.channel.gather('again', 800, (r) => r !== 'silent');
         assert.deepEqual([...quick.answers.keys()].sort(), ['a', 'b']);
         assert.deepEqual(quick.missing, []);
@@ -112,8 +114,9 @@ for (const { name, url, cluster } of redisDeployments) {
       const a = await replica('a');
       try {
         const started = Date.now();
-        assert.equal(await a.channel.request('ghost', 'hi', 2000), undefined);
-        assert.ok(Date.now() - started < 500, `answered without waiting (${Date.now() - started} ms)`);
+        // A 10 s time-out, far above an answer's time: a wait for it is told apart on a loaded machine.
+        assert.equal(await a.channel.request('ghost', 'hi', 10_000), undefined);
+        assert.ok(Date.now() - started < 5000, `answered without waiting (${Date.now() - started} ms)`);
         const found = await keys();
         assert.deepEqual(
           found.filter((k) => k.includes('ghost')),
@@ -133,8 +136,8 @@ for (const { name, url, cluster } of redisDeployments) {
           what: 'the registry entry to expire',
         });
         const started = Date.now();
-        assert.equal(await a.channel.request('dies', 'hi', 2000), undefined);
-        assert.ok(Date.now() - started < 500, `answered without waiting (${Date.now() - started} ms)`);
+        assert.equal(await a.channel.request('dies', 'hi', 10_000), undefined);
+        assert.ok(Date.now() - started < 5000, `answered without waiting (${Date.now() - started} ms)`);
         assert.equal(await redis.xlen(`${keyPrefix}gw.control.dies`), 0, 'nothing sent to it');
       } finally {
         await a.stop();

@@ -80,8 +80,12 @@ describe('Gatehouse reconnect timing', () => {
       backoff: { initialMs: 60_000, maxMs: 60_000 },
     });
     clients.push(gw);
-    await waitFor(() => connects.length === 4, { timeoutMs: 10_000, what: '3 reconnects' });
-    assert.ok(connects[3]!.at - connects[0]!.at < 4000, 'each within a second');
+    await waitFor(() => connects.length === 4, { timeoutMs: 20_000, what: '3 reconnects' });
+    // Far below one backoff of 60 s, with room for a loaded machine.
+    assert.ok(
+      connects[3]!.at - connects[0]!.at < 10_000,
+      `3 reconnects in ${connects[3]!.at - connects[0]!.at} ms`,
+    );
     assert.match(connects[3]!.url, /[?&]lastEventId=p-3(&|$)/);
     assert.match(connects[3]!.url, /[?&]positions=true/);
     wss.close();

@@ -1,6 +1,6 @@
 /**
  * API definitions across two proxy replicas (separate processes) sharing real Redis: start-up
- * validation, the /v2|v3/apis CRUD, changes seen by the other replica within a second, persistence
+ * validation, the /v2|v3/apis CRUD, changes seen by the other replica at once, persistence
  * across restarts, and the PROXY_CONFIG_FILE seeding rule.
  */
 import assert from 'node:assert/strict';
@@ -29,8 +29,13 @@ const runtimeApi = (path = '/runtime/(.+)') => ({
 const env = (extra: Record<string, string> = {}) => ({
   REDIS_URL: dependencyAddress.redisUrl,
   STORE_KEY_PREFIX: prefix,
+  // No full re-read while the file runs: a change the other replica serves came by its change
+  // notification, so the few seconds a loaded machine is given below never let a re-read pass.
+  PROXY_SYNC_INTERVAL: '10m',
   ...extra,
 });
+/** Far below PROXY_SYNC_INTERVAL, far above a notification's time. */
+const seenWithin = { timeoutMs: 5000, intervalMs: 10 };
 const json = (body: unknown) => ({
   method: 'POST',
   headers: { 'content-type': 'application/json' },
@@ -96,19 +101,16 @@ describe('proxy API definitions (two replicas, Redis)', () => {
     }
   });
 
-  it('creates on one replica, and the other serves it within a second', async () => {
+  it('creates on one replica, and the other serves it at once', async () => {
     const created = await fetch(`${a.apiUrl}/v3/apis`, json(runtimeApi()));
     assert.equal(created.status, 201);
     assert.deepEqual(await created.json(), { message: 'ok' });
     const local = await fetch(`${a.publicUrl}/runtime/1`);
     assert.equal(local.status, 200, 'the writing replica serves the change as soon as it answers');
-    const start = Date.now();
     await waitFor(async () => (await fetch(`${b.publicUrl}/runtime/1`)).status === 200, {
-      timeoutMs: 1000,
-      intervalMs: 10,
+      ...seenWithin,
       what: 'replica B to serve the new API',
     });
-    assert.ok(Date.now() - start < 1000);
     const again = await fetch(`${b.apiUrl}/v2/apis`, json(runtimeApi()));
     assert.equal(again.status, 409);
     assert.deepEqual(await again.json(), { message: 'API with id=runtime already exists.' });
@@ -195,8 +197,8 @@ describe('proxy API definitions (two replicas, Redis)', () => {
     });
     assert.equal(updated.status, 200);
     await waitFor(async () => (await fetch(`${a.publicUrl}/moved/1`)).status === 200, {
-      timeoutMs: 1000,
-      intervalMs: 10,
+      ...seenWithin,
+      what: 'replica A to serve the update',
     });
     assert.equal((await fetch(`${a.publicUrl}/runtime/1`)).status, 404);
     const stored = (await (await fetch(`${a.apiUrl}/v3/apis/runtime`)).json()) as Record<string, unknown>;
@@ -235,8 +237,8 @@ describe('proxy API definitions (two replicas, Redis)', () => {
     assert.equal(deleted.status, 204);
     assert.equal(await deleted.text(), '');
     await waitFor(async () => (await fetch(`${a.publicUrl}/moved/1`)).status === 404, {
-      timeoutMs: 1000,
-      intervalMs: 10,
+      ...seenWithin,
+      what: 'replica A to drop the deleted API',
     });
     assert.equal((await fetch(`${a.apiUrl}/v2/apis/runtime`, { method: 'DELETE' })).status, 404);
   });

@@ -31,8 +31,15 @@ describe('connections API: our control bus down', () => {
   const hubs: HubFixture[] = [];
 
   before(async () => {
+    // A 20 s reply time-out, far above an answer's time: a request that waits for the replies
+    // instead of answering 503 at once is told apart on a loaded machine.
     for (const id of ['a', 'b'])
-      hubs.push(await startHubFixture({ REPLICA_ID: `outage-${id}` }, { bus, store, controlBus }));
+      hubs.push(
+        await startHubFixture(
+          { REPLICA_ID: `outage-${id}`, CONNECTIONS_API_TIMEOUT: '20s' },
+          { bus, store, controlBus },
+        ),
+      );
   });
   after(async () => {
     for (const hub of hubs) await hub.stop();
@@ -61,7 +68,7 @@ describe('connections API: our control bus down', () => {
         const res = await fetch(`${api}${path}`, init);
         assert.equal(res.status, 503, `${init.method ?? 'GET'} ${path}: ${await res.clone().text()}`);
         assert.equal(res.headers.get('retry-after'), '1');
-        assert.ok(Date.now() - started < 1000, `${path} answered at once`);
+        assert.ok(Date.now() - started < 5000, `${path} answered at once (${Date.now() - started} ms)`);
       }
     } finally {
       controlBus.cut = false;

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { openWs, sleep, waitFor } from '@gatehouse/testkit';
+import { openWs, waitFor } from '@gatehouse/testkit';
 import { io } from 'socket.io-client';
 import { startHubFixture, subs } from './hub-fixture.ts';
 
@@ -30,11 +30,13 @@ async function rawSse(url: string) {
 
 describe('drain', () => {
   // Timing windows leave room for a machine at load 4 on 2 cores: the drain spreads over 3 s, and
-  // each bound is a share of that, not a few milliseconds.
+  // each bound is a share of that, not a few milliseconds. The 20 s window (never waited for: the
+  // hub stops once the last connection moved) is far above the spread, so closes held until its
+  // end are told apart.
   it('moves its clients away in batches over part of the drain window, still delivering to the rest', async (t) => {
     const hub = await startHubFixture({
-      SHUTDOWN_DRAIN_TIMEOUT_MS: '6000',
-      DRAIN_SPREAD_PERCENT: '50',
+      SHUTDOWN_DRAIN_TIMEOUT_MS: '20000',
+      DRAIN_SPREAD_PERCENT: '15',
       DRAIN_RECONNECT_JITTER: '300ms',
     });
     t.after(() => hub.stop());
@@ -66,12 +68,11 @@ describe('drain', () => {
     const ready = await fetch(`${hub.apiUrl}/ready`);
     assert.equal(ready.status, 503, '/ready turns false as the drain starts, and still answers');
     assert.equal(((await ready.json()) as { checks: Record<string, string> }).checks['shutdown'], 'draining');
-    await sleep(1500);
-    const stillOpen = hub.hub.size;
-    assert.ok(
-      stillOpen > 2 && stillOpen < 39,
-      `some moved, some not yet (${stillOpen} open at +1.5 s of 3 s)`,
-    );
+    // The first batches moved (one every 100 ms, about 2 each): the rest are not all gone with them.
+    const { stillOpen } = await waitFor(() => (hub.hub.size < 39 ? { stillOpen: hub.hub.size } : undefined), {
+      what: 'the first batches to move',
+    });
+    assert.ok(stillOpen > 2, `some moved, some not yet (${stillOpen} open)`);
     const secondAt = Date.now();
     await hub.publish('greeting', { n: 2 });
     await stopped;
@@ -81,7 +82,7 @@ describe('drain', () => {
       ...(await Promise.all(ws.map((w) => w.closedAt))).map((c) => c.at),
     ];
     const spread = Math.max(...ends) - Math.min(...ends);
-    assert.ok(spread >= 1800 && spread < 6000, `the closes spread over ${spread} ms (3000 ms asked)`);
+    assert.ok(spread >= 1800 && spread < 10_000, `the closes spread over ${spread} ms (3000 ms asked)`);
     const buckets = new Set(ends.map((t) => Math.floor((t - started) / 100)));
     assert.ok(buckets.size >= 6, `closed in batches (${buckets.size} distinct 100 ms slots)`);
 
@@ -126,7 +127,7 @@ describe('drain', () => {
     t.after(() => idle.stop());
     let started = Date.now();
     await idle.stop();
-    assert.ok(Date.now() - started < 2500, `an idle hub stopped in ${Date.now() - started} ms, not 10 s`);
+    assert.ok(Date.now() - started < 5000, `an idle hub stopped in ${Date.now() - started} ms, not 10 s`);
 
     const busy = await startHubFixture(env);
     t.after(() => busy.stop());

@@ -30,7 +30,9 @@ describe('kill rescan', () => {
   it('kills the sessions blacklisted while the watch was cut off, once it listens again', async () => {
     const store = new CutOffStore();
     const bus = new MemoryBus();
-    const f = await startHubFixture({ LONGPOLL_TIMEOUT: '5s' }, { bus, store });
+    // A 20 s poll window, far above a kill's time: a poll answered at the window's end instead of
+    // at the kill is told apart on a loaded machine (the test never waits for the window).
+    const f = await startHubFixture({ LONGPOLL_TIMEOUT: '20s' }, { bus, store });
     try {
       const jwt = (jti: string) => f.jwt({ jti, username: jti });
       const sse = await openSse(`${f.url}/_gw/v1/connection/sse?jwt=${jwt('s-sse')}`);
@@ -59,7 +61,7 @@ describe('kill rescan', () => {
         lpEvents.map((e) => e['type']),
         ['gw.session_killed'],
       );
-      assert.ok(Date.now() - resynced < 1000, `every kill within ${Date.now() - resynced} ms of the resync`);
+      assert.ok(Date.now() - resynced < 5000, `every kill within ${Date.now() - resynced} ms of the resync`);
       assert.equal(f.hub.size, 1, 'the session not blacklisted stays');
       assert.equal(await f.metric('gw_blacklist_rescans_total'), 1);
       spared.close();

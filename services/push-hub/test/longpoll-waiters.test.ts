@@ -12,7 +12,8 @@ describe('long-poll waiters', () => {
     waiters.sessionKilled('s1'); // while the poll still reads the blacklist, its queue, the stream
     const started = performance.now();
     assert.equal(await armed.wait(10_000, new AbortController().signal), 'killed');
-    assert.ok(performance.now() - started < 100);
+    // Far below the 10 s wait, with room for a loaded machine.
+    assert.ok(performance.now() - started < 5000);
     assert.equal(waiters.size, 1, 'a poll stays registered until it answers');
     armed.disarm();
     assert.equal(waiters.size, 0);

@@ -112,7 +112,8 @@ describe('SSE transport', () => {
 
   it('sends heartbeat comments', async () => {
     const sse = await openSse(`${f.url}/_gw/v1/connection/sse`);
-    await waitFor(() => sse.comments.includes('heartbeat'), { timeoutMs: 2000 });
+    // 25 of the fixture's 200 ms intervals, and a third of the default 15 s one.
+    await waitFor(() => sse.comments.includes('heartbeat'), { timeoutMs: 5000, what: 'a heartbeat' });
     sse.close();
   });
 
