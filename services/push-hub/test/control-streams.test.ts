@@ -93,7 +93,10 @@ for (const { name, url, cluster } of redisDeployments) {
       }
       const ghosts = (await scanKeys(redis, '*ghost*')).filter((k) => !keysBefore.has(k));
       assert.deepEqual(ghosts, []);
-      assert.ok(Math.max(...took) < 5000, `answered without waiting for the 10 s reply time-out (${took} ms)`);
+      assert.ok(
+        Math.max(...took) < 5000,
+        `answered without waiting for the 10 s reply time-out (${took} ms)`,
+      );
     });
 
     it('writes every key under STORE_KEY_PREFIX', async () => {
