@@ -162,7 +162,11 @@ build_from_containerfile() {
   cp -a "$root/tools/images/$short/." "$context/"
   if declare -F "stage_$short" >/dev/null; then "stage_$short" "$context"; fi
   local source; source=$( (tree_hash "$context"; image_label docker.io/library/debian:bookworm-slim dev.gatehouse.stand-in.source) | sha256sum | cut -c1-16)
-  fresh "$name" "$source" && { say "$name is up to date"; return; }
+  if fresh "$name" "$source"; then
+    say "$name is up to date"
+    [ -f "$images/saved/$short-$source.tar" ] || save_built "$short" "$name" "$source"
+    return
+  fi
   load_saved "$short" "$name" "$source" && return
   podman build --quiet --network=host --layers -f "$context/Containerfile" -t "$name" \
     --label "dev.gatehouse.stand-in.source=$source" "$context" >/dev/null
@@ -171,7 +175,8 @@ build_from_containerfile() {
 
 # A stand-in as built, saved by its source hash into .cache/images/saved (a link into the build
 # cache outside the clone, tools/build-cache.sh), so a new clone's empty podman storage loads it in
-# seconds instead of building it again; a changed source saves over the old one.
+# seconds instead of building it again (a clone whose storage has it saves it there when it is not);
+# a changed source saves over the old one.
 load_saved() { # short name, image, source hash
   local saved="$images/saved/$1-$3.tar"
   [ -f "$saved" ] && podman load --quiet -i "$saved" >/dev/null && fresh "$2" "$3" || return 1
