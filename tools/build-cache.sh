@@ -17,6 +17,7 @@
 #   path   print the cache's folder
 # GATEHOUSE_BUILD_CACHE  the cache's folder (default ${XDG_CACHE_HOME:-$HOME/.cache}/gatehouse-builds);
 #                        `none` keeps everything inside the clone's .cache/.
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 store=${GATEHOUSE_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gatehouse-builds}
@@ -47,6 +48,5 @@ link() {
 case "${1:-link}" in
   link) link ;;
   path) echo "$store" ;;
-  -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' ;;
   *) echo "usage: $0 [link|path|--help]" >&2; exit 2 ;;
 esac

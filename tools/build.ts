@@ -21,10 +21,11 @@
  *              older than its source, as `ensureBuilt()` does; default: everything
  *   --help, -h print this and exit
  */
-import { cp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { cp, readdir, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
+import { headerUsage } from './header-usage.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -206,8 +207,7 @@ export async function ensureBuilt(
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const args = process.argv.slice(2);
   if (args.includes('--help') || args.includes('-h')) {
-    const usage = (await readFile(fileURLToPath(import.meta.url), 'utf8')).split('*/')[0]!;
-    console.log(usage.replace(/^\/\*\*\n|^ \* ?/gm, '').trimEnd());
+    console.log(headerUsage(import.meta.url));
   } else if (args.includes('--stale')) await ensureBuilt();
   else await buildAll();
 }

@@ -12,6 +12,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { headerUsage } from './header-usage.ts';
 
 /** Seconds per stage, by the name tools/timed.sh gives it in the Makefile's `test`. */
 export const stageBudgets: Record<string, number> = {
@@ -79,8 +80,7 @@ export function report(folder: string, totalSeconds: number): string {
 if (import.meta.main) {
   const [folder, total] = process.argv.slice(2);
   if (folder === '--help' || folder === '-h') {
-    const usage = readFileSync(new URL(import.meta.url), 'utf8').split('*/')[0]!;
-    console.log(usage.replace(/^\/\*\*\n|^ \* ?/gm, '').trimEnd());
+    console.log(headerUsage(import.meta.url));
     process.exit(0);
   }
   if (!folder) {

@@ -29,6 +29,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname } from 'node:path';
+import { headerUsage } from './header-usage.ts';
 import { conflicts, type Lane, type LaneReading, laneOf } from './test-lanes.ts';
 
 const separator = process.argv.indexOf('--');
@@ -46,8 +47,7 @@ for (let i = 0; i < before.length; i++) {
   else options[m[1]!] = m[2] ?? before[++i] ?? '';
 }
 if (options['help']) {
-  const usage = readFileSync(new URL(import.meta.url), 'utf8').split('*/')[0]!;
-  console.log(usage.replace(/^\/\*\*\n|^ \* ?/gm, '').trimEnd());
+  console.log(headerUsage(import.meta.url));
   process.exit(0);
 }
 const jobs = Math.max(1, Number(options['jobs'] ?? process.env['TEST_JOBS'] ?? availableParallelism()));
