@@ -13,7 +13,7 @@ TEST_FLAGS ?= --test-timeout=180000
 export TEST_FILE_TIMEOUT ?= 900
 
 .PHONY: help install build run test check test-only typecheck lint format deps-up deps-down deps-status bench clean \
-	fuzz-api chart-test compose-check compose-test helm-test skipped-compose skipped-cluster
+	fuzz-api chart-test compose-check compose-test helm-test test-deployment skipped-compose skipped-cluster
 
 help:
 	@echo "make run        start the gateway (all services, memory bus, example config)"
@@ -41,8 +41,9 @@ run: install
 	node packages/client/scripts/browser-bundle.ts .cache/client-demo/gatehouse-client.js
 	REST_CONFIG_FOLDER=examples/rest-app DEMO_CLIENT_BUNDLE=.cache/client-demo/gatehouse-client.js node --max-semi-space-size=8 embedded/src/main.ts
 
-# Each stage says how long it took (tools/timed.sh). The node tests run last, so the test runner's
-# summary is the last thing before their stage line.
+# Each stage says how long it took (tools/timed.sh). The deployment stages (compose stack, Helm
+# release: mostly waiting on containers and a cluster) run beside the node tests at a lower CPU
+# priority (tools/beside.sh); their output is printed whole after the test runner's summary.
 test:
 	@tools/prebuild.sh start jaeger $(if $(SKIP_CLUSTER),,kubernetes)
 	@tools/timed.sh install $(MAKE) -s install
@@ -52,9 +53,13 @@ test:
 	@tools/timed.sh "compose check" $(MAKE) -s compose-check
 	@tools/timed.sh "API fuzzing (internal API, public edge)" $(MAKE) -s fuzz-api
 	@tools/timed.sh dependencies sh -c 'tools/prebuild.sh wait jaeger && $(MAKE) -s deps-up'
+	@tools/beside.sh start deployment $(MAKE) -s test-deployment
+	@tools/timed.sh "node tests" $(MAKE) -s test-only; status=$$?; tools/beside.sh wait deployment || status=1; exit $$status
+
+# The stages that deploy what users deploy: docker-compose.yml on podman, the chart in a cluster.
+test-deployment:
 	@tools/timed.sh "compose stack" $(MAKE) -s $(if $(SKIP_COMPOSE),skipped-compose,compose-test)
 	@tools/timed.sh "helm release in a local cluster" $(if $(SKIP_CLUSTER),$(MAKE) -s skipped-cluster,sh -c 'tools/prebuild.sh wait kubernetes && $(MAKE) -s helm-test')
-	@tools/timed.sh "node tests" $(MAKE) -s test-only
 
 # Several files at once by lane (tools/run-tests.ts --help); CI_REPORT_DIR gets this run's file times.
 test-only:

@@ -34,6 +34,13 @@ describe('ci-report', () => {
     assert.doesNotMatch(text, /stage "compose stack"/);
   });
 
+  it('marks a stage that ran beside the node tests', () => {
+    writeFileSync(join(folder, 'stages.tsv'), 'compose stack\t150\t0\tdeployment\nnode tests\t900\t0\t\n');
+    const text = report(folder, 1000);
+    assert.match(text, /^compose stack +150 s +\d+ s {2}ok \(beside the node tests, in "deployment"\)$/m);
+    assert.match(text, /^node tests +900 s +\d+ s {2}ok$/m);
+  });
+
   it('lists the 15 slowest test files, longest first', () => {
     const files = Array.from(
       { length: 20 },

@@ -51,7 +51,12 @@ describe('the image build context', () => {
 
   it('leaves out what the image must not carry', async () => {
     const inContext = await contextFilter();
-    for (const file of ['tools/deps.sh', 'services/push-hub/test/x.test.ts', '.cache/x', 'docs/security.md']) {
+    for (const file of [
+      'tools/deps.sh',
+      'services/push-hub/test/x.test.ts',
+      '.cache/x',
+      'docs/security.md',
+    ]) {
       assert.equal(inContext(file), false, file);
     }
     assert.equal(inContext('services/push-hub/src/main.ts'), true);
