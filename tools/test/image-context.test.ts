@@ -10,10 +10,12 @@ import { readFile } from 'node:fs/promises';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
-import dockerignore from '@balena/dockerignore';
+import dockerignoreModule from '@balena/dockerignore';
 import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
+// A CommonJS module whose types declare `export default`: Node's default import is the function.
+const dockerignore = dockerignoreModule as unknown as typeof dockerignoreModule.default;
 
 /** The files (relative to the repository) that an entry point loads, packages left out. */
 async function localImports(entry: string): Promise<string[]> {
