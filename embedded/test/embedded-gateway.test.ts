@@ -266,7 +266,8 @@ async function runUntilListening(env: Record<string, string>): Promise<{ code: n
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   try {
-    await waitFor(() => out.includes('"listening"'), { what: 'the gateway to listen' });
+    // A bound against a hang: a start takes 10 s and more on a busy box (two cores).
+    await waitFor(() => out.includes('"listening"'), { what: 'the gateway to listen', timeoutMs: 60_000 });
   } finally {
     child.kill('SIGTERM');
   }

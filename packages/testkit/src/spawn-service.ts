@@ -25,7 +25,8 @@ export interface SpawnServiceOptions {
   env?: Record<string, string>;
   /** Also give the service a public edge port (INBOUND_PORT). */
   publicPort?: boolean;
-  /** How long to wait for `/ready` (default 20 s). */
+  /** How long to wait for `/ready` (default 60 s: a bound against a hang, not a speed check; a start
+   * takes 10 s and more beside two test files and a container build on two cores). */
   readyTimeoutMs?: number;
 }
 
@@ -99,7 +100,7 @@ export async function spawnService(options: SpawnServiceOptions): Promise<Servic
     },
   };
   try {
-    await untilReady(service, options.readyTimeoutMs ?? 20_000);
+    await untilReady(service, options.readyTimeoutMs ?? 60_000);
   } catch (err) {
     await service.stop(2000);
     throw err;
