@@ -3,8 +3,10 @@
  * from one run's medians (memory per connection as H1 reads it, latency and CPU per delivery as H3),
  * with the ratios h2 / h1-TLS and h2 / h1-plain. A connection is one SSE stream, so with ten streams
  * per session "per connection" is per stream (a tenth of a session each).
+ *
+ * It names what it reads of each hub's medians by its own rows' fields, not by the report's types:
+ * the report imports this file to print the tables.
  */
-import type { LatencyRow } from '../report/write-report.ts';
 
 export interface Http2Row {
   hub: string;
@@ -51,12 +53,14 @@ const pairs: Array<[candidate: string, baseline: string]> = [
   ['gatehouse-sse-h2x10', 'gatehouse-sse'],
 ];
 
-type Memory = { rssNoGc: number; rss: number; reducedRss: number };
+/** What the comparison reads of each hub's memory and latency summaries: its rows' fields. */
+type Memory = Pick<Http2Row, 'rssNoGc' | 'rss' | 'reducedRss'>;
+type Latency = Pick<
+  Http2Row,
+  'p50' | 'p99' | 'p99Min' | 'p99Max' | 'cpuPerDelivery' | 'clientCpuPerDelivery'
+>;
 
-export function http2Comparison(
-  memory: Map<string, Memory>,
-  latency: Map<string, LatencyRow>,
-): Http2Comparison {
+export function http2Comparison(memory: Map<string, Memory>, latency: Map<string, Latency>): Http2Comparison {
   const rows: Http2Row[] = [];
   for (const [hub, label] of Object.entries(labels)) {
     const m = memory.get(hub);

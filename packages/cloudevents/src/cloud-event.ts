@@ -2,9 +2,10 @@
  * The CloudEvent model in the shape of the CloudEvents JSON event format, for the two spec versions
  * Gatehouse speaks: 0.2 (what the gateway itself creates, as the spec asks) and 1.0 (what current
  * producers send). The JSON shape is the in-memory shape too, so an event goes to SSE, WebSocket or
- * a structured-mode message without conversion.
+ * a structured-mode message without conversion. The gateway's `gw` extension object is part of the
+ * model too: its shape is here, the functions that read and set it are in gw-extension.ts, which
+ * imports this file and not the other way round.
  */
-import type { GwExtension } from './gw-extension.ts';
 
 export const supportedSpecVersions = ['0.2', '1.0'] as const;
 export type SpecVersion = (typeof supportedSpecVersions)[number];
@@ -42,6 +43,35 @@ export interface CloudEventV1 extends CloudEventBase {
 }
 
 export type CloudEvent = CloudEventV02 | CloudEventV1;
+
+/**
+ * The `gw` extension object: the gateway's meta data on an event, like RIG's `rig` extension under
+ * our name. Keys are camelCase as the spec says, except `target_partition`, which the spec names
+ * explicitly.
+ */
+export interface GwExtension extends GwConnectionData {
+  /** Correlation id of a proxied request waiting for its response. */
+  correlation?: string;
+  /** Partition (Kafka) or shard (Kinesis) key for broker and stream targets. */
+  target_partition?: string;
+  [key: string]: unknown;
+}
+
+/** The data of the request that produced an event, which the proxy puts into its `gw` object. */
+export interface GwConnectionData {
+  /** The peer's address (IPv4-mapped IPv6 shown as plain IPv4); forwarding headers are not trusted. */
+  remoteIp?: string;
+  /** Host name from the `Host` header, without the port. */
+  host?: string;
+  port?: number;
+  scheme?: 'http' | 'https';
+  method?: string;
+  path?: string;
+  /** Query string without the leading `?`; empty when there is none. */
+  query?: string;
+  /** Request headers with lower-case names; repeated headers joined with `, `. */
+  headers?: Record<string, string>;
+}
 
 /** Attributes each version defines; every other top-level member is an extension. */
 export const specAttributes: Record<SpecVersion, readonly string[]> = {

@@ -8,9 +8,9 @@ import {
   type CloudEvent,
   contentTypeAttribute,
   defaultSpecVersion,
+  type GwExtension,
   type SpecVersion,
 } from './cloud-event.ts';
-import type { GwExtension } from './gw-extension.ts';
 import { assertCloudEvent } from './validate.ts';
 
 /** `source` of events the gateway creates when the caller names none. */

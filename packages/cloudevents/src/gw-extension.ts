@@ -1,39 +1,15 @@
 /**
- * The `gw` extension object: the gateway's meta data on an event, like RIG's `rig` extension under
- * our name. Keys are camelCase as the spec says, except `target_partition`, which the spec names
- * explicitly.
+ * Reading and setting the `gw` extension object of an event (its shape, GwExtension, is part of the
+ * model in cloud-event.ts).
  *
  * The proxy adds the data of the request that produced an event (`remoteIp`, `host`, `port`,
  * `scheme`, `method`, `path`, `query`, `headers`) and the correlation id when it waits for a
  * response. Unlike RIG, which overwrote the whole extension, setting connection data keeps the
  * producer's `target_partition`, the correlation id and any other keys.
  */
-import type { CloudEvent } from './cloud-event.ts';
-import { isObject } from './validate.ts';
+import type { CloudEvent, GwConnectionData, GwExtension } from './cloud-event.ts';
 import { headerText } from './header-text.ts';
-
-export interface GwConnectionData {
-  /** The peer's address (IPv4-mapped IPv6 shown as plain IPv4); forwarding headers are not trusted. */
-  remoteIp?: string;
-  /** Host name from the `Host` header, without the port. */
-  host?: string;
-  port?: number;
-  scheme?: 'http' | 'https';
-  method?: string;
-  path?: string;
-  /** Query string without the leading `?`; empty when there is none. */
-  query?: string;
-  /** Request headers with lower-case names; repeated headers joined with `, `. */
-  headers?: Record<string, string>;
-}
-
-export interface GwExtension extends GwConnectionData {
-  /** Correlation id of a proxied request waiting for its response. */
-  correlation?: string;
-  /** Partition (Kafka) or shard (Kinesis) key for broker and stream targets. */
-  target_partition?: string;
-  [key: string]: unknown;
-}
+import { isObject } from './json-object.ts';
 
 const connectionKeys: readonly (keyof GwConnectionData)[] = [
   'remoteIp',

@@ -6,6 +6,7 @@ export * from './gateway-namespace.ts';
 export * from './gw-extension.ts';
 export * from './http-binding.ts';
 export * from './json-format.ts';
+export * from './json-object.ts';
 export * from './kafka-binding.ts';
 export * from './media-type.ts';
 export * from './timestamp.ts';

@@ -4,7 +4,8 @@
  */
 import type { CloudEvent } from './cloud-event.ts';
 import { InvalidCloudEventError, problem } from './errors.ts';
-import { assertCloudEvent, isObject } from './validate.ts';
+import { isObject } from './json-object.ts';
+import { assertCloudEvent } from './validate.ts';
 
 /** Content type of a structured-mode message. */
 export const jsonEventContentType = 'application/cloudevents+json; charset=utf-8';

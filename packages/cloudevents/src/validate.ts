@@ -19,6 +19,7 @@ import {
 } from './cloud-event.ts';
 import { forbiddenCharacter } from './attribute-text.ts';
 import { type CloudEventProblem, InvalidCloudEventError, problem } from './errors.ts';
+import { isObject } from './json-object.ts';
 import { isMediaType } from './media-type.ts';
 import { isRfc3339Timestamp } from './timestamp.ts';
 
@@ -223,10 +224,6 @@ function checkGw(event: Json, problems: CloudEventProblem[]): void {
 
 function isAbsent(value: unknown): boolean {
   return value === undefined || value === null;
-}
-
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && !Buffer.isBuffer(value);
 }
 
 function describe(value: unknown): string {

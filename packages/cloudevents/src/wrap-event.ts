@@ -8,7 +8,8 @@ import { type CloudEvent, defaultSpecVersion, type SpecVersion } from './cloud-e
 import { createEvent } from './create-event.ts';
 import { decodeData } from './event-data.ts';
 import { fromJsonValue } from './json-format.ts';
-import { isObject, validateCloudEvent } from './validate.ts';
+import { isObject } from './json-object.ts';
+import { validateCloudEvent } from './validate.ts';
 
 export interface WrapOptions {
   /** Type of the wrapper event, e.g. the topic's configured event type. */

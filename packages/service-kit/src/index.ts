@@ -20,6 +20,7 @@ export * from './internal-api-schemas.ts';
 export * from './json-depth.ts';
 export * from './json-members.ts';
 export * from './lingering-close.ts';
+export * from './log-format.ts';
 export * from './log-trace-fields.ts';
 export * from './logger.ts';
 export * from './metrics.ts';

@@ -11,7 +11,7 @@
  * Outside a span (or with tracing off: the API's context is then always empty) a line gets nothing.
  */
 import { context, isSpanContextValid, type SpanContext, TraceFlags, trace } from '@opentelemetry/api';
-import type { LogFormat } from './logger.ts';
+import type { LogFormat } from './log-format.ts';
 
 export function traceLogFields(format: LogFormat, projectId: string | undefined): () => object {
   const render = format === 'GCL' ? gclFields(projectId) : jsonFields;

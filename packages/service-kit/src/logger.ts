@@ -5,11 +5,11 @@
  * (log-trace-fields.ts).
  */
 import { pino, type Logger } from 'pino';
+import type { LogFormat } from './log-format.ts';
 import { traceLogFields } from './log-trace-fields.ts';
 import { redactQuery, redactUrl } from './secret-parameters.ts';
 
 export type { Logger } from 'pino';
-export type LogFormat = 'JSON' | 'GCL';
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 
 const gclSeverity: Record<string, string> = {

@@ -23,12 +23,9 @@
  */
 import { context, logs, propagation, trace } from '@opentelemetry/api';
 import { otlpExporterSettings, otlpProtocol } from './otlp-exporter-settings.ts';
+import type { ServiceIdentity } from './service-identity.ts';
 
-export interface TracingOptions {
-  serviceName: string;
-  /** `service.instance.id`: the replica id (REPLICA_ID or host name + random suffix). */
-  serviceInstanceId?: string;
-  serviceVersion?: string;
+export interface TracingOptions extends ServiceIdentity {
   /** Base URL of an OTLP/HTTP receiver, e.g. `http://otel-collector:4318`. */
   endpoint?: string;
   /** Where the OTEL_* variables are read from; defaults to process.env. */

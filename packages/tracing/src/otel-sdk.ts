@@ -16,18 +16,18 @@ import {
   ATTR_SERVICE_NAME,
   ATTR_SERVICE_VERSION,
 } from '@opentelemetry/semantic-conventions';
-import type { TracingOptions } from './otel-bootstrap.ts';
 import type { OtlpExporterSettings } from './otlp-exporter-settings.ts';
 import { otlpTraceExporter } from './otlp-trace-exporter.ts';
+import type { ServiceIdentity } from './service-identity.ts';
 
 export async function startOtelSdk(
   url: string,
   exporter: OtlpExporterSettings,
-  options: TracingOptions,
+  service: ServiceIdentity,
   env: NodeJS.ProcessEnv,
 ): Promise<NodeSDK> {
   const sdk = new NodeSDK({
-    resource: serviceResource(options, env),
+    resource: serviceResource(service, env),
     autoDetectResources: false,
     traceExporter: await otlpTraceExporter(url, exporter),
     metricReaders: [],
@@ -39,12 +39,12 @@ export async function startOtelSdk(
 }
 
 /** Ours last: OTEL_SERVICE_NAME is the one way to rename a service, the replica id always wins. */
-function serviceResource(options: TracingOptions, env: NodeJS.ProcessEnv) {
+function serviceResource(service: ServiceIdentity, env: NodeJS.ProcessEnv) {
   const detected = detectResources({ detectors: [hostDetector, processDetector, envDetector] });
   const own: Record<string, string> = {
-    [ATTR_SERVICE_NAME]: env['OTEL_SERVICE_NAME']?.trim() || options.serviceName,
+    [ATTR_SERVICE_NAME]: env['OTEL_SERVICE_NAME']?.trim() || service.serviceName,
   };
-  if (options.serviceInstanceId) own[ATTR_SERVICE_INSTANCE_ID] = options.serviceInstanceId;
-  if (options.serviceVersion) own[ATTR_SERVICE_VERSION] = options.serviceVersion;
+  if (service.serviceInstanceId) own[ATTR_SERVICE_INSTANCE_ID] = service.serviceInstanceId;
+  if (service.serviceVersion) own[ATTR_SERVICE_VERSION] = service.serviceVersion;
   return defaultResource().merge(detected).merge(resourceFromAttributes(own));
 }

@@ -11,7 +11,7 @@
  *
  * Imports go one way: this file imports the stages; a stage imports respond-stage and the shared
  * types (pipeline-context, exchange, targets/target), never another stage that imports it back;
- * a target imports none of them but its own types (test/import-cycles.test.ts keeps it so).
+ * a target imports none of them but its own types (tools/test/import-cycles.test.ts keeps it so).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AsyncHttpRequest, type HttpRequestData, isThenable } from '@gatehouse/functions';
