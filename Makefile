@@ -7,7 +7,7 @@ ROOT := $(CURDIR)
 # Node 24 and pnpm from .cache/ when the machine's own are too old (tools/toolchain.sh).
 export PATH := $(shell $(ROOT)/tools/toolchain.sh):$(PATH)
 STAMP := node_modules/.install-stamp
-TESTS ?= packages/*/test/*.test.ts services/*/test/*.test.ts embedded/test/*.test.ts bench/test/*.test.ts tools/test/*.test.ts test-e2e/test/*.test.ts
+TESTS ?= packages/*/test/*.test.ts services/*/test/*.test.ts services/*/test/*/*.test.ts embedded/test/*.test.ts bench/test/*.test.ts tools/test/*.test.ts test-e2e/test/*.test.ts
 # Each test 3 minutes at most; each file TEST_FILE_TIMEOUT seconds (tools/run-tests.ts kills it then).
 TEST_FLAGS ?= --test-timeout=180000
 export TEST_FILE_TIMEOUT ?= 900

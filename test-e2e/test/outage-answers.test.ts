@@ -277,7 +277,7 @@ describe('outage answers (every service as a process, real Redis and Kafka)', ()
 
   /**
    * The hub takes its rate-limit places from Redis in blocks and hands them out itself, so for 1 s
-   * after a connect it admits the next ones without Redis (services/push-hub/src/leased-window.ts):
+   * after a connect it admits the next ones without Redis (services/push-hub/src/limits/leased-window.ts):
    * a connect that needs nothing else from Redis then gets its 200 through an outage. Past that its
    * unused places are back in the store, and a connect needs a round trip: the answer tested here.
    */

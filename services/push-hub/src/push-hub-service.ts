@@ -19,38 +19,40 @@ import {
   type Registry,
 } from '@gatehouse/service-kit';
 import type { Store } from '@gatehouse/store';
-import { bearerTokens, connectionTokensFrom, hubAuthFrom } from './auth-adapter.ts';
+import { bearerTokens, connectionTokensFrom, hubAuthFrom } from './auth/index.ts';
 import type { pushHubConfig } from './config.ts';
-import { AddressBudget } from './address-budget.ts';
-import { drainConnections } from './connection-drain.ts';
-import { createConnectionGate, handshakeRefusal, takePlace } from './connection-gate.ts';
-import { ConnectionPlaces } from './connection-places.ts';
-import { createConnectionRateLimit } from './connection-rate-limit.ts';
-import { blacklistCounter } from './blacklist-count.ts';
-import { createConnectionsApi } from './connections-api.ts';
-import { ConnectionsCluster } from './connections-cluster.ts';
-import type { ConnectionsRequest } from './connections-messages.ts';
-import { ReplicaConnections } from './replica-connections.ts';
-import { KillRescan } from './kill-rescan.ts';
-import { createReconnectCheck } from './reconnect-evidence.ts';
-import { loadExtractorConfig } from './extractor-config.ts';
-import { EventRing } from './event-ring.ts';
-import { consumeFanout } from './fanout-consumer.ts';
-import { Hub } from './hub.ts';
-import { StreamReplay } from './stream-replay.ts';
-import { createConsoleFiles } from './console-files.ts';
-import { createDashboard } from './dashboard.ts';
-import { HubMetrics } from './hub-metrics.ts';
-import { createTestEvent } from './test-event.ts';
+import { AddressBudget, ConnectionPlaces, createConnectionRateLimit } from './limits/index.ts';
+import { consumeFanout, drainConnections, EventRing, Hub, StreamReplay } from './delivery/index.ts';
+import {
+  createConnectionGate,
+  createReconnectCheck,
+  handshakeRefusal,
+  takePlace,
+} from './admission/index.ts';
+import { blacklistCounter, KillRescan } from './blacklist/index.ts';
+import {
+  ConnectionsCluster,
+  type ConnectionsRequest,
+  createConnectionsApi,
+  ReplicaConnections,
+} from './connections-api/index.ts';
+import { createSubscriptionResolver, loadExtractorConfig } from './subscriptions/index.ts';
+import { createConsoleFiles, createDashboard, createTestEvent } from './console/index.ts';
+import { HubMetrics } from './metrics/index.ts';
 
-import { createSubscriptionChangeLimit } from './subscription-change-limit.ts';
-import { createSubscriptionResolver } from './subscription-request.ts';
-import { createSubscriptionsEndpoint, type SubscriptionChange } from './subscriptions-endpoint.ts';
-import { createLongPollTransport, type LongPollRecord } from './transports/longpoll-transport.ts';
-import { createSocketIoTransport } from './transports/socketio-transport.ts';
-import { createSseTransport } from './transports/sse-transport.ts';
-import type { TransportContext } from './transports/transport-context.ts';
-import { createWsTransport } from './transports/ws-transport.ts';
+import {
+  createSubscriptionChangeLimit,
+  createSubscriptionsEndpoint,
+  type SubscriptionChange,
+} from './subscription-changes/index.ts';
+import {
+  createLongPollTransport,
+  createSocketIoTransport,
+  createSseTransport,
+  createWsTransport,
+  type LongPollRecord,
+  type TransportContext,
+} from './transports/index.ts';
 
 export interface PushHubDeps {
   fanoutBus: Bus;

@@ -8,11 +8,11 @@ import { describe, it } from 'node:test';
 import { MemoryBus } from '@gatehouse/bus';
 import { createRegistry } from '@gatehouse/service-kit';
 import { waitFor } from '@gatehouse/testkit';
-import { EventRing, type RingEvent } from '../src/event-ring.ts';
-import { Hub } from '../src/hub.ts';
-import { HubMetrics } from '../src/hub-metrics.ts';
-import { readStreamEvent } from '../src/stream-event.ts';
-import { StreamReplay } from '../src/stream-replay.ts';
+import { EventRing, type RingEvent } from '../src/delivery/event-ring.ts';
+import { Hub } from '../src/delivery/hub.ts';
+import { HubMetrics } from '../src/metrics/hub-metrics.ts';
+import { readStreamEvent } from '../src/delivery/stream-event.ts';
+import { StreamReplay } from '../src/delivery/stream-replay.ts';
 import { RecordingConnection } from './recording-connection.ts';
 
 const json = (id: string, source = 'orders') =>

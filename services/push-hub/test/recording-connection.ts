@@ -1,6 +1,6 @@
 /** A connection that keeps what the hub sends it, for tests that drive the hub directly. */
-import type { Connection } from '../src/connection.ts';
-import type { OutgoingEvent } from '../src/gateway-events.ts';
+import type { Connection } from '../src/connections/connection.ts';
+import type { OutgoingEvent } from '../src/connections/gateway-events.ts';
 
 export class RecordingConnection implements Connection {
   readonly transport = 'sse' as const;

@@ -11,8 +11,8 @@
  * list in the store however often it changes (200 changes queued used to keep 200 copies).
  */
 import type { Store } from '@gatehouse/store';
-import { type OutgoingEvent, subscriptionsChanged } from '../gateway-events.ts';
-import type { Subscription } from '../subscription.ts';
+import { type OutgoingEvent, subscriptionsChanged } from '../connections/index.ts';
+import type { Subscription } from '../subscriptions/index.ts';
 
 export interface LongPollRecord {
   subscriptions: Subscription[];

@@ -4,10 +4,8 @@
  * (kills). A fan-out event wakes only the polls whose subscriptions it matches; the others sleep
  * on, costing nothing per event.
  */
-import type { ExtractorConfig } from '../extractor-config.ts';
-import type { RingEvent } from '../event-ring.ts';
-import type { Subscription } from '../subscription.ts';
-import { SubscriptionIndex } from '../subscription-index.ts';
+import { type ExtractorConfig, type Subscription, SubscriptionIndex } from '../subscriptions/index.ts';
+import type { RingEvent } from '../delivery/index.ts';
 
 export type WakeReason = 'stream' | 'private' | 'killed' | 'timeout' | 'closed';
 

@@ -3,7 +3,7 @@
  * writes for it (its frame, its bytes) is made for the first of them and reused by the others,
  * rather than once per connection.
  */
-import type { OutgoingEvent } from '../gateway-events.ts';
+import type { OutgoingEvent } from '../connections/index.ts';
 
 export function oncePerEvent<T>(encode: (e: OutgoingEvent) => T): (e: OutgoingEvent) => T {
   let last: OutgoingEvent | undefined;

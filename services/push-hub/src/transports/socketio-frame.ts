@@ -6,7 +6,7 @@
  * once too, as socket.io's own broadcasts do (engine.io's `wsPreEncodedFrame`).
  */
 import * as ws from 'ws';
-import type { OutgoingEvent } from '../gateway-events.ts';
+import type { OutgoingEvent } from '../connections/index.ts';
 import { oncePerEvent } from './once-per-event.ts';
 
 interface FrameOptions {

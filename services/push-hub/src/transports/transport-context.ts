@@ -1,13 +1,12 @@
 /** What every transport module is given: the hub core, the connect gate and shared settings. */
 import type { IncomingMessage } from 'node:http';
 import type { CorsPolicy, Logger } from '@gatehouse/service-kit';
-import type { TransportKind } from '../connection.ts';
-import type { ConnectionGate } from '../connection-gate.ts';
-import type { ConnectionPlaces, PlaceOwner } from '../connection-places.ts';
-import type { SubscriptionRequestError } from '../subscription-request.ts';
-import type { ConnectionTokens } from '../connection-tokens.ts';
-import type { Hub } from '../hub.ts';
-import type { BearerTokens } from '../hub-auth.ts';
+import type { TransportKind } from '../connections/index.ts';
+import type { ConnectionGate } from '../admission/index.ts';
+import type { ConnectionPlaces, PlaceOwner } from '../limits/index.ts';
+import type { SubscriptionRequestError } from '../subscriptions/index.ts';
+import type { BearerTokens, ConnectionTokens } from '../auth/index.ts';
+import type { Hub } from '../delivery/index.ts';
 
 export interface TransportContext {
   hub: Hub;

@@ -5,7 +5,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { SubscriptionRequestError } from '../subscription-request.ts';
+import type { SubscriptionRequestError } from '../subscriptions/index.ts';
 
 export function refuseUpgrade(socket: Duplex, refusal: SubscriptionRequestError): void {
   // A reset meanwhile is heard by the listener the service host gave the socket when it took the

@@ -1,0 +1,115 @@
+/**
+ * The steps every new connection passes, on every transport, cheapest first, so a connect that is
+ * refused costs as little as possible:
+ *   0. a place among the connections the replica holds (connection-places.ts), taken by the
+ *      transport for what carries the connection (`takePlace`), before the gate: local, no I/O;
+ *   1. the per-address budget (address-budget.ts): local, no I/O;
+ *   2. whether it is a reconnect (reconnect-evidence.ts): an HMAC or a look-up in the ring;
+ *   3. the cross-replica rate limit (connection-rate-limit.ts): one store round trip, where a
+ *      reconnect counts against its own budget;
+ *   4. resolving and authorising its subscriptions: JWT checks, SUBSCRIPTION_CHECK (maybe an
+ *      external call). A connect refused here gives its admission back, so the rate limit counts
+ *      admitted connections only.
+ * Rejections are counted by reason; an unreachable store or bus is a 503 refusal.
+ */
+import type { IncomingMessage } from 'node:http';
+import { clientAddress } from '@gatehouse/service-kit';
+import type { BlockList } from 'node:net';
+import type { AddressBudget, ConnectionPlaces, ConnectionRateLimit, PlaceOwner } from '../limits/index.ts';
+import type { TransportKind } from '../connections/index.ts';
+import type { ConnectRequest } from './connect-request.ts';
+import type { HubMetrics } from '../metrics/index.ts';
+import { type ResolvedSubscriptions, refusalOf, SubscriptionRequestError } from '../subscriptions/index.ts';
+
+/** An admitted connect: its subscriptions, and the client address it came from. */
+export type AdmittedConnect = ResolvedSubscriptions & { clientAddress: string };
+
+export type ConnectionGate = (
+  transport: TransportKind,
+  req: ConnectRequest,
+  /** The HTTP request the connect came with (its client address). */
+  from: IncomingMessage,
+) => Promise<AdmittedConnect>;
+
+export interface ConnectionGateDeps {
+  addressBudget: AddressBudget;
+  trustedProxies: BlockList | undefined;
+  resolve(req: ConnectRequest): Promise<ResolvedSubscriptions>;
+  rateLimit: ConnectionRateLimit;
+  isReconnect(req: ConnectRequest, clientAddress: string): boolean;
+  metrics: HubMetrics;
+}
+
+export function createConnectionGate(deps: ConnectionGateDeps): ConnectionGate {
+  return async (transport, req, from) => {
+    try {
+      const address = takeAddressBudget(deps, from);
+      const admission = await deps.rateLimit(deps.isReconnect(req, address) ? 'reconnect' : 'new');
+      if (admission === undefined) throw rateLimited('Reached maximum number of connections.', 1);
+      let resolved: ResolvedSubscriptions;
+      try {
+        resolved = await deps.resolve(req);
+      } catch (err) {
+        await admission.refund().catch(() => {});
+        throw err;
+      }
+      deps.metrics.connectAdmitted(admission.kind);
+      return { ...resolved, clientAddress: address };
+    } catch (err) {
+      const refusal = refusalOf(err);
+      if (!refusal) throw err;
+      deps.metrics.connectionRejected(transport, refusal.reason, refusal.status);
+      throw refusal;
+    }
+  };
+}
+
+/**
+ * Takes a place for `owner` (what carries the connection: its response, socket or session) from
+ * the request's client address; the refusal, counted, when the address or the replica is at its cap.
+ */
+export function takePlace(
+  deps: Pick<ConnectionGateDeps, 'trustedProxies' | 'metrics'> & { places: ConnectionPlaces },
+  transport: TransportKind,
+  owner: PlaceOwner,
+  from: IncomingMessage,
+): SubscriptionRequestError | undefined {
+  const refusal = deps.places.take(owner, clientAddress(from, deps.trustedProxies));
+  if (refusal) deps.metrics.connectionRejected(transport, refusal.reason, refusal.status);
+  return refusal;
+}
+
+/**
+ * The per-address budget alone, for what opens a session before a connect (socket.io's engine
+ * handshake): the 429 to answer, or undefined when the address has budget left.
+ */
+export function handshakeRefusal(
+  deps: Pick<ConnectionGateDeps, 'addressBudget' | 'trustedProxies' | 'metrics'>,
+  transport: TransportKind,
+  from: IncomingMessage,
+): SubscriptionRequestError | undefined {
+  try {
+    takeAddressBudget(deps, from);
+    return undefined;
+  } catch (err) {
+    deps.metrics.connectionRejected(transport, 'rate_limited', 429);
+    return err as SubscriptionRequestError;
+  }
+}
+
+/** Throws the 429 for an address that has spent its budget; returns the address otherwise. */
+function takeAddressBudget(
+  deps: Pick<ConnectionGateDeps, 'addressBudget' | 'trustedProxies'>,
+  from: IncomingMessage,
+): string {
+  const address = clientAddress(from, deps.trustedProxies);
+  const taken = deps.addressBudget.take(address);
+  if (!taken.ok) throw rateLimited('Too many connections from this address.', taken.retryAfterSeconds);
+  return address;
+}
+
+function rateLimited(message: string, retryAfterSeconds: number): SubscriptionRequestError {
+  return new SubscriptionRequestError(429, 'rate_limited', message, undefined, {
+    'retry-after': String(retryAfterSeconds),
+  });
+}

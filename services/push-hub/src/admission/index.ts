@@ -1,0 +1,10 @@
+// What a connect carries, and the gate every new connection passes, cheapest check first.
+export { type ConnectRequest, fromParams, queryOf, readConnectRequest } from './connect-request.ts';
+export {
+  type AdmittedConnect,
+  type ConnectionGate,
+  createConnectionGate,
+  handshakeRefusal,
+  takePlace,
+} from './connection-gate.ts';
+export { createReconnectCheck } from './reconnect-evidence.ts';

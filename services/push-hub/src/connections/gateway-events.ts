@@ -1,0 +1,74 @@
+/**
+ * Events the hub itself sends to a connection: the welcome pair `gw.connection.create` (with the
+ * connection token) and `gw.subscriptions_set` (the effective subscriptions), `gw.session_killed`
+ * before a blacklisted session's connection closes, `gw.session_expired` before a connection ends
+ * with the JWT it was admitted with, `gw.connection_closed` before an operator ends one through the
+ * connections API, and `gw.resync_required` when a client resumes
+ * from a position the hub can no longer serve. CloudEvents 0.2, as the spec asks for events the
+ * gateway creates.
+ */
+import { randomUUID } from 'node:crypto';
+import { GATEWAY_EVENT_SOURCE } from '@gatehouse/cloudevents';
+import type { Subscription } from '../subscriptions/index.ts';
+
+export interface OutgoingEvent {
+  type: string;
+  json: string;
+  /**
+   * Stream position: an event's own for events from the fan-out stream; for the hub's own events
+   * the position the connection is at (hub.ts), so a client resuming from one continues there.
+   */
+  position: string | undefined;
+  /**
+   * Set on the hub's own events only. Each transport turns it into a mark no producer can write
+   * (SSE: an `origin: gateway` field line; WebSocket with positions: `gwcontrol` in place of
+   * `gwposition`; long-polling: first in the answer, counted by `gateway_events`), so a client
+   * tells them apart by the frame, never by the type or source an event names.
+   */
+  own?: true;
+}
+
+/**
+ * The event's JSON written out field by field (the same text JSON.stringify makes of the object
+ * {specversion, id, type, source, time, data}): a new connection gets two of these, and building
+ * the object to serialize it cost more than the text itself. Types are our own constants; the
+ * data goes through JSON.stringify.
+ */
+function gatewayEvent(type: string, data: unknown): OutgoingEvent {
+  const head = `{"specversion":"0.2","id":"${randomUUID()}","type":${JSON.stringify(type)},"source":"${GATEWAY_EVENT_SOURCE}","time":"${new Date().toISOString()}"`;
+  const json = data === undefined ? `${head}}` : `${head},"data":${JSON.stringify(data)}}`;
+  return { type, json, position: undefined, own: true };
+}
+
+export const connectionCreated = (token: string) =>
+  gatewayEvent('gw.connection.create', { connection_token: token });
+
+export const subscriptionsSet = (subs: Subscription[]) => gatewayEvent('gw.subscriptions_set', subs);
+
+/**
+ * `gw.subscriptions_set` without its list: what a long-poll queue keeps for a change, since the
+ * connection's record holds the list (transports/longpoll-records.ts adds it when it is sent).
+ */
+export const subscriptionsChanged = () => gatewayEvent('gw.subscriptions_set', undefined);
+
+export const sessionKilled = (sessionId: string) =>
+  gatewayEvent('gw.session_killed', { session_id: sessionId });
+
+export const sessionExpired = (expiredAt: number) =>
+  gatewayEvent('gw.session_expired', {
+    expired_at: new Date(expiredAt).toISOString(),
+    reason: 'the JWT this connection was admitted with has expired; reconnect with a fresh one',
+  });
+
+/**
+ * The last event of a connection an operator ended through the connections API: why, and whether
+ * the client should come back (`reconnect: true`: reconnect, to any replica, and resume).
+ */
+export const connectionClosed = (reason: string, reconnect: boolean) =>
+  gatewayEvent('gw.connection_closed', { reason, reconnect });
+
+export const resyncRequired = (lastEventId: string) =>
+  gatewayEvent('gw.resync_required', {
+    last_event_id: lastEventId,
+    reason: 'events after this id are no longer available; reload the state you derive from events',
+  });

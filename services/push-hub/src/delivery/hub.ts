@@ -1,0 +1,350 @@
+/**
+ * The replica's delivery core: the connections it holds, their subscriptions, the recent events of
+ * the fan-out stream, and sessions (for kills). Transports add and remove connections; the fan-out
+ * consumer dispatches every stream event; each matching connection gets it exactly once.
+ *
+ * A connection that resumes, or whose client reads slower than events come, is behind: it is
+ * written from the ring (or a broker replay) at its own place with backpressure, and goes live
+ * again when it reaches the newest event (catch-up.ts). While tracing, each dispatched event is one
+ * delivery span (delivery-span.ts).
+ */
+import { isTracingActive } from '@gatehouse/tracing';
+import { type Behind, CatchUp } from './catch-up.ts';
+import { ExpiryWheel } from './expiry-wheel.ts';
+import {
+  type CloseReason,
+  type Connection,
+  type ConnectionAbout,
+  connectionClosed,
+  connectionCreated,
+  type ConnectionFacts,
+  type OutgoingEvent,
+  resyncRequired,
+  sessionExpired,
+  sessionKilled,
+  subscriptionsSet,
+} from '../connections/index.ts';
+import { type FanoutSource, traceDelivery } from './delivery-span.ts';
+import type { EventRing, RingEvent } from './event-ring.ts';
+import { type ExtractorConfig, type Subscription, SubscriptionIndex } from '../subscriptions/index.ts';
+import type { HubMetrics } from '../metrics/index.ts';
+import { readStreamEvent } from './stream-event.ts';
+import type { StreamReplay } from './stream-replay.ts';
+
+export interface HubOptions {
+  extractors: ExtractorConfig;
+  /** Recent fan-out events kept for Last-Event-ID and long-poll cursors. */
+  ring: EventRing;
+  /** Resumes older than the ring; without it they get `gw.resync_required`. */
+  replay?: StreamReplay;
+  metrics: HubMetrics;
+  /** Where dispatched events come from; with it, each delivery is a span while tracing. */
+  fanout?: FanoutSource;
+  /** How long a resume position ahead of this replica may wait for it before it counts as unknown. */
+  aheadGraceMs?: number;
+  /**
+   * Bytes of events a connection that is behind may leave unread before it is closed as a slow
+   * consumer (MAX_BUFFERED_BYTES); a resume's backlog does not count (catch-up.ts).
+   */
+  maxUnreadBytes?: number;
+}
+
+export class Hub {
+  readonly ring: EventRing;
+  readonly replay: StreamReplay | undefined;
+  readonly index: SubscriptionIndex<Connection>;
+  private readonly connections = new Map<string, Connection>();
+  private readonly sessions = new Map<string, Set<Connection>>();
+  /** What the connections API shows of each connection held, by id (connection-facts.ts). */
+  private readonly facts = new Map<string, ConnectionFacts>();
+  private readonly catchUp: CatchUp;
+  /** When each connection's JWT expires: the connection ends then (gw.session_expired). */
+  private readonly expiries = new ExpiryWheel<Connection>((due) => this.expire(due));
+  private readonly metrics: HubMetrics;
+  private readonly aheadGraceMs: number;
+  private readonly fanout: FanoutSource | undefined;
+
+  constructor(options: HubOptions) {
+    this.ring = options.ring;
+    this.replay = options.replay;
+    this.index = new SubscriptionIndex(options.extractors);
+    this.metrics = options.metrics;
+    this.aheadGraceMs = options.aheadGraceMs ?? 5000;
+    this.fanout = options.fanout;
+    this.catchUp = new CatchUp({
+      ring: this.ring,
+      replay: this.replay,
+      maxUnreadBytes: options.maxUnreadBytes ?? 4 * 1024 * 1024,
+      matches: (conn, e) => this.index.matches(conn, e.event as { type: string }),
+      resync: (conn, from) => this.resyncOwn(conn, from),
+      closeSlow: (conn) => {
+        if (this.close(conn, 'slow_consumer')) this.metrics.slowConsumerClosed(conn.transport);
+      },
+      closeUnavailable: (conn) => this.close(conn, 'unavailable'),
+      expectAhead: (conn, b) => this.expectAhead(conn, b),
+      resumed: (source) => this.metrics.resumed(source),
+    });
+  }
+
+  /** Connections written at their own place rather than live (resuming, or reading slowly). */
+  get behind(): number {
+    return this.catchUp.size;
+  }
+
+  get size(): number {
+    return this.connections.size;
+  }
+
+  /**
+   * Registers a connection and sends the welcome events (`token` in the first: the connection keeps
+   * no copy, it is sent once); with `resumeFrom`, then the events after that position that match, or
+   * `gw.resync_required` when the position is no longer held.
+   */
+  add(
+    conn: Connection,
+    subs: Subscription[],
+    welcome: { token: string; resumeFrom?: string | undefined; expiresAt?: number | undefined },
+    about: ConnectionAbout = {},
+  ): void {
+    const { token, resumeFrom, expiresAt } = welcome;
+    this.index.set(conn, subs);
+    if (expiresAt !== undefined) this.expiries.set(conn, expiresAt);
+    this.connections.set(conn.id, conn);
+    this.facts.set(conn.id, { ...about, connectedAt: Date.now(), subscriptions: subs, expiresAt });
+    this.joinSession(conn);
+    this.metrics.connectionOpened(conn.transport, this.index.size);
+    // A resuming client's welcome carries its own position: it has nothing after it yet.
+    const welcomeAt = resumeFrom ?? this.ring.head;
+    this.sendOwn(conn, connectionCreated(token), welcomeAt);
+    this.sendOwn(conn, subscriptionsSet(subs), welcomeAt);
+    if (resumeFrom !== undefined && this.connections.get(conn.id) === conn) this.resume(conn, resumeFrom);
+  }
+
+  remove(conn: Connection): void {
+    if (this.connections.get(conn.id) !== conn) return;
+    this.connections.delete(conn.id);
+    this.facts.delete(conn.id);
+    this.catchUp.forget(conn);
+    this.expiries.delete(conn);
+    this.index.remove(conn);
+    if (conn.sessionId !== undefined) {
+      const set = this.sessions.get(conn.sessionId);
+      set?.delete(conn);
+      if (set?.size === 0) this.sessions.delete(conn.sessionId);
+    }
+    this.metrics.connectionClosed(conn.transport, this.index.size);
+  }
+
+  get(id: string): Connection | undefined {
+    return this.connections.get(id);
+  }
+
+  /** The connections held now (a copy). */
+  held(): Connection[] {
+    return [...this.connections.values()];
+  }
+
+  /** What the connections API shows of a connection held now (connection-facts.ts). */
+  factsOf(id: string): ConnectionFacts | undefined {
+    return this.facts.get(id);
+  }
+
+  /** Whether a held connection is written at its own place rather than live (catch-up.ts). */
+  isBehind(conn: Connection): boolean {
+    return this.catchUp.get(conn) !== undefined;
+  }
+
+  /** The sessions of the connections held now. */
+  sessionIds(): string[] {
+    return [...this.sessions.keys()];
+  }
+
+  /** Closes a connection this replica still holds; false when it is already gone. */
+  close(conn: Connection, reason: CloseReason): boolean {
+    if (this.connections.get(conn.id) !== conn) return false;
+    conn.close(reason);
+    this.remove(conn);
+    return true;
+  }
+
+  /**
+   * Replaces a held connection's subscriptions; false when this replica does not hold it. With
+   * `expiresAt` (the change came with a JWT), the connection now ends when that JWT expires.
+   */
+  setSubscriptions(id: string, subs: Subscription[], sessionId?: string, expiresAt?: number): boolean {
+    const conn = this.connections.get(id);
+    if (!conn) return false;
+    this.index.set(conn, subs);
+    if (expiresAt !== undefined) this.expiries.set(conn, expiresAt);
+    const facts = this.facts.get(id);
+    if (facts) {
+      facts.subscriptions = subs;
+      if (expiresAt !== undefined) facts.expiresAt = expiresAt;
+    }
+    if (sessionId !== undefined && conn.sessionId === undefined) {
+      conn.sessionId = sessionId;
+      this.joinSession(conn);
+    }
+    this.metrics.subscriptionsChanged(this.index.size);
+    this.sendOwn(conn, subscriptionsSet(subs));
+    return true;
+  }
+
+  /** Sends `gw.session_killed` to every connection of the session and closes them. */
+  killSession(sessionId: string): number {
+    const conns = [...(this.sessions.get(sessionId) ?? [])];
+    for (const conn of conns) {
+      this.sendOwn(conn, sessionKilled(sessionId));
+      conn.close('session_killed');
+      this.remove(conn);
+    }
+    if (conns.length) this.metrics.sessionKilled(conns.length);
+    return conns.length;
+  }
+
+  /**
+   * Ends a held connection for an operator (the connections API): `gw.connection_closed` with the
+   * reason and the reconnect advice, then the transport's close for it. False when it is gone already.
+   */
+  disconnect(conn: Connection, reason: string, reconnect: boolean): boolean {
+    if (this.connections.get(conn.id) !== conn) return false;
+    this.sendOwn(conn, connectionClosed(reason, reconnect));
+    return this.close(conn, reconnect ? 'reconnect_advised' : 'disconnected');
+  }
+
+  /**
+   * One event from the fan-out stream: remember it, then deliver it to every matching connection.
+   * Returns it as read, or undefined when it is not a CloudEvent the hub can read or is one the ring
+   * holds already (same source and id: a source message taken in twice), which nobody gets again.
+   */
+  dispatch(position: string, json: string): RingEvent | undefined {
+    const e = readStreamEvent(position, json);
+    if (typeof e === 'string' || this.ring.holdsSameEvent(e)) {
+      this.metrics.eventDropped(typeof e === 'string' ? e : 'duplicate');
+      return undefined;
+    }
+    this.ring.push(e);
+    const seq = this.ring.end - 1;
+    const out: OutgoingEvent = { type: e.type, json: e.json, position };
+    const delivered =
+      this.fanout !== undefined && isTracingActive()
+        ? traceDelivery(this.fanout, e.event, () => this.deliver(e.event as { type: string }, out, seq))
+        : this.deliver(e.event as { type: string }, out, seq);
+    this.metrics.eventDispatched(e.type, delivered);
+    return e;
+  }
+
+  /** An event from before this replica went live (ring warm-up): kept for resumes, sent to nobody. */
+  remember(position: string, json: string): void {
+    const e = readStreamEvent(position, json);
+    if (typeof e !== 'string' && !this.ring.holdsSameEvent(e)) this.ring.push(e);
+  }
+
+  /** Closes every connection (shutdown); clients reconnect elsewhere and resume with their last id. */
+  closeAll(): void {
+    for (const conn of this.held()) this.close(conn, 'shutdown');
+    this.expiries.close();
+  }
+
+  /** Connections whose JWT has expired: told so, then closed. */
+  private expire(due: Connection[]): void {
+    for (const conn of due) {
+      if (this.connections.get(conn.id) !== conn) continue;
+      this.sendOwn(conn, sessionExpired(Date.now()));
+      this.close(conn, 'session_expired');
+    }
+    this.metrics.connectionsExpired(due.length);
+  }
+
+  /**
+   * Writes the event to every matching live connection; one that is behind gets it in its turn. A
+   * connection that says it is full after it falls behind. Answers how many were written to.
+   */
+  private deliver(event: { type: string }, out: OutgoingEvent, seq: number): number {
+    let delivered = 0;
+    this.index.match(event, (conn) => {
+      if (this.catchUp.size !== 0) {
+        const b = this.catchUp.get(conn);
+        if (b) return this.catchUp.queued(conn, b, out);
+      }
+      if (!conn.send(out)) this.catchUp.fellBehind(conn, out.position, seq + 1);
+      delivered++;
+    });
+    return delivered;
+  }
+
+  /**
+   * The ring's events after `from` when it holds all of them: `from` is held, or lies between the
+   * oldest and the newest event held. Undefined otherwise (older, newer, malformed).
+   */
+  eventsAfter(from: string): RingEvent[] | undefined {
+    return this.ring.after(from) ?? this.withinRing(from);
+  }
+
+  /** Serves a resume from the ring when it holds everything after `from`, else from the broker. */
+  private resume(conn: Connection, from: string): void {
+    if (!this.catchUp.resume(conn, from, this.wellFormed(from))) this.resyncOwn(conn, from);
+  }
+
+  /** The ring's events after a position it does not hold but whose successors it does. */
+  private withinRing(from: string): RingEvent[] | undefined {
+    const { oldest, head } = this.ring;
+    if (!this.replay || oldest === undefined || !this.wellFormed(from)) return undefined;
+    const { compare } = this.replay;
+    if (compare(oldest, from) > 0 || compare(from, head!) > 0) return undefined;
+    return this.ring.since(from, compare);
+  }
+
+  private wellFormed(position: string): boolean {
+    try {
+      this.replay?.compare(position, position);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * A floor beyond every event this replica has seen: a client that was on a replica ahead of this
+   * one, or a position the stream never had. Once the grace has passed without the stream
+   * reaching it, it counts as unknown.
+   */
+  private expectAhead(conn: Connection, b: Behind): void {
+    const timer = setTimeout(() => {
+      if (this.catchUp.get(conn) === b && b.floor !== undefined && !this.replay!.reached(b.floor)) {
+        this.catchUp.forget(conn);
+        this.resyncOwn(conn, b.floor);
+      }
+    }, this.aheadGraceMs);
+    timer.unref();
+  }
+
+  private resyncOwn(conn: Connection, from: string): void {
+    this.metrics.resumed('resync');
+    this.sendOwn(conn, resyncRequired(from));
+  }
+
+  /**
+   * Gateway-made events carry the position the connection is at (the stream head once it is live),
+   * so a client that resumes from one continues where it was. They are written at once, also to a
+   * connection that is behind.
+   */
+  private sendOwn(conn: Connection, e: OutgoingEvent, at?: string): void {
+    const b = this.catchUp.get(conn);
+    const position = b?.at ?? at ?? this.ring.head;
+    const more = conn.send({ ...e, position });
+    if (b) this.catchUp.wroteOwn(conn, b, more);
+    else if (!more && this.connections.get(conn.id) === conn)
+      this.catchUp.fellBehind(conn, position, this.ring.end);
+  }
+
+  private joinSession(conn: Connection): void {
+    if (conn.sessionId === undefined) return;
+    let set = this.sessions.get(conn.sessionId);
+    if (!set) {
+      set = new Set();
+      this.sessions.set(conn.sessionId, set);
+    }
+    set.add(conn);
+  }
+}

@@ -1,0 +1,9 @@
+// How fast connections come and how many stay: per address, per replica and across the cluster.
+export { AddressBudget } from './address-budget.ts';
+export { ConnectionPlaces, type PlaceOwner } from './connection-places.ts';
+export {
+  type ConnectionRateLimit,
+  type ConnectKind,
+  createConnectionRateLimit,
+} from './connection-rate-limit.ts';
+export { createSlidingWindow } from './sliding-window.ts';

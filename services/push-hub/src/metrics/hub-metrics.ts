@@ -1,0 +1,242 @@
+/** The hub's Prometheus metrics (prefix gw_). */
+import {
+  boundedLabel,
+  type Counter,
+  counter,
+  type Gauge,
+  gauge,
+  type Histogram,
+  histogram,
+  type Registry,
+} from '@gatehouse/service-kit';
+import type { TransportKind } from '../connections/index.ts';
+import type { ConnectKind } from '../limits/index.ts';
+import { RateMeter } from './rate-meter.ts';
+import { CounterTally, DELIVERY_BUCKETS } from './replica-counters.ts';
+
+export class HubMetrics {
+  private readonly connections: Gauge<'transport'>;
+  private readonly connectionsTotal: Counter<'transport'>;
+  private readonly subscriptions: Gauge;
+  private readonly forwarded: Counter<'type'>;
+  private readonly deliveries: Counter;
+  private readonly dropped: Counter<'reason'>;
+  private readonly rejected: Counter<'transport' | 'reason'>;
+  private readonly kills: Counter;
+  private readonly expired: Counter;
+  private readonly resumes: Counter<'source'>;
+  private readonly replayReaders: Gauge;
+  private readonly replayReadersOpened: Counter;
+  private readonly replayedEvents: Counter;
+  private readonly admitted: Counter<'kind'>;
+  private readonly drained: Counter;
+  private readonly rescans: Counter;
+  private readonly apiRequests: Counter<'operation' | 'answer'>;
+  private readonly disconnects: Counter<'by' | 'reconnect'>;
+  /** Deliveries per second over the last minute (the connections API's replica stats). */
+  readonly deliveryRate = new RateMeter();
+  /** The same events as plain totals, for the console's cluster view (replica-counters.ts). */
+  readonly tally = new CounterTally();
+  private lastDispatchAt: number | undefined;
+  /** Publish → written of the newest stamped fan-out event: how far behind the broker it ran. */
+  lastDelaySeconds: number | undefined;
+  private readonly slowClosed: Counter<'transport'>;
+  private readonly delivery: Histogram;
+  /** Event types come from publishers: a bounded set of them names a series. */
+  private readonly typeLabel: (type: string) => string;
+
+  constructor(registry: Registry, maxEventTypes = 100) {
+    this.typeLabel = boundedLabel(maxEventTypes);
+    this.connections = gauge(registry, {
+      name: 'gw_connections',
+      help: 'Open frontend connections',
+      labelNames: ['transport'],
+    });
+    this.connectionsTotal = counter(registry, {
+      name: 'gw_connections_opened_total',
+      help: 'Frontend connections accepted',
+      labelNames: ['transport'],
+    });
+    this.subscriptions = gauge(registry, {
+      name: 'gw_subscriptions',
+      help: 'Subscriptions held by this replica',
+    });
+    this.forwarded = counter(registry, {
+      name: 'gw_events_forwarded_total',
+      help: 'Fan-out events dispatched to this replica, by CloudEvent type (the first METRICS_MAX_EVENT_TYPES types; later ones as "other")',
+      labelNames: ['type'],
+    });
+    this.deliveries = counter(registry, {
+      name: 'gw_event_deliveries_total',
+      help: 'Events delivered to connections',
+    });
+    this.dropped = counter(registry, {
+      name: 'gw_events_dropped_total',
+      help: "Fan-out events not delivered: unreadable (not_json, no_type), in the gateway's own namespace (reserved: a gw.… type or the source gatehouse) or a duplicate of one held (same source and id)",
+      labelNames: ['reason'],
+    });
+    this.rejected = counter(registry, {
+      name: 'gw_connections_rejected_total',
+      help: 'Connection attempts refused (bad_request, denied, rate_limited, at_capacity, unavailable)',
+      labelNames: ['transport', 'reason'],
+    });
+    this.kills = counter(registry, {
+      name: 'gw_session_kills_total',
+      help: 'Connections closed by a session kill',
+    });
+    this.expired = counter(registry, {
+      name: 'gw_connections_expired_total',
+      help: 'Connections ended because the JWT they were admitted with expired',
+    });
+    this.resumes = counter(registry, {
+      name: 'gw_resumes_total',
+      help: 'Resumed connections and polls by where their missed events came from (ring, broker) or resync when they could not be served',
+      labelNames: ['source'],
+    });
+    this.replayReaders = gauge(registry, {
+      name: 'gw_replay_readers',
+      help: 'Broker subscriptions open for replaying the fan-out stream to resuming clients',
+    });
+    this.replayReadersOpened = counter(registry, {
+      name: 'gw_replay_readers_opened_total',
+      help: 'Broker subscriptions opened for replaying the fan-out stream to resuming clients (shared by the resumes they serve)',
+    });
+    this.replayedEvents = counter(registry, {
+      name: 'gw_replayed_events_total',
+      help: 'Events read from a broker replay for resuming clients (before their subscription filter)',
+    });
+    this.admitted = counter(registry, {
+      name: 'gw_connects_admitted_total',
+      help: 'Connects the rate limit admitted, as new connections or as reconnects (a connection token or a resume position, counted against MAX_RECONNECTS_PER_MINUTE)',
+      labelNames: ['kind'],
+    });
+    this.drained = counter(registry, {
+      name: 'gw_connections_drained_total',
+      help: 'Connections a stopping replica closed so that their clients reconnect elsewhere',
+    });
+    this.rescans = counter(registry, {
+      name: 'gw_blacklist_rescans_total',
+      help: 'Look-ups of the blacklist for every session held, after the blacklist watch had been cut off from the store',
+    });
+    this.apiRequests = counter(registry, {
+      name: 'gw_connections_api_requests_total',
+      help: 'Connections API requests this replica answered, by operation (list, get, disconnect, replicas) and answer (complete; partial: some replica did not answer in time)',
+      labelNames: ['operation', 'answer'],
+    });
+    this.disconnects = counter(registry, {
+      name: 'gw_connections_disconnected_total',
+      help: 'Connections this replica ended through the connections API, by what named them (id, session, user) and the advice given (reconnect true or false)',
+      labelNames: ['by', 'reconnect'],
+    });
+    this.slowClosed = counter(registry, {
+      name: 'gw_slow_consumer_disconnects_total',
+      help: 'Connections closed because their client left more than MAX_BUFFERED_BYTES of events unread',
+      labelNames: ['transport'],
+    });
+    // Publish (the publisher's stamp) → written to this replica's connections: the hub's delay
+    // behind the fan-out stream, clocks of both pods included. Not measured on buses without
+    // headers (Kinesis).
+    this.delivery = histogram(registry, {
+      name: 'gw_fanout_delivery_seconds',
+      help: 'Time from the publisher handing a fan-out event to the broker to this replica having written it to its connections',
+      buckets: DELIVERY_BUCKETS,
+    });
+  }
+
+  /** When the newest fan-out event was dispatched (ms since the epoch); undefined before the first. */
+  get lastEventAt(): number | undefined {
+    return this.lastDispatchAt;
+  }
+
+  connectionsApiAnswered(operation: 'list' | 'get' | 'disconnect' | 'replicas', partial: boolean): void {
+    this.apiRequests.inc({ operation, answer: partial ? 'partial' : 'complete' });
+  }
+
+  connectionsDisconnected(by: 'id' | 'session' | 'user', reconnect: boolean, n: number): void {
+    if (n > 0) this.disconnects.inc({ by, reconnect: String(reconnect) }, n);
+  }
+
+  slowConsumerClosed(transport: TransportKind): void {
+    this.slowClosed.inc({ transport });
+    this.tally.slowConsumerClosed();
+  }
+
+  /** A live fan-out event published at `publishedAt` (ms since the epoch) is delivered now. */
+  eventDelivered(publishedAt: number, now = Date.now()): void {
+    // Another pod's clock may be a little ahead: never a negative delay.
+    const seconds = Math.max(0, now - publishedAt) / 1000;
+    this.lastDelaySeconds = seconds;
+    this.delivery.observe(seconds);
+    this.tally.delivered(seconds);
+  }
+
+  connectAdmitted(kind: ConnectKind): void {
+    this.admitted.inc({ kind });
+    this.tally.connected();
+  }
+
+  connectionsDrained(n: number): void {
+    this.drained.inc(n);
+  }
+
+  blacklistRescanned(): void {
+    this.rescans.inc();
+  }
+
+  resumed(source: 'ring' | 'broker' | 'resync'): void {
+    this.resumes.inc({ source });
+  }
+
+  readersChanged(open: number, opened: boolean): void {
+    this.replayReaders.set(open);
+    if (opened) this.replayReadersOpened.inc();
+  }
+
+  replayed(events: number): void {
+    this.replayedEvents.inc(events);
+  }
+
+  connectionOpened(transport: TransportKind, subscriptions: number): void {
+    this.connections.inc({ transport });
+    this.connectionsTotal.inc({ transport });
+    this.subscriptions.set(subscriptions);
+  }
+
+  connectionClosed(transport: TransportKind, subscriptions: number): void {
+    this.connections.dec({ transport });
+    this.subscriptions.set(subscriptions);
+  }
+
+  subscriptionsChanged(subscriptions: number): void {
+    this.subscriptions.set(subscriptions);
+  }
+
+  eventDispatched(type: string, deliveries: number): void {
+    this.forwarded.inc({ type: this.typeLabel(type) });
+    this.lastDispatchAt = Date.now();
+    this.tally.eventIn(deliveries);
+    if (deliveries) {
+      this.deliveries.inc(deliveries);
+      this.deliveryRate.add(deliveries);
+    }
+  }
+
+  eventDropped(reason: string): void {
+    this.dropped.inc({ reason });
+  }
+
+  /** `status`: the HTTP status the client got, for the console's refusals (400, 403, 429, 503). */
+  connectionRejected(transport: TransportKind, reason: string, status: number): void {
+    this.rejected.inc({ transport, reason });
+    this.tally.refused(status);
+  }
+
+  sessionKilled(connections: number): void {
+    this.kills.inc(connections);
+    this.tally.sessionKilled(connections);
+  }
+
+  connectionsExpired(connections: number): void {
+    this.expired.inc(connections);
+  }
+}

@@ -1,0 +1,14 @@
+// Subscriptions: the model, extractor fields, the index that matches events, resolving a client's list.
+export { type ExtractorConfig, loadExtractorConfig } from './extractor-config.ts';
+export { SubscriptionIndex } from './subscription-index.ts';
+export {
+  authorizationProblem,
+  badRequest,
+  badRequestOf,
+  createSubscriptionResolver,
+  refusalOf,
+  type ResolvedSubscriptions,
+  type SubscriptionRequest,
+  SubscriptionRequestError,
+} from './subscription-request.ts';
+export type { Subscription } from './subscription.ts';

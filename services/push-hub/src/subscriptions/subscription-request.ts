@@ -1,0 +1,178 @@
+/**
+ * Turning what a client sends (a JWT and/or a manual subscription list) into the effective
+ * subscriptions: JWT-inferred ∪ manual, validated against the extractor configuration, then
+ * authorised by SUBSCRIPTION_CHECK when the client named subscriptions (as RIG: a connect without
+ * any has nothing to check; its JWT-inferred ones need no more than a valid JWT, and a later PUT is
+ * checked). Shared by every transport's connect and by the PUT endpoint, whose 400 texts are RIG's
+ * (`cannot accept subscription request: could not parse given subscriptions: …`,
+ * `… invalid authorization header: …`), since clients match on them.
+ */
+import type { AccessCheck } from '@gatehouse/auth';
+import { unavailabilityOf, unavailableHeaders } from '@gatehouse/service-kit';
+import type { ExtractorConfig } from './extractor-config.ts';
+import type { HubAuth } from '../auth/index.ts';
+import { subscriptionsFromClaims } from './jwt-subscriptions.ts';
+import { type SubscriptionBounds, subscriptionBoundProblem } from './subscription-bounds.ts';
+import {
+  InvalidSubscriptionError,
+  parseSubscriptions,
+  type Subscription,
+  uniqueSubscriptions,
+} from './subscription.ts';
+
+export type RejectReason = 'bad_request' | 'denied' | 'rate_limited' | 'at_capacity' | 'gone' | 'unavailable';
+
+export class SubscriptionRequestError extends Error {
+  override readonly name = 'SubscriptionRequestError';
+  readonly status: number;
+  readonly reason: RejectReason;
+  private readonly extraHeaders: Record<string, string> | undefined;
+  constructor(
+    status: number,
+    reason: RejectReason,
+    message: string,
+    options?: ErrorOptions,
+    headers?: Record<string, string>,
+  ) {
+    super(message, options);
+    this.status = status;
+    this.reason = reason;
+    this.extraHeaders = headers;
+  }
+
+  /** Headers of the answer: Retry-After for a 503 (a dependency's unless given) or a 429. */
+  get headers(): Record<string, string> {
+    return this.extraHeaders ?? (this.status === 503 ? unavailableHeaders() : {});
+  }
+}
+
+export const badRequest = (message: string) => new SubscriptionRequestError(400, 'bad_request', message);
+
+/**
+ * How a failed connect or subscription change is answered: its own refusal, or 503 when the store
+ * or a bus could not be reached (our outage, never the client's 400). Undefined for anything else.
+ */
+export function refusalOf(err: unknown): SubscriptionRequestError | undefined {
+  if (err instanceof SubscriptionRequestError) return err;
+  const outage = unavailabilityOf(err);
+  if (!outage) return undefined;
+  return new SubscriptionRequestError(
+    503,
+    'unavailable',
+    `The gateway's ${outage.dependency} is unavailable for the moment; retry later.`,
+    { cause: err },
+  );
+}
+
+export interface SubscriptionRequest {
+  /** A connect, or a change of an existing connection's subscriptions (PUT): their 400 texts differ. */
+  kind: 'connect' | 'change';
+  /** At most one: the token the request is judged by (first-token rule, connect-request.ts). */
+  jwts: string[];
+  /** Those of `jwts` that came in the Authorization header (a bad one is a bad header). */
+  headerJwts: string[];
+  /** The manual list as JSON text or decoded; undefined when the client sent none. */
+  manual: unknown;
+  /** Forwarded to an external SUBSCRIPTION_CHECK. */
+  authorization: string | undefined;
+  /**
+   * The body an external SUBSCRIPTION_CHECK receives: the client's own `{"subscriptions": …}` as
+   * it gave it (a PUT's body verbatim). Undefined when the client named no subscriptions: then
+   * SUBSCRIPTION_CHECK is not consulted. Made only once the list passed its depth bound (a decoded
+   * list is written with JSON.stringify, which recurses).
+   */
+  checkBody: (() => string) | undefined;
+}
+
+export interface ResolvedSubscriptions {
+  subscriptions: Subscription[];
+  /** Session of the first valid JWT, for blacklist kills. */
+  sessionId: string | undefined;
+  /** User name of the first valid JWT (JWT_USER_FIELD), for the connections API. */
+  user?: string | undefined;
+  /** The client's address (as the per-address budget takes it), set by the connection gate. */
+  clientAddress?: string | undefined;
+  /** When that JWT expires (ms since the Unix epoch); undefined without one or without `exp`. */
+  sessionExpiresAt?: number | undefined;
+  /** When the first of the JWTs it was resolved with expires; undefined without any `exp`. */
+  expiresAt?: number | undefined;
+}
+
+export interface SubscriptionResolverDeps {
+  auth: HubAuth;
+  /** Why a JWT was refused, for the log: the caller is told only `invalid JWT`. */
+  onJwtRefused?: (reason: string) => void;
+  extractors: ExtractorConfig;
+  validate(subs: Subscription[]): void;
+  /** SUBSCRIPTION_CHECK (see @gatehouse/auth access-check). */
+  check: AccessCheck;
+  /** MAX_JSON_DEPTH: a manual list nested deeper is refused. */
+  maxJsonDepth: number;
+  bounds: SubscriptionBounds;
+}
+
+export function createSubscriptionResolver(deps: SubscriptionResolverDeps) {
+  return async (req: SubscriptionRequest): Promise<ResolvedSubscriptions> => {
+    const fromJwt: Subscription[] = [];
+    let sessionId: string | undefined;
+    let user: string | undefined;
+    let sessionExpiresAt: number | undefined;
+    let expiresAt: number | undefined;
+    for (const jwt of req.jwts) {
+      let claims: Record<string, unknown>;
+      try {
+        claims = await deps.auth.verify(jwt);
+      } catch (err) {
+        // The blacklist could not be read: our outage, not an invalid token.
+        if (unavailabilityOf(err)) throw err;
+        // One answer whatever the reason: which claim failed (issuer, audience, a blacklisted
+        // session) tells a caller how close a forged token came. The reason goes to the log.
+        deps.onJwtRefused?.((err as Error).message);
+        const problem = 'invalid JWT';
+        throw badRequestOf(req, req.headerJwts.includes(jwt) ? authorizationProblem(problem) : problem);
+      }
+      if (typeof claims['exp'] === 'number')
+        expiresAt = Math.min(expiresAt ?? Number.POSITIVE_INFINITY, claims['exp'] * 1000);
+      user ??= deps.auth.userOf(claims);
+      if (sessionId === undefined) {
+        sessionId = deps.auth.sessionIdOf(claims);
+        if (sessionId !== undefined && typeof claims['exp'] === 'number')
+          sessionExpiresAt = claims['exp'] * 1000;
+      }
+      fromJwt.push(...subscriptionsFromClaims(claims, deps.extractors));
+    }
+    let manual: Subscription[] = [];
+    try {
+      if (req.manual !== undefined) manual = parseSubscriptions(req.manual, deps.maxJsonDepth);
+      const subscriptions = uniqueSubscriptions([...fromJwt, ...manual]);
+      const overBound = subscriptionBoundProblem(subscriptions, deps.bounds);
+      if (overBound) throw badRequestOf(req, overBound);
+      deps.validate(subscriptions);
+      const allowed =
+        req.checkBody === undefined ||
+        (await deps.check({ jwts: req.jwts, authorization: req.authorization, body: req.checkBody() }));
+      if (!allowed) throw new SubscriptionRequestError(403, 'denied', 'Subscription denied.');
+      return { subscriptions, sessionId, user, sessionExpiresAt, expiresAt };
+    } catch (err) {
+      if (err instanceof InvalidSubscriptionError) {
+        const problem =
+          req.kind === 'change'
+            ? `could not parse given subscriptions: ${err.message}`
+            : `invalid subscriptions: ${err.message}`;
+        throw badRequestOf(req, problem);
+      }
+      throw err;
+    }
+  };
+}
+
+/** A bad Authorization header, in RIG's words (the detail after the colon is ours). */
+export const authorizationProblem = (detail: string) => `invalid authorization header: ${detail}`;
+
+/** A 400; a PUT's says it is the subscription request that could not be accepted, as RIG's does. */
+export function badRequestOf(
+  req: Pick<SubscriptionRequest, 'kind'>,
+  problem: string,
+): SubscriptionRequestError {
+  return badRequest(req.kind === 'change' ? `cannot accept subscription request: ${problem}` : problem);
+}

@@ -1,0 +1,54 @@
+/**
+ * The hub's own events are written out as text field by field (gateway-events.ts): the text must be
+ * exactly what JSON.stringify makes of the CloudEvent object, whatever the data holds.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  connectionClosed,
+  connectionCreated,
+  type OutgoingEvent,
+  sessionExpired,
+  sessionKilled,
+  subscriptionsChanged,
+  subscriptionsSet,
+} from '../../src/connections/gateway-events.ts';
+
+const awkward = 'quote " backslash \\ line\nbreak zoë 🙂 \u2028 </script>';
+
+const made: Array<[string, OutgoingEvent]> = [
+  ['gw.connection.create', connectionCreated(awkward)],
+  ['gw.subscriptions_set', subscriptionsSet([{ eventType: awkward, oneOf: [{ name: awkward }] }] as never)],
+  ['gw.subscriptions_set', subscriptionsChanged()],
+  ['gw.session_killed', sessionKilled(awkward)],
+  ['gw.session_expired', sessionExpired(Date.UTC(2026, 0, 1))],
+  ['gw.connection_closed', connectionClosed(awkward, true)],
+];
+
+describe('gateway events', () => {
+  for (const [type, e] of made) {
+    it(`${type}: the JSON of a CloudEvent 0.2 object, fields in order, data intact`, () => {
+      const parsed = JSON.parse(e.json) as Record<string, unknown>;
+      assert.equal(e.type, type);
+      assert.equal(e.json, JSON.stringify(parsed));
+      assert.deepEqual(Object.keys(parsed), [
+        'specversion',
+        'id',
+        'type',
+        'source',
+        'time',
+        ...('data' in parsed ? ['data'] : []),
+      ]);
+      assert.equal(parsed['specversion'], '0.2');
+      assert.equal(parsed['type'], type);
+      assert.equal(parsed['source'], 'gatehouse');
+      assert.match(String(parsed['id']), /^[0-9a-f-]{36}$/);
+      assert.equal(new Date(String(parsed['time'])).toISOString(), parsed['time']);
+    });
+  }
+
+  it('keeps data that needs escaping as it was given', () => {
+    assert.deepEqual(JSON.parse(connectionCreated(awkward).json).data, { connection_token: awkward });
+    assert.equal(JSON.parse(subscriptionsChanged().json).data, undefined);
+  });
+});
