@@ -1,6 +1,6 @@
 /**
  * What matching `path_regex` in linear time costs a request: the proxy's matcher (re2js, RE2 syntax:
- * services/proxy/src/path-regex.ts) side by side with the backtracking JavaScript RegExp it
+ * services/proxy/src/definitions/path-regex.ts) side by side with the backtracking JavaScript RegExp it
  * replaced, on the same anchored patterns. Cases: a 20-route table where the request matches the
  * last route and takes two capture groups (19 misses, one hit with groups: the worst realistic
  * first-match scan), one route with groups, and the pattern that made the switch necessary,

@@ -11,8 +11,8 @@ import {
   optionalStr,
   str,
 } from '@gatehouse/service-kit';
-import { targetAllowSetting } from './target-allow-list.ts';
-import { useEnvAllowedSetting } from './use-env-scope.ts';
+import { targetAllowSetting } from './forwarding/index.ts';
+import { useEnvAllowedSetting } from './definitions/index.ts';
 
 export const requestLogSinks = ['console', 'kafka'] as const;
 export type RequestLogSink = (typeof requestLogSinks)[number];

@@ -1,9 +1,36 @@
-export * from './api-definition.ts';
-export * from './api-validation.ts';
+export {
+  type ApiDefinition,
+  type AuthSettings,
+  type CompiledRegex,
+  compilePathRegex,
+  compileReplacement,
+  describeValidationErrors,
+  type Endpoint,
+  type EventTarget,
+  type HttpMethod,
+  httpMethods,
+  isEventTarget,
+  loadProxyConfig,
+  type PathMatch,
+  type PathPattern,
+  type ProxySettings,
+  type ResponseFrom,
+  responseSources,
+  type StoredApi,
+  type Target,
+  targets,
+  unreadableUseEnv,
+  useEnvAllowedSetting,
+  useEnvScope,
+  validateApi,
+  validateApiList,
+  validateApiUpdate,
+  type ValidationErrors,
+  type ValidationOptions,
+  type ValidationResult,
+  waitsForCorrelation,
+} from './definitions/index.ts';
 export * from './config.ts';
-export * from './config-source.ts';
-export * from './nats-target.ts';
-export * from './path-regex.ts';
+export { type NatsReply, NatsTarget } from './nats/index.ts';
 export * from './proxy-service.ts';
-export * from './target-allow-list.ts';
-export * from './use-env-scope.ts';
+export { TargetAllowList, targetAllowSetting } from './forwarding/index.ts';

@@ -8,11 +8,10 @@ import { type Bus, busConfig, connectBus, natsSecurityOptions } from '@gatehouse
 import { ConfigError, loadConfig, port, serviceMain } from '@gatehouse/service-kit';
 import { connectStore, storeConfig } from '@gatehouse/store';
 import { proxyConfig } from './config.ts';
-import { loadProxyConfig } from './config-source.ts';
+import { loadProxyConfig, useEnvScope } from './definitions/index.ts';
 import { createProxy } from './proxy-service.ts';
-import { checkRequestLogSchema } from './request-log.ts';
-import { TargetAllowList } from './target-allow-list.ts';
-import { useEnvScope } from './use-env-scope.ts';
+import { checkRequestLogSchema } from './edge/index.ts';
+import { TargetAllowList } from './forwarding/index.ts';
 
 const settings = {
   ...authConfig,
@@ -44,7 +43,7 @@ await serviceMain('proxy', async ({ config: common, replica, logger, registry, h
   for (const bus of [kafka, kinesis]) if (bus !== undefined) buses.push(bus);
   const nats =
     config.NATS_SERVERS.length > 0
-      ? await (await import('./nats-target.ts')).NatsTarget.connect(
+      ? await (await import('./nats/index.ts')).NatsTarget.connect(
           config.NATS_SERVERS,
           'gatehouse-proxy',
           natsSecurityOptions(config),

@@ -19,26 +19,19 @@ import {
   type Registry,
 } from '@gatehouse/service-kit';
 import type { Store } from '@gatehouse/store';
-import type { ApiDefinition } from './api-definition.ts';
-import { createApisEndpoint } from './apis-endpoint.ts';
+import { type ApiDefinition, createApisEndpoint, DefinitionStore, useEnvScope } from './definitions/index.ts';
 import type { proxyConfig } from './config.ts';
-import { DefinitionStore } from './definition-store.ts';
-import { DefinitionSync } from './definition-sync.ts';
-import { KafkaEventPublisher, KinesisEventPublisher } from './event-publishers.ts';
-import { HttpForwarder } from './http-forwarder.ts';
-import { JwtGuard } from './jwt-guard.ts';
-import type { NatsTarget } from './nats-target.ts';
-import { PendingResponses } from './pending-responses.ts';
-import { createProxyHandler } from './proxy-handler.ts';
-import { ProxyMetrics } from './proxy-metrics.ts';
-import { createProxyUpgrade } from './proxy-upgrade.ts';
-import { createRequestLog } from './request-log.ts';
-import { startResponseConsumers } from './response-consumers.ts';
-import { ResponseRouter } from './response-router.ts';
-import { createResponsesEndpoint } from './responses-endpoint.ts';
-import { TargetAllowList } from './target-allow-list.ts';
-import { UpgradeForwarder } from './upgrade-forwarder.ts';
-import { useEnvScope } from './use-env-scope.ts';
+import { DefinitionSync, JwtGuard } from './routing/index.ts';
+import { KafkaEventPublisher, KinesisEventPublisher } from './events/index.ts';
+import { HttpForwarder, TargetAllowList, UpgradeForwarder } from './forwarding/index.ts';
+import type { NatsTarget } from './nats/index.ts';
+import {
+  createResponsesEndpoint,
+  PendingResponses,
+  ResponseRouter,
+  startResponseConsumers,
+} from './responses/index.ts';
+import { createProxyHandler, createProxyUpgrade, createRequestLog, ProxyMetrics } from './edge/index.ts';
 
 export interface ProxyDeps {
   store: Store;

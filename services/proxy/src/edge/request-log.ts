@@ -22,8 +22,8 @@ import {
   startHop,
   traceContextAttributes,
 } from '@gatehouse/tracing';
-import type { RequestLogSink } from './config.ts';
-import type { Route } from './route-table.ts';
+import type { RequestLogSink } from '../config.ts';
+import type { Route } from '../routing/index.ts';
 
 export interface RequestLogOptions {
   sinks: readonly RequestLogSink[];

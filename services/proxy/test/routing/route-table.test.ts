@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ApiDefinition } from '../src/api-definition.ts';
-import { validateApi } from '../src/api-validation.ts';
-import { compilePathRegex, compileReplacement } from '../src/path-regex.ts';
-import { RouteTable } from '../src/route-table.ts';
+import type { ApiDefinition } from '../../src/definitions/api-definition.ts';
+import { validateApi } from '../../src/definitions/api-validation.ts';
+import { compilePathRegex, compileReplacement } from '../../src/definitions/path-regex.ts';
+import { RouteTable } from '../../src/routing/route-table.ts';
 
 function api(
   id: string,

@@ -10,7 +10,7 @@
  * HTTP endpoint's preflight stays its target's (an OPTIONS endpoint forwards it), as in RIG.
  */
 import type { PreflightRules } from '@gatehouse/service-kit';
-import type { ApiDefinition } from './api-definition.ts';
+import type { ApiDefinition } from '../definitions/index.ts';
 
 /** Headers of the 401: a page may read the challenge too. */
 export const refusedTokenHeaders = { 'access-control-expose-headers': 'www-authenticate' };

@@ -6,7 +6,7 @@
  * endpoint whose consumers need them sets `publish_credentials: true`.
  */
 import type { GwConnectionData } from '@gatehouse/cloudevents';
-import type { AuthSettings } from './api-definition.ts';
+import type { AuthSettings } from '../definitions/index.ts';
 
 const credentialHeaders = ['authorization', 'proxy-authorization', 'cookie', 'set-cookie'];
 

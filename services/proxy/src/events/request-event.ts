@@ -36,7 +36,7 @@ import {
   type TraceContext,
   withTraceContext,
 } from '@gatehouse/tracing';
-import type { AuthSettings } from './api-definition.ts';
+import type { AuthSettings } from '../definitions/index.ts';
 import { withoutCredentials } from './event-credentials.ts';
 
 export interface RequestEventOptions {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { AuthSettings } from '../src/api-definition.ts';
-import { withoutCredentials } from '../src/event-credentials.ts';
+import type { AuthSettings } from '../../src/definitions/api-definition.ts';
+import { withoutCredentials } from '../../src/events/event-credentials.ts';
 
 const noAuth: AuthSettings = { use_header: false, header_name: '', use_query: false, query_name: '' };
 const data = {

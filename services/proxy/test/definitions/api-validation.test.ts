@@ -1,9 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { describeValidationErrors, validateApi, validateApiList } from '../src/api-validation.ts';
+import {
+  describeValidationErrors,
+  validateApi,
+  validateApiList,
+} from '../../src/definitions/api-validation.ts';
 import { loadConfig } from '@gatehouse/service-kit';
-import { proxyConfig } from '../src/config.ts';
-import { useEnvScope } from '../src/use-env-scope.ts';
+import { proxyConfig } from '../../src/config.ts';
+import { useEnvScope } from '../../src/definitions/use-env-scope.ts';
 
 const endpoint = { id: 'e1', method: 'GET', path_regex: '/things/(.+)' };
 const api = (overrides: Record<string, unknown> = {}) => ({

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { SignedTokenCodec } from '@gatehouse/auth';
 import { createEvent } from '@gatehouse/cloudevents';
-import { PendingResponses } from '../src/pending-responses.ts';
-import { parseBinaryResponse, parseCloudEventResponse } from '../src/response-message.ts';
+import { PendingResponses } from '../../src/responses/pending-responses.ts';
+import { parseBinaryResponse, parseCloudEventResponse } from '../../src/responses/response-message.ts';
 
 const codec = new SignedTokenCodec('a-test-secret-of-sufficient-length', 'correlation');
 

@@ -19,7 +19,7 @@ import {
 } from '@gatehouse/service-kit';
 import { validateApi, validateApiUpdate } from './api-validation.ts';
 import type { DefinitionStore } from './definition-store.ts';
-import type { TargetAllowList } from './target-allow-list.ts';
+import type { TargetAllowList } from '../forwarding/index.ts';
 
 const maxDefinitionBytes = 1024 * 1024;
 

@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { ConfigError, defaultMaxJsonDepth, JsonTooDeepError, exceedsJsonDepth } from '@gatehouse/service-kit';
 import type { ApiDefinition } from './api-definition.ts';
 import { describeValidationErrors, validateApiList } from './api-validation.ts';
-import type { TargetAllowList } from './target-allow-list.ts';
+import type { TargetAllowList } from '../forwarding/index.ts';
 
 export function loadProxyConfig(
   setting: string | undefined,

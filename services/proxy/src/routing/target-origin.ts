@@ -5,8 +5,7 @@
  * lets through reach here). RIG fell back to `localhost` for an
  * unset variable; that silently sends traffic to the wrong place, so here it is an error.
  */
-import type { ProxySettings } from './api-definition.ts';
-import { unreadableUseEnv } from './use-env-scope.ts';
+import { type ProxySettings, unreadableUseEnv } from '../definitions/index.ts';
 
 export interface TargetOrigin {
   /** `scheme://host:port`, as undici wants it. */

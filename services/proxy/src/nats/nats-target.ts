@@ -11,7 +11,7 @@ import { type CloudEvent, serializeJsonEvent } from '@gatehouse/cloudevents';
 import { DependencyUnavailableError } from '@gatehouse/service-kit';
 import { connectNats, type NatsSecurityOptions } from '@gatehouse/bus/nats';
 import { type NatsConnection, RequestError, TimeoutError } from '@nats-io/transport-node';
-import type { EventPublisher } from './event-publishers.ts';
+import type { EventPublisher } from '../events/index.ts';
 
 export type NatsReply =
   | { kind: 'reply'; body: Buffer; contentType: string | undefined }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { TargetAllowList, targetAllowSetting } from '../src/target-allow-list.ts';
+import { TargetAllowList, targetAllowSetting } from '../../src/forwarding/target-allow-list.ts';
 
 describe('TargetAllowList (PROXY_TARGET_ALLOW)', () => {
   const none = new TargetAllowList();

@@ -43,20 +43,21 @@ import {
   type TraceContext,
   withActiveSpan,
 } from '@gatehouse/tracing';
-import { type ResponseFrom, waitsForCorrelation } from './api-definition.ts';
+import { type ResponseFrom, waitsForCorrelation } from '../definitions/index.ts';
 import { preflightRules, refusedTokenHeaders } from './cors.ts';
-import { AvroNotConfiguredError, type EventPublisher } from './event-publishers.ts';
-import { upstreamHeaders } from './forward-headers.ts';
-import type { HttpForwarder } from './http-forwarder.ts';
-import type { JwtGuard } from './jwt-guard.ts';
-import type { NatsTarget } from './nats-target.ts';
-import type { CorrelatedResponse, PendingRequest, PendingResponses } from './pending-responses.ts';
+import { AvroNotConfiguredError, type EventPublisher, requestEvent } from '../events/index.ts';
+import { type HttpForwarder, refusedTargetAnswer, upstreamHeaders } from '../forwarding/index.ts';
+import {
+  type JwtGuard,
+  type Route,
+  type RouteMatch,
+  type RouteTable,
+  upstreamPath,
+} from '../routing/index.ts';
+import type { NatsTarget } from '../nats/index.ts';
+import type { CorrelatedResponse, PendingRequest, PendingResponses } from '../responses/index.ts';
 import type { EndpointMetrics, ProxyMetrics, RequestStatus } from './proxy-metrics.ts';
-import { requestEvent } from './request-event.ts';
-import { refusedTargetAnswer } from './target-connect.ts';
 import type { RequestLog } from './request-log.ts';
-import type { Route, RouteMatch, RouteTable } from './route-table.ts';
-import { upstreamPath } from './upstream-path.ts';
 
 export interface ProxyTimeouts {
   /** Response headers of an HTTP target. */

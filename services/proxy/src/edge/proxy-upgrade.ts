@@ -12,14 +12,10 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type CorsPolicy, type Logger, requestPath, type UpgradeHandler } from '@gatehouse/service-kit';
-import { upstreamHeaders } from './forward-headers.ts';
-import type { JwtGuard } from './jwt-guard.ts';
+import { refusedTargetAnswer, type UpgradeForwarder, upstreamHeaders } from '../forwarding/index.ts';
+import { type JwtGuard, type RouteMatch, type RouteTable, upstreamPath } from '../routing/index.ts';
 import type { ProxyMetrics, RequestStatus } from './proxy-metrics.ts';
 import type { RequestLog } from './request-log.ts';
-import type { RouteMatch, RouteTable } from './route-table.ts';
-import { refusedTargetAnswer } from './target-connect.ts';
-import type { UpgradeForwarder } from './upgrade-forwarder.ts';
-import { upstreamPath } from './upstream-path.ts';
 
 export interface ProxyUpgradeDeps {
   table: () => RouteTable;

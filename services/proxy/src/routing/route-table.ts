@@ -7,9 +7,15 @@
  * HEAD also matches GET endpoints when no HEAD endpoint does (RIG turned every HEAD into a GET, so
  * a HEAD endpoint could never match; here both work).
  */
-import type { ApiDefinition, Endpoint } from './api-definition.ts';
+import {
+  type ApiDefinition,
+  compilePathRegex,
+  compileReplacement,
+  type Endpoint,
+  type PathMatch,
+  type PathPattern,
+} from '../definitions/index.ts';
 import { requiresToken } from './jwt-guard.ts';
-import { compilePathRegex, compileReplacement, type PathMatch, type PathPattern } from './path-regex.ts';
 import { looseMatch, looseRegex } from './secured-spellings.ts';
 import { type TargetOrigin, targetOrigin } from './target-origin.ts';
 

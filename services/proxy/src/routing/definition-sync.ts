@@ -6,8 +6,7 @@
  */
 import type { Logger } from '@gatehouse/service-kit';
 import type { Store } from '@gatehouse/store';
-import type { StoredApi } from './api-definition.ts';
-import { apiKeyPrefix, DefinitionStore } from './definition-store.ts';
+import { apiKeyPrefix, DefinitionStore, type StoredApi } from '../definitions/index.ts';
 import { RouteTable } from './route-table.ts';
 
 export interface DefinitionSyncOptions {

@@ -11,7 +11,7 @@
  * still shadows it for every spelling. The request still goes where it matched, so what the target
  * receives is the path that was checked.
  */
-import { compilePathRegex, type PathPattern } from './path-regex.ts';
+import { compilePathRegex, type PathPattern } from '../definitions/index.ts';
 
 export interface LooseRoute {
   /** The endpoint's regex with case ignored; undefined when only the exact one compiles. */

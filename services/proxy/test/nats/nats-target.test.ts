@@ -10,7 +10,7 @@ import {
   waitFor,
 } from '@gatehouse/testkit';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { NatsTarget } from '../src/nats-target.ts';
+import { NatsTarget } from '../../src/nats/nats-target.ts';
 
 /** The proxy's settings for the NATS of tools/tls-deps.sh: TLS, a client certificate, a user. */
 const security = (changes: Record<string, string> = {}) =>

@@ -11,8 +11,8 @@ import { after, before, describe, it } from 'node:test';
 import { SchemaRegistryClient } from '@gatehouse/avro';
 import { KafkaBus, type Message, type Subscription } from '@gatehouse/bus/all';
 import { dependencyAddress, uniqueName, waitFor } from '@gatehouse/testkit';
-import { type ProxyProcess, startProxy } from './proxy-process.ts';
-import { echo, startBackend, type TestBackend } from './test-backend.ts';
+import { type ProxyProcess, startProxy } from '../proxy-process.ts';
+import { echo, startBackend, type TestBackend } from '../test-backend.ts';
 
 const run = uniqueName('req-log');
 const jsonTopic = `${run}-json-log`;

@@ -15,7 +15,7 @@ import { fillInternalApiDefaults, internalApiSchema } from '@gatehouse/service-k
 import type { ApiDefinition } from './api-definition.ts';
 import { addError, MapBuilder, type ValidationErrors } from './api-error-map.ts';
 import { compilePathRegex } from './path-regex.ts';
-import { TargetAllowList } from './target-allow-list.ts';
+import { TargetAllowList } from '../forwarding/index.ts';
 import { unreadableUseEnv } from './use-env-scope.ts';
 
 export type { ValidationErrors } from './api-error-map.ts';

@@ -11,7 +11,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { type Auth, JwtError, parseAuthorizationHeader } from '@gatehouse/auth';
-import type { ApiDefinition, AuthSettings, Endpoint } from './api-definition.ts';
+import type { ApiDefinition, AuthSettings, Endpoint } from '../definitions/index.ts';
 
 export type GuardVerdict = 'allowed' | 'refused' | 'unavailable';
 
