@@ -1,3 +1,8 @@
 export * from './rest-engine.ts';
-export { describeRestSettings, type RestSettings, restSettingsSpec } from './rest-settings.ts';
-export { restSchemaPath, validateRestDocument } from './rest-schema.ts';
+export {
+  describeRestSettings,
+  type RestSettings,
+  restSchemaPath,
+  restSettingsSpec,
+  validateRestDocument,
+} from './config/index.ts';

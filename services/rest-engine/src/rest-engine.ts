@@ -17,23 +17,31 @@ import {
   type Registry,
 } from '@gatehouse/service-kit';
 import { type Tracer, trace } from '@opentelemetry/api';
-import { loadAppProperties } from './app-properties.ts';
-import { actuatorEndpoints, builtinFunctions, flowAdapterRoute, responseRoute } from './builtin-functions.ts';
-import type { Endpoint } from './endpoint.ts';
-import { compileEndpoints } from './endpoint-compiler.ts';
-import { checkFlowEndpoints, registerFlowFunctions, startFlowEngine } from './flow-engine.ts';
-import { FunctionRegistry } from './function-registry.ts';
-import { loadFunctions } from './function-loader.ts';
-import { loggingReport, type ProblemReport } from './problem-report.ts';
-import { resolveLocation, resolveLocations } from './resource-location.ts';
-import { mergeRestFiles } from './rest-config-merge.ts';
-import { requestHandler } from './pipeline/request-pipeline.ts';
-import { RestMetrics } from './rest-metrics.ts';
-import { defaultConfigFolder, loadRestSettings, type RestSettings } from './rest-settings.ts';
-import { loadRestFiles } from './rest-yaml-loader.ts';
-import { RouteTable } from './route-table.ts';
-import { compileStaticContent } from './static-content-config.ts';
-import { StaticFolder } from './static-files.ts';
+import {
+  defaultConfigFolder,
+  loadAppProperties,
+  loadRestFiles,
+  loadRestSettings,
+  loggingReport,
+  mergeRestFiles,
+  type ProblemReport,
+  resolveLocation,
+  resolveLocations,
+  type RestSettings,
+} from './config/index.ts';
+import {
+  actuatorEndpoints,
+  builtinFunctions,
+  flowAdapterRoute,
+  FunctionRegistry,
+  loadFunctions,
+  responseRoute,
+} from './functions/index.ts';
+import { compileEndpoints, type Endpoint } from './endpoints/index.ts';
+import { checkFlowEndpoints, registerFlowFunctions, startFlowEngine } from './flows/index.ts';
+import { requestHandler, RestMetrics } from './pipeline/index.ts';
+import { RouteTable } from './routing/index.ts';
+import { compileStaticContent, StaticFolder } from './static/index.ts';
 
 export interface RestEngineOptions {
   logger: Logger;

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EventEnvelope } from '@gatehouse/functions';
-import { judgeAuthResult, parseAuthSelector, selectAuthRoute } from '../src/authentication.ts';
-import { parseCookies } from '../src/cookies.ts';
-import { parseQueryString } from '../src/query-string.ts';
-import { isW3cTraceId, newCorrelationId, newId, parseTraceparent } from '../src/trace-context.ts';
-import { parseXml, toXml } from '../src/xml.ts';
+import { judgeAuthResult, parseAuthSelector, selectAuthRoute } from '../src/endpoints/authentication.ts';
+import { parseCookies } from '../src/http/cookies.ts';
+import { parseQueryString } from '../src/http/query-string.ts';
+import { isW3cTraceId, newCorrelationId, newId, parseTraceparent } from '../src/tracing/trace-context.ts';
+import { parseXml, toXml } from '../src/http/xml.ts';
 
 describe('query strings and cookies', () => {
   it('collects repeated keys and decodes + and escapes, into a map without a prototype', () => {

@@ -4,9 +4,9 @@
  * acceptance hands its session information on to the target.
  */
 import { type AsyncHttpRequest, isAppException } from '@gatehouse/functions';
-import { judgeAuthResult } from '../authentication.ts';
-import { errorMessages } from '../error-renderer.ts';
-import type { TraceStep } from '../trace-recorder.ts';
+import { judgeAuthResult } from '../endpoints/index.ts';
+import { errorMessages } from '../http/index.ts';
+import type { TraceStep } from '../tracing/index.ts';
 import { eventHeaders } from './event-headers.ts';
 import type { Exchange } from './exchange.ts';
 import type { PipelineContext } from './pipeline-context.ts';

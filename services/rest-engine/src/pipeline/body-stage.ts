@@ -7,8 +7,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { HttpRequestData } from '@gatehouse/functions';
 import { HttpError } from '@gatehouse/service-kit';
-import { readRequestBody } from '../body-reader.ts';
-import { queryMap } from '../query-string.ts';
+import { queryMap, readRequestBody } from '../http/index.ts';
 import type { Exchange } from './exchange.ts';
 import type { PipelineContext } from './pipeline-context.ts';
 import { answerError } from './respond-stage.ts';

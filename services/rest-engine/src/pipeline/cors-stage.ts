@@ -4,8 +4,8 @@
  * endpoint's CORS set (405 when none has one).
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import type { Endpoint } from '../endpoint.ts';
-import { errorMessages } from '../error-renderer.ts';
+import type { Endpoint } from '../endpoints/index.ts';
+import { errorMessages } from '../http/index.ts';
 import type { PipelineContext } from './pipeline-context.ts';
 import { allowOf, plainError } from './respond-stage.ts';
 

@@ -3,7 +3,7 @@
  * the target, a secondary): the route, the correlation id and, on traced endpoints, the trace id
  * and path.
  */
-import type { RequestTrace } from '../trace-recorder.ts';
+import type { RequestTrace } from '../tracing/index.ts';
 
 export interface RequestIds {
   cid: string;

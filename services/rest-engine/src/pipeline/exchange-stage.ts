@@ -6,17 +6,14 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { HttpRequestData } from '@gatehouse/functions';
 import { clientAddress, redactQuery, requestScheme } from '@gatehouse/service-kit';
-import { parseCookies } from '../cookies.ts';
-import type { Endpoint } from '../endpoint.ts';
-import { transformHeaders } from '../header-transform.ts';
-import { parseQueryString } from '../query-string.ts';
-import { newCorrelationId, newId, parseTraceparent } from '../trace-context.ts';
-import { RequestTrace } from '../trace-recorder.ts';
+import { parseCookies, parseQueryString } from '../http/index.ts';
+import { type Endpoint, transformHeaders } from '../endpoints/index.ts';
+import { newCorrelationId, newId, parseTraceparent, RequestTrace } from '../tracing/index.ts';
 import { corsHeaders } from './cors-stage.ts';
 import type { Exchange } from './exchange.ts';
 import type { PipelineContext } from './pipeline-context.ts';
 import { abandon } from './respond-stage.ts';
-import { targetOf } from './targets/target-of.ts';
+import { targetOf } from './targets/index.ts';
 
 /** The exchange and the request data for a request that matched `endpoint`. */
 export function openExchange(

@@ -3,10 +3,10 @@
  * stages share it; a target never sees it, only its TargetCall (targets/target.ts), so what a
  * target may touch is written down in one place.
  */
-import type { Endpoint } from '../endpoint.ts';
-import type { ResponseTarget } from '../response-writer.ts';
-import type { RequestTrace } from '../trace-recorder.ts';
-import type { Target } from './targets/target.ts';
+import type { Endpoint } from '../endpoints/index.ts';
+import type { ResponseTarget } from '../http/index.ts';
+import type { RequestTrace } from '../tracing/index.ts';
+import type { Target } from './targets/index.ts';
 
 export interface Exchange extends ResponseTarget {
   endpoint: Endpoint;

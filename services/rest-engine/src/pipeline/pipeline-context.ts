@@ -6,13 +6,12 @@ import type { BlockList } from 'node:net';
 import type { FlowRunner } from '@gatehouse/flows';
 import type { Logger } from '@gatehouse/service-kit';
 import type { Tracer } from '@opentelemetry/api';
-import type { MultipartLimits } from '../body-reader.ts';
-import type { Endpoint } from '../endpoint.ts';
-import type { FunctionRegistry } from '../function-registry.ts';
-import type { RestMetrics } from '../rest-metrics.ts';
-import type { RouteTable } from '../route-table.ts';
-import type { StaticContentConfig } from '../static-content-config.ts';
-import type { StaticFolder } from '../static-files.ts';
+import type { MultipartLimits } from '../http/index.ts';
+import type { Endpoint } from '../endpoints/index.ts';
+import type { FunctionRegistry } from '../functions/index.ts';
+import type { RestMetrics } from './rest-metrics.ts';
+import type { RouteTable } from '../routing/index.ts';
+import type { StaticContentConfig, StaticFolder } from '../static/index.ts';
 
 export interface PipelineContext {
   table: RouteTable<Endpoint>;

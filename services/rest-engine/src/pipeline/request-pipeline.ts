@@ -16,18 +16,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AsyncHttpRequest, type HttpRequestData, isThenable } from '@gatehouse/functions';
 import { canonicaliseRequest } from '@gatehouse/service-kit';
-import { selectAuthRoute } from '../authentication.ts';
+import { selectAuthRoute } from '../endpoints/index.ts';
 import { authenticate } from './auth-stage.ts';
 import { bodyMethods, readBody } from './body-stage.ts';
 import { answerPreflight } from './cors-stage.ts';
-import { errorMessages } from '../error-renderer.ts';
+import { errorMessages } from '../http/index.ts';
 import type { Exchange } from './exchange.ts';
 import { openExchange } from './exchange-stage.ts';
 import type { PipelineContext } from './pipeline-context.ts';
 import { answerError, failed, plainError, startTimer } from './respond-stage.ts';
 import { routeOf } from './route-stage.ts';
 import { runTarget, unreachableService } from './target-stage.ts';
-import { runStaticTarget } from './targets/static-target.ts';
+import { runStaticTarget } from './targets/index.ts';
 
 export type { PipelineContext } from './pipeline-context.ts';
 

@@ -6,11 +6,10 @@
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { lingerThenClose } from '@gatehouse/service-kit';
-import { responseRoute } from '../builtin-functions.ts';
-import { describeTimeout } from '../endpoint-timeout.ts';
-import type { Endpoint } from '../endpoint.ts';
-import { type ResponseTarget, writeError, writeResult } from '../response-writer.ts';
-import type { TraceStep } from '../trace-recorder.ts';
+import { responseRoute } from '../functions/index.ts';
+import { describeTimeout, type Endpoint } from '../endpoints/index.ts';
+import { type ResponseTarget, writeError, writeResult } from '../http/index.ts';
+import type { TraceStep } from '../tracing/index.ts';
 import type { Exchange } from './exchange.ts';
 import type { PipelineContext } from './pipeline-context.ts';
 

@@ -5,9 +5,8 @@
  * path, 404).
  */
 import type { IncomingMessage } from 'node:http';
-import type { Endpoint } from '../endpoint.ts';
-import { errorMessages } from '../error-renderer.ts';
-import { exceedsParameters, tooManyParameters } from '../query-string.ts';
+import type { Endpoint } from '../endpoints/index.ts';
+import { errorMessages, exceedsParameters, tooManyParameters } from '../http/index.ts';
 import type { PipelineContext } from './pipeline-context.ts';
 import { allowOf } from './respond-stage.ts';
 

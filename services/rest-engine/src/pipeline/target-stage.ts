@@ -10,13 +10,13 @@ import {
   isEventEnvelope,
   isThenable,
 } from '@gatehouse/functions';
-import { selectAuthRoute } from '../authentication.ts';
-import type { TraceStep } from '../trace-recorder.ts';
+import { selectAuthRoute } from '../endpoints/index.ts';
+import type { TraceStep } from '../tracing/index.ts';
 import { eventHeaders } from './event-headers.ts';
 import type { Exchange } from './exchange.ts';
 import type { PipelineContext } from './pipeline-context.ts';
 import { answerError, answerResult, restartTimer, startTimer } from './respond-stage.ts';
-import type { TargetCall } from './targets/target.ts';
+import type { TargetCall } from './targets/index.ts';
 
 /**
  * The route of the function target or of the authentication service the request would use, when

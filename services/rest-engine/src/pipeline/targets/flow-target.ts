@@ -8,8 +8,7 @@
  */
 import { AppException, EventEnvelope } from '@gatehouse/functions';
 import { abortBody, type FlowResult } from '@gatehouse/flows';
-import { flowDeadlineMs, flowInputOf } from '../../flow-input.ts';
-import { flowTraceOf } from '../../flow-tracing.ts';
+import { flowDeadlineMs, flowInputOf, flowTraceOf } from '../../flows/index.ts';
 import type { PipelineContext } from '../pipeline-context.ts';
 import type { Target, TargetCall } from './target.ts';
 

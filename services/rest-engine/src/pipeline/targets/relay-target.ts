@@ -5,8 +5,7 @@
  * its cause logged (relay-failure.ts).
  */
 import { AppException, isAppException } from '@gatehouse/functions';
-import { relay } from '../../http-relay.ts';
-import { relayFailure } from '../../relay-failure.ts';
+import { relay, relayFailure } from '../../relay/index.ts';
 import type { PipelineContext } from '../pipeline-context.ts';
 import type { Target, TargetCall } from './target.ts';
 

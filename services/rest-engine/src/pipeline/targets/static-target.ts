@@ -8,11 +8,15 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { AsyncHttpRequest, isAppException, isEventEnvelope, isThenable } from '@gatehouse/functions';
 import { HttpError } from '@gatehouse/service-kit';
-import { parseCookies } from '../../cookies.ts';
-import { describeTimeout } from '../../endpoint-timeout.ts';
-import { parseQueryString } from '../../query-string.ts';
-import { type ResponseTarget, writeError, writeResult } from '../../response-writer.ts';
-import { etagMatches, type StaticFile, servedPaths } from '../../static-files.ts';
+import {
+  parseCookies,
+  parseQueryString,
+  type ResponseTarget,
+  writeError,
+  writeResult,
+} from '../../http/index.ts';
+import { describeTimeout } from '../../endpoints/index.ts';
+import { etagMatches, type StaticFile, servedPaths } from '../../static/index.ts';
 import type { PipelineContext } from '../pipeline-context.ts';
 
 const filterTimeoutMs = 10_000;

@@ -1,6 +1,6 @@
 /** Which target answers an endpoint: the relay for an `http://` service, a flow, else a function. */
-import { flowAdapterRoute } from '../../builtin-functions.ts';
-import type { Endpoint } from '../../endpoint.ts';
+import { flowAdapterRoute } from '../../functions/index.ts';
+import type { Endpoint } from '../../endpoints/index.ts';
 import { flowTarget } from './flow-target.ts';
 import { functionTarget } from './function-target.ts';
 import { relayTarget } from './relay-target.ts';

@@ -10,8 +10,8 @@
  * back into the stages (a target that needs the endpoint to wait longer says so with `waitMs`).
  */
 import type { AsyncHttpRequest, HttpRequestData } from '@gatehouse/functions';
-import type { Endpoint } from '../../endpoint.ts';
-import type { TraceStep } from '../../trace-recorder.ts';
+import type { Endpoint } from '../../endpoints/index.ts';
+import type { TraceStep } from '../../tracing/index.ts';
 import type { RequestIds } from '../event-headers.ts';
 import type { PipelineContext } from '../pipeline-context.ts';
 
