@@ -1,7 +1,7 @@
 /**
  * Light SSE, WebSocket, long-polling and socket.io clients that behave as good clients do across a
  * rolling restart or a crash: when the stream ends they reconnect (SSE after the server's `retry:`
- * hint, the others after a short random delay; a refused connect after its Retry-After) to a
+ * hint, the others after a short random delay; a refused connect after its Retry-After; a failed socket.io connect after socket.io's own backoff) to a
  * replica the balancer picks, with the last position they got, and they record what they receive. Only what the figures need is parsed: the `n` of each `greeting` event (a regex on
  * the JSON text, no JSON.parse per event) and when it first arrived, the stream position, the HTTP
  * status or close code of every refused connect, how long each client took to be receiving again
@@ -328,6 +328,7 @@ export class ResumingLongPollClient extends ResumingClient {
  */
 export class ResumingSocketIoClient extends ResumingClient {
   private socket: Socket | undefined;
+  private failedAttempts = 0;
   private readonly jwt: string | undefined;
 
   constructor(
@@ -358,21 +359,24 @@ export class ResumingSocketIoClient extends ResumingClient {
     let opened = false;
     socket.on('connect', () => {
       opened = true;
+      this.failedAttempts = 0;
     });
     socket.onAny((type: string, event: { data?: { n?: number } }, position?: string) => {
       this.frame(position, type, type === 'greeting' ? `"n":${event?.data?.n}` : '');
     });
-    socket.on('connect_error', (err: Error & { data?: { status?: number } }) => {
-      this.refused(err.data?.status ?? 0);
+    // A refused engine.io handshake is an HTTP status the client keeps as the error's description;
+    // its Retry-After is not readable, so the client backs off as socket.io's own reconnection does.
+    socket.on('connect_error', (err: Error & { data?: { status?: number }; description?: unknown }) => {
+      this.refused(err.data?.status ?? (typeof err.description === 'number' ? err.description : 0));
       socket.close();
-      this.retryAfterRefusal(undefined);
+      this.connectSoon(this.backoffMs());
     });
     // Also when the engine closes before the socket.io connect was answered (a poll that failed, a
     // ping that timed out): that attempt is over, and without `reconnection` nothing makes another.
     socket.on('disconnect', () => {
       socket.close();
       if (this.stopped) return;
-      if (!opened) return this.connectSoon(50 + Math.random() * 500);
+      if (!opened) return this.connectSoon(this.backoffMs());
       this.ended();
       this.connectSoon(Math.random() * 500);
     });
@@ -380,5 +384,17 @@ export class ResumingSocketIoClient extends ResumingClient {
 
   protected close(): void {
     this.socket?.close();
+  }
+
+  /**
+   * socket.io-client's reconnection delay for the attempts failed in a row: 1 s doubling up to 5 s,
+   * randomized by half either way (its reconnectionDelay, reconnectionDelayMax and
+   * randomizationFactor defaults). A flat retry keeps a replica that is slow to answer handshakes
+   * busy with handshakes whose clients have given up.
+   */
+  private backoffMs(): number {
+    this.failedAttempts++;
+    const delay = Math.min(5000, 1000 * 2 ** (this.failedAttempts - 1));
+    return delay * (0.5 + Math.random());
   }
 }
