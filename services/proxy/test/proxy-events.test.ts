@@ -338,7 +338,9 @@ describe('proxy events and correlated responses (two replicas, Kafka, Kinesis, N
     assert.equal(res.status, 201);
     assert.deepEqual(await res.json(), { reserved: true });
     assert.equal(res.headers.get('content-type'), 'application/json');
-    assert.equal(res.headers.get('x-extra'), 'e');
+    // The specification: the client receives the message body without the message's headers (RIG
+    // 3.0 copied them all).
+    assert.equal(res.headers.get('x-extra'), null);
     assert.equal(res.headers.get('access-control-allow-origin'), 'https://app.example');
   });
 
@@ -451,6 +453,44 @@ describe('proxy events and correlated responses (two replicas, Kafka, Kinesis, N
     }
   });
 
+  it('takes the response code in the payload on /v3/responses too: a structured CloudEvent', async () => {
+    // The cached answer of the test before left its request at the backend: not this one's.
+    for (const seen of backend.seen.filter((x) => x.url.startsWith('/h/async?')))
+      backend.seen.splice(backend.seen.indexOf(seen), 1);
+    const pending = post(`${a.publicUrl}/h/async`, { order: 4 });
+    const correlation = await backendCorrelation('/h/async');
+    const refused = await fetch(`${b.apiUrl}/v3/responses`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/cloudevents+json' },
+      body: JSON.stringify({
+        specversion: '1.0',
+        type: 'order.done',
+        source: '/backend',
+        id: 'r4',
+        gw: { correlation, responseCode: 100 },
+      }),
+    });
+    assert.equal(refused.status, 400);
+    assert.match(await refused.text(), /gw\.responseCode must be an integer from 200 to 599, got 100/);
+    const answer = await fetch(`${b.apiUrl}/v3/responses`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/cloudevents+json; charset=utf-8' },
+      body: JSON.stringify({
+        specversion: '1.0',
+        type: 'order.done',
+        source: '/backend',
+        id: 'r5',
+        datacontenttype: 'application/json',
+        gw: { correlation, responseCode: 201 },
+        data: { created: 4 },
+      }),
+    });
+    assert.equal(answer.status, 202);
+    const res = await pending;
+    assert.equal(res.status, 201);
+    assert.deepEqual(await res.json(), { created: 4 });
+  });
+
   it('kafka → response_from http_async and http → response_from kafka', async () => {
     const sent = cloudEvent();
     const first = post(`${b.publicUrl}/k/async`, sent);
@@ -472,11 +512,20 @@ describe('proxy events and correlated responses (two replicas, Kafka, Kinesis, N
     const correlation2 = await backendCorrelation('/h/kafka');
     await kafka.publish(responseTopic, {
       value: 'via kafka',
-      headers: { 'gw-correlation': correlation2, 'gw-response-code': '200' },
+      headers: {
+        'gw-correlation': correlation2,
+        'gw-response-code': '201',
+        'content-type': 'text/plain; charset=utf-8',
+        'x-backend-internal': 'secret-route',
+      },
     });
     const res = await second;
-    assert.equal(res.status, 200);
+    assert.equal(res.status, 201);
     assert.equal(await res.text(), 'via kafka');
+    // The spec: the client receives the message body without the message's headers; its content
+    // type alone says how to read the body.
+    assert.equal(res.headers.get('x-backend-internal'), null);
+    assert.equal(res.headers.get('content-type'), 'text/plain; charset=utf-8');
   });
 
   it('publishes to Kinesis keyed by gw.target_partition', async () => {

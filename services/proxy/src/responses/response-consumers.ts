@@ -54,8 +54,23 @@ export async function startResponseConsumers(options: ResponseConsumerOptions): 
   return subscriptions;
 }
 
+/**
+ * A Kafka response gives the client its status (`gw-response-code`) and body, not the record's other
+ * headers (the specification: "the client receives only the message body, without headers"; RIG
+ * 3.0 copied them all): a record's headers are the backend's bus metadata, not a response to a
+ * browser. Its `content-type` is kept, so the body can be read.
+ */
 function fromKafka(m: Message): ParsedResponse {
-  return parseBinaryResponse(m.headers, m.value);
+  const parsed = parseBinaryResponse(m.headers, m.value);
+  if (!parsed.ok) return parsed;
+  const contentType = parsed.response.headers['content-type'];
+  return {
+    ...parsed,
+    response: {
+      ...parsed.response,
+      headers: contentType === undefined ? {} : { 'content-type': contentType },
+    },
+  };
 }
 
 function fromKinesis(m: Message): ParsedResponse {

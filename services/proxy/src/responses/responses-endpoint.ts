@@ -1,7 +1,9 @@
 /**
  * `POST /v1/responses`, `/v2/responses` (a CloudEvent carrying `gw.correlation`) and
- * `POST /v3/responses` (binary: `gw-correlation` and `gw-response-code` headers, the body as is)
- * complete a request waiting with `response_from: http_async`, whichever replica holds it.
+ * `POST /v3/responses` (binary: `gw-correlation` and `gw-response-code` headers, the body as is; or,
+ * with `content-type: application/cloudevents+json`, a structured CloudEvent whose payload carries
+ * `gw.correlation` and `gw.responseCode`, as on /v1) complete a request waiting with
+ * `response_from: http_async`, whichever replica holds it.
  * Answers: 202 when the waiting request took the response; 400 for a malformed message or a forged
  * correlation id; 404 when no request waits for it any more (answered, timed out, replica gone).
  * RIG accepted v2 responses and then dropped them (reference §9.6); here both forms work.
@@ -22,22 +24,31 @@ export function createResponsesEndpoint(options: ResponsesEndpointOptions): Rout
   const routes = new Router();
   const cloudEventForm = async (req: IncomingMessage, res: ServerResponse) => {
     const body = await readBody(req, options.maxBodyBytes);
-    let parsed: ParsedResponse;
-    try {
-      parsed = parseCloudEventResponse(parseHttpEvent({ headers: req.headers, body }));
-    } catch (err) {
-      parsed = { ok: false, error: (err as Error).message };
-    }
-    await answer(res, parsed, options);
+    await answer(res, cloudEventResponse(req, body), options);
   };
   routes.post('/v1/responses', cloudEventForm);
   routes.post('/v2/responses', cloudEventForm);
   routes.post('/v3/responses', async (req, res) => {
     const body = await readBody(req, options.maxBodyBytes);
+    if (isStructuredCloudEvent(req)) return answer(res, cloudEventResponse(req, body), options);
     const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
     await answer(res, parseBinaryResponse(req.headers, body, query.get('correlation') ?? undefined), options);
   });
   return routes;
+}
+
+function cloudEventResponse(req: IncomingMessage, body: Buffer): ParsedResponse {
+  try {
+    return parseCloudEventResponse(parseHttpEvent({ headers: req.headers, body }));
+  } catch (err) {
+    return { ok: false, error: (err as Error).message };
+  }
+}
+
+/** CloudEvents' structured mode is named by its media type; any other body is a binary response. */
+function isStructuredCloudEvent(req: IncomingMessage): boolean {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  return type === 'application/cloudevents+json';
 }
 
 async function answer(
