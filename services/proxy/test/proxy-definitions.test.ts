@@ -132,6 +132,24 @@ describe('proxy API definitions (two replicas, Redis)', () => {
     const missing = await fetch(`${a.apiUrl}/v3/apis/nope`);
     assert.equal(missing.status, 404);
     assert.deepEqual(await missing.json(), { message: "API with id=nope doesn't exist." });
+    // The internal API's /v1 is gone (the specification removes it): nothing answers there.
+    for (const [method, path] of [
+      ['GET', '/v1/apis'],
+      ['GET', '/v1/apis/runtime'],
+      ['POST', '/v1/apis'],
+      ['DELETE', '/v1/apis/runtime'],
+    ] as const) {
+      const gone = await fetch(`${a.apiUrl}${path}`, {
+        method,
+        ...(method === 'POST' && json(runtimeApi())),
+      });
+      assert.equal(gone.status, 404, `${method} ${path}`);
+    }
+    assert.equal(
+      (await fetch(`${a.apiUrl}/v3/apis/runtime`)).status,
+      200,
+      'the DELETE on /v1 removed nothing',
+    );
   });
 
   it('answers an invalid update with 400 and the error map, and changes nothing', async () => {
