@@ -52,7 +52,10 @@ USER 10001:10001
 # public edge (INBOUND_PORT), internal API (API_PORT), REST engine (rest.server.port; the embedded
 # runner binds it to 127.0.0.1 and routes /api/ to it through the edge, REST_SERVER_HOST opens it)
 EXPOSE 4000 4010 8085
-# Stack traces of the built files name the TypeScript lines.
-ENTRYPOINT ["node", "--enable-source-maps"]
+# Stack traces of the built files name the TypeScript lines. Each held connection is an open file:
+# the soft open-files limit is raised to the hard one first (as Go's runtime does for its
+# programs; containerd 2 starts containers at a soft 1,024), so MAX_CONNECTIONS, not EMFILE, is what
+# caps a replica; Node cannot raise it itself. A hard limit still too low is named at start.
+ENTRYPOINT ["/bin/sh", "-c", "ulimit -n \"$(ulimit -Hn)\" 2>/dev/null; exec node --enable-source-maps \"$@\"", "gatehouse"]
 # The embedded runner holds the push connections too: see docs/deploy.md, "Sizing a push hub".
 CMD ["--max-semi-space-size=8", "embedded/dist/main.js"]

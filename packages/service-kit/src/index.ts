@@ -15,6 +15,7 @@ export * from './hop-by-hop.ts';
 export * from './http-limits.ts';
 export * from './http-response.ts';
 export * from './internal-api-auth.ts';
+export * from './open-files-limit.ts';
 export * from './openapi-documents.ts';
 export * from './internal-api-schemas.ts';
 export * from './json-depth.ts';

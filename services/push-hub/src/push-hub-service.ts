@@ -16,12 +16,19 @@ import {
   type GatewayService,
   type Health,
   type Logger,
+  openFilesLimit,
   type Registry,
 } from '@gatehouse/service-kit';
 import type { Store } from '@gatehouse/store';
 import { bearerTokens, connectionTokensFrom, hubAuthFrom } from './auth/index.ts';
 import type { pushHubConfig } from './config.ts';
-import { AddressBudget, ConnectionPlaces, createConnectionRateLimit } from './limits/index.ts';
+import {
+  AddressBudget,
+  ConnectionPlaces,
+  createConnectionRateLimit,
+  openFilesShortfall,
+  openFilesWarning,
+} from './limits/index.ts';
 import { consumeFanout, drainConnections, EventRing, Hub, StreamReplay } from './delivery/index.ts';
 import {
   createConnectionGate,
@@ -83,6 +90,9 @@ const CONNECTIONS_STREAM_LENGTH = 100;
 
 export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: PushHubDeps): PushHub {
   const logger = deps.logger.child({ service: 'push-hub' });
+  const shortfall = openFilesShortfall(config.MAX_CONNECTIONS, openFilesLimit());
+  if (shortfall)
+    logger.warn({ ...shortfall, maxConnections: config.MAX_CONNECTIONS }, openFilesWarning(shortfall));
   const metrics = new HubMetrics(deps.registry, config.METRICS_MAX_EVENT_TYPES);
   const auth = hubAuthFrom(deps.auth);
   const tokens = connectionTokensFrom(deps.auth, deps.replica, config.CONNECTION_TOKEN_TTL);

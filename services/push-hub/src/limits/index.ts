@@ -7,3 +7,4 @@ export {
   createConnectionRateLimit,
 } from './connection-rate-limit.ts';
 export { createSlidingWindow } from './sliding-window.ts';
+export { openFilesShortfall, openFilesWarning } from './open-files-check.ts';
