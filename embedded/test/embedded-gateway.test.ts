@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { signJwt, withExpiry } from '@gatehouse/auth';
-import { openSse, waitFor } from '@gatehouse/testkit';
+import { freePorts, openSse, waitFor } from '@gatehouse/testkit';
 import {
   type EmbeddedGateway,
   ephemeralGatewaySettings,
@@ -239,6 +239,25 @@ describe('embedded gateway', () => {
       assert.match(open, door);
   });
 
+  it('logs nothing below LOG_LEVEL', async () => {
+    // Its start warns (level 40) of the open gateway, and logs `listening` and `stopped` at info (30).
+    const { code, out } = await runUntilHealthy({ TOKEN_SECRET: '', LOG_LEVEL: 'warn' });
+    assert.equal(code, 0);
+    const levels = out
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => (JSON.parse(line) as { level: number }).level);
+    assert.ok(levels.includes(40), out);
+    assert.deepEqual(
+      levels.filter((level) => level < 40),
+      [],
+      `lines below warn:\n${out}`,
+    );
+    assert.doesNotMatch(out, /"msg":"stopped"/);
+    const info = await runUntilListening({ TOKEN_SECRET: '', LOG_LEVEL: 'info' });
+    assert.match(info.out, /"msg":"stopped"/, 'the same run at info logs its stop');
+  });
+
   it('says nothing of an open gateway once the checks and the internal API token are set', async () => {
     const { out } = await runUntilListening({
       SUBMISSION_CHECK: 'jwt_validation',
@@ -268,6 +287,40 @@ async function runUntilListening(env: Record<string, string>): Promise<{ code: n
   try {
     // A bound against a hang: a start takes 10 s and more on a busy box (two cores).
     await waitFor(() => out.includes('"listening"'), { what: 'the gateway to listen', timeoutMs: 60_000 });
+  } finally {
+    child.kill('SIGTERM');
+  }
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, out };
+}
+
+/**
+ * main.ts on ports chosen here, stopped with SIGTERM once its /health answers (its log may say
+ * nothing of listening at a high LOG_LEVEL): its exit code and stdout.
+ */
+async function runUntilHealthy(env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+  const [inbound, api, rest] = await freePorts(3);
+  const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+  const child = spawn(process.execPath, [main], {
+    env: {
+      ...process.env,
+      INBOUND_PORT: String(inbound),
+      API_PORT: String(api),
+      REST_SERVER_PORT: String(rest),
+      HOST: '127.0.0.1',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  try {
+    // A bound against a hang: a start takes 10 s and more on a busy box (two cores).
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${api}/health`).catch(() => undefined))?.ok, {
+      what: 'the gateway to answer /health',
+      timeoutMs: 60_000,
+      intervalMs: 100,
+    });
   } finally {
     child.kill('SIGTERM');
   }

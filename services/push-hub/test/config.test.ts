@@ -49,6 +49,8 @@ describe('push hub settings', () => {
     assert.equal(config.LONGPOLL_SESSION_TTL, 60_000);
     assert.equal(config.MAX_CONNECTIONS_PER_ADDRESS, 1000);
     assert.equal(config.MAX_CONNECTIONS, 20_000);
+    // New connections per minute across the replicas (the specification's default).
+    assert.equal(config.MAX_CONNECTIONS_PER_MINUTE, 5000);
     for (const name of ['MAX_CONNECTIONS_PER_ADDRESS', 'MAX_CONNECTIONS'])
       assert.throws(() => loadConfig(pushHubConfig, { [name]: '0' }), ConfigError, name);
   });

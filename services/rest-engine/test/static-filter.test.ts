@@ -32,7 +32,8 @@ before(async () => {
       'export default defineFunction({',
       "  route: 'test.filter',",
       '  handleEvent: (_headers, request) => {',
-      "    throw new AppException(403, 'filtered ' + request.getUrl());",
+      "    const probe = request.getQueryParameter('probe');",
+      "    throw new AppException(403, 'filtered ' + request.getUrl() + (probe === undefined ? '' : ' probe=' + probe));",
       '  },',
       '});',
       '',
@@ -78,6 +79,12 @@ describe('static-content rules decide on the file served', () => {
       ],
       '/forbidden.html',
     );
+  });
+
+  it("gives the filter the request's query parameters", async () => {
+    const res = await get('/forbidden.html?probe=42&other=x');
+    assert.equal(res.status, 403, res.body);
+    assert.equal(JSON.parse(res.body).message, 'filtered /forbidden.html probe=42');
   });
 
   it('filters a folder index however the folder is named, and keeps exclusions', async () => {

@@ -12,6 +12,17 @@ describe('rest.yaml JSON Schema', () => {
     assert.deepEqual(validateRestDocument(parse(readFileSync(example, 'utf8'))), []);
   });
 
+  it('requires the paths of a static-content filter', () => {
+    const errors = validateRestDocument({ 'static-content': { filter: { service: 'page.filter' } } });
+    assert.match(errors.join('\n'), /static-content\.filter must have required property 'path'/);
+    assert.deepEqual(
+      validateRestDocument({
+        'static-content': { filter: { path: ['/private/*'], service: 'page.filter' } },
+      }),
+      [],
+    );
+  });
+
   it('flags what an editor should underline', () => {
     const errors = validateRestDocument({
       rest: [{ service: 'a.b', methods: ['get'], url: 'x', timeout: 'soon', tracing: 'yes', typo: 1 }],
