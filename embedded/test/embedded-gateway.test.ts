@@ -223,7 +223,7 @@ describe('embedded gateway', () => {
   });
 
   it('exits cleanly on SIGTERM as a process', async () => {
-    const { code, out } = await runUntilListening({ TOKEN_SECRET: '' });
+    const { code, out } = await runUntilHealthy({ TOKEN_SECRET: '' });
     assert.equal(code, 0);
     assert.match(out, /"msg":"stopped"/);
     assert.match(out, /TOKEN_SECRET is not set: generated a random one for this process/);
@@ -254,12 +254,12 @@ describe('embedded gateway', () => {
       `lines below warn:\n${out}`,
     );
     assert.doesNotMatch(out, /"msg":"stopped"/);
-    const info = await runUntilListening({ TOKEN_SECRET: '', LOG_LEVEL: 'info' });
+    const info = await runUntilHealthy({ TOKEN_SECRET: '', LOG_LEVEL: 'info' });
     assert.match(info.out, /"msg":"stopped"/, 'the same run at info logs its stop');
   });
 
   it('says nothing of an open gateway once the checks and the internal API token are set', async () => {
-    const { out } = await runUntilListening({
+    const { out } = await runUntilHealthy({
       SUBMISSION_CHECK: 'jwt_validation',
       SUBSCRIPTION_CHECK: 'jwt_validation',
       INTERNAL_API_TOKEN: 'embedded-test-internal-api-token',
@@ -268,35 +268,10 @@ describe('embedded gateway', () => {
   });
 });
 
-/** `make run`'s main.ts as a process on free ports, stopped with SIGTERM once it listens: its exit code and stdout. */
-async function runUntilListening(env: Record<string, string>): Promise<{ code: number | null; out: string }> {
-  const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
-  const child = spawn(process.execPath, [main], {
-    env: {
-      ...process.env,
-      INBOUND_PORT: '0',
-      API_PORT: '0',
-      REST_SERVER_PORT: '0',
-      HOST: '127.0.0.1',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let out = '';
-  child.stdout.on('data', (d) => (out += d));
-  try {
-    // A bound against a hang: a start takes 10 s and more on a busy box (two cores).
-    await waitFor(() => out.includes('"listening"'), { what: 'the gateway to listen', timeoutMs: 60_000 });
-  } finally {
-    child.kill('SIGTERM');
-  }
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, out };
-}
-
 /**
- * main.ts on ports chosen here, stopped with SIGTERM once its /health answers (its log may say
- * nothing of listening at a high LOG_LEVEL): its exit code and stdout.
+ * `make run`'s main.ts as a process on free ports, stopped with SIGTERM once its /health answers
+ * (not once it logs that it listens: at a high LOG_LEVEL it says nothing of it): its exit code and
+ * stdout.
  */
 async function runUntilHealthy(env: Record<string, string>): Promise<{ code: number | null; out: string }> {
   const [inbound, api, rest] = await freePorts(3);
