@@ -11,7 +11,7 @@
 import type { Bus, Message, Subscription } from '@gatehouse/bus';
 import { parseJsonEvent } from '@gatehouse/cloudevents';
 import type { Logger } from '@gatehouse/service-kit';
-import { type ParsedResponse, parseBinaryResponse, parseCloudEventResponse } from './response-message.ts';
+import { type ParsedResponse, parseBinaryResponse, readCloudEventResponse } from './response-message.ts';
 import type { DeliveryResult, ResponseRouter } from './response-router.ts';
 
 export interface ResponseSource {
@@ -74,11 +74,7 @@ function fromKafka(m: Message): ParsedResponse {
 }
 
 function fromKinesis(m: Message): ParsedResponse {
-  try {
-    return parseCloudEventResponse(parseJsonEvent(m.value));
-  } catch (err) {
-    return { ok: false, error: (err as Error).message };
-  }
+  return readCloudEventResponse(() => parseJsonEvent(m.value));
 }
 
 function handle(

@@ -100,6 +100,15 @@ export function parseCloudEventResponse(event: CloudEvent): ParsedResponse {
   };
 }
 
+/** parseCloudEventResponse of the event `read` parses; a message that is no CloudEvent is refused with why. */
+export function readCloudEventResponse(read: () => CloudEvent): ParsedResponse {
+  try {
+    return parseCloudEventResponse(read());
+  } catch (err) {
+    return { ok: false, error: (err as Error).message };
+  }
+}
+
 function parseStatus(text: string | undefined): number | undefined {
   if (text === undefined || text.trim() === '') return 200;
   if (!/^\d{3}$/.test(text.trim())) return undefined;

@@ -9,9 +9,9 @@
  * RIG accepted v2 responses and then dropped them (reference §9.6); here both forms work.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parseHttpEvent } from '@gatehouse/cloudevents';
+import { essence, parseHttpEvent } from '@gatehouse/cloudevents';
 import { Router, readBody, sendText } from '@gatehouse/service-kit';
-import { type ParsedResponse, parseBinaryResponse, parseCloudEventResponse } from './response-message.ts';
+import { type ParsedResponse, parseBinaryResponse, readCloudEventResponse } from './response-message.ts';
 import type { DeliveryResult, ResponseRouter } from './response-router.ts';
 
 export interface ResponsesEndpointOptions {
@@ -38,17 +38,12 @@ export function createResponsesEndpoint(options: ResponsesEndpointOptions): Rout
 }
 
 function cloudEventResponse(req: IncomingMessage, body: Buffer): ParsedResponse {
-  try {
-    return parseCloudEventResponse(parseHttpEvent({ headers: req.headers, body }));
-  } catch (err) {
-    return { ok: false, error: (err as Error).message };
-  }
+  return readCloudEventResponse(() => parseHttpEvent({ headers: req.headers, body }));
 }
 
 /** CloudEvents' structured mode is named by its media type; any other body is a binary response. */
 function isStructuredCloudEvent(req: IncomingMessage): boolean {
-  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  return type === 'application/cloudevents+json';
+  return essence(req.headers['content-type']) === 'application/cloudevents+json';
 }
 
 async function answer(
