@@ -1,6 +1,6 @@
 # Gatehouse: `make run` starts everything in one process; `make test` runs the whole suite against
-# real Kafka, Redis (a server and a 3-master cluster), NATS, a Kinesis emulator and Jaeger (started
-# by tools/deps.sh).
+# real Kafka, Redis (a server and a 3-master cluster), NATS, a Kinesis emulator, Jaeger and Zipkin
+# (started by tools/deps.sh).
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 ROOT := $(CURDIR)
@@ -20,7 +20,7 @@ help:
 	@echo "make build      the JavaScript the image runs: services/<name>/dist/main.js (tools/build.ts)"
 	@echo "make test       lint, typecheck and every test against real brokers"
 	@echo "make check      lint, typecheck and the tests that need no broker, process or cluster (minutes)"
-	@echo "make deps-up    start Kafka, Redis, a Redis Cluster, NATS, the Kinesis emulator, Jaeger and a schema registry (deps-down stops them)"
+	@echo "make deps-up    start Kafka, Redis, a Redis Cluster, NATS, the Kinesis emulator, Jaeger, Zipkin and a schema registry (deps-down stops them)"
 	@echo "make bench      side-by-side benchmarks (bench/README.md)"
 	@echo "make compose-test  docker-compose.yml for real on podman, checked from outside (test-deploy/)"
 	@echo "make helm-test  the chart installed into a local single-node Kubernetes, checked from outside"

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Starts and stops the real servers the tests use, on 127.0.0.1 only:
 #   Apache Kafka (KRaft, jars from Maven Central), Redis, a Redis Cluster of three masters and NATS
-#   (Debian packages), a Kinesis emulator (npm package kinesis-local), and the trace backend
+#   (Debian packages), a Kinesis emulator (npm package kinesis-local), the two trace backends
 #   `traces`: Jaeger v2 (OTLP/HTTP in, query API out), built once from the Go module proxy
-#   (tools/jaeger/go.mod), and `schema-registry`: a Confluent-compatible schema registry (Apicurio
-#   Registry from Maven Central, its ccompat API) keeping its schemas in a topic of that Kafka.
+#   (tools/jaeger/go.mod), and `zipkin`: a Zipkin server (its executable jar from Maven Central;
+#   Zipkin v2 JSON in at /api/v2/spans, query API at /api/v2/traces), and `schema-registry`: a
+#   Confluent-compatible schema registry (Apicurio Registry from Maven Central, its ccompat API)
+#   keeping its schemas in a topic of that Kafka.
 # Usage: tools/deps.sh up|down|status [name...]    tools/deps.sh restart name...    tools/deps.sh tools
 #        tools/deps.sh kafka-libs   (only fetch the Kafka jars; prints their directory)
 #        tools/deps.sh schema-registry-app   (only fetch Apicurio Registry; prints its directory)
 #        tools/deps.sh jaeger-bin   (only build Jaeger when it is missing or stale; prints its path)
-# Names: kafka redis redis-cluster nats kinesis traces schema-registry redis-tls redis-tls-cluster nats-tls traces-tls kafka-tls schema-registry-tls (default: all;
+#        tools/deps.sh zipkin-jar   (only fetch Zipkin's jar; prints its path)
+# Names: kafka redis redis-cluster nats kinesis traces zipkin schema-registry redis-tls redis-tls-cluster nats-tls traces-tls kafka-tls schema-registry-tls (default: all;
 # schema-registry needs kafka up, schema-registry-tls the schema-registry). Idempotent: `up` skips what
 # already runs. State, logs and PID files live under .cache/deps/<name>/. Ports come from the
 # environment:
@@ -18,6 +21,7 @@
 #   TRACES_QUERY_GRPC_PORT (16685)
 #   REDIS_CLUSTER_PORT (7000): the cluster's masters listen on it and the next two ports
 #   SCHEMA_REGISTRY_PORT (8081): the registry's Confluent API is http://127.0.0.1:<port>/apis/ccompat/v7
+#   ZIPKIN_PORT (9411): Zipkin's one port, for spans in (/api/v2/spans), queries and /health
 # redis-tls, redis-tls-cluster, nats-tls, traces-tls, kafka-tls and schema-registry-tls (TLS, client certificates, users): tools/tls-deps.sh.
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -euo pipefail
@@ -35,7 +39,8 @@ TRACES_OTLP_PORT=${TRACES_OTLP_PORT:-4318}
 TRACES_QUERY_PORT=${TRACES_QUERY_PORT:-16686}
 TRACES_QUERY_GRPC_PORT=${TRACES_QUERY_GRPC_PORT:-16685}
 SCHEMA_REGISTRY_PORT=${SCHEMA_REGISTRY_PORT:-8081}
-all=(redis redis-cluster nats kinesis kafka traces schema-registry redis-tls redis-tls-cluster nats-tls traces-tls kafka-tls schema-registry-tls)
+ZIPKIN_PORT=${ZIPKIN_PORT:-9411}
+all=(redis redis-cluster nats kinesis kafka traces zipkin schema-registry redis-tls redis-tls-cluster nats-tls traces-tls kafka-tls schema-registry-tls)
 
 say() { echo "deps: $*" >&2; }
 die() { say "$*"; exit 1; }
@@ -225,6 +230,46 @@ build_jaeger() {
   say "Jaeger $version built in $((SECONDS - t))s"
 }
 
+# ---- Zipkin (zipkin): the executable jar of zipkin-server from Maven Central, checked against
+#      the SHA-256 Maven Central publishes for it (pinned here), fetched once into .cache/zipkin/;
+#      Java 17 (Debian's) runs it. In-memory storage, so a restart starts empty; 127.0.0.1 only. ----
+zipkin_version=3.6.1
+zipkin_sha256=d8326e0ed4f43855dba81228f688554706e52578a7c782d9a90b73f8680654a1
+zipkin_up() {
+  apt_install java:default-jre-headless curl:curl
+  local jar; jar=$(zipkin_jar)
+  mkdir -p "$state/zipkin"
+  # Spring properties on the command line: the listener (one port, HTTP, loopback only), memory
+  # storage of at most 100,000 spans, no self-tracing, logs at WARN.
+  spawn zipkin java -Xms64m -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+    -Djava.awt.headless=true -jar "$jar" \
+    '--armeria.ports[0].ip=127.0.0.1' "--armeria.ports[0].port=$ZIPKIN_PORT" \
+    '--armeria.ports[0].protocols[0]=http' \
+    --zipkin.storage.type=mem --zipkin.storage.mem.max-spans=100000 \
+    --zipkin.self-tracing.enabled=false --spring.main.banner-mode=off --logging.level.root=WARN
+  wait_ready zipkin 120 zipkin-ping
+}
+# Ready = /health says UP (the collector and the storage both).
+zipkin-ping() { curl -fsS "http://127.0.0.1:$ZIPKIN_PORT/health" | grep -q '"status" *: *"UP"'; }
+# The jar's path, fetched once (tools/build-cache.sh keeps .cache/zipkin across clones).
+zipkin_jar() {
+  local jar="$root/.cache/zipkin/zipkin-server-$zipkin_version-exec.jar"
+  [ -f "$jar" ] || fetch_zipkin "$jar" >&2
+  echo "$jar"
+}
+fetch_zipkin() {
+  local jar=$1 t=$SECONDS url
+  url="https://repo1.maven.org/maven2/io/zipkin/zipkin-server/$zipkin_version"
+  url="$url/zipkin-server-$zipkin_version-exec.jar"
+  say "fetching Zipkin $zipkin_version from Maven Central (about 135 MB, once)"
+  mkdir -p "$(dirname "$jar")"
+  curl -fsS -o "$jar.part" "$url"
+  [ "$(sha256sum "$jar.part" | cut -d' ' -f1)" = "$zipkin_sha256" ] ||
+    { rm -f "$jar.part"; die "zipkin: checksum mismatch for $url"; }
+  mv "$jar.part" "$jar"
+  say "Zipkin $zipkin_version fetched in $((SECONDS - t))s"
+}
+
 # ---- Schema registry: Apicurio Registry (Apache 2.0), whose ccompat API is the Confluent Schema
 #      Registry's REST API (Karapace, the brief's first choice, is not on PyPI). Its Quarkus build,
 #      checked against Maven Central's SHA-1, is unpacked once into .cache/schema-registry/; 3.0.x is
@@ -299,7 +344,8 @@ stop_process() {
 
 cmd=${1:-status}; shift || true
 names=("$@"); [ ${#names[@]} -eq 0 ] && names=("${all[@]}")
-[[ "$cmd" = tools || "$cmd" = kafka-libs || "$cmd" = schema-registry-app || "$cmd" = jaeger-bin ]] && names=()
+[[ "$cmd" = tools || "$cmd" = kafka-libs || "$cmd" = schema-registry-app || "$cmd" = jaeger-bin || "$cmd" = zipkin-jar ]] &&
+  names=()
 for n in "${names[@]}"; do [[ " ${all[*]} " == *" $n "* ]] || die "unknown dependency '$n' (know: ${all[*]})"; done
 case "$cmd" in
   up) for n in "${names[@]}"; do up_one "$n"; done ;;
@@ -312,6 +358,7 @@ case "$cmd" in
   kafka-libs) kafka_libs; echo "$root/.cache/kafka/libs" ;;
   schema-registry-app) apt_install curl:curl; apicurio_app ;;
   jaeger-bin) jaeger_bin ;;
+  zipkin-jar) apt_install curl:curl; zipkin_jar ;;
   status) for n in "${names[@]}"; do
       if running_all "$n"; then echo "$n: running (pid $(pid_of "$n"))"; else echo "$n: stopped"; fi
     done ;;

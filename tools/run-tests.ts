@@ -82,6 +82,7 @@ function unitEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
     'KINESIS_PORT',
     'TRACES_OTLP_PORT',
     'TRACES_QUERY_PORT',
+    'ZIPKIN_PORT',
     'SCHEMA_REGISTRY_PORT',
   ])
     env[name] = closedPort;

@@ -32,6 +32,7 @@ const brokers = {
   nats: /\bnats|NatsBus/i,
   kinesis: /kinesis/i,
   traces: /trace|jaeger|otlp/i,
+  zipkin: /zipkin/i,
   'schema-registry': /registry|avro/i,
 } as const;
 export type Broker = keyof typeof brokers;

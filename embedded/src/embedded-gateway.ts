@@ -4,9 +4,10 @@
  * settings from the same environment, exactly as it would standalone.
  *
  * Tracing: one OpenTelemetry SDK for the process (an SDK registers process-wide), started when an
- * OTLP endpoint is set, as `service.name` `gatehouse` (OTEL_SERVICE_NAME renames it). The services
- * inside keep apart by their instrumentation scope (`@gatehouse/proxy`, `@gatehouse/publisher` …),
- * and a request's spans still nest across them. stop() sends the spans still buffered.
+ * exporter is configured (an OTLP endpoint, or Zipkin), as `service.name` `gatehouse`
+ * (OTEL_SERVICE_NAME renames it). The services inside keep apart by their instrumentation scope
+ * (`@gatehouse/proxy`, `@gatehouse/publisher` …), and a request's spans still nest across them.
+ * stop() sends the spans still buffered.
  */
 import { randomBytes } from 'node:crypto';
 import type { BlockList } from 'node:net';

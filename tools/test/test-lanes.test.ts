@@ -21,7 +21,7 @@ describe('test lanes', () => {
     const e2e = read('test-e2e/test/rolling-restart.test.ts');
     assert.equal(e2e.lane, 'shared');
     assert.ok(['kafka', 'redis', 'nats', 'kinesis'].every((b) => e2e.uses.has(b as never)));
-    assert.equal(read('services/push-hub/test/control-streams.test.ts').disrupts.size, 6);
+    assert.equal(read('services/push-hub/test/control-streams.test.ts').disrupts.size, 7);
   });
 
   it('reads a file with no broker and no process as unit', () => {

@@ -108,6 +108,7 @@ references follow unless env names them too; the EnvVar lists (extraEnv) come la
 {{- with $c.ports.public }}{{ $_ := set $derived "INBOUND_PORT" . }}{{ end -}}
 {{- if and $v.internalApi.tokenAuth $v.internalApi.metricsOpen }}{{ $_ := set $derived "INTERNAL_API_METRICS_OPEN" "true" }}{{ end -}}
 {{- with $v.tracing.otlpEndpoint }}{{ $_ := set $derived "OTEL_EXPORTER_OTLP_ENDPOINT" . }}{{ end -}}
+{{- with $v.tracing.zipkinEndpoint }}{{ $_ := set $derived "OTEL_TRACES_EXPORTER" "zipkin" }}{{ $_ := set $derived "OTEL_EXPORTER_ZIPKIN_ENDPOINT" . }}{{ end -}}
 {{- with $v.tracing.resourceAttributes }}{{ $_ := set $derived "OTEL_RESOURCE_ATTRIBUTES" . }}{{ end -}}
 {{- with $c.ports.http }}{{ $_ := set $derived "REST_SERVER_PORT" . }}{{ end -}}
 {{- /* The proxy refuses private targets unless listed: the release's REST engine is (env overrides). */}}

@@ -1,8 +1,8 @@
 /**
  * The shared shape of every service's main.ts: read the common settings, make the logger, registry
- * and health, start tracing (when an OTLP endpoint is configured), let the service wire itself,
- * then serve until SIGTERM/SIGINT. Shutdown drains, closes, then sends the spans still buffered.
- * An invalid configuration exits with status 2 and one message naming every bad variable.
+ * and health, start tracing (when an OTLP or Zipkin exporter is configured), let the service wire
+ * itself, then serve until SIGTERM/SIGINT. Shutdown drains, closes, then sends the spans still
+ * buffered. An invalid configuration exits with status 2 and one message naming every bad variable.
  */
 import type { TracingHandle } from '@gatehouse/tracing';
 import { commonConfig, replicaId } from './common-config.ts';

@@ -1,7 +1,8 @@
 /**
  * Starting tracing for a service process (startTracing from @gatehouse/tracing), with an unusable
- * OTEL_EXPORTER_OTLP_* endpoint reported as a configuration error like any other (exit status 2),
- * and a log line saying where spans go when tracing is on.
+ * OTEL_* setting (an unknown OTEL_TRACES_EXPORTER, a bad OTLP or Zipkin endpoint …) reported as a
+ * configuration error like any other (exit status 2), and a log line saying which exporter spans go
+ * out by and where, when tracing is on.
  */
 import { startTracing, type TracingHandle, type TracingOptions } from '@gatehouse/tracing';
 import { ConfigError } from './env-config.ts';
@@ -15,6 +16,9 @@ export async function startServiceTracing(options: TracingOptions, logger: Logge
     throw new ConfigError([(err as Error).message]);
   }
   if (tracing.enabled)
-    logger.info({ url: tracing.tracesUrl, instance: options.serviceInstanceId }, 'exporting traces');
+    logger.info(
+      { exporter: tracing.exporter, url: tracing.tracesUrl, instance: options.serviceInstanceId },
+      'exporting traces',
+    );
   return tracing;
 }

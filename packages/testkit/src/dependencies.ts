@@ -17,6 +17,7 @@ export type Dependency =
   | 'nats'
   | 'kinesis'
   | 'traces'
+  | 'zipkin'
   | 'schema-registry'
   | 'redis-tls'
   | 'redis-tls-cluster'
@@ -38,6 +39,8 @@ export const dependencyAddress = {
   tracesOtlpUrl: `http://127.0.0.1:${process.env.TRACES_OTLP_PORT ?? 4318}`,
   /** The trace backend's query API (Jaeger's /api/traces/<id>). */
   tracesQueryUrl: `http://127.0.0.1:${process.env.TRACES_QUERY_PORT ?? 16686}`,
+  /** The Zipkin server: spans in at /api/v2/spans (OTEL_EXPORTER_ZIPKIN_ENDPOINT), its query API. */
+  zipkinUrl: `http://127.0.0.1:${process.env.ZIPKIN_PORT ?? 9411}`,
   /** The schema registry's Confluent-compatible API (KAFKA_SCHEMA_REGISTRY_HOST). */
   schemaRegistryUrl: `http://127.0.0.1:${process.env.SCHEMA_REGISTRY_PORT ?? 8081}/apis/ccompat/v7`,
 };

@@ -1,7 +1,8 @@
 /**
- * Reading a trace back from the trace backend tools/deps.sh starts (Jaeger v2, its query API
- * `GET /api/traces/<trace id>`), as a flat list of spans with their parent, kind, service and
- * attributes, so a test checks what the services really exported.
+ * Reading a trace back from the trace backends tools/deps.sh starts (Jaeger v2, its query API
+ * `GET /api/traces/<trace id>`; Zipkin, `GET /api/v2/trace/<trace id>`), as a flat list of spans
+ * with their parent, kind, service and attributes, so a test checks what the services really
+ * exported.
  */
 import { dependencyAddress } from './dependencies.ts';
 import { waitFor } from './wait-for.ts';
@@ -57,6 +58,44 @@ export async function fetchTrace(
   if (!res.ok) throw new Error(`trace backend answered ${res.status}: ${await res.text()}`);
   const body = (await res.json()) as { data: JaegerTrace[] | null };
   return (body.data ?? []).flatMap((t) => t.spans.map((s) => exportedSpan(s, t)));
+}
+
+interface ZipkinSpan {
+  traceId: string;
+  id: string;
+  parentId?: string;
+  name?: string;
+  kind?: string;
+  timestamp?: number;
+  localEndpoint?: { serviceName?: string };
+  tags?: Record<string, string>;
+}
+
+/**
+ * The spans the Zipkin server holds for the trace so far; none when it knows no such trace. Zipkin
+ * keeps span and service names in lower case, has no links, and its tags hold the resource's
+ * attributes beside the span's (the exporter merges them), so `resource` and `attributes` are both
+ * the tags.
+ */
+export async function fetchZipkinTrace(
+  traceId: string,
+  zipkinUrl = dependencyAddress.zipkinUrl,
+): Promise<ExportedSpan[]> {
+  const res = await fetch(`${zipkinUrl}/api/v2/trace/${traceId}`);
+  if (res.status === 404) return [];
+  if (!res.ok) throw new Error(`zipkin answered ${res.status}: ${await res.text()}`);
+  return ((await res.json()) as ZipkinSpan[]).map((span) => ({
+    traceId: span.traceId,
+    spanId: span.id,
+    parentSpanId: span.parentId,
+    links: [],
+    name: span.name ?? '',
+    kind: span.kind?.toLowerCase() ?? 'internal',
+    service: span.localEndpoint?.serviceName ?? '',
+    resource: { ...span.tags },
+    attributes: { ...span.tags },
+    startTime: span.timestamp ?? 0,
+  }));
 }
 
 /** Polls until `complete` holds for the trace's spans (spans arrive in batches from several processes). */

@@ -1,19 +1,23 @@
 /**
- * Starting the OpenTelemetry Node SDK for a service, only when an OTLP endpoint is configured.
- * Without one tracing stays off and costs nothing: the OpenTelemetry API stays a no-op,
- * isTracingActive() stays false (services skip their span work on it) and the returned handle's
- * shutdown does nothing.
+ * Starting the OpenTelemetry Node SDK for a service, only when an exporter is configured. Without
+ * one tracing stays off and costs nothing: the OpenTelemetry API stays a no-op, isTracingActive()
+ * stays false (services skip their span work on it) and the returned handle's shutdown does
+ * nothing.
  *
- * Where spans go, first match wins:
+ * The exporter (trace-export.ts): OTEL_TRACES_EXPORTER `otlp` (the default) or `zipkin`.
+ * OTLP: where spans go, first match wins:
  * 1. `endpoint` option (a base URL; `/v1/traces` is appended),
  * 2. `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (the full URL, used as it is),
  * 3. `OTEL_EXPORTER_OTLP_ENDPOINT` (a base URL; `/v1/traces` is appended).
+ * Spans go out in batches by the official OTLP exporter of OTEL_EXPORTER_OTLP_PROTOCOL
+ * (`http/protobuf` by default, `http/json`, `grpc`), with OTEL_EXPORTER_OTLP_HEADERS and the TLS
+ * files of otlp-exporter-settings.ts. For `grpc` the endpoint is the collector's address
+ * (`http://collector:4317`; `https://` for TLS), nothing appended.
+ * Zipkin: the official Zipkin exporter posts the batches as Zipkin v2 JSON to
+ * OTEL_EXPORTER_ZIPKIN_ENDPOINT (the full URL, `http://zipkin:9411/api/v2/spans`).
  * `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none` keep tracing off whatever is configured,
  * so an operator can always switch it off. `OTEL_SERVICE_NAME` overrides the service name given in
- * code. Spans go out in batches by the official OTLP exporter of OTEL_EXPORTER_OTLP_PROTOCOL
- * (`http/protobuf` by default, `http/json`, `grpc`), with OTEL_EXPORTER_OTLP_HEADERS and the TLS
- * files of otlp-exporter-settings.ts; metrics and logs are not exported from here. For `grpc` the
- * endpoint is the collector's address (`http://collector:4317`; `https://` for TLS), nothing appended.
+ * code. Metrics and logs are not exported from here.
  *
  * The resource: `service.name`, `service.instance.id` (the replica id the service also puts in its
  * tokens, so a span leads to the replica that holds a connection) and `service.version`, over what
@@ -22,11 +26,12 @@
  * parent, sample new traces) and batching (OTEL_BSP_*) are the SDK's, read from the environment.
  */
 import { context, logs, propagation, trace } from '@opentelemetry/api';
-import { otlpExporterSettings, otlpProtocol } from './otlp-exporter-settings.ts';
+import { otlpExporterSettings } from './otlp-exporter-settings.ts';
 import type { ServiceIdentity } from './service-identity.ts';
+import { type TraceExport, traceExport } from './trace-export.ts';
 
 export interface TracingOptions extends ServiceIdentity {
-  /** Base URL of an OTLP/HTTP receiver, e.g. `http://otel-collector:4318`. */
+  /** Base URL of an OTLP/HTTP receiver, e.g. `http://otel-collector:4318` (for the `otlp` exporter). */
   endpoint?: string;
   /** Where the OTEL_* variables are read from; defaults to process.env. */
   env?: NodeJS.ProcessEnv;
@@ -34,13 +39,20 @@ export interface TracingOptions extends ServiceIdentity {
 
 export interface TracingHandle {
   readonly enabled: boolean;
+  /** The exporter spans go out by, when enabled. */
+  readonly exporter: TraceExport['exporter'] | undefined;
   /** The URL spans are posted to, when enabled. */
   readonly tracesUrl: string | undefined;
   /** Exports the spans still buffered, then stops; safe to call more than once. */
   shutdown(): Promise<void>;
 }
 
-const disabledHandle: TracingHandle = { enabled: false, tracesUrl: undefined, shutdown: async () => {} };
+const disabledHandle: TracingHandle = {
+  enabled: false,
+  exporter: undefined,
+  tracesUrl: undefined,
+  shutdown: async () => {},
+};
 
 let active = false;
 
@@ -55,20 +67,24 @@ export function isTracingActive(): boolean {
 
 /**
  * The SDK (exporter, resources, NodeSDK: 12–17 MiB resident, measured) is imported only here, when
- * tracing is on, so a process without an OTLP endpoint never loads it.
+ * tracing is on, so a process without an exporter configured never loads it.
  */
 export async function startTracing(options: TracingOptions): Promise<TracingHandle> {
   const env = options.env ?? process.env;
-  const url = tracesUrl(options, env);
-  if (url === undefined) return disabledHandle;
-  const exporter = otlpExporterSettings(env);
+  const target = traceExport(options, env);
+  if (target === undefined) return disabledHandle;
+  const settings =
+    target.exporter === 'otlp'
+      ? { exporter: target.exporter, url: target.url, otlp: otlpExporterSettings(env) }
+      : { exporter: target.exporter, url: target.url };
   const { startOtelSdk } = await import('./otel-sdk.ts');
-  const sdk = await startOtelSdk(url, exporter, options, env);
+  const sdk = await startOtelSdk(settings, options, env);
   active = true;
   let stopping: Promise<void> | undefined;
   return {
     enabled: true,
-    tracesUrl: url,
+    exporter: target.exporter,
+    tracesUrl: target.url,
     shutdown: () => {
       stopping ??= (async () => {
         active = false;
@@ -83,28 +99,6 @@ export async function startTracing(options: TracingOptions): Promise<TracingHand
   };
 }
 
-/** The URL spans would be posted to under these options, or undefined when tracing stays off. */
-export function tracesUrl(
-  options: Pick<TracingOptions, 'endpoint'>,
-  env: NodeJS.ProcessEnv,
-): string | undefined {
-  if (isTrue(env['OTEL_SDK_DISABLED']) || env['OTEL_TRACES_EXPORTER']?.trim().toLowerCase() === 'none') {
-    return undefined;
-  }
-  // A gRPC collector is reached at its address: the path is the service's, not the URL's.
-  const base = otlpProtocol(env) === 'grpc' ? nonBlank : withTracesPath;
-  const url =
-    base(options.endpoint) ??
-    nonBlank(env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']) ??
-    base(env['OTEL_EXPORTER_OTLP_ENDPOINT']);
-  if (url !== undefined && !/^https?:\/\//i.test(url)) {
-    throw new Error(`OTLP traces endpoint must be an http(s) URL, got '${url}'`);
-  }
-  if (url !== undefined && !URL.canParse(url))
-    throw new Error(`OTLP traces endpoint is not a valid URL: '${url}'`);
-  return url;
-}
-
 /**
  * Puts the OpenTelemetry API back to its no-op state, so nothing records after shutdown and a later
  * start in the same process (tests, a restarted embedded service) can register again.
@@ -114,18 +108,4 @@ function resetGlobalApi(): void {
   context.disable();
   propagation.disable();
   logs.disable();
-}
-
-function withTracesPath(base: string | undefined): string | undefined {
-  const text = nonBlank(base);
-  return text === undefined ? undefined : `${text.replace(/\/+$/, '')}/v1/traces`;
-}
-
-function nonBlank(text: string | undefined): string | undefined {
-  const trimmed = text?.trim();
-  return trimmed ? trimmed : undefined;
-}
-
-function isTrue(text: string | undefined): boolean {
-  return text?.trim().toLowerCase() === 'true';
 }

@@ -16,20 +16,18 @@ import {
   ATTR_SERVICE_NAME,
   ATTR_SERVICE_VERSION,
 } from '@opentelemetry/semantic-conventions';
-import type { OtlpExporterSettings } from './otlp-exporter-settings.ts';
-import { otlpTraceExporter } from './otlp-trace-exporter.ts';
 import type { ServiceIdentity } from './service-identity.ts';
+import { type TraceExporterSettings, traceExporter } from './trace-exporter.ts';
 
 export async function startOtelSdk(
-  url: string,
-  exporter: OtlpExporterSettings,
+  exporter: TraceExporterSettings,
   service: ServiceIdentity,
   env: NodeJS.ProcessEnv,
 ): Promise<NodeSDK> {
   const sdk = new NodeSDK({
     resource: serviceResource(service, env),
     autoDetectResources: false,
-    traceExporter: await otlpTraceExporter(url, exporter),
+    traceExporter: await traceExporter(exporter),
     metricReaders: [],
     logRecordProcessors: [],
     instrumentations: [],
