@@ -1,6 +1,10 @@
 /**
  * What a function returns when a plain body is not enough: an HTTP status, response headers and a
  * body. Header names are lower-cased; `set-cookie` may carry several values.
+ *
+ * Also what a function declared with `input: 'envelope'` receives: the event as the engine sends it,
+ * with its headers, its body, the route it is for (`getTo`), the correlation id and, on traced
+ * requests, the trace id and path (define-function.ts, FunctionInput).
  */
 const envelopeMark = Symbol.for('gatehouse.functions.EventEnvelope');
 
@@ -11,6 +15,10 @@ export class EventEnvelope {
   private status: number | undefined;
   private readonly headers: Record<string, HeaderValue> = {};
   private body: unknown;
+  private to: string | undefined;
+  private correlationId: string | undefined;
+  private traceId: string | undefined;
+  private tracePath: string | undefined;
 
   setStatus(status: number): this {
     if (!Number.isInteger(status) || status < 100 || status > 599) {
@@ -56,6 +64,40 @@ export class EventEnvelope {
 
   getBody(): unknown {
     return this.body;
+  }
+
+  /** The route the event is for. */
+  setTo(route: string): this {
+    this.to = route;
+    return this;
+  }
+
+  getTo(): string | undefined {
+    return this.to;
+  }
+
+  setCorrelationId(id: string): this {
+    this.correlationId = id;
+    return this;
+  }
+
+  getCorrelationId(): string | undefined {
+    return this.correlationId;
+  }
+
+  /** The trace id and path of a traced request (`my_trace_id`, `my_trace_path`). */
+  setTrace(id: string, path: string): this {
+    this.traceId = id;
+    this.tracePath = path;
+    return this;
+  }
+
+  getTraceId(): string | undefined {
+    return this.traceId;
+  }
+
+  getTracePath(): string | undefined {
+    return this.tracePath;
   }
 }
 

@@ -20,6 +20,17 @@ describe('defineFunction', () => {
     );
   });
 
+  it('keeps the declared input, unset by default, and refuses an unknown one', () => {
+    assert.equal(defineFunction({ route: 'a.b', handleEvent: () => 1 }).input, undefined);
+    for (const input of ['http-request', 'envelope', 'map'] as const) {
+      assert.equal(defineFunction({ route: 'a.b', input, handleEvent: () => 1 }).input, input);
+    }
+    assert.throws(
+      () => defineFunction({ route: 'a.b', input: 'pojo' as 'map', handleEvent: () => 1 }),
+      /input of a\.b must be one of http-request, envelope, map, got pojo/,
+    );
+  });
+
   it('is not fooled by a look-alike object', () => {
     assert.ok(!isFunctionRegistration({ route: 'a.b', instances: 1, handleEvent: () => 1 }));
   });

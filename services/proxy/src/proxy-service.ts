@@ -122,7 +122,7 @@ export function createProxy(config: ConfigOf<typeof proxyConfig>, deps: ProxyDep
     pending,
     publishers: {
       kafka: deps.kafka && new KafkaEventPublisher(deps.kafka, config.PROXY_KAFKA_EVENT_MODE, schemaRegistry),
-      kinesis: deps.kinesis && new KinesisEventPublisher(deps.kinesis),
+      kinesis: deps.kinesis && new KinesisEventPublisher(deps.kinesis, schemaRegistry),
     },
     nats: deps.nats,
     metrics,

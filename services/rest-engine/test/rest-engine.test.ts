@@ -1,7 +1,9 @@
 /** HTTP tests against the running engine serving the example app (examples/rest-app). */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, it } from 'node:test';
+import { waitFor } from '@gatehouse/testkit';
 import { type RunningEngine, freePort, startEngine } from './engine-fixture.ts';
 
 let run: RunningEngine;
@@ -462,6 +464,43 @@ describe('correlation and tracing', () => {
     const auth = spans.find((s) => s.name === 'v1.api.auth')!;
     assert.equal(auth.parentSpanContext?.spanId, '00f067aa0ba902b7');
     assert.equal(auth.spanContext().spanId, records[0]!['span_id']);
+  });
+
+  it('traces only endpoints with tracing: true: one without it writes no trace record and no span', async () => {
+    run.spans.reset();
+    const ids = { untraced: randomUUID().replaceAll('-', ''), traced: randomUUID().replaceAll('-', '') };
+    const call = async (path: string, traceId: string) => {
+      const res = await get(path, {
+        traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
+        'x-trace-id': traceId,
+      });
+      assert.equal(res.status, 200);
+      return json(res);
+    };
+    // The same function (hello.echo) behind both: only the endpoint's `tracing` differs.
+    const untraced = await call('/api/echo/untraced', ids.untraced);
+    const traced = await call('/api/traced/traced', ids.traced);
+    const recordsOf = (id: string) =>
+      run.logs.map((l) => l['trace'] as Body | undefined).filter((t): t is Body => t?.['id'] === id);
+    const spansOf = (id: string) =>
+      run.spans.getFinishedSpans().filter((s) => s.spanContext().traceId === id);
+    await waitFor(() => recordsOf(ids.traced).length === 2 && spansOf(ids.traced).length === 2);
+    assert.deepEqual(
+      recordsOf(ids.traced)
+        .map((r) => r['service'])
+        .sort(),
+      ['async.http.response', 'hello.echo'],
+    );
+    assert.equal(traced['event_headers']['my_trace_id'], ids.traced);
+
+    assert.deepEqual(recordsOf(ids.untraced), []);
+    assert.deepEqual(spansOf(ids.untraced), []);
+    const anyRecordOfPath = run.logs.some(
+      (l) => (l['trace'] as Body | undefined)?.['path'] === 'GET /api/echo/untraced',
+    );
+    assert.equal(anyRecordOfPath, false, 'no trace record under a trace id of its own either');
+    assert.equal(untraced['event_headers']['my_trace_id'], undefined);
+    assert.equal(untraced['event_headers']['my_trace_path'], undefined);
   });
 
   it('traces the secondary route too', async () => {

@@ -8,11 +8,14 @@
  *   whatever the mode: the registry is asked before anything is produced, so a registry outage
  *   sends nothing;
  * - Kinesis: structured only (records have no headers); the partition key is
- *   `gw.target_partition`, random when absent;
+ *   `gw.target_partition`, random when absent; an endpoint with a `schema` writes the data
+ *   Avro-encoded the same way (the wire format under the subject's latest schema, the registry asked
+ *   before anything is written) as the event's binary data: `data_base64` with `datacontenttype:
+ *   avro/binary` (@gatehouse/avro, avro-structured.ts);
  * - NATS: see nats-target.ts.
  * A publish resolves once the broker has accepted the event and rejects otherwise.
  */
-import { type SchemaRegistryClient, toAvroKafka } from '@gatehouse/avro';
+import { type SchemaRegistryClient, toAvroKafka, toAvroStructured } from '@gatehouse/avro';
 import type { Bus } from '@gatehouse/bus';
 import {
   type CloudEvent,
@@ -25,13 +28,19 @@ import {
 } from '@gatehouse/cloudevents';
 
 export interface EventPublisher {
-  /** `schema`: the registry subject of an Avro endpoint (Kafka only). */
+  /** `schema`: the registry subject of an Avro endpoint (Kafka and Kinesis). */
   publish(topic: string, event: CloudEvent, schema?: string): Promise<void>;
 }
 
 /** An endpoint has a `schema` but the gateway has no KAFKA_SCHEMA_REGISTRY_HOST. */
 export class AvroNotConfiguredError extends Error {
   override readonly name = 'AvroNotConfiguredError';
+}
+
+function configured(registry: SchemaRegistryClient | undefined): SchemaRegistryClient {
+  if (registry === undefined)
+    throw new AvroNotConfiguredError('Avro (schema) needs KAFKA_SCHEMA_REGISTRY_HOST on this gateway');
+  return registry;
 }
 
 export class KafkaEventPublisher implements EventPublisher {
@@ -60,21 +69,23 @@ export class KafkaEventPublisher implements EventPublisher {
     schema: string | undefined,
   ): KafkaEventMessage | Promise<KafkaEventMessage> {
     if (schema === undefined) return this.mode === 'binary' ? toBinaryKafka(event) : toStructuredKafka(event);
-    if (this.registry === undefined)
-      throw new AvroNotConfiguredError('Avro (schema) needs KAFKA_SCHEMA_REGISTRY_HOST on this gateway');
-    return toAvroKafka(event, schema, this.registry);
+    return toAvroKafka(event, schema, configured(this.registry));
   }
 }
 
 export class KinesisEventPublisher implements EventPublisher {
   private readonly bus: Bus;
+  private readonly registry: SchemaRegistryClient | undefined;
 
-  constructor(bus: Bus) {
+  constructor(bus: Bus, registry?: SchemaRegistryClient) {
     this.bus = bus;
+    this.registry = registry;
   }
 
-  async publish(topic: string, event: CloudEvent): Promise<void> {
+  async publish(topic: string, event: CloudEvent, schema?: string): Promise<void> {
+    const written =
+      schema === undefined ? event : await toAvroStructured(event, schema, configured(this.registry));
     const key = targetPartition(event);
-    await this.bus.publish(topic, { ...(key !== undefined && { key }), value: serializeJsonEvent(event) });
+    await this.bus.publish(topic, { ...(key !== undefined && { key }), value: serializeJsonEvent(written) });
   }
 }

@@ -134,19 +134,23 @@ describe('API definition validation', () => {
     ]);
   });
 
-  it('takes schema (an Avro subject) on kafka targets only, and schema needs a target', () => {
+  it('takes schema (an Avro subject) on kafka and kinesis targets only, and schema needs a target', () => {
     const withSchema = (extra: Record<string, unknown>) =>
       api({ version_data: { default: { endpoints: [{ ...endpoint, schema: 'orders-value', ...extra }] } } });
     assert.deepEqual(errorsOf(withSchema({}))['svc/e1'], [{ target: 'must be present' }]);
-    assert.deepEqual(errorsOf(withSchema({ target: 'nats', topic: 't' }))['svc/e1'], [
-      { schema: 'applies to kafka targets only' },
-    ]);
+    for (const target of ['nats', 'http']) {
+      assert.deepEqual(errorsOf(withSchema({ target, topic: 't' }))['svc/e1'], [
+        { schema: 'applies to kafka and kinesis targets only' },
+      ]);
+    }
     assert.deepEqual(errorsOf(withSchema({ target: 'kafka', topic: 't', schema: '' }))['svc/e1'], [
       { schema: 'must have a length of at least 1' },
     ]);
-    const result = validateApi(withSchema({ target: 'kafka', topic: 't' }));
-    assert.ok(result.ok);
-    assert.equal(result.api.version_data.default.endpoints[0]!.schema, 'orders-value');
+    for (const target of ['kafka', 'kinesis']) {
+      const result = validateApi(withSchema({ target, topic: 't' }));
+      assert.ok(result.ok, target);
+      assert.equal(result.api.version_data.default.endpoints[0]!.schema, 'orders-value');
+    }
   });
 
   it('applies the auth rules: secured needs jwt, use_* need names and jwt', () => {

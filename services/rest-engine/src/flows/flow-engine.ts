@@ -4,7 +4,6 @@
  * (`no.op`, `simple.exception.handler`, `resilience.handler`) and runs flows on the same function
  * registry as endpoints, so a task gets its function's `instances` limit like any request.
  */
-import type { AsyncHttpRequest } from '@gatehouse/functions';
 import { FlowRunner, flowBuiltinFunctions, loadFlows } from '@gatehouse/flows';
 import type { Logger } from '@gatehouse/service-kit';
 import { type AppProperties, resolveLocation, type RestSettings } from '../config/index.ts';
@@ -31,10 +30,11 @@ export function startFlowEngine(
   });
   return new FlowRunner({
     flows: loaded.flows,
-    // A task's function gets its mapped body where an endpoint's gets the AsyncHttpRequest.
+    // A task's function gets its mapped body where an endpoint's gets the AsyncHttpRequest (or
+    // what it declared as its input, made of that body).
     functions: {
       has: (route) => registry.has(route),
-      call: (route, headers, body) => registry.call(route, headers, body as AsyncHttpRequest),
+      call: (route, headers, body) => registry.callTask(route, headers, body),
     },
     logger,
     config: (key: string) => props.get(key),
