@@ -1,9 +1,11 @@
 /**
  * The malformed-input corpus (test/corpus/, one module per parser) sent raw to a running gateway,
  * as an attacker would: the embedded gateway in a child process (a crash must end the child, not
- * the test), reached through its public edge and, for the REST engine, on its own port. For every
- * case: a 4xx (or, for a WebSocket frame, the close code the protocol gives it), the process alive
- * and answering /_gw/health within a second; after the whole corpus, its RSS back within 10 % of
+ * the test), reached through its public edge and, for the REST engine, on its own port, and for
+ * the proxy's correlated responses (`/vN/responses`), on its internal API while a request waits
+ * at the edge. For every case: a 4xx (or, for a WebSocket frame, the close code the protocol gives
+ * it; for a valid body sent oddly, the answer a valid one gets), the process alive and answering
+ * /_gw/health within a second; after the whole corpus, its RSS back within 10 % of
  * where it started (both measured after a full GC, which the child runs on SIGUSR2, the start
  * after a first pass of the corpus has grown the heap to its working size).
  */
@@ -11,12 +13,14 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { freePort, type ServiceProcess, spawnService } from '@gatehouse/testkit';
 import { corpus } from './corpus/index.ts';
-import { type Outcome, type Ports, sendCase } from './corpus/send-case.ts';
+import { type Outcome, type Ports, probeAnswer, sendCase } from './corpus/send-case.ts';
+import { startWaitingRequests, type WaitingRequests } from './corpus/waiting-requests.ts';
 
 const gcOnSignal = "data:text/javascript,process.on('SIGUSR2',()=>globalThis.gc())";
 
@@ -24,14 +28,18 @@ describe('malformed-body corpus through the public edge', () => {
   let gw: ServiceProcess;
   let ports: Ports;
   let folder: string;
+  let waits: WaitingRequests;
   let rssAtStart = 0;
 
   before(async () => {
     folder = mkdtempSync(join(tmpdir(), 'corpus-'));
     const rest = await freePort();
-    // The edge routes /api/… to this gateway's own REST engine, on the port it was given.
+    waits = await startWaitingRequests();
+    // The edge routes /api/… to this gateway's own REST engine, on the port it was given, and
+    // /corpus/wait/… to a target here that leaves the request waiting for a correlated response.
     const apis = JSON.parse(readFileSync(new URL('../../examples/proxy/apis.json', import.meta.url), 'utf8'));
     apis[0].proxy.port = rest;
+    apis.push(waits.apiDefinition);
     writeFileSync(join(folder, 'apis.json'), JSON.stringify(apis));
     gw = await spawnService({
       entry: 'embedded/src/main.ts',
@@ -46,7 +54,12 @@ describe('malformed-body corpus through the public edge', () => {
         LOG_LEVEL: 'error',
       },
     });
-    ports = { edge: Number(new URL(gw.publicUrl!).port), rest };
+    ports = {
+      edge: Number(new URL(gw.publicUrl!).port),
+      rest,
+      internal: Number(new URL(gw.apiUrl).port),
+      waits,
+    };
     await warmUp(gw.publicUrl!);
     // One pass first: the heap and the allocator grow to what serving large bodies needs once;
     // the measured pass then shows whether anything is kept per request.
@@ -56,6 +69,7 @@ describe('malformed-body corpus through the public edge', () => {
 
   after(async () => {
     await gw?.stop();
+    await waits?.close();
     if (folder) rmSync(folder, { recursive: true, force: true });
   });
 
@@ -79,7 +93,8 @@ describe('malformed-body corpus through the public edge', () => {
 function passes(c: (typeof corpus)[string][number], outcome: Outcome): boolean {
   if ('hang' in outcome) return false;
   if (c.kind === 'ws') return 'closeCode' in outcome && c.closeCodes.includes(outcome.closeCode);
-  return 'status' in outcome && c.statuses.includes(outcome.status);
+  if (!('status' in outcome) || !c.statuses.includes(outcome.status)) return false;
+  return c.kind !== 'response' || isDeepStrictEqual(outcome.delivered, c.delivered ?? probeAnswer);
 }
 
 async function assertAlive(gw: ServiceProcess): Promise<void> {

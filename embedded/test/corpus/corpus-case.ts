@@ -39,7 +39,24 @@ export interface SocketIoPollingCase {
   statuses: readonly number[];
 }
 
-export type CorpusCase = HttpCase | WsCase | SocketIoPollingCase;
+/**
+ * A correlated response to the internal API's `/vN/responses` (waiting-requests.ts): a request is
+ * first made to wait at the edge (`response_from: http_async`), then `build` makes the case from
+ * its correlation id, an authentic one, so that only what the case breaks is refused.
+ */
+export interface ResponseCase {
+  kind: 'response';
+  name: string;
+  build(correlation: string): Pick<HttpCase, 'head' | 'body' | 'endless'>;
+  statuses: readonly number[];
+  /**
+   * What the waiting client must get: the response the case delivers. Absent: the case delivers
+   * nothing, and a proper response sent after it still completes the request (send-case.ts).
+   */
+  delivered?: { status: number; body: string };
+}
+
+export type CorpusCase = HttpCase | WsCase | SocketIoPollingCase | ResponseCase;
 
 /** A request head: request line, `headers` and (unless given) `host`. */
 export function head(requestLine: string, headers: Record<string, string | number> = {}): string {

@@ -4,6 +4,7 @@ import type { CorpusCase } from './corpus-case.ts';
 import { formCases } from './forms.ts';
 import { jsonCases } from './json.ts';
 import { multipartCases } from './multipart.ts';
+import { responseCases } from './responses.ts';
 import { upgradeCases } from './upgrades.ts';
 import { websocketCases } from './websocket.ts';
 import { xmlCases } from './xml.ts';
@@ -18,4 +19,5 @@ export const corpus: Record<string, CorpusCase[]> = {
   chunked: chunkedCases,
   websocket: websocketCases,
   upgrades: upgradeCases,
+  responses: responseCases,
 };

@@ -1,19 +1,30 @@
 /**
  * Sends one corpus case over a raw socket and reports what came back: an HTTP status (0 when the
  * connection closed without one), a WebSocket close code (1006 without a close frame), or
- * `hang` when nothing happened within the wait.
+ * `hang` when nothing happened within the wait; for a correlated response, also what the request
+ * waiting for it got.
  */
 import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
-import type { CorpusCase, HttpCase, SocketIoPollingCase, WsCase } from './corpus-case.ts';
+import type { CorpusCase, HttpCase, ResponseCase, SocketIoPollingCase, WsCase } from './corpus-case.ts';
 import { head, withLength } from './corpus-case.ts';
+import type { WaitAnswer, WaitingRequests } from './waiting-requests.ts';
 
 export interface Ports {
   edge: number;
   rest: number;
+  /** The internal API (API_PORT), where `/vN/responses` are. */
+  internal: number;
+  waits: WaitingRequests;
 }
 
-export type Outcome = { status: number } | { closeCode: number } | { hang: true };
+export type Outcome =
+  | { status: number; delivered?: WaitAnswer | string }
+  | { closeCode: number }
+  | { hang: true };
+
+/** What a waiting request gets from the proper response sent after a case that delivered nothing. */
+export const probeAnswer: WaitAnswer = { status: 203, body: 'the probe after the case' };
 
 const answerWaitMs = 20_000;
 const endlessCapBytes = 32 * 1024 * 1024;
@@ -26,6 +37,44 @@ export function sendCase(c: CorpusCase, ports: Ports): Promise<Outcome> {
       return sendWs(c, ports.edge);
     case 'socketio-polling':
       return sendSocketIoPolling(c, ports.edge);
+    case 'response':
+      return sendResponse(c, ports);
+  }
+}
+
+/**
+ * The case sent for a request waiting at the edge, then what that request got: the response the
+ * case delivered or, after a case that was refused, the probe, a proper response sent next (which
+ * a refused case must have left the request waiting for).
+ */
+async function sendResponse(c: ResponseCase, ports: Ports): Promise<Outcome> {
+  const wait = await ports.waits.open(ports.edge);
+  try {
+    const outcome = await sendHttp(c.build(wait.correlation), ports.internal);
+    if (!('status' in outcome)) return outcome;
+    if (outcome.status !== 202) {
+      const body = Buffer.from(probeAnswer.body);
+      const probe = await sendHttp(
+        {
+          head: withLength(
+            'POST /v3/responses HTTP/1.1',
+            { 'gw-correlation': wait.correlation, 'gw-response-code': String(probeAnswer.status) },
+            body,
+          ),
+          body,
+        },
+        ports.internal,
+      );
+      if (!('status' in probe) || probe.status !== 202)
+        return { ...outcome, delivered: `the probe after the case was answered ${JSON.stringify(probe)}` };
+    }
+    const delivered = await Promise.race([
+      wait.answer,
+      new Promise<string>((resolve) => setTimeout(resolve, answerWaitMs, 'nothing').unref()),
+    ]);
+    return { ...outcome, delivered };
+  } finally {
+    wait.abort();
   }
 }
 
