@@ -40,6 +40,12 @@ RUN pnpm install --frozen-lockfile --prod \
  && rm -rf /root/.cache /root/.local/share/pnpm
 
 FROM ${NODE_IMAGE}
+# What a registry and a scanner show (OCI annotations). The version is the release's: the same in
+# every package.json, the chart's appVersion and CHANGELOG.md (tools/test/release-metadata.test.ts).
+LABEL org.opencontainers.image.title="Gatehouse" \
+      org.opencontainers.image.description="Event gateway (SSE, WebSocket, socket.io, long-polling; CloudEvents on Kafka, Kinesis, NATS) and declarative REST engine" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.version="0.1.0"
 # A fixed numeric user, so Kubernetes can check runAsNonRoot; the files stay root's (read-only).
 RUN groupadd --system --gid 10001 gatehouse \
  && useradd --system --uid 10001 --gid gatehouse --no-create-home --shell /usr/sbin/nologin gatehouse
