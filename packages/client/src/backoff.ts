@@ -9,6 +9,9 @@ export interface BackoffOptions {
   maxMs?: number;
 }
 
+/** The smallest first bound: a bound of 0 doubles to 0 for ever, and the client retries in a busy loop. */
+const MIN_INITIAL_MS = 1;
+
 /** The longest wait a server's hint can ask for. */
 export const MAX_HINT_MS = 5 * 60_000;
 
@@ -21,6 +24,14 @@ export class Backoff {
   constructor(options: BackoffOptions = {}, random: () => number = Math.random) {
     this.initialMs = options.initialMs ?? 500;
     this.maxMs = options.maxMs ?? 30_000;
+    if (!(this.initialMs >= MIN_INITIAL_MS))
+      throw new RangeError(
+        `Gatehouse: backoff.initialMs must be at least ${MIN_INITIAL_MS} (got ${this.initialMs})`,
+      );
+    if (!(this.maxMs >= this.initialMs) || this.maxMs === Number.POSITIVE_INFINITY)
+      throw new RangeError(
+        `Gatehouse: backoff.maxMs must be finite and at least initialMs (got ${this.maxMs})`,
+      );
     this.random = random;
   }
 

@@ -6,6 +6,7 @@
 import { Backoff, type BackoffOptions } from './backoff.ts';
 import { Dedupe } from './dedupe.ts';
 import { Emitter } from './emitter.ts';
+import { GatehouseError } from './gatehouse-error.ts';
 import { jwtExpired } from './jwt-expiry.ts';
 import { SubscriptionError } from './subscription-error.ts';
 import { longpollTransport } from './transports/longpoll.ts';
@@ -50,6 +51,8 @@ export type GatehouseEvents = {
   event: [CloudEvent];
   state: [ConnectionState];
   resync: [];
+  /** Something failed that the client went on past (GatehouseError's `code` says what). */
+  error: [GatehouseError];
 };
 
 const transportsByName: Record<TransportName, Transport> = {
@@ -69,6 +72,37 @@ const GATEWAY_SOURCE = 'gatehouse';
 function looksLikeGatewayEvent(event: CloudEvent): boolean {
   const type = String(event.type).trim().toLowerCase();
   return type.startsWith('gw.') || String(event.source).trim().toLowerCase() === GATEWAY_SOURCE;
+}
+
+/**
+ * The gateway's URL as an absolute http(s) URL: a relative one resolves against the page's, where
+ * there is a page. A mistake here would otherwise surface as a connect that fails for ever.
+ */
+function gatewayUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url, (globalThis as { location?: { href?: string } }).location?.href);
+  } catch {
+    throw new TypeError(
+      `Gatehouse: '${url}' is not an absolute URL, and there is no page to resolve it against`,
+    );
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw new TypeError(`Gatehouse: the gateway's URL must be http or https, not '${parsed.protocol}'`);
+  return parsed.href;
+}
+
+/** The transports by name, refusing a name that is none (plain JavaScript has no type to stop it). */
+function transportsOf(names: readonly TransportName[]): Transport[] {
+  if (names.length === 0) throw new TypeError('Gatehouse: at least one transport is needed');
+  return names.map((name) => {
+    const transport = Object.hasOwn(transportsByName, name) ? transportsByName[name] : undefined;
+    if (!transport)
+      throw new TypeError(
+        `Gatehouse: unknown transport '${String(name)}' (known: ${Object.keys(transportsByName).join(', ')})`,
+      );
+    return transport;
+  });
 }
 
 export class Gatehouse extends Emitter<GatehouseEvents> {
@@ -101,12 +135,9 @@ export class Gatehouse extends Emitter<GatehouseEvents> {
 
   constructor(url: string, options: GatehouseOptions = {}) {
     super();
-    this.base = url;
+    this.base = gatewayUrl(url);
     this.options = options;
-    this.transports = (options.transports ?? ['websocket', 'sse', 'longpolling']).map(
-      (n) => transportsByName[n],
-    );
-    if (this.transports.length === 0) throw new Error('Gatehouse: at least one transport is needed');
+    this.transports = transportsOf(options.transports ?? ['websocket', 'sse', 'longpolling']);
     this.backoff = new Backoff(options.backoff);
     this.dedupe = new Dedupe(options.dedupeWindow);
     this.position = options.lastEventId;
@@ -114,6 +145,15 @@ export class Gatehouse extends Emitter<GatehouseEvents> {
     if (typeof options.token === 'string') this.token = options.token;
     // Connect after the caller had the chance to add its listeners.
     this.timer = setTimeout(() => this.connect(), 0);
+  }
+
+  /** A listener threw: an `error` event, or the console when nobody listens for those (or it threw). */
+  protected override failed(name: keyof GatehouseEvents, err: unknown): void {
+    const error = new GatehouseError('listener_failed', `Gatehouse: a listener of '${name}' threw`, {
+      cause: err,
+    });
+    if (name !== 'error' && this.listens('error')) this.emit('error', error);
+    else console.error(error);
   }
 
   get state(): ConnectionState {

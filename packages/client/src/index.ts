@@ -1,5 +1,6 @@
 export type { BackoffOptions } from './backoff.ts';
 export { type ConnectionState, Gatehouse, type GatehouseEvents, type GatehouseOptions } from './gatehouse.ts';
+export { GatehouseError, type GatehouseErrorCode } from './gatehouse-error.ts';
 export { SubscriptionError } from './subscription-error.ts';
 export type { TransportName } from './transports/transport.ts';
 export type { CloudEvent, Subscription } from './types.ts';
