@@ -125,7 +125,8 @@ export class Gatehouse extends Emitter<GatehouseEvents> {
   private connectionToken: string | undefined;
   /** The last connection's token: a reconnect shows it, so the rate limit counts it as one. */
   private previousConnectionToken: string | undefined;
-  private subscriptions: Subscription[] | undefined;
+  private subscriptionList: Subscription[] | undefined;
+  private subscriptionChanges: Promise<void> = Promise.resolve();
   private killed = false;
   /** Set when an operator ended the connection and told the client to come back: the reason. */
   private reconnectAtOnce: string | undefined;
@@ -141,7 +142,7 @@ export class Gatehouse extends Emitter<GatehouseEvents> {
     this.backoff = new Backoff(options.backoff);
     this.dedupe = new Dedupe(options.dedupeWindow);
     this.position = options.lastEventId;
-    this.subscriptions = options.subscriptions;
+    this.subscriptionList = options.subscriptions;
     if (typeof options.token === 'string') this.token = options.token;
     // Connect after the caller had the chance to add its listeners.
     this.timer = setTimeout(() => this.connect(), 0);
@@ -170,11 +171,40 @@ export class Gatehouse extends Emitter<GatehouseEvents> {
     return this.position;
   }
 
+  /** The subscriptions in force (or set again on the next connection): the last change the gateway took. */
+  get subscriptions(): readonly Subscription[] {
+    return this.subscriptionList ?? [];
+  }
+
   /**
    * Replaces the subscriptions. Resolves once the gateway applied them; rejects with the server's
    * message when it refused them (the previous ones stay). Kept and set again on every new connection.
    */
-  async subscribe(subscriptions: Subscription[]): Promise<void> {
+  subscribe(subscriptions: Subscription[]): Promise<void> {
+    return this.changeSubscriptions(() => subscriptions);
+  }
+
+  /** Adds subscriptions to those in force: as `subscribe`, for the list with these at its end. */
+  addSubscriptions(...subscriptions: Subscription[]): Promise<void> {
+    return this.changeSubscriptions((current) => [...current, ...subscriptions]);
+  }
+
+  /** Removes every subscription to these event types: as `subscribe`, for the list without them. */
+  removeSubscriptions(...eventTypes: string[]): Promise<void> {
+    return this.changeSubscriptions((current) => current.filter((s) => !eventTypes.includes(s.eventType)));
+  }
+
+  /**
+   * Changes apply one after another, each to the list the one before left, so changes made at once
+   * all hold (two adds not awaited keep both); a refused one changes nothing and the next goes on.
+   */
+  private changeSubscriptions(next: (current: readonly Subscription[]) => Subscription[]): Promise<void> {
+    const change = this.subscriptionChanges.then(() => this.putSubscriptions(next(this.subscriptions)));
+    this.subscriptionChanges = change.catch(() => {});
+    return change;
+  }
+
+  private async putSubscriptions(subscriptions: Subscription[]): Promise<void> {
     let tried: string | undefined;
     for (;;) {
       const connectionToken = await this.nextConnectionToken(tried);
@@ -196,7 +226,7 @@ export class Gatehouse extends Emitter<GatehouseEvents> {
       // Gone with its connection (cut meanwhile): set them on the next one.
       if (res === undefined || res.status === 410) continue;
       if (res.status === 204) {
-        this.subscriptions = subscriptions;
+        this.subscriptionList = subscriptions;
         return;
       }
       throw new SubscriptionError(res.status, await res.text().catch(() => ''));
@@ -260,7 +290,7 @@ export class Gatehouse extends Emitter<GatehouseEvents> {
         {
           base: this.base,
           token: this.token,
-          subscriptions: this.subscriptions,
+          subscriptions: this.subscriptionList,
           lastEventId: this.position,
           connectionToken: this.previousConnectionToken,
           idleTimeoutMs: this.options.idleTimeoutMs ?? 45_000,

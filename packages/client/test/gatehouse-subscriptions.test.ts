@@ -67,3 +67,44 @@ describe('Gatehouse subscriptions', () => {
     await waitFor(() => got.ns.includes(90_001), { timeoutMs: 20_000 });
   });
 });
+
+describe('Gatehouse subscription changes made at once', () => {
+  const gateway = useGatewayFixture({ EXTRACTORS: JSON.stringify(extractors) });
+
+  for (const transport of ['websocket', 'sse', 'longpolling'] as const) {
+    it(`${transport}: two adds not awaited both hold, a refused one takes nothing away, remove stops a type, the getter says what holds`, async () => {
+      const gw = gateway.client({ transports: [transport] });
+      const got = record(gw);
+      await connected(gw);
+      const base = 50_000 + 1000 * ['websocket', 'sse', 'longpolling'].indexOf(transport);
+      const adds = [
+        gw.addSubscriptions({ eventType: 'order.updated', oneOf: [{ customer: 'c-17' }] }),
+        gw.addSubscriptions({ eventType: 'order.created' }),
+        gw.addSubscriptions({ eventType: 'order.updated', oneOf: [{ nosuchfield: 'x' }] }),
+      ];
+      const outcomes = await Promise.allSettled(adds);
+      assert.deepEqual(
+        outcomes.map((o) => o.status),
+        ['fulfilled', 'fulfilled', 'rejected'],
+      );
+      assert.equal(((outcomes[2] as PromiseRejectedResult).reason as SubscriptionError).status, 400);
+      assert.deepEqual(gw.subscriptions, [
+        { eventType: 'order.updated', oneOf: [{ customer: 'c-17' }] },
+        { eventType: 'order.created' },
+      ]);
+      await gateway.fx.publish(base + 1, 'order.updated', { customer: 'c-17' });
+      await gateway.fx.publish(base + 2, 'order.created', { customer: 'c-99' });
+      await gateway.fx.publish(base + 3, 'order.updated', { customer: 'c-18' });
+      await waitFor(() => got.ns.length >= 2, { timeoutMs: 20_000, what: 'both added types' });
+
+      await gw.removeSubscriptions('order.created');
+      assert.deepEqual(gw.subscriptions, [{ eventType: 'order.updated', oneOf: [{ customer: 'c-17' }] }]);
+      await gateway.fx.publish(base + 4, 'order.created', { customer: 'c-99' });
+      await gateway.fx.publish(base + 5, 'order.updated', { customer: 'c-17' });
+      await waitFor(() => got.ns.length >= 3, { timeoutMs: 20_000 });
+      await sleep(1000);
+      assert.deepEqual(got.ns, [base + 1, base + 2, base + 5]);
+      gw.close();
+    });
+  }
+});
