@@ -3,7 +3,9 @@
  * new ones are refused until it is restored. It cuts one process off (a hub from Redis) while the
  * server and everyone else go on, and tells when connections came back after a restore. It can also
  * play a proxy that blocks some requests (a WebSocket upgrade, a path): a connection whose client
- * sends bytes that match a blocked pattern is dropped before they reach the server.
+ * sends bytes that match a blocked pattern is dropped before they reach the server. And it can play
+ * a NAT that forgot its connections (`silence`): they stay open at both ends but carry nothing more,
+ * with neither a FIN nor a RST, while new connections pass.
  */
 import { createServer, type Server, type Socket, connect } from 'node:net';
 
@@ -11,6 +13,8 @@ export class CuttableProxy {
   readonly port: number;
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
+  /** The connections `silence` took: nothing passes through them any more. */
+  private readonly silenced = new WeakSet<Socket>();
   private open = true;
   /** When each connection was accepted (ms since the epoch). */
   readonly acceptedAt: number[] = [];
@@ -39,6 +43,11 @@ export class CuttableProxy {
     this.sockets.clear();
   }
 
+  /** The connections open now carry nothing more, in either direction, and are never closed by it. */
+  silence(): void {
+    for (const s of this.sockets) this.silenced.add(s);
+  }
+
   restore(): void {
     this.open = true;
   }
@@ -60,11 +69,14 @@ export class CuttableProxy {
       s.on('error', () => {});
       s.on('close', () => {
         this.sockets.delete(s);
+        // A forgotten connection's end reaches nobody: the other side stays open, hearing nothing.
+        if (this.silenced.has(s)) return;
         client.destroy();
         upstream.destroy();
       });
     }
     client.on('data', (chunk: Buffer) => {
+      if (this.silenced.has(client)) return;
       const text = chunk.toString('latin1');
       const hit = [...this.blocked].find((pattern) => pattern.test(text));
       if (hit) {
@@ -73,7 +85,14 @@ export class CuttableProxy {
         upstream.destroy();
       } else upstream.write(chunk);
     });
-    client.on('end', () => upstream.end());
-    upstream.pipe(client);
+    client.on('end', () => {
+      if (!this.silenced.has(client)) upstream.end();
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      if (!this.silenced.has(upstream)) client.write(chunk);
+    });
+    upstream.on('end', () => {
+      if (!this.silenced.has(upstream)) client.end();
+    });
   }
 }

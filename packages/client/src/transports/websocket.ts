@@ -6,6 +6,9 @@
  * never taken for the gateway's, whatever else it holds. The JWT goes as
  * `?jwt=` (a browser cannot set headers on a WebSocket). A refused connect is closed with 4000 + the
  * HTTP status; the end of the JWT with 4401; a stopping replica with 1012 (come back at once).
+ * `heartbeat=true` asks the gateway for a heartbeat frame with every ping (a browser sees no
+ * WebSocket pings): a connection that hears nothing for `idleTimeoutMs` (a NAT that forgot it, a
+ * laptop that slept) is closed and ends as dropped, as SSE and long-polling do.
  */
 import { connectUrl } from '../connect-url.ts';
 import type { CloudEvent } from '../types.ts';
@@ -22,11 +25,28 @@ export const websocketTransport: Transport = {
       positions: 'true',
       jwt: params.token,
       lastEventId: params.lastEventId,
+      heartbeat: 'true',
     });
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
     const ws = new WebSocket(url);
     let over = false;
+    let idle: ReturnType<typeof setTimeout> | undefined;
+    const end = (how: TransportEnd) => {
+      if (over) return;
+      over = true;
+      clearTimeout(idle);
+      handlers.end(how);
+    };
+    const alive = () => {
+      clearTimeout(idle);
+      idle = setTimeout(() => {
+        ws.close();
+        end({ kind: 'dropped', reason: `nothing received for ${params.idleTimeoutMs} ms` });
+      }, params.idleTimeoutMs);
+    };
+    alive();
     ws.onmessage = (message) => {
+      alive();
       if (typeof message.data !== 'string') return;
       const event = JSON.parse(message.data) as CloudEvent;
       const position = event['gwposition'];
@@ -37,14 +57,11 @@ export const websocketTransport: Transport = {
       else if (typeof control === 'string') handlers.gatewayEvent(event, control || undefined);
       else handlers.event(event, undefined);
     };
-    ws.onclose = (close) => {
-      if (over) return;
-      over = true;
-      handlers.end(endOf(close.code, close.reason));
-    };
+    ws.onclose = (close) => end(endOf(close.code, close.reason));
     return {
       close() {
         over = true;
+        clearTimeout(idle);
         ws.close();
       },
     };

@@ -51,13 +51,21 @@ class WsConnection implements Connection {
   private readonly ws: WebSocket;
   private readonly highWater: number;
   private readonly positions: boolean;
+  /** Whether the client asked for heartbeat frames (with positions: they are marked as the hub's). */
+  readonly heartbeats: boolean;
   private drain: WriteDrain | undefined;
 
-  constructor(id: string, ws: WebSocket, highWater: number, positions: boolean) {
+  constructor(id: string, ws: WebSocket, highWater: number, positions: boolean, heartbeats: boolean) {
     this.id = id;
     this.ws = ws;
     this.highWater = highWater;
     this.positions = positions;
+    this.heartbeats = positions && heartbeats;
+  }
+
+  /** A sign of life the client can see; skipped while frames wait (those will be the sign). */
+  heartbeat(): void {
+    if (this.ws.bufferedAmount === 0) this.ws.send(heartbeatFrame, asText);
   }
 
   send(e: OutgoingEvent): boolean {
@@ -94,6 +102,17 @@ class WsConnection implements Connection {
 }
 
 const asText = { binary: false };
+
+/** The hub's own event (`gwcontrol`, no position) a heartbeat is: the same bytes for everyone. */
+const heartbeatFrame = Buffer.from(
+  JSON.stringify({
+    specversion: '1.0',
+    id: 'heartbeat',
+    type: 'gw.heartbeat',
+    source: 'gatehouse',
+    gwcontrol: '',
+  }),
+);
 
 /**
  * An event's UTF-8 bytes are made once per event and sent as they are (a string would be measured
@@ -153,6 +172,7 @@ export function createWsTransport(ctx: TransportContext, maxPayload: number) {
       }
       conn.alive = false;
       ws.ping();
+      if (conn.heartbeats) conn.heartbeat();
     }
   }, ctx.heartbeatMs);
   timer.unref();
@@ -173,8 +193,14 @@ export function createWsTransport(ctx: TransportContext, maxPayload: number) {
     }
     if (ws.readyState !== ws.OPEN) return;
     const id = newConnectionId();
-    const positions = queryOf(req.url ?? '/').get('positions') === 'true';
-    const conn = new WsConnection(id, ws, ctx.writeHighWater, positions);
+    const query = queryOf(req.url ?? '/');
+    const conn = new WsConnection(
+      id,
+      ws,
+      ctx.writeHighWater,
+      query.get('positions') === 'true',
+      query.get('heartbeat') === 'true',
+    );
     conn.sessionId = resolved.sessionId;
     open.set(ws, conn);
     ws.on('pong', onPong);
