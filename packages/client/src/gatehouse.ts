@@ -13,7 +13,7 @@ import { longpollTransport } from './transports/longpoll.ts';
 import { sseTransport } from './transports/sse.ts';
 import type { OpenConnection, Transport, TransportEnd, TransportName } from './transports/transport.ts';
 import { websocketTransport } from './transports/websocket.ts';
-import type { CloudEvent, Subscription } from './types.ts';
+import type { CloudEvent, EventTypes, Subscription, TypedCloudEvent } from './types.ts';
 
 export interface GatehouseOptions {
   /** A JWT, or a function that gives one: called at the first connect and when the JWT expired or was refused. */
@@ -47,8 +47,8 @@ export type ConnectionState =
   | { state: 'reconnecting'; reason: string; delayMs: number; status?: number }
   | { state: 'closed'; reason: string; status?: number };
 
-export type GatehouseEvents = {
-  event: [CloudEvent];
+export type GatehouseEvents<Types extends EventTypes = EventTypes> = {
+  event: [TypedCloudEvent<Types>];
   state: [ConnectionState];
   resync: [];
   /** Something failed that the client went on past (GatehouseError's `code` says what). */
@@ -105,7 +105,7 @@ function transportsOf(names: readonly TransportName[]): Transport[] {
   });
 }
 
-export class Gatehouse extends Emitter<GatehouseEvents> {
+export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<GatehouseEvents<Types>> {
   private readonly base: string;
   private readonly options: GatehouseOptions;
   private readonly transports: Transport[];
@@ -149,7 +149,7 @@ export class Gatehouse extends Emitter<GatehouseEvents> {
   }
 
   /** A listener threw: an `error` event, or the console when nobody listens for those (or it threw). */
-  protected override failed(name: keyof GatehouseEvents, err: unknown): void {
+  protected override failed(name: keyof GatehouseEvents<Types>, err: unknown): void {
     const error = new GatehouseError('listener_failed', `Gatehouse: a listener of '${name}' threw`, {
       cause: err,
     });
@@ -339,7 +339,8 @@ export class Gatehouse extends Emitter<GatehouseEvents> {
 
   private received(event: CloudEvent, position: string | undefined): void {
     if (position !== undefined) this.position = position;
-    if (!looksLikeGatewayEvent(event) && this.dedupe.first(event.source, event.id)) this.emit('event', event);
+    if (!looksLikeGatewayEvent(event) && this.dedupe.first(event.source, event.id))
+      this.emit('event', event as TypedCloudEvent<Types>);
   }
 
   private gatewayEvent(event: CloudEvent): void {

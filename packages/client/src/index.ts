@@ -3,4 +3,10 @@ export { type ConnectionState, Gatehouse, type GatehouseEvents, type GatehouseOp
 export { GatehouseError, type GatehouseErrorCode } from './gatehouse-error.ts';
 export { SubscriptionError } from './subscription-error.ts';
 export type { TransportName } from './transports/transport.ts';
-export type { CloudEvent, Subscription } from './types.ts';
+export {
+  type CloudEvent,
+  type EventTypes,
+  extensionOf,
+  type Subscription,
+  type TypedCloudEvent,
+} from './types.ts';

@@ -1,11 +1,35 @@
-/** A CloudEvent as the gateway delivers it (JSON format). */
-export interface CloudEvent {
+/**
+ * A CloudEvent as the gateway delivers it (JSON format), its `data` typed. No index signature, so a
+ * misspelt attribute (`event.tpye`) does not compile; extension attributes, which a producer names,
+ * are read with `extensionOf`.
+ */
+export interface CloudEvent<Data = unknown> {
   specversion: string;
   id: string;
   type: string;
   source: string;
-  data?: unknown;
-  [attribute: string]: unknown;
+  subject?: string;
+  time?: string;
+  datacontenttype?: string;
+  dataschema?: string;
+  data?: Data;
+}
+
+/**
+ * The events a client expects, by type: `Gatehouse<{ 'order.updated': Order }>` hands its `event`
+ * listeners a union that TypeScript narrows by `type`, each with its own `data`. Without it, any
+ * type with unknown data.
+ */
+export type EventTypes = Record<string, unknown>;
+
+/** One event of `Types`: for each type, a CloudEvent of that type and data. */
+export type TypedCloudEvent<Types extends EventTypes> = {
+  [Type in keyof Types & string]: CloudEvent<Types[Type]> & { type: Type };
+}[keyof Types & string];
+
+/** An extension attribute of an event (CloudEvents lets producers add their own): undefined when absent. */
+export function extensionOf(event: CloudEvent, name: string): unknown {
+  return Object.hasOwn(event, name) ? (event as unknown as Record<string, unknown>)[name] : undefined;
 }
 
 /** A subscription: an event type, and optionally field constraints (any one of them matches). */

@@ -48,11 +48,12 @@ export const websocketTransport: Transport = {
     ws.onmessage = (message) => {
       alive();
       if (typeof message.data !== 'string') return;
-      const event = JSON.parse(message.data) as CloudEvent;
-      const position = event['gwposition'];
-      const control = event['gwcontrol'];
-      delete event['gwposition'];
-      delete event['gwcontrol'];
+      const frame = JSON.parse(message.data) as Record<string, unknown>;
+      const position = frame['gwposition'];
+      const control = frame['gwcontrol'];
+      delete frame['gwposition'];
+      delete frame['gwcontrol'];
+      const event = frame as unknown as CloudEvent;
       if (typeof position === 'string') handlers.event(event, position);
       else if (typeof control === 'string') handlers.gatewayEvent(event, control || undefined);
       else handlers.event(event, undefined);
