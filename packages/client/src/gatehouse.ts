@@ -7,7 +7,7 @@ import { Backoff, type BackoffOptions } from './backoff.ts';
 import { Dedupe } from './dedupe.ts';
 import { Emitter } from './emitter.ts';
 import { GatehouseError } from './gatehouse-error.ts';
-import { jwtExpired } from './jwt-expiry.ts';
+import { jwtExpired, jwtExpiresAt } from './jwt-expiry.ts';
 import { SubscriptionError } from './subscription-error.ts';
 import { longpollTransport } from './transports/longpoll.ts';
 import { sseTransport } from './transports/sse.ts';
@@ -119,6 +119,8 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
   private connection: OpenConnection | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private preferredTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Renews the open connection's JWT before it expires (renewInPlace). */
+  private renewTimer: ReturnType<typeof setTimeout> | undefined;
   private position: string | undefined;
   private token: string | undefined;
   /** The open connection's token (for subscription changes). */
@@ -199,12 +201,52 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
    * all hold (two adds not awaited keep both); a refused one changes nothing and the next goes on.
    */
   private changeSubscriptions(next: (current: readonly Subscription[]) => Subscription[]): Promise<void> {
-    const change = this.subscriptionChanges.then(() => this.putSubscriptions(next(this.subscriptions)));
-    this.subscriptionChanges = change.catch(() => {});
-    return change;
+    return this.inTurn(() => this.putSubscriptions(next(this.subscriptions)));
   }
 
-  private async putSubscriptions(subscriptions: Subscription[]): Promise<void> {
+  /** Runs a subscription change after those before it (a failed one does not stop the next). */
+  private inTurn(change: () => Promise<void>): Promise<void> {
+    const run = this.subscriptionChanges.then(change);
+    this.subscriptionChanges = run.catch(() => {});
+    return run;
+  }
+
+  /**
+   * Before the open connection's JWT expires, a new one from the token function goes to the gateway
+   * with the subscriptions in force (the change that also moves the connection's end to the new
+   * JWT's): the session goes on without a reconnect (WebSocket and SSE; long-polling renews at the
+   * reconnect its poll token's end makes). At three quarters of the JWT's time left, so a
+   * slow token function or gateway still has a quarter; should it fail, the gateway ends the
+   * connection at the old JWT's end and the client reconnects with a fresh one as before.
+   */
+  private scheduleRenewal(): void {
+    clearTimeout(this.renewTimer);
+    if (typeof this.options.token !== 'function' || this.token === undefined) return;
+    if (!this.transports[this.index]!.renewsInPlace) return;
+    const expiresAt = jwtExpiresAt(this.token);
+    if (expiresAt === undefined) return;
+    this.renewTimer = setTimeout(
+      () => void this.renewInPlace(),
+      Math.max(0, (expiresAt - Date.now()) * 0.75),
+    );
+  }
+
+  private async renewInPlace(): Promise<void> {
+    const connectionToken = this.connectionToken;
+    if (connectionToken === undefined || !(await this.refreshToken())) return;
+    const list = this.subscriptionList;
+    await this.inTurn(() => this.putSubscriptions(list ?? [], { keep: list === undefined })).then(
+      () => {
+        if (this.connectionToken === connectionToken) this.scheduleRenewal();
+      },
+      () => {},
+    );
+  }
+
+  private async putSubscriptions(
+    subscriptions: Subscription[],
+    options: { keep?: boolean } = {},
+  ): Promise<void> {
     let tried: string | undefined;
     for (;;) {
       const connectionToken = await this.nextConnectionToken(tried);
@@ -226,7 +268,7 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
       // Gone with its connection (cut meanwhile): set them on the next one.
       if (res === undefined || res.status === 410) continue;
       if (res.status === 204) {
-        this.subscriptionList = subscriptions;
+        if (!options.keep) this.subscriptionList = subscriptions;
         return;
       }
       throw new SubscriptionError(res.status, await res.text().catch(() => ''));
@@ -350,6 +392,7 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
       this.connectionToken = data.connection_token;
       this.previousConnectionToken = data.connection_token;
       this.wakeTokenWaiters();
+      this.scheduleRenewal();
     } else if (event.type === 'gw.resync_required') this.emit('resync');
     else if (event.type === 'gw.session_killed') {
       this.killed = true;
@@ -379,6 +422,7 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
     this.connection = undefined;
     this.connectionToken = undefined;
     clearTimeout(this.preferredTimer);
+    clearTimeout(this.renewTimer);
     if (this.killed) return this.finish('session killed');
     if (this.reconnectAtOnce !== undefined) {
       const why = this.reconnectAtOnce;
@@ -450,6 +494,7 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
     if (this.current.state === 'closed') return;
     clearTimeout(this.timer);
     clearTimeout(this.preferredTimer);
+    clearTimeout(this.renewTimer);
     const connection = this.connection;
     this.connection = undefined;
     connection?.close();

@@ -4,12 +4,18 @@
  * accepted within the gateway's clock leeway and ending at once. Not a JWT, or no `exp`: false.
  */
 export function jwtExpired(token: string, nowMs = Date.now()): boolean {
+  const expiresAt = jwtExpiresAt(token);
+  return expiresAt !== undefined && expiresAt <= nowMs;
+}
+
+/** When a JWT's `exp` says it ends (ms since the epoch), read without checking it; undefined without one. */
+export function jwtExpiresAt(token: string): number | undefined {
   const payload = token.split('.')[1];
-  if (payload === undefined) return false;
+  if (payload === undefined) return undefined;
   try {
     const claims = JSON.parse(atob(payload.replace(/-/g, '+').replace(/_/g, '/'))) as { exp?: unknown };
-    return typeof claims.exp === 'number' && claims.exp * 1000 <= nowMs;
+    return typeof claims.exp === 'number' ? claims.exp * 1000 : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }

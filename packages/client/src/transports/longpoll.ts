@@ -25,6 +25,7 @@ interface PollAnswer {
 export const longpollTransport: Transport = {
   name: 'longpolling',
   subscriptionsPath: 'longpolling',
+  renewsInPlace: false,
   open(params, handlers) {
     const named: Record<string, string | undefined> = { lastEventId: params.lastEventId };
     return new FetchConnection(handlers, params.idleTimeoutMs).run(async (conn) => {

@@ -14,6 +14,7 @@ import { retryAfterMs, type Transport } from './transport.ts';
 export const sseTransport: Transport = {
   name: 'sse',
   subscriptionsPath: 'sse',
+  renewsInPlace: true,
   open(params, handlers) {
     const headers: Record<string, string> = { accept: 'text/event-stream', ...bearer(params.token) };
     if (params.lastEventId !== undefined) headers['last-event-id'] = params.lastEventId;

@@ -53,6 +53,11 @@ export interface OpenConnection {
 
 export interface Transport {
   name: TransportName;
+  /**
+   * Whether a new JWT given with `PUT …/subscriptions` keeps the open connection past the old one's
+   * end (a long-poll connection's poll token ends with the JWT it was made with).
+   */
+  renewsInPlace: boolean;
   /** The transport's segment in `PUT /_gw/v1/connection/{…}/{token}/subscriptions`. */
   subscriptionsPath: string;
   open(params: ConnectParams, handlers: TransportHandlers): OpenConnection;

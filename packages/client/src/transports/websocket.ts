@@ -20,6 +20,7 @@ const SESSION_EXPIRED = 4401;
 export const websocketTransport: Transport = {
   name: 'websocket',
   subscriptionsPath: 'ws',
+  renewsInPlace: true,
   open(params, handlers) {
     const url = connectUrl(params, 'ws', {
       positions: 'true',
