@@ -11,7 +11,13 @@ import { jwtExpired, jwtExpiresAt } from './jwt-expiry.ts';
 import { SubscriptionError } from './subscription-error.ts';
 import { longpollTransport } from './transports/longpoll.ts';
 import { sseTransport } from './transports/sse.ts';
-import type { OpenConnection, Transport, TransportEnd, TransportName } from './transports/transport.ts';
+import type {
+  DropCode,
+  OpenConnection,
+  Transport,
+  TransportEnd,
+  TransportName,
+} from './transports/transport.ts';
 import { websocketTransport } from './transports/websocket.ts';
 import type { CloudEvent, EventTypes, Subscription, TypedCloudEvent } from './types.ts';
 
@@ -40,12 +46,39 @@ export interface GatehouseOptions {
   dedupeWindow?: number;
 }
 
+/**
+ * Why a connection is being made again or is over, to branch on (`reason` is for people):
+ * - a connection dropped or could not open (reconnecting): `network` (the platform's error is the
+ *   `cause`), `idle`, `open_timeout`, `ended` (by the server, without a reason), `server_restart`;
+ * - `refused`: the gateway answered the connect with an error `status` (reconnecting for 429 and
+ *   503, closed for 400, 401 and 403 without a new token);
+ * - `session_expired`: the JWT ended (reconnecting with a new one; closed for a fixed JWT);
+ * - `disconnected_by_gateway`: an operator ended the connection (reconnecting when told to);
+ * - closed only: `session_killed`, `closed_by_client`, `token_failed` (the token function threw:
+ *   its error is the `cause`).
+ */
+export type ConnectionCode =
+  | DropCode
+  | 'refused'
+  | 'session_expired'
+  | 'disconnected_by_gateway'
+  | 'session_killed'
+  | 'closed_by_client'
+  | 'token_failed';
+
+/** Why: its code, in words, the refusal's HTTP status (a WebSocket's 4000+status close as the status), the error behind it. */
+interface Why {
+  code: ConnectionCode;
+  reason: string;
+  status?: number;
+  cause?: unknown;
+}
+
 export type ConnectionState =
   | { state: 'connecting' }
   | { state: 'connected'; transport: TransportName }
-  // `status`: the HTTP status of the refusal that caused it (a WebSocket's 4000+status close as the status).
-  | { state: 'reconnecting'; reason: string; delayMs: number; status?: number }
-  | { state: 'closed'; reason: string; status?: number };
+  | ({ state: 'reconnecting'; delayMs: number } & Why)
+  | ({ state: 'closed' } & Why);
 
 export type GatehouseEvents<Types extends EventTypes = EventTypes> = {
   event: [TypedCloudEvent<Types>];
@@ -68,6 +101,9 @@ const transportsByName: Record<TransportName, Transport> = {
  * not publish those and the gateway drops them, so one that arrives is forged.
  */
 const GATEWAY_SOURCE = 'gatehouse';
+
+const sessionKilled: Why = { code: 'session_killed', reason: 'session killed' };
+const sessionExpired: Why = { code: 'session_expired', reason: 'session expired' };
 
 function looksLikeGatewayEvent(event: CloudEvent): boolean {
   const type = String(event.type).trim().toLowerCase();
@@ -277,7 +313,7 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
 
   /** Ends the client: no more events, no reconnect. */
   close(): void {
-    this.finish('closed by the client');
+    this.finish({ code: 'closed_by_client', reason: 'closed by the client' });
   }
 
   /** The connection token of a connection other than `not`, once there is one. */
@@ -325,7 +361,7 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
     // buffers a stream (headers through, events held) counts as one that cannot open.
     const openTimer = setTimeout(() => {
       connection?.close();
-      ended({ kind: 'dropped', reason: `${transport.name} did not open` });
+      ended({ kind: 'dropped', code: 'open_timeout', reason: `${transport.name} did not open` });
     }, this.options.openTimeoutMs ?? 10_000);
     try {
       connection = transport.open(
@@ -357,7 +393,11 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
     } catch (err) {
       // A URL the platform will not open (a WebSocket to a blocked port throws at once).
       clearTimeout(openTimer);
-      return this.cannotOpen(transport, String((err as Error)?.message ?? err));
+      return this.cannotOpen(transport, {
+        code: 'network',
+        reason: String((err as Error)?.message ?? err),
+        cause: err,
+      });
     }
     this.connection = connection;
   }
@@ -396,7 +436,7 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
     } else if (event.type === 'gw.resync_required') this.emit('resync');
     else if (event.type === 'gw.session_killed') {
       this.killed = true;
-      this.finish('session killed');
+      this.finish(sessionKilled);
     } else if (event.type === 'gw.connection_closed') this.closedByOperator(event.data);
   }
 
@@ -409,7 +449,7 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
     const { reason, reconnect } = (data ?? {}) as { reason?: unknown; reconnect?: unknown };
     const why = `disconnected by the gateway${typeof reason === 'string' && reason !== '' ? `: ${reason}` : ''}`;
     if (reconnect === true) this.reconnectAtOnce = why;
-    else this.finish(why);
+    else this.finish({ code: 'disconnected_by_gateway', reason: why });
   }
 
   private async ended(
@@ -423,47 +463,51 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
     this.connectionToken = undefined;
     clearTimeout(this.preferredTimer);
     clearTimeout(this.renewTimer);
-    if (this.killed) return this.finish('session killed');
+    if (this.killed) return this.finish(sessionKilled);
     if (this.reconnectAtOnce !== undefined) {
       const why = this.reconnectAtOnce;
       this.reconnectAtOnce = undefined;
-      return this.retry(why, 0);
+      return this.retry({ code: 'disconnected_by_gateway', reason: why }, 0);
     }
     if (end.kind === 'expired') {
       // The JWT ended the connection: a fresh one, and straight back. A client without a JWT only
       // needs a new connection; one with a fixed JWT cannot go on.
-      if (typeof this.options.token === 'string') return this.finish('session expired');
-      if (await this.refreshToken()) this.retry('session expired', 0);
+      if (typeof this.options.token === 'string') return this.finish(sessionExpired);
+      if (await this.refreshToken()) this.retry(sessionExpired, 0);
       return;
     }
     if (end.kind === 'refused') return this.refused(end);
-    if (!opened) return this.cannotOpen(transport, end.reason);
+    const why = { code: end.code, reason: end.reason, ...(end.cause !== undefined && { cause: end.cause }) };
+    if (!opened) return this.cannotOpen(transport, why);
     const delay = end.soon ? this.backoff.soon() : this.delay(end.retryMs);
-    this.retry(end.reason, delay);
+    this.retry(why, delay);
   }
 
   /** 400/401/403 will not change by trying again, unless a new token helps; the rest passes. */
   private async refused(end: { status: number; message: string; retryMs?: number }): Promise<void> {
-    const reason = `refused: ${end.status} ${end.message}`.trim();
+    const why: Why = {
+      code: 'refused',
+      reason: `refused: ${end.status} ${end.message}`.trim(),
+      status: end.status,
+    };
     if (end.status === 400 || end.status === 401 || end.status === 403) {
       // One new token per refusal: a token function whose every token is refused must not keep
       // the client knocking for ever.
-      if (typeof this.options.token !== 'function' || this.retriedWithNewToken)
-        return this.finish(reason, end.status);
+      if (typeof this.options.token !== 'function' || this.retriedWithNewToken) return this.finish(why);
       const before = this.token;
       if (!(await this.refreshToken())) return;
-      if (this.token === before) return this.finish(reason, end.status);
+      if (this.token === before) return this.finish(why);
       this.retriedWithNewToken = true;
     }
-    this.retry(reason, this.delay(end.retryMs), end.status);
+    this.retry(why, this.delay(end.retryMs));
   }
 
   /** Fall back to the next transport at once; once every one failed, wait before the next round. */
-  private cannotOpen(transport: Transport, reason: string): void {
+  private cannotOpen(transport: Transport, why: Why): void {
     this.failedOpens++;
     this.index = (this.index + 1) % this.transports.length;
     const roundOver = this.failedOpens % this.transports.length === 0;
-    this.retry(`${transport.name}: ${reason}`, roundOver ? this.backoff.next() : 0);
+    this.retry({ ...why, reason: `${transport.name}: ${why.reason}` }, roundOver ? this.backoff.next() : 0);
   }
 
   /** The server's hint when it gave one, the backoff's next delay otherwise. */
@@ -471,9 +515,9 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
     return hintMs === undefined ? this.backoff.next() : this.backoff.hinted(hintMs);
   }
 
-  private retry(reason: string, delayMs: number, status?: number): void {
+  private retry(why: Why, delayMs: number): void {
     if (this.current.state === 'closed') return;
-    this.setState({ state: 'reconnecting', reason, delayMs, ...(status !== undefined && { status }) });
+    this.setState({ state: 'reconnecting', ...why, delayMs });
     this.timer = setTimeout(() => void this.connect(), delayMs);
   }
 
@@ -485,12 +529,16 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
       this.token = await get();
       return this.current.state !== 'closed';
     } catch (err) {
-      this.finish(`the token function failed: ${(err as Error)?.message ?? err}`);
+      this.finish({
+        code: 'token_failed',
+        reason: `the token function failed: ${(err as Error)?.message ?? err}`,
+        cause: err,
+      });
       return false;
     }
   }
 
-  private finish(reason: string, status?: number): void {
+  private finish(why: Why): void {
     if (this.current.state === 'closed') return;
     clearTimeout(this.timer);
     clearTimeout(this.preferredTimer);
@@ -498,7 +546,7 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
     const connection = this.connection;
     this.connection = undefined;
     connection?.close();
-    this.setState({ state: 'closed', reason, ...(status !== undefined && { status }) });
+    this.setState({ state: 'closed', ...why });
     this.wakeTokenWaiters();
   }
 

@@ -1,5 +1,11 @@
 export type { BackoffOptions } from './backoff.ts';
-export { type ConnectionState, Gatehouse, type GatehouseEvents, type GatehouseOptions } from './gatehouse.ts';
+export {
+  type ConnectionCode,
+  type ConnectionState,
+  Gatehouse,
+  type GatehouseEvents,
+  type GatehouseOptions,
+} from './gatehouse.ts';
 export { GatehouseError, type GatehouseErrorCode } from './gatehouse-error.ts';
 export { SubscriptionError } from './subscription-error.ts';
 export type { TransportName } from './transports/transport.ts';

@@ -5,9 +5,11 @@
  * ever. `on()` gives back its own unsubscribe; `once()` listens for one event.
  */
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { sleep, waitFor } from '@gatehouse/testkit';
-import { Gatehouse, GatehouseError, type TransportName } from '../src/index.ts';
+import { type ConnectionState, Gatehouse, GatehouseError, type TransportName } from '../src/index.ts';
 import { connected, range, record, useGatewayFixture } from './gateway-fixture.ts';
 
 const subscriptions = [{ eventType: 'order.updated' }];
@@ -120,5 +122,36 @@ describe('options that cannot work', () => {
         RangeError,
         JSON.stringify(backoff),
       );
+  });
+});
+
+describe('why a connection failed', () => {
+  it('a gateway nobody answers for: code network, the platform error as cause, its reason in words', async () => {
+    // A port nothing listens on (bound, then closed): every connect is refused.
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const transport of ['sse', 'longpolling', 'websocket'] as const) {
+      const gw = new Gatehouse(`http://127.0.0.1:${port}`, {
+        transports: [transport],
+        backoff: { initialMs: 50 },
+      });
+      try {
+        const states: ConnectionState[] = [];
+        gw.on('state', (s) => states.push(s));
+        await waitFor(() => states.some((s) => s.state === 'reconnecting'), { timeoutMs: 10_000 });
+        const failed = states.find((s) => s.state === 'reconnecting')!;
+        assert.equal(failed.state === 'reconnecting' && failed.code, 'network', JSON.stringify(failed));
+        // fetch says only "fetch failed"; why is in its cause (a WebSocket tells nothing more).
+        if (transport !== 'websocket') {
+          assert.match((failed as { reason: string }).reason, /ECONNREFUSED/);
+          assert.ok((failed as { cause?: unknown }).cause instanceof Error);
+        }
+      } finally {
+        gw.close();
+      }
+      assert.equal(gw.state.state === 'closed' && gw.state.code, 'closed_by_client');
+    }
   });
 });

@@ -47,7 +47,9 @@ describe('Gatehouse liveness', () => {
       assert.ok(back >= idleTimeoutMs * 0.5, `back after ${back} ms: the silence did not hold`);
       assert.deepEqual(got.ns, [n0, n0 + 1]);
       assert.ok(
-        got.states.some((s) => s.state === 'reconnecting' && /nothing received/.test(s.reason)),
+        got.states.some(
+          (s) => s.state === 'reconnecting' && s.code === 'idle' && /nothing received/.test(s.reason),
+        ),
         JSON.stringify(got.states),
       );
       gw.close();

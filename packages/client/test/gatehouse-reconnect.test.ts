@@ -101,11 +101,12 @@ describe('Gatehouse reconnect timing', () => {
     });
     const gw = new Gatehouse(url, { transports: ['websocket'], backoff: { initialMs: 50, maxMs: 50 } });
     clients.push(gw);
-    const states: Array<{ state: string; status?: number; reason?: string }> = [];
+    const states: Array<{ state: string; status?: number; reason?: string; code?: string }> = [];
     gw.on('state', (s) => states.push(s));
     await waitFor(() => connects >= 2, { timeoutMs: 10_000, what: 'a second connect' });
     const refusal = states.find((s) => s.state === 'reconnecting');
     assert.equal(refusal?.status, 429, JSON.stringify(states));
+    assert.equal(refusal?.code, 'refused');
     assert.match(refusal?.reason ?? '', /Too many connections/);
     gw.close();
     wss.close();
@@ -165,7 +166,7 @@ describe('Gatehouse reconnect timing', () => {
       });
       const gw = new Gatehouse(url, { transports: [transport], backoff: { initialMs: 5, maxMs: 5 } });
       clients.push(gw);
-      const states: Array<{ state: string; status?: number }> = [];
+      const states: Array<{ state: string; status?: number; code?: string }> = [];
       gw.on('state', (s) => states.push(s));
       await waitFor(() => connects.length >= 2, { timeoutMs: 15_000, what: 'the second connect' });
       const gap = connects[1]! - connects[0]!;
@@ -173,6 +174,7 @@ describe('Gatehouse reconnect timing', () => {
       assert.ok(gap < 4500, `came back after ${gap} ms, long after Retry-After`);
       const refusal = states.find((s) => s.state === 'reconnecting');
       assert.equal(refusal?.status, 429, JSON.stringify(states));
+      assert.equal(refusal?.code, 'refused');
       gw.close();
     });
   }

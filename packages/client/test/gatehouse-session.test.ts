@@ -43,7 +43,7 @@ describe('Gatehouse and the session', () => {
       });
       assert.equal(res.status, 201);
       await waitFor(() => gw.state.state === 'closed', { timeoutMs: 20_000, what: 'closed' });
-      assert.deepEqual(gw.state, { state: 'closed', reason: 'session killed' });
+      assert.deepEqual(gw.state, { state: 'closed', code: 'session_killed', reason: 'session killed' });
       const connects = gateway.fx.proxy.acceptedAt.length;
       await sleep(1500);
       assert.equal(gateway.fx.proxy.acceptedAt.length, connects, 'no reconnect');
@@ -58,7 +58,11 @@ describe('Gatehouse and the session', () => {
       await gw.subscribe(subscriptions);
       await disconnect({ session, reason: 'account moved', reconnect: false });
       await waitFor(() => gw.state.state === 'closed', { timeoutMs: 20_000, what: 'closed' });
-      assert.deepEqual(gw.state, { state: 'closed', reason: 'disconnected by the gateway: account moved' });
+      assert.deepEqual(gw.state, {
+        state: 'closed',
+        code: 'disconnected_by_gateway',
+        reason: 'disconnected by the gateway: account moved',
+      });
       const connects = gateway.fx.proxy.acceptedAt.length;
       await sleep(1500);
       assert.equal(gateway.fx.proxy.acceptedAt.length, connects, 'no reconnect');
@@ -80,10 +84,12 @@ describe('Gatehouse and the session', () => {
         what: 'the client reconnecting',
       });
       const reconnecting = got.states.find((s) => s.state === 'reconnecting') as {
+        code: string;
         reason: string;
         delayMs: number;
       };
       assert.equal(reconnecting.reason, 'disconnected by the gateway: rebalancing');
+      assert.equal(reconnecting.code, 'disconnected_by_gateway');
       assert.equal(reconnecting.delayMs, 0, 'at once, not after a backoff');
       await gateway.fx.publish(base + 2);
       await waitFor(() => got.ns.includes(base + 2), { timeoutMs: 20_000, what: 'an event after the move' });

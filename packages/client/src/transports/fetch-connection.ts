@@ -26,14 +26,14 @@ export class FetchConnection implements OpenConnection {
     clearTimeout(this.idle);
     if (this.over) return;
     this.idle = setTimeout(
-      () => this.end({ kind: 'dropped', reason: `nothing received for ${this.idleMs} ms` }),
+      () => this.end({ kind: 'dropped', code: 'idle', reason: `nothing received for ${this.idleMs} ms` }),
       this.idleMs,
     );
   }
 
   run(work: (conn: FetchConnection) => Promise<void>): this {
     work(this).catch((err: unknown) =>
-      this.end({ kind: 'dropped', reason: String((err as Error)?.message ?? err) }),
+      this.end({ kind: 'dropped', code: 'network', reason: describe(err), cause: err }),
     );
     return this;
   }
@@ -49,4 +49,15 @@ export class FetchConnection implements OpenConnection {
     clearTimeout(this.idle);
     this.abort.abort();
   }
+}
+
+/**
+ * A platform error in words, with its cause's: `fetch failed` alone hides why (Node puts the
+ * refused connect, the DNS failure or the TLS error in `cause`).
+ */
+function describe(err: unknown): string {
+  const message = String((err as Error)?.message ?? err);
+  const cause = (err as { cause?: { code?: unknown; message?: unknown } })?.cause;
+  const why = cause?.code ?? cause?.message;
+  return why === undefined ? message : `${message} (${String(why)})`;
 }

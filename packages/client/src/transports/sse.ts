@@ -49,6 +49,7 @@ export const sseTransport: Transport = {
       }
       conn.end({
         kind: 'dropped',
+        code: 'ended',
         reason: 'the stream ended',
         ...(parser.retryMs !== undefined && { retryMs: parser.retryMs }),
       });

@@ -17,13 +17,21 @@ export interface ConnectParams {
   idleTimeoutMs: number;
 }
 
+/**
+ * Why a connection dropped or could not open: `network` (the platform's connect or read failed; the
+ * error is the `cause`), `idle` (nothing received for idleTimeoutMs), `open_timeout` (no answer
+ * within openTimeoutMs), `ended` (the server ended it without saying why), `server_restart` (a
+ * stopping replica: come back at once, elsewhere).
+ */
+export type DropCode = 'network' | 'idle' | 'open_timeout' | 'ended' | 'server_restart';
+
 /** How a connection ended. */
 export type TransportEnd =
   /**
    * Cut, or ended by the server; `retryMs` when the server said when to come back, `soon` when it
    * said to come back at once (a draining replica).
    */
-  | { kind: 'dropped'; reason: string; retryMs?: number; soon?: boolean }
+  | { kind: 'dropped'; code: DropCode; reason: string; cause?: unknown; retryMs?: number; soon?: boolean }
   /** The server answered the connect with an error status. */
   | { kind: 'refused'; status: number; message: string; retryMs?: number }
   /** The server ended the connection because its JWT expired. */

@@ -15,6 +15,7 @@ import type { CloudEvent } from '../types.ts';
 import type { Transport, TransportEnd } from './transport.ts';
 
 const SERVICE_RESTART = 1012;
+const ABNORMAL_CLOSURE = 1006;
 const SESSION_EXPIRED = 4401;
 
 export const websocketTransport: Transport = {
@@ -42,7 +43,7 @@ export const websocketTransport: Transport = {
       clearTimeout(idle);
       idle = setTimeout(() => {
         ws.close();
-        end({ kind: 'dropped', reason: `nothing received for ${params.idleTimeoutMs} ms` });
+        end({ kind: 'dropped', code: 'idle', reason: `nothing received for ${params.idleTimeoutMs} ms` });
       }, params.idleTimeoutMs);
     };
     alive();
@@ -73,6 +74,9 @@ export const websocketTransport: Transport = {
 function endOf(code: number, reason: string): TransportEnd {
   if (code === SESSION_EXPIRED) return { kind: 'expired' };
   if (code > 4000 && code < 4600) return { kind: 'refused', status: code - 4000, message: reason };
-  if (code === SERVICE_RESTART) return { kind: 'dropped', reason: `closed ${code} ${reason}`, soon: true };
-  return { kind: 'dropped', reason: `closed ${code} ${reason}`.trim() };
+  if (code === SERVICE_RESTART)
+    return { kind: 'dropped', code: 'server_restart', reason: `closed ${code} ${reason}`, soon: true };
+  // 1006: no close frame came, the connection failed or was cut (a browser says no more).
+  const dropCode = code === ABNORMAL_CLOSURE ? 'network' : 'ended';
+  return { kind: 'dropped', code: dropCode, reason: `closed ${code} ${reason}`.trim() };
 }
