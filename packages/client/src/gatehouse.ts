@@ -339,11 +339,17 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
     for (const w of waiters) w();
   }
 
-  private async connect(): Promise<void> {
+  /**
+   * Opens a connection over the transport in use. A `probe` opens the preferred transport beside the
+   * fallback connection that goes on delivering: it takes over only once the gateway answered on it
+   * (the fallback is closed then, and what both carried meanwhile is dropped as a duplicate), and a
+   * probe that cannot open is closed with nothing else changed, to be tried again later.
+   */
+  private async connect(probe = false): Promise<void> {
     if (this.current.state === 'closed') return;
     const renew = this.token === undefined || jwtExpired(this.token);
     if (renew && typeof this.options.token === 'function' && !(await this.refreshToken())) return;
-    const transport = this.transports[this.index]!;
+    const transport = this.transports[probe ? 0 : this.index]!;
     let opened = false;
     let connection: OpenConnection | undefined;
     if (this.current.state === 'connecting') this.setState(this.current);
@@ -351,10 +357,15 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
       if (opened) return;
       opened = true;
       clearTimeout(openTimer);
+      if (probe) this.changeOver(connection!);
       this.opened(transport);
     };
     const ended = (end: TransportEnd) => {
       clearTimeout(openTimer);
+      if (probe && !opened) {
+        connection?.close();
+        return this.retryPreferredLater();
+      }
       if (connection) void this.ended(connection, transport, opened, end);
     };
     // Open means the gateway spoke: its welcome comes first on every connection, so a proxy that
@@ -393,30 +404,42 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
     } catch (err) {
       // A URL the platform will not open (a WebSocket to a blocked port throws at once).
       clearTimeout(openTimer);
+      if (probe) return this.retryPreferredLater();
       return this.cannotOpen(transport, {
         code: 'network',
         reason: String((err as Error)?.message ?? err),
         cause: err,
       });
     }
-    this.connection = connection;
+    if (!probe) this.connection = connection;
+  }
+
+  /** The probe answered: it becomes the connection, and the fallback it replaces is closed. */
+  private changeOver(probe: OpenConnection): void {
+    const fallback = this.connection;
+    this.connection = probe;
+    this.connectionToken = undefined;
+    this.index = 0;
+    fallback?.close();
   }
 
   private opened(transport: Transport): void {
     this.failedOpens = 0;
     this.backoff.reset();
-    this.setState({ state: 'connected', transport: transport.name });
+    if (this.current.state !== 'connected' || this.current.transport !== transport.name)
+      this.setState({ state: 'connected', transport: transport.name });
     clearTimeout(this.preferredTimer);
-    if (this.index > 0) {
-      // On a fallback: try the preferred transport again later (resuming, so nothing is lost).
-      this.preferredTimer = setTimeout(() => {
-        this.connection?.close();
-        this.connection = undefined;
-        this.connectionToken = undefined;
-        this.index = 0;
-        void this.connect();
-      }, this.options.retryPreferredAfterMs ?? 300_000);
-    }
+    if (this.index > 0) this.retryPreferredLater();
+  }
+
+  /** On a fallback: try the preferred transport again later, beside the connection in use. */
+  private retryPreferredLater(): void {
+    clearTimeout(this.preferredTimer);
+    if (this.current.state === 'closed' || this.index === 0) return;
+    this.preferredTimer = setTimeout(
+      () => void this.connect(true),
+      this.options.retryPreferredAfterMs ?? 300_000,
+    );
   }
 
   private received(event: CloudEvent, position: string | undefined): void {

@@ -22,6 +22,11 @@ export class CuttableProxy {
   readonly blocked = new Set<RegExp>();
   /** How many connections a blocked pattern dropped, by pattern. */
   readonly blockedCount = new Map<RegExp, number>();
+  /**
+   * Patterns of client bytes that hang a connection: those bytes and everything after them are
+   * swallowed, and the connection stays open (a proxy that holds WebSocket upgrades for ever).
+   */
+  readonly hung = new Set<RegExp>();
 
   private constructor(server: Server, port: number) {
     this.server = server;
@@ -78,6 +83,11 @@ export class CuttableProxy {
     client.on('data', (chunk: Buffer) => {
       if (this.silenced.has(client)) return;
       const text = chunk.toString('latin1');
+      if ([...this.hung].some((pattern) => pattern.test(text))) {
+        this.silenced.add(client);
+        this.silenced.add(upstream);
+        return;
+      }
       const hit = [...this.blocked].find((pattern) => pattern.test(text));
       if (hit) {
         this.blockedCount.set(hit, (this.blockedCount.get(hit) ?? 0) + 1);
