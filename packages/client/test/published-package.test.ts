@@ -2,13 +2,14 @@
  * The package as users get it: `pnpm pack` (which builds dist/ first, see package.json's prepack)
  * unpacked into a project of its own, outside the workspace, the way npm installs a tarball. From
  * there, plain Node (no TypeScript: Node does not strip types inside node_modules) imports it and
- * receives an event over each transport from a real gateway; and tsc, strict, type-checks a user's
- * file against the shipped declarations, once as a Node project and once as a browser project
- * (DOM types, no Node types).
+ * receives an event over each transport from a real gateway, as an ES module and through `require`;
+ * and tsc, strict, type-checks a user's file against the shipped declarations under every module
+ * resolution a project may use (node10, node16, nodenext, bundler), as a Node project and as a
+ * browser project (DOM types, no Node types), and a CommonJS user's file (`.cts`).
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -29,6 +30,12 @@ const timer = setTimeout(() => { console.error('no event within 30 s'); process.
 gw.on('state', (s) => { if (s.state === 'connected') console.log('connected ' + gw.transport); });
 gw.on('event', (e) => { console.log('event ' + e.id); clearTimeout(timer); gw.close(); });
 `;
+
+/** The same user in CommonJS: `require`, no top-level await. */
+const commonJsUser = nodeUser.replace(
+  "import { Gatehouse } from '@gatehouse/client';",
+  "const { Gatehouse } = require('@gatehouse/client');",
+);
 
 /** A user's TypeScript, with the types the README promises (and one misuse the types must refuse). */
 const typedUser = `
@@ -72,7 +79,24 @@ describe('@gatehouse/client as published', () => {
       JSON.stringify({ name: 'user', type: 'module', private: true }),
     );
     await writeFile(join(project, 'user.mjs'), nodeUser);
+    await writeFile(join(project, 'user.cjs'), commonJsUser);
     await writeFile(join(project, 'user.ts'), typedUser);
+    await writeFile(
+      join(project, 'user.cts'),
+      typedUser.replace(/^import \{ (.*) \} from '@gatehouse\/client';$/m, (_, names: string) =>
+        [
+          `import type { ${names
+            .split(', ')
+            .filter((n) => n.startsWith('type '))
+            .map((n) => n.slice(5))
+            .join(', ')} } from '@gatehouse/client';`,
+          `const { ${names
+            .split(', ')
+            .filter((n) => !n.startsWith('type '))
+            .join(', ')} } = require('@gatehouse/client') as typeof import('@gatehouse/client');`,
+        ].join('\n'),
+      ),
+    );
   });
   after(async () => {
     await fixture?.stop();
@@ -80,12 +104,32 @@ describe('@gatehouse/client as published', () => {
     await rm(join(packageDir, 'dist'), { recursive: true, force: true });
   });
 
-  it('ships only the build: JavaScript and declarations, no TypeScript source', async () => {
-    const files = await readdir(join(project, 'node_modules', '@gatehouse', 'client'), { recursive: true });
-    assert.ok(
-      files.includes(join('dist', 'index.js')) && files.includes(join('dist', 'index.d.ts')),
-      `${files}`,
-    );
+  it('ships only the build: ES modules, CommonJS, a minified browser module, declarations and maps; no side effects', async () => {
+    const installed = join(project, 'node_modules', '@gatehouse', 'client');
+    const files = await readdir(installed, { recursive: true });
+    for (const file of [
+      'esm/index.js',
+      'esm/index.js.map',
+      'esm/index.d.ts',
+      'cjs/index.js',
+      'cjs/index.js.map',
+      'cjs/index.d.ts',
+      'cjs/package.json',
+      'browser/gatehouse.min.js',
+      'browser/gatehouse.min.js.map',
+    ])
+      assert.ok(files.includes(join('dist', file)), `dist/${file} missing: ${files}`);
+    const manifest = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    assert.equal(manifest['sideEffects'], false);
+    assert.equal(manifest['license'], 'Apache-2.0');
+    // The maps carry their sources: the TypeScript is not shipped beside them.
+    const map = JSON.parse(await readFile(join(installed, 'dist/esm/gatehouse.js.map'), 'utf8')) as {
+      sourcesContent?: string[];
+    };
+    assert.match(map.sourcesContent?.[0] ?? '', /class Gatehouse/);
     assert.deepEqual(
       files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')),
       [],
@@ -93,10 +137,15 @@ describe('@gatehouse/client as published', () => {
     );
   });
 
-  for (const transport of ['websocket', 'sse', 'longpolling']) {
-    it(`plain Node imports it and receives an event over ${transport}`, async () => {
+  for (const [script, transport] of [
+    ['user.mjs', 'websocket'],
+    ['user.mjs', 'sse'],
+    ['user.mjs', 'longpolling'],
+    ['user.cjs', 'sse'],
+  ] as const) {
+    it(`plain Node ${script.endsWith('.cjs') ? 'requires' : 'imports'} it and receives an event over ${transport}`, async () => {
       let settled = false;
-      const user = run(process.execPath, ['user.mjs', fixture.edge, transport], {
+      const user = run(process.execPath, [script, fixture.edge, transport], {
         cwd: project,
         timeout: 60_000,
       });
@@ -116,23 +165,39 @@ describe('@gatehouse/client as published', () => {
     });
   }
 
-  for (const [kind, compilerOptions] of [
-    ['a Node project', { lib: ['es2022'], types: ['node'] }],
-    ['a browser project', { lib: ['es2022', 'dom'], types: [] }],
-  ] as const) {
+  const resolutions = {
+    node10: { module: 'commonjs', moduleResolution: 'node10', ignoreDeprecations: '6.0' },
+    node16: { module: 'node16', moduleResolution: 'node16' },
+    nodenext: { module: 'nodenext', moduleResolution: 'nodenext' },
+    bundler: { module: 'esnext', moduleResolution: 'bundler' },
+  };
+  for (const [kind, compilerOptions, file] of [
+    ...Object.entries(resolutions).map(
+      ([name, options]) =>
+        [`a Node project (${name})`, { lib: ['es2022'], types: ['node'], ...options }, 'user.ts'] as const,
+    ),
+    [
+      'a browser project (bundler)',
+      { lib: ['es2022', 'dom'], types: [], ...resolutions.bundler },
+      'user.ts',
+    ] as const,
+    [
+      'a CommonJS file (nodenext)',
+      { lib: ['es2022'], types: ['node'], ...resolutions.nodenext },
+      'user.cts',
+    ] as const,
+  ]) {
     it(`type-checks a user's code against its declarations in ${kind}`, async () => {
       await writeFile(
         join(project, 'tsconfig.json'),
         JSON.stringify({
           compilerOptions: {
             target: 'es2022',
-            module: 'nodenext',
-            moduleResolution: 'nodenext',
             strict: true,
             noEmit: true,
             ...compilerOptions,
           },
-          files: ['user.ts'],
+          files: [file],
         }),
       );
       const tsc = join(repoRoot, 'node_modules', '.bin', 'tsc');
