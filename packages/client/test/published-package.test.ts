@@ -125,6 +125,11 @@ describe('@gatehouse/client as published', () => {
     >;
     assert.equal(manifest['sideEffects'], false);
     assert.equal(manifest['license'], 'Apache-2.0');
+    // The licence text itself, the repository's (pnpm packs the workspace root's LICENSE).
+    assert.equal(
+      await readFile(join(installed, 'LICENSE'), 'utf8'),
+      await readFile(join(repoRoot, 'LICENSE'), 'utf8'),
+    );
     // The maps carry their sources: the TypeScript is not shipped beside them.
     const map = JSON.parse(await readFile(join(installed, 'dist/esm/gatehouse.js.map'), 'utf8')) as {
       sourcesContent?: string[];
