@@ -146,6 +146,15 @@ const brokenEvents: Array<[string, (correlation: string) => string]> = [
         }),
     ],
   ),
+  // Past MAX_JSON_DEPTH (128) but well within what JSON.parse takes: refused by the depth check, as
+  // a published event is, not delivered to the waiting request.
+  [
+    'data nested 1,000 levels deep',
+    (c) =>
+      event(c, (e) => {
+        e['data'] = 0;
+      }).replace('"data":0', `"data":${'['.repeat(1000)}${']'.repeat(1000)}`),
+  ],
   [
     'data nested 100,000 levels deep',
     (c) =>

@@ -167,6 +167,7 @@ export function createProxy(config: ConfigOf<typeof proxyConfig>, deps: ProxyDep
   const responses = createResponsesEndpoint({
     router,
     maxBodyBytes: config.PROXY_MAX_EVENT_BYTES,
+    maxJsonDepth,
     onDelivery: (result) => metrics.correlatedResponse('http', result),
   });
   let consumers: Subscription[] = [];
@@ -195,6 +196,7 @@ export function createProxy(config: ConfigOf<typeof proxyConfig>, deps: ProxyDep
         kafka: deps.kafka && { bus: deps.kafka, topics: config.PROXY_KAFKA_RESPONSE_TOPICS },
         kinesis: deps.kinesis && { bus: deps.kinesis, topics: config.PROXY_KINESIS_RESPONSE_STREAMS },
         router,
+        maxJsonDepth,
         logger,
         onResponse: (source, result) => metrics.correlatedResponse(source, result),
       });

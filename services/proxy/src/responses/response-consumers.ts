@@ -23,6 +23,8 @@ export interface ResponseConsumerOptions {
   kafka?: ResponseSource | undefined;
   kinesis?: ResponseSource | undefined;
   router: ResponseRouter;
+  /** MAX_JSON_DEPTH: a response event nested deeper is refused, as a published one. */
+  maxJsonDepth: number;
   logger: Logger;
   onResponse?: (source: 'kafka' | 'kinesis', result: DeliveryResult | 'foreign' | 'bad_message') => void;
 }
@@ -45,9 +47,13 @@ export async function startResponseConsumers(options: ResponseConsumerOptions): 
   if (kinesis !== undefined) {
     for (const stream of kinesis.topics) {
       subscriptions.push(
-        await kinesis.bus.subscribe(stream, (m) => handle('kinesis', m, fromKinesis(m), options), {
-          onError: (err) => options.logger.warn({ err, stream }, 'kinesis response consumer error'),
-        }),
+        await kinesis.bus.subscribe(
+          stream,
+          (m) => handle('kinesis', m, fromKinesis(m, options.maxJsonDepth), options),
+          {
+            onError: (err) => options.logger.warn({ err, stream }, 'kinesis response consumer error'),
+          },
+        ),
       );
     }
   }
@@ -73,8 +79,8 @@ function fromKafka(m: Message): ParsedResponse {
   };
 }
 
-function fromKinesis(m: Message): ParsedResponse {
-  return readCloudEventResponse(() => parseJsonEvent(m.value));
+function fromKinesis(m: Message, maxJsonDepth: number): ParsedResponse {
+  return readCloudEventResponse(() => parseJsonEvent(m.value), maxJsonDepth);
 }
 
 function handle(

@@ -19,7 +19,7 @@ import {
   encodeData,
   gwExtension,
 } from '@gatehouse/cloudevents';
-import { hopByHopHeaders } from '@gatehouse/service-kit';
+import { assertJsonDepth, hopByHopHeaders } from '@gatehouse/service-kit';
 import type { CorrelatedResponse } from './pending-responses.ts';
 
 export const correlationHeader = 'gw-correlation';
@@ -100,10 +100,15 @@ export function parseCloudEventResponse(event: CloudEvent): ParsedResponse {
   };
 }
 
-/** parseCloudEventResponse of the event `read` parses; a message that is no CloudEvent is refused with why. */
-export function readCloudEventResponse(read: () => CloudEvent): ParsedResponse {
+/**
+ * parseCloudEventResponse of the event `read` parses; a message that is no CloudEvent, or nests
+ * deeper than `maxJsonDepth` (MAX_JSON_DEPTH, as a published event), is refused with why.
+ */
+export function readCloudEventResponse(read: () => CloudEvent, maxJsonDepth: number): ParsedResponse {
   try {
-    return parseCloudEventResponse(read());
+    const event = read();
+    assertJsonDepth(event, maxJsonDepth, 'the response event');
+    return parseCloudEventResponse(event);
   } catch (err) {
     return { ok: false, error: (err as Error).message };
   }

@@ -17,6 +17,8 @@ import type { DeliveryResult, ResponseRouter } from './response-router.ts';
 export interface ResponsesEndpointOptions {
   router: ResponseRouter;
   maxBodyBytes: number;
+  /** MAX_JSON_DEPTH: a response event nested deeper is refused (400), as a published one. */
+  maxJsonDepth: number;
   onDelivery?: (result: DeliveryResult | 'bad_request') => void;
 }
 
@@ -24,21 +26,22 @@ export function createResponsesEndpoint(options: ResponsesEndpointOptions): Rout
   const routes = new Router();
   const cloudEventForm = async (req: IncomingMessage, res: ServerResponse) => {
     const body = await readBody(req, options.maxBodyBytes);
-    await answer(res, cloudEventResponse(req, body), options);
+    await answer(res, cloudEventResponse(req, body, options.maxJsonDepth), options);
   };
   routes.post('/v1/responses', cloudEventForm);
   routes.post('/v2/responses', cloudEventForm);
   routes.post('/v3/responses', async (req, res) => {
     const body = await readBody(req, options.maxBodyBytes);
-    if (isStructuredCloudEvent(req)) return answer(res, cloudEventResponse(req, body), options);
+    if (isStructuredCloudEvent(req))
+      return answer(res, cloudEventResponse(req, body, options.maxJsonDepth), options);
     const query = new URLSearchParams((req.url ?? '').split('?')[1] ?? '');
     await answer(res, parseBinaryResponse(req.headers, body, query.get('correlation') ?? undefined), options);
   });
   return routes;
 }
 
-function cloudEventResponse(req: IncomingMessage, body: Buffer): ParsedResponse {
-  return readCloudEventResponse(() => parseHttpEvent({ headers: req.headers, body }));
+function cloudEventResponse(req: IncomingMessage, body: Buffer, maxJsonDepth: number): ParsedResponse {
+  return readCloudEventResponse(() => parseHttpEvent({ headers: req.headers, body }), maxJsonDepth);
 }
 
 /** CloudEvents' structured mode is named by its media type; any other body is a binary response. */
