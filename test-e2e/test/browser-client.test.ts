@@ -101,6 +101,45 @@ describe('@gatehouse/client in Chromium', () => {
     });
   }
 
+  it('offline, then online: tries again at once instead of waiting out the backoff it grew offline', async () => {
+    // A long backoff, so a retry the client waits out shows.
+    const tab = await clientTab(['longpolling'], { backoff: { initialMs: 30_000, maxMs: 30_000 } });
+    await tab.evaluate(() => {
+      const w = globalThis as unknown as {
+        gw: { on(name: string, f: (s: { state: string; delayMs?: number }) => void): void };
+        timeline: Array<[number, string, number]>;
+      };
+      w.timeline = [];
+      w.gw.on('state', (s) => w.timeline.push([Date.now(), s.state, s.delayMs ?? 0]));
+    });
+    await until(tab, (r) => r.states.includes('connected:longpolling'), 'connected');
+    const expected = await publish(2);
+    await until(tab, (r) => r.ns.length === 2, 'the first events');
+    await tab.context().setOffline(true);
+    type Step = [number, string, number];
+    const timeline = () => tab.evaluate(() => (globalThis as unknown as { timeline: Step[] }).timeline);
+    // Offline until the client waits a retry at least 10 s away (the backoff is random below its bound).
+    let waiting: Step | undefined;
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(200)) {
+      const last = (await timeline()).at(-1)!;
+      if (last[1] === 'reconnecting' && last[0] + last[2] - Date.now() > 10_000) {
+        waiting = last;
+        break;
+      }
+    }
+    assert.ok(waiting, `no long retry wait while offline: ${JSON.stringify(await timeline())}`);
+    expected.push(...(await publish(3)));
+    await tab.context().setOffline(false);
+    await until(tab, (r) => r.ns.length >= expected.length, 'the events published while offline');
+    const connectedAt = (await timeline()).findLast((step) => step[1] === 'connected')![0];
+    assert.ok(
+      connectedAt < waiting[0] + waiting[2] - 5000,
+      `connected ${connectedAt - waiting[0]} ms after the wait of ${waiting[2]} ms began: it waited the backoff out`,
+    );
+    assert.deepEqual((await recordOf(tab)).ns, expected);
+    await tab.close();
+  });
+
   it('falls back from a blocked websocket to sse, then to longpolling, with nothing lost', async () => {
     const wsUpgrade = /upgrade: websocket/i;
     const sse = /GET \/_gw\/v1\/connection\/sse/;

@@ -128,6 +128,18 @@ function gatewayUrl(url: string): string {
   return parsed.href;
 }
 
+/** The page's window, whose `online` and `offline` events say when the network comes and goes (none in Node). */
+function browserWindow(): Pick<EventTarget, 'addEventListener' | 'removeEventListener'> | undefined {
+  const w = globalThis as {
+    addEventListener?: unknown;
+    removeEventListener?: unknown;
+    navigator?: { onLine?: unknown };
+  };
+  return typeof w.addEventListener === 'function' && typeof w.navigator?.onLine === 'boolean'
+    ? (w as unknown as EventTarget)
+    : undefined;
+}
+
 /** The transports by name, refusing a name that is none (plain JavaScript has no type to stop it). */
 function transportsOf(names: readonly TransportName[]): Transport[] {
   if (names.length === 0) throw new TypeError('Gatehouse: at least one transport is needed');
@@ -184,7 +196,31 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
     if (typeof options.token === 'string') this.token = options.token;
     // Connect after the caller had the chance to add its listeners.
     this.timer = setTimeout(() => this.connect(), 0);
+    browserWindow()?.addEventListener('online', this.online);
+    browserWindow()?.addEventListener('offline', this.offline);
   }
+
+  /**
+   * The browser is back on a network: a client waiting out its backoff (which grew while every
+   * attempt failed offline) tries at once.
+   */
+  private readonly online = (): void => {
+    if (this.current.state !== 'reconnecting') return;
+    clearTimeout(this.timer);
+    this.backoff.reset();
+    void this.connect();
+  };
+
+  /** The browser lost its network: the connection is gone, though it may take long to say so. */
+  private readonly offline = (): void => {
+    if (this.current.state !== 'connected') return;
+    const connection = this.connection;
+    this.connection = undefined;
+    this.connectionToken = undefined;
+    clearTimeout(this.renewTimer);
+    connection?.close();
+    this.retry({ code: 'network', reason: 'the browser is offline' }, this.backoff.next());
+  };
 
   /** A listener threw: an `error` event, or the console when nobody listens for those (or it threw). */
   protected override failed(name: keyof GatehouseEvents<Types>, err: unknown): void {
@@ -563,6 +599,8 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
 
   private finish(why: Why): void {
     if (this.current.state === 'closed') return;
+    browserWindow()?.removeEventListener('online', this.online);
+    browserWindow()?.removeEventListener('offline', this.offline);
     clearTimeout(this.timer);
     clearTimeout(this.preferredTimer);
     clearTimeout(this.renewTimer);
