@@ -247,7 +247,14 @@ function remove(port: number): void {
 function recovery(killedAt: number): RecoveryReport {
   const watched = clients.filter((c) => c.awaitingBack || c.backAt !== undefined);
   const backMs = watched.filter((c) => c.backAt !== undefined).map((c) => c.backAt! - killedAt);
-  return { type: 'recovery', watched: watched.length, backMs };
+  const byTransport: RecoveryReport['byTransport'] = {};
+  for (const c of watched) {
+    byTransport[c.transport] ??= { watched: 0, back: 0 };
+    const t = byTransport[c.transport]!;
+    t.watched++;
+    if (c.backAt !== undefined) t.back++;
+  }
+  return { type: 'recovery', watched: watched.length, backMs, byTransport };
 }
 
 function tally(accepted: number[]): TallyReport {

@@ -120,7 +120,20 @@ export async function startClientFleet(processes: number, plan: ClientFleetPlan)
     remove: (port) => all({ type: 'remove', port }, 'ok').then(() => undefined),
     async recovery(killedAt) {
       const rs = await all<RecoveryReport>({ type: 'recovery', killedAt }, 'recovery');
-      return { type: 'recovery', watched: sum(rs, (r) => r.watched), backMs: rs.flatMap((r) => r.backMs) };
+      const byTransport: RecoveryReport['byTransport'] = {};
+      for (const r of rs)
+        for (const [t, v] of Object.entries(r.byTransport)) {
+          byTransport[t] ??= { watched: 0, back: 0 };
+          const into = byTransport[t]!;
+          into.watched += v.watched;
+          into.back += v.back;
+        }
+      return {
+        type: 'recovery',
+        watched: sum(rs, (r) => r.watched),
+        backMs: rs.flatMap((r) => r.backMs),
+        byTransport,
+      };
     },
     async tally(accepted) {
       const rs = await all<TallyReport>({ type: 'tally', accepted }, 'tally');

@@ -84,6 +84,8 @@ export interface RecoveryReport {
   watched: number;
   /** ms from the kill to each watched client's first frame from another replica (those back). */
   backMs: number[];
+  /** Watched and back, by transport. */
+  byTransport: Record<string, { watched: number; back: number }>;
 }
 
 export interface TransportTally {

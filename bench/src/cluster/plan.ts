@@ -1,6 +1,6 @@
 /**
  * Who client i is in a cluster run: its transport, its subscriptions, whether it sends a JWT and
- * which replica it connects to first. Derived from the index alone, so the orchestrator and every
+ * which replica it connects to first (block i div 6 of the replicas, round robin). Derived from the index alone, so the orchestrator and every
  * client process agree on it without sending a list of 100,000 clients over IPC.
  */
 
@@ -38,7 +38,9 @@ export function clientSpec(i: number, o: ClientMixOptions): ClientSpec {
     // Half with a JWT, spread over the transports (i % 6 ≥ 3: every transport gets both).
     jwt: i % 6 >= 3,
     types,
-    home: i % o.replicas,
+    // By blocks of six: every replica gets each transport, with and without a JWT, alike (i mod K
+    // would put all of one transport on one replica whenever K is 3).
+    home: Math.floor(i / 6) % o.replicas,
   };
 }
 

@@ -88,7 +88,11 @@ export function s2Markdown(r: S2Result): string {
     const k = r.kill;
     lines.push(
       `Kill: ${k.replica} SIGKILLed holding ${k.watched} clients; ${k.back} back on the others, p50 ${ms(k.backP50)} ms, p99 ${ms(k.backP99)} ms, ` +
-        `the last ${ms(k.backMax)} ms after the kill (time to recover). Over the recovery (${k.cpu.seconds.toFixed(1)} s, ${k.cpu.events} events):`,
+        `the last ${ms(k.backMax)} ms after the kill (time to recover); by transport ${Object.entries(
+          k.byTransport,
+        )
+          .map(([t, v]) => `${t} ${v.back}/${v.watched}`)
+          .join(', ')}. Over the recovery (${k.cpu.seconds.toFixed(1)} s, ${k.cpu.events} events):`,
       '',
       ...cpuTable(k.cpu),
       '',

@@ -94,6 +94,7 @@ export interface S2Result {
         backP50: number;
         backP99: number;
         backMax: number;
+        byTransport: Record<string, { watched: number; back: number }>;
         cpu: CpuWindow;
       }
     | undefined;
@@ -326,7 +327,9 @@ export async function runS2(o: ClusterOptions): Promise<S2Result> {
         recovery = await fleet.recovery(killedAt);
         if (Date.now() - lastLog > 5000) {
           lastLog = Date.now();
-          log(`  back: ${recovery.backMs.length} of ${recovery.watched}, load ${loadAverage().toFixed(1)}`);
+          log(
+            `  back: ${recovery.backMs.length} of ${recovery.watched} (${JSON.stringify(recovery.byTransport)}), load ${loadAverage().toFixed(1)}`,
+          );
         }
       }
       const cpu1 = meter.snapshot();
@@ -339,6 +342,7 @@ export async function runS2(o: ClusterOptions): Promise<S2Result> {
         backP50: percentile(back, 50),
         backP99: percentile(back, 99),
         backMax: back.length ? Math.max(...back) : Number.NaN,
+        byTransport: recovery.byTransport,
         cpu: {
           seconds: (performance.now() - k0) / 1000,
           cpu: diff(cpu0, cpu1),
