@@ -44,6 +44,7 @@ function cpuTable(w: CpuWindow): string[] {
       Object.values(w.cpu).reduce((a, v) => a + v, 0),
       w.deliveries,
     )} | |`,
+    `| *the whole box (/proc/stat; others' work included)* | ${w.boxBusy.toFixed(2)} | ${((100 * w.boxBusy) / w.seconds).toFixed(0)} % | | |`,
   ];
 }
 
@@ -148,7 +149,7 @@ export function s4Markdown(r: S4Result): string {
       r.rows
         .map(
           (row) =>
-            `${row.replicas}: publisher ${row.steady.cpu['publisher']!.toFixed(2)}, kafka ${row.steady.cpu['kafka']!.toFixed(2)}, redis ${row.steady.cpu['redis']!.toFixed(2)}, clients ${row.steady.cpu['clients']!.toFixed(2)} (${row.steady.seconds.toFixed(1)} s)`,
+            `${row.replicas}: publisher ${row.steady.cpu['publisher']!.toFixed(2)}, kafka ${row.steady.cpu['kafka']!.toFixed(2)}, redis ${row.steady.cpu['redis']!.toFixed(2)}, clients ${row.steady.cpu['clients']!.toFixed(2)}, the whole box ${row.steady.boxBusy.toFixed(2)} (${row.steady.seconds.toFixed(1)} s)`,
         )
         .join('; '),
     '',

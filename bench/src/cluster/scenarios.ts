@@ -4,6 +4,7 @@
  * 1, 2, 4 … replicas plus one bystander replica whose clients want none of the flowing types.
  * Both count every (client, event) pair (client-process.ts).
  */
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { signJwt } from '@gatehouse/auth';
 import { loadAverage } from '../harness/box.ts';
@@ -53,6 +54,8 @@ export interface LatencyFigures {
 
 export interface CpuWindow {
   seconds: number;
+  /** CPU seconds the whole box spent (/proc/stat: every process, this run's and others'). */
+  boxBusy: number;
   /** CPU seconds by process name (hub-0 …, publisher, kafka, redis, clients, orchestrator). */
   cpu: Record<string, number>;
   /** Events accepted and first copies delivered in the window. */
@@ -120,6 +123,22 @@ function meterOf(cluster: Cluster, fleet: ClientFleet, brokers: ReturnType<typeo
       return cpu;
     },
   };
+}
+
+/** Busy CPU seconds of the whole box so far (/proc/stat: all but idle and iowait; USER_HZ 100). */
+export function boxBusySeconds(): number {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const [user, nice, system, , , irq, softirq, steal] = f as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  return (user + nice + system + irq + softirq + steal) / 100;
 }
 
 function diff(a: Record<string, number>, b: Record<string, number>): Record<string, number> {
@@ -199,14 +218,17 @@ async function window(
   seconds: number,
 ): Promise<CpuWindow> {
   const cpu0 = meter.snapshot();
+  const b0 = boxBusySeconds();
   const d0 = (await fleet.status()).deliveries;
   const e0 = producer.events.length;
   const t0 = performance.now();
   await sleep(seconds * 1000);
   const cpu1 = meter.snapshot();
+  const b1 = boxBusySeconds();
   const d1 = (await fleet.status()).deliveries;
   return {
     seconds: (performance.now() - t0) / 1000,
+    boxBusy: b1 - b0,
     cpu: diff(cpu0, cpu1),
     events: producer.events.length - e0,
     deliveries: d1 - d0,
@@ -312,6 +334,7 @@ export async function runS2(o: ClusterOptions): Promise<S2Result> {
       await fleet.phase('recovery');
       const victim = cluster.replicas[0]!;
       const cpu0 = meter.snapshot();
+      const b0 = boxBusySeconds();
       const d0 = (await fleet.status()).deliveries;
       const e0 = producer.events.length;
       const k0 = performance.now();
@@ -345,6 +368,7 @@ export async function runS2(o: ClusterOptions): Promise<S2Result> {
         byTransport: recovery.byTransport,
         cpu: {
           seconds: (performance.now() - k0) / 1000,
+          boxBusy: boxBusySeconds() - b0,
           cpu: diff(cpu0, cpu1),
           events: producer.events.length - e0,
           deliveries: d1 - d0,
