@@ -20,9 +20,13 @@
  * another replica: p50, p99, last), then every pair counted once the producer stopped.
  * S4 (`--scenarios s4`): the same connections and events over each of `--replica-counts` (default
  * 1,2,4), every time with one more replica, the bystander, holding `--bystanders` clients
- * subscribed only to types nobody publishes: cluster CPU per event and per replica, and what a
- * replica spends on events none of its clients want = the bystander's CPU over the steady window,
- * less its own CPU rate over a window of the same connections with no events, ÷ events.
+ * subscribed only to types nobody publishes. Three windows of `--seconds` each: quiet (connections
+ * open, no events: each replica's own CPU rate), unwanted (`--unwanted-rate` events/s of a type no
+ * client anywhere subscribes to), steady (the flowing types at `--rate`). Reported: cluster CPU per
+ * event and per replica, each less its quiet rate; what a replica spends on events none of its
+ * clients want = its CPU in the unwanted window less its quiet rate, ÷ events (every replica, the
+ * bystander too), and the bystander's the same way over the steady window (the flowing types are
+ * none of its clients').
  *
  * What the box forces (2 cores, 24 GiB, 20,000 open files per process that cannot be raised here):
  * one process holds at most ~19,500 connections, so a replica does too: 100k needs at least 6
@@ -37,7 +41,7 @@
  * KAFKA_BROKERS or KAFKA_PORT, REDIS_URL or REDIS_PORT). A smoke run (under a minute):
  * `node bench/src/cluster-scale.bench.ts --connections 2000 --replicas 2 --seconds 5 --scenarios s2`.
  * Flags: `--scenarios s2,s4` (default s2), `--connections 20000`, `--replicas 3` (S2),
- * `--replica-counts 1,2,4` (S4), `--bystanders 300` (S4), `--rate 10` (events/s), `--types 30`,
+ * `--replica-counts 1,2,4` (S4), `--bystanders 300` (S4), `--unwanted-rate 100` (S4), `--rate 10` (events/s), `--types 30`,
  * `--subscriptions 3`, `--seconds 20` (steady window), `--connect-rate 1500` (connects/s, all client
  * processes together), `--per-client-process 15000`, `--addresses 200` (source addresses),
  * `--connect-timeout <s>` (default: connections ÷ connect rate × 4 + 60), `--recovery-timeout 180`,
@@ -57,6 +61,7 @@ const { values } = parseArgs({
     replicas: { type: 'string', default: '3' },
     'replica-counts': { type: 'string', default: '1,2,4' },
     bystanders: { type: 'string', default: '300' },
+    'unwanted-rate': { type: 'string', default: '100' },
     rate: { type: 'string', default: '10' },
     types: { type: 'string', default: '30' },
     subscriptions: { type: 'string', default: '3' },
@@ -99,7 +104,12 @@ if (scenarios.has('s2')) {
 }
 if (scenarios.has('s4')) {
   const { replicas: _, ...rest } = options;
-  out.s4 = await runS4(rest, values['replica-counts'].split(',').map(Number), Number(values.bystanders));
+  out.s4 = await runS4(
+    rest,
+    values['replica-counts'].split(',').map(Number),
+    Number(values.bystanders),
+    Number(values['unwanted-rate']),
+  );
   report.push(s4Markdown(out.s4));
   console.log(`\n${s4Markdown(out.s4)}`);
 }

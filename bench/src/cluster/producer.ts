@@ -32,7 +32,18 @@ export class Producer {
   /** No event past this number is made (the clients' counters have room for this many). */
   private readonly maxEvents: number;
 
-  constructor(url: string, rate: number, types: number, idPrefix: string, maxEvents: number) {
+  /** The CloudEvent type of type index t (default `cl.e<t>`). */
+  private readonly typeName: (t: number) => string;
+
+  constructor(
+    url: string,
+    rate: number,
+    types: number,
+    idPrefix: string,
+    maxEvents: number,
+    typeName: (t: number) => string = eventType,
+  ) {
+    this.typeName = typeName;
     this.url = url;
     this.rate = rate;
     this.types = types;
@@ -77,7 +88,7 @@ export class Producer {
       posts: 0,
     };
     this.events.push(event);
-    const body = `{"specversion":"1.0","id":"${this.idPrefix}-${n}","source":"/cluster-bench","type":"${eventType(event.type)}","data":{"n":${n},"sentAt":${event.sentAt}}}`;
+    const body = `{"specversion":"1.0","id":"${this.idPrefix}-${n}","source":"/cluster-bench","type":"${this.typeName(event.type)}","data":{"n":${n},"sentAt":${event.sentAt}}}`;
     const posting = this.postUntilAccepted(event, body).finally(() => this.pending.delete(posting));
     this.pending.add(posting);
   }

@@ -118,17 +118,25 @@ export function s2Markdown(r: S2Result): string {
   return lines.join('\n');
 }
 
+/** CPU µs per event of one process over a window, less its quiet rate × the window. */
+function lessQuiet(w: CpuWindow, quiet: CpuWindow, name: string): number {
+  const own = (w.cpu[name] ?? 0) - ((quiet.cpu[name] ?? 0) / quiet.seconds) * w.seconds;
+  return (own * 1e6) / w.events;
+}
+
 export function s4Markdown(r: S4Result): string {
   const o = r.options;
   const lines = [
-    `### S4: ${o.connections} connections over 1, 2, 4 … replicas, ${o.rate} events/s, plus a bystander replica`,
+    `### S4: ${o.connections} connections over ${r.rows.map((row) => row.replicas).join(', ')} replicas, ${o.rate} events/s, plus a bystander replica`,
     '',
     `${o.types} event types, ${o.subscriptions} per client; the bystander holds ${r.bystanders} clients subscribed only to types nobody publishes; ` +
       `load average ${r.loadAtStart.toFixed(1)} at the start, ${r.loadAtEnd.toFixed(1)} at the end.` +
       (r.stoppedAt ? ` **Stopped early: ${r.stoppedAt}.**` : ''),
     '',
-    '| replicas | held per replica | events | deliveries | hubs CPU µs/event | per replica µs/event (each) | hubs CPU µs/delivery | bystander µs/event (less its idle) | p50 / p99 ms | lost / duplicated |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    'Steady window (the flowing types). "less quiet": each replica\'s CPU less its own rate in the quiet window (connections open, no events) × the window.',
+    '',
+    '| replicas | held per replica | events | deliveries | hubs CPU µs/event | hubs µs/event less quiet | per replica µs/event less quiet | hubs µs/delivery less quiet | bystander µs/event less quiet | quiet CPU per replica | p50 / p99 ms | lost / duplicated |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   for (const row of r.rows) {
     const w = row.steady;
@@ -136,11 +144,27 @@ export function s4Markdown(r: S4Result): string {
     const ordinary = names.slice(0, row.replicas);
     const bystander = names[row.replicas]!;
     const hubs = ordinary.reduce((a, k) => a + w.cpu[k]!, 0);
-    const by = (w.cpu[bystander]! - row.bystanderIdlePerSecond * w.seconds) / w.events;
+    const perReplica = ordinary.map((k) => lessQuiet(w, row.quiet, k));
+    const hubsLess = perReplica.reduce((a, v) => a + v, 0);
     lines.push(
-      `| ${row.replicas} | ${row.held.slice(0, row.replicas).join(', ')} | ${w.events} | ${w.deliveries} | ${us((hubs * 1e6) / w.events)} | ` +
-        `${ordinary.map((k) => ((w.cpu[k]! * 1e6) / w.events).toFixed(0)).join(', ')} | ${us((hubs * 1e6) / w.deliveries)} | ` +
-        `${us(by * 1e6)} (idle ${(row.bystanderIdlePerSecond * 1000).toFixed(1)} ms/s) | ${ms(row.latency['all']?.p50 ?? Number.NaN)} / ${ms(row.latency['all']?.p99 ?? Number.NaN)} | ${row.counted.lost} / ${row.counted.duplicated} |`,
+      `| ${row.replicas} | ${row.held.slice(0, row.replicas).join(', ')} | ${w.events} | ${w.deliveries} | ${us((hubs * 1e6) / w.events)} | ${us(hubsLess)} | ` +
+        `${perReplica.map((v) => v.toFixed(0)).join(', ')} | ${us((hubsLess * w.events) / w.deliveries)} | ${us(lessQuiet(w, row.quiet, bystander))} | ` +
+        `${ordinary.map((k) => `${((1000 * row.quiet.cpu[k]!) / row.quiet.seconds).toFixed(0)}`).join(', ')} ms/s (bystander ${((1000 * row.quiet.cpu[bystander]!) / row.quiet.seconds).toFixed(0)}) | ` +
+        `${ms(row.latency['all']?.p50 ?? Number.NaN)} / ${ms(row.latency['all']?.p99 ?? Number.NaN)} | ${row.counted.lost} / ${row.counted.duplicated} |`,
+    );
+  }
+  lines.push(
+    '',
+    `Events nobody wants (type \`cl.nobody\`, no subscriber anywhere, ${r.unwantedRate}/s): CPU per event of each replica less its quiet rate (the bystander last):`,
+    '',
+    '| replicas | events | per replica µs/event (each; bystander last) | publisher µs/event | kafka µs/event |',
+    '| --- | --- | --- | --- | --- |',
+  );
+  for (const row of r.rows) {
+    const w = row.unwanted;
+    const names = Object.keys(w.cpu).filter((k) => k.startsWith('hub-'));
+    lines.push(
+      `| ${row.replicas} | ${w.events} | ${names.map((k) => lessQuiet(w, row.quiet, k).toFixed(0)).join(', ')} | ${lessQuiet(w, row.quiet, 'publisher').toFixed(0)} | ${lessQuiet(w, row.quiet, 'kafka').toFixed(0)} |`,
     );
   }
   lines.push(

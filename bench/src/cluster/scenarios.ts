@@ -398,9 +398,11 @@ export interface S4Row {
   replicas: number;
   /** Connections per replica (the bystander's apart). */
   held: number[];
+  /** The connections open, no events: every replica's own rate (timers, GC, polls timing out). */
+  quiet: CpuWindow;
+  /** Events of a type nobody subscribes to, at `unwantedRate`. */
+  unwanted: CpuWindow;
   steady: CpuWindow;
-  /** The bystander's CPU seconds per second with no events, over a window before the producer started. */
-  bystanderIdlePerSecond: number;
   counted: Counted;
   latency: Record<string, LatencyFigures>;
 }
@@ -408,6 +410,7 @@ export interface S4Row {
 export interface S4Result {
   options: Omit<ClusterOptions, 'log' | 'replicas'>;
   bystanders: number;
+  unwantedRate: number;
   loadAtStart: number;
   loadAtEnd: number;
   rows: S4Row[];
@@ -419,11 +422,13 @@ export async function runS4(
   o: Omit<ClusterOptions, 'replicas'>,
   replicaCounts: number[],
   bystanders: number,
+  unwantedRate: number,
 ): Promise<S4Result> {
   const { log, ...options } = o;
   const result: S4Result = {
     options,
     bystanders,
+    unwantedRate,
     loadAtStart: loadAverage(),
     loadAtEnd: Number.NaN,
     rows: [],
@@ -461,9 +466,21 @@ export async function runS4(
       }
       await sleep(3000);
       const held = (await fleet.status()).openByPort;
-      const bystander = cluster.replicas[k]!;
-      const idle = await window(meter, fleet, producer, Math.min(10, o.seconds));
-      const bystanderIdlePerSecond = idle.cpu[bystander.name]! / idle.seconds;
+      const quiet = await window(meter, fleet, producer, o.seconds);
+      // Events nobody wants, at their own rate: what reading and dropping them costs each replica.
+      const nobody = new Producer(
+        cluster.publisherUrl,
+        unwantedRate,
+        1,
+        `${cluster.run}-nobody`,
+        Math.ceil(unwantedRate * (o.seconds + 10)),
+        () => 'cl.nobody',
+      );
+      nobody.start();
+      await sleep(2000);
+      const unwanted = await window(meter, fleet, nobody, o.seconds);
+      await nobody.stop();
+      await sleep(2000);
       await fleet.phase('warm-up');
       producer.start();
       await sleep(3000);
@@ -474,8 +491,9 @@ export async function runS4(
       const row: S4Row = {
         replicas: k,
         held: cluster.replicas.map((r) => held[r.port] ?? 0),
+        quiet,
+        unwanted,
         steady,
-        bystanderIdlePerSecond,
         counted: countedOf(tally),
         latency: latencyOf(tally)['steady'] ?? {},
       };
