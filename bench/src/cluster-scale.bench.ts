@@ -41,11 +41,14 @@
  * KAFKA_BROKERS or KAFKA_PORT, REDIS_URL or REDIS_PORT). A smoke run (under a minute):
  * `node bench/src/cluster-scale.bench.ts --connections 2000 --replicas 2 --seconds 5 --scenarios s2`.
  * Flags: `--scenarios s2,s4` (default s2), `--connections 20000`, `--replicas 3` (S2),
- * `--replica-counts 1,2,4` (S4), `--bystanders 300` (S4), `--unwanted-rate 100` (S4), `--rate 10` (events/s), `--types 30`,
- * `--subscriptions 3`, `--seconds 20` (steady window), `--connect-rate 1500` (connects/s, all client
+ * `--replica-counts 1,2,4` (S4), `--bystanders 300` (S4), `--unwanted-rate 100` (S4), `--rate 10`
+ * (events/s), `--types 30`, `--subscriptions 3`, `--seconds 20` (steady window), `--connect-rate 1500` (connects/s, all client
  * processes together), `--per-client-process 15000`, `--addresses 200` (source addresses),
  * `--connect-timeout <s>` (default: connections ÷ connect rate × 4 + 60), `--recovery-timeout 180`,
- * `--json <file>` (the results), `--markdown <file>` (the printed report, also written there).
+ * `--longpoll-timeout <duration>` (the replicas' LONGPOLL_TIMEOUT; default the service's 5s: an idle
+ * long-polling client polls every 5 s, which at 50k connections a third of them long-polling is
+ * 3,300 polls/s before any event), `--json <file>` (the results), `--markdown <file>` (the printed
+ * report, also written there).
  */
 import './harness/help.ts'; // first: --help prints the comment above and exits before anything runs
 import { writeFileSync } from 'node:fs';
@@ -71,6 +74,7 @@ const { values } = parseArgs({
     addresses: { type: 'string', default: '200' },
     'connect-timeout': { type: 'string' },
     'recovery-timeout': { type: 'string', default: '180' },
+    'longpoll-timeout': { type: 'string' },
     json: { type: 'string' },
     markdown: { type: 'string' },
   },
@@ -91,6 +95,7 @@ const options: ClusterOptions = {
   addresses: Math.min(200, Number(values.addresses)),
   connectTimeout: Number(values['connect-timeout'] ?? Math.ceil((connections / connectRate) * 4 + 60)),
   recoveryTimeout: Number(values['recovery-timeout']),
+  longpollTimeout: values['longpoll-timeout'],
   log: (line) => console.log(line),
 };
 const scenarios = new Set(values.scenarios.split(','));

@@ -42,6 +42,8 @@ export interface ClusterOptions {
   /** How long all clients get to connect, and the killed replica's clients to come back, s. */
   connectTimeout: number;
   recoveryTimeout: number;
+  /** LONGPOLL_TIMEOUT of the replicas (undefined: the service's default, 5s). */
+  longpollTimeout?: string | undefined;
   log: (line: string) => void;
 }
 
@@ -264,7 +266,11 @@ export async function runS2(o: ClusterOptions): Promise<S2Result> {
   log(
     `S2: ${o.connections} connections, ${o.replicas} replicas, ${o.rate} events/s, load ${loadAtStart.toFixed(1)}`,
   );
-  const cluster = await startCluster(o.replicas, limit);
+  const cluster = await startCluster(
+    o.replicas,
+    limit,
+    o.longpollTimeout ? { LONGPOLL_TIMEOUT: o.longpollTimeout } : {},
+  );
   const brokers = brokerPids();
   log(`  cluster up (${cluster.run}); kafka pid ${brokers.kafka}, redis pid ${brokers.redis}`);
   await sleep(2000);
@@ -443,7 +449,11 @@ export async function runS4(
     log(
       `S4: ${o.connections} connections over ${k} replicas + a bystander with ${bystanders}, ${o.rate} events/s`,
     );
-    const cluster = await startCluster(k + 1, limit);
+    const cluster = await startCluster(
+      k + 1,
+      limit,
+      o.longpollTimeout ? { LONGPOLL_TIMEOUT: o.longpollTimeout } : {},
+    );
     const brokers = brokerPids();
     const maxEvents = maxEventsFor({ ...o, replicas: k }, 10);
     const fleet = await startClientFleet(Math.ceil((o.connections + bystanders) / o.perClientProcess), {

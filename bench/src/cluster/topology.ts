@@ -40,7 +40,12 @@ export interface Cluster {
   stop(): Promise<void>;
 }
 
-export async function startCluster(replicaCount: number, maxConnections: number): Promise<Cluster> {
+export async function startCluster(
+  replicaCount: number,
+  maxConnections: number,
+  /** Settings of every replica on top of the bench's (e.g. LONGPOLL_TIMEOUT). */
+  hubEnv: Record<string, string> = {},
+): Promise<Cluster> {
   await ensureBuilt({ log: (line) => console.log(line) });
   const run = `cluster-${Date.now().toString(36)}`;
   const env: Record<string, string> = {
@@ -88,7 +93,7 @@ export async function startCluster(replicaCount: number, maxConnections: number)
       services.push(
         ...(await Promise.all(
           Array.from({ length: Math.min(2, replicaCount - i) }, (_, k) =>
-            spawn(`hub-${i + k}`, hubMain, { REPLICA_ID: `${run}-hub-${i + k}` }, HUB_NODE_ARGS),
+            spawn(`hub-${i + k}`, hubMain, { ...hubEnv, REPLICA_ID: `${run}-hub-${i + k}` }, HUB_NODE_ARGS),
           ),
         )),
       );
