@@ -259,7 +259,10 @@ function recovery(killedAt: number): RecoveryReport {
 
 function tally(accepted: number[]): TallyReport {
   const byTransport = Object.fromEntries(
-    transports.map((t) => [t, { owed: 0, lost: 0, duplicated: 0, unwanted: 0 } satisfies TransportTally]),
+    transports.map((t) => [
+      t,
+      { owed: 0, lost: 0, lostByOpen: 0, duplicated: 0, unwanted: 0 } satisfies TransportTally,
+    ]),
   ) as Record<ClusterTransport, TransportTally>;
   let unacceptedDeliveries = 0;
   const lostExamples: string[] = [];
@@ -283,6 +286,7 @@ function tally(accepted: number[]): TallyReport {
       t.owed++;
       if (seen === 0) {
         t.lost++;
+        if (c.client.record.open) t.lostByOpen++;
         if (lostExamples.length < 5)
           lostExamples.push(
             `client ${plan.firstIndex + c.slot} (${c.transport}, last on :${c.port}, open ${c.client.record.open}) lost event ${n}`,

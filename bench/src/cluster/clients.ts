@@ -143,6 +143,7 @@ export async function startClientFleet(processes: number, plan: ClientFleetPlan)
           {
             owed: sum(rs, (r) => r.byTransport[t].owed),
             lost: sum(rs, (r) => r.byTransport[t].lost),
+            lostByOpen: sum(rs, (r) => r.byTransport[t].lostByOpen ?? 0),
             duplicated: sum(rs, (r) => r.byTransport[t].duplicated),
             unwanted: sum(rs, (r) => r.byTransport[t].unwanted),
           },

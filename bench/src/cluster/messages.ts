@@ -92,6 +92,8 @@ export interface TransportTally {
   /** (client, event) pairs owed: the client subscribes to the accepted event's type. */
   owed: number;
   lost: number;
+  /** Of those, pairs of clients with a stream open at the tally (back, yet without the event). */
+  lostByOpen: number;
   duplicated: number;
   /** Copies of accepted events of types the client did not subscribe to. */
   unwanted: number;

@@ -109,7 +109,10 @@ export function s2Markdown(r: S2Result): string {
       `Counted: ${c.owed} (client, event) pairs owed, **lost ${c.lost}, duplicated ${c.duplicated}**, unwanted ${c.unwanted}, ` +
         `resyncs ${c.resyncs}; copies of never-accepted events ${c.unacceptedDeliveries}, out of range ${c.beyondRange}. ` +
         `By transport: ${Object.entries(c.byTransport)
-          .map(([t, v]) => `${t} owed ${v.owed}, lost ${v.lost}, duplicated ${v.duplicated}`)
+          .map(
+            ([t, v]) =>
+              `${t} owed ${v.owed}, lost ${v.lost} (${v.lostByOpen} of them by clients open at the tally), duplicated ${v.duplicated}`,
+          )
           .join('; ')}. Producer failures ${JSON.stringify(r.producerFailures)}.`,
       ...(c.lostExamples.length ? ['', `Lost, e.g.: ${c.lostExamples.join('; ')}`] : []),
       '',
