@@ -41,9 +41,10 @@
  * KAFKA_BROKERS or KAFKA_PORT, REDIS_URL or REDIS_PORT). A smoke run (under a minute):
  * `node bench/src/cluster-scale.bench.ts --connections 2000 --replicas 2 --seconds 5 --scenarios s2`.
  * Flags: `--scenarios s2,s4` (default s2), `--connections 20000`, `--replicas 3` (S2),
- * `--replica-counts 1,2,4` (S4), `--bystanders 300` (S4), `--unwanted-rate 100` (S4), `--rate 10`
- * (events/s), `--types 30`, `--subscriptions 3`, `--seconds 20` (steady window), `--connect-rate 1500` (connects/s, all client
- * processes together), `--per-client-process 15000`, `--addresses 200` (source addresses),
+ * `--replica-counts 1,2,4` (S4), `--bystanders 300` (S4), `--unwanted-rate 100` (S4), `--rate 3`
+ * (events/s), `--types 30`, `--subscriptions 3`, `--seconds 20` (steady window), `--connect-rate
+ * 1500` (connects/s, all client processes together), `--per-client-process 15000`, `--addresses 200`
+ * (source addresses),
  * `--connect-timeout <s>` (default: connections ÷ connect rate × 4 + 60), `--recovery-timeout 180`,
  * `--longpoll-timeout <duration>` (the replicas' LONGPOLL_TIMEOUT; default the service's 5s: an idle
  * long-polling client polls every 5 s, which at 50k connections a third of them long-polling is
@@ -65,7 +66,7 @@ const { values } = parseArgs({
     'replica-counts': { type: 'string', default: '1,2,4' },
     bystanders: { type: 'string', default: '300' },
     'unwanted-rate': { type: 'string', default: '100' },
-    rate: { type: 'string', default: '10' },
+    rate: { type: 'string', default: '3' },
     types: { type: 'string', default: '30' },
     subscriptions: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '20' },
