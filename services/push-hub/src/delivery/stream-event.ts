@@ -6,7 +6,7 @@
  * the publisher refuses those, so one on the stream was put there past it (an old record, a
  * producer with access to the stream) and would read as the hub's own event to every subscriber.
  */
-import { inGatewayNamespace } from '@gatehouse/cloudevents';
+import { inGatewayNamespace, readStreamEventHeaders, type StreamEventHeaders } from '@gatehouse/cloudevents';
 import type { RingEvent } from './event-ring.ts';
 
 export type UnreadableReason = 'not_json' | 'no_type' | 'reserved';
@@ -26,4 +26,14 @@ export function readStreamEvent(position: string, json: string): RingEvent | Unr
   // event nested a few thousand levels deep.
   const single = json.includes('\n') || json.includes('\r') ? json.replace(/[\r\n]/g, ' ') : json;
   return { position, type, event, json: single };
+}
+
+/**
+ * The type, source and id a record's headers name (stream-headers in @gatehouse/cloudevents), when
+ * the hub may go by them without reading the body; undefined when it has not all three (an older
+ * publisher, a bus without headers) or they name the gateway's own namespace: the body is read then.
+ */
+export function readEventHeaders(headers: Record<string, string>): StreamEventHeaders | undefined {
+  const h = readStreamEventHeaders(headers);
+  return h === undefined || inGatewayNamespace(h) ? undefined : h;
 }

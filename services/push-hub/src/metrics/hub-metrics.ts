@@ -14,6 +14,9 @@ import type { ConnectKind } from '../limits/index.ts';
 import { RateMeter } from './rate-meter.ts';
 import { CounterTally, DELIVERY_BUCKETS } from './replica-counters.ts';
 
+const skippedLabels = { outcome: 'skipped' } as const;
+const dispatchedLabels = { outcome: 'dispatched' } as const;
+
 export class HubMetrics {
   private readonly connections: Gauge<'transport'>;
   private readonly connectionsTotal: Counter<'transport'>;
@@ -21,6 +24,7 @@ export class HubMetrics {
   private readonly forwarded: Counter<'type'>;
   private readonly deliveries: Counter;
   private readonly dropped: Counter<'reason'>;
+  private readonly fanoutEvents: Counter<'outcome'>;
   private readonly rejected: Counter<'transport' | 'reason'>;
   private readonly kills: Counter;
   private readonly expired: Counter;
@@ -74,6 +78,11 @@ export class HubMetrics {
       name: 'gw_events_dropped_total',
       help: "Fan-out events not delivered: unreadable (not_json, no_type), in the gateway's own namespace (reserved: a gw.… type or the source gatehouse) or a duplicate of one held (same source and id)",
       labelNames: ['reason'],
+    });
+    this.fanoutEvents = counter(registry, {
+      name: 'gw_fanout_events_total',
+      help: 'Live fan-out events by what this replica did with them: skipped (no connection here subscribes to the type the record headers name: kept unread for resumes, the body not parsed) or dispatched (the body parsed and matched against the connections)',
+      labelNames: ['outcome'],
     });
     this.rejected = counter(registry, {
       name: 'gw_connections_rejected_total',
@@ -219,6 +228,11 @@ export class HubMetrics {
       this.deliveries.inc(deliveries);
       this.deliveryRate.add(deliveries);
     }
+  }
+
+  /** A live fan-out event skipped on its headers alone, or dispatched (its body read). */
+  fanoutEvent(outcome: 'skipped' | 'dispatched'): void {
+    this.fanoutEvents.inc(outcome === 'skipped' ? skippedLabels : dispatchedLabels);
   }
 
   eventDropped(reason: string): void {
