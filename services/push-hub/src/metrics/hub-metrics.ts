@@ -14,8 +14,40 @@ import type { ConnectKind } from '../limits/index.ts';
 import { RateMeter } from './rate-meter.ts';
 import { CounterTally, DELIVERY_BUCKETS } from './replica-counters.ts';
 
-const skippedLabels = { outcome: 'skipped' } as const;
-const dispatchedLabels = { outcome: 'dispatched' } as const;
+/**
+ * Counts by one label's value, kept as plain numbers and added to `counter` when the registry is
+ * read (its `collect`): an inc with labels hashes them, which costs more than a fan-out event no
+ * connection here wants may cost in all (bench/src/unwanted-events.bench.ts). Hub metrics that
+ * share a registry (metricOnce) share the counter, each adding its own counts.
+ */
+class PendingCounts<L extends string> {
+  private static readonly byCounter = new WeakMap<object, Set<PendingCounts<string>>>();
+  private readonly counts = new Map<string, number>();
+  private readonly counter: Counter<L>;
+  private readonly label: L;
+
+  constructor(counter: Counter<L>, label: L) {
+    this.counter = counter;
+    this.label = label;
+    let all = PendingCounts.byCounter.get(counter);
+    if (!all) PendingCounts.byCounter.set(counter, (all = new Set()));
+    all.add(this as PendingCounts<string>);
+  }
+
+  /** The `collect` of a counter whose counts are pending: adds every HubMetrics' counts to it. */
+  static flushInto(counter: object): void {
+    for (const pending of PendingCounts.byCounter.get(counter) ?? []) pending.flush();
+  }
+
+  add(value: string): void {
+    this.counts.set(value, (this.counts.get(value) ?? 0) + 1);
+  }
+
+  private flush(): void {
+    for (const [value, n] of this.counts) this.counter.inc({ [this.label]: value } as never, n);
+    this.counts.clear();
+  }
+}
 
 export class HubMetrics {
   private readonly connections: Gauge<'transport'>;
@@ -24,7 +56,8 @@ export class HubMetrics {
   private readonly forwarded: Counter<'type'>;
   private readonly deliveries: Counter;
   private readonly dropped: Counter<'reason'>;
-  private readonly fanoutEvents: Counter<'outcome'>;
+  private readonly fanoutEvents: PendingCounts<'outcome'>;
+  private readonly forwardedCounts: PendingCounts<'type'>;
   private readonly rejected: Counter<'transport' | 'reason'>;
   private readonly kills: Counter;
   private readonly expired: Counter;
@@ -69,7 +102,11 @@ export class HubMetrics {
       name: 'gw_events_forwarded_total',
       help: 'Fan-out events dispatched to this replica, by CloudEvent type (the first METRICS_MAX_EVENT_TYPES types; later ones as "other")',
       labelNames: ['type'],
+      collect() {
+        PendingCounts.flushInto(this);
+      },
     });
+    this.forwardedCounts = new PendingCounts(this.forwarded, 'type');
     this.deliveries = counter(registry, {
       name: 'gw_event_deliveries_total',
       help: 'Events delivered to connections',
@@ -79,11 +116,17 @@ export class HubMetrics {
       help: "Fan-out events not delivered: unreadable (not_json, no_type), in the gateway's own namespace (reserved: a gw.… type or the source gatehouse) or a duplicate of one held (same source and id)",
       labelNames: ['reason'],
     });
-    this.fanoutEvents = counter(registry, {
-      name: 'gw_fanout_events_total',
-      help: 'Live fan-out events by what this replica did with them: skipped (no connection here subscribes to the type the record headers name: kept unread for resumes, the body not parsed) or dispatched (the body parsed and matched against the connections)',
-      labelNames: ['outcome'],
-    });
+    this.fanoutEvents = new PendingCounts(
+      counter(registry, {
+        name: 'gw_fanout_events_total',
+        help: 'Live fan-out events by what this replica did with them: skipped (no connection here subscribes to the type the record headers name: kept unread for resumes, the body not parsed) or dispatched (the body parsed and matched against the connections)',
+        labelNames: ['outcome'],
+        collect() {
+          PendingCounts.flushInto(this);
+        },
+      }),
+      'outcome',
+    );
     this.rejected = counter(registry, {
       name: 'gw_connections_rejected_total',
       help: 'Connection attempts refused (bad_request, denied, rate_limited, at_capacity, unavailable)',
@@ -221,7 +264,7 @@ export class HubMetrics {
   }
 
   eventDispatched(type: string, deliveries: number): void {
-    this.forwarded.inc({ type: this.typeLabel(type) });
+    this.forwardedCounts.add(this.typeLabel(type));
     this.lastDispatchAt = Date.now();
     this.tally.eventIn(deliveries);
     if (deliveries) {
@@ -232,7 +275,7 @@ export class HubMetrics {
 
   /** A live fan-out event skipped on its headers alone, or dispatched (its body read). */
   fanoutEvent(outcome: 'skipped' | 'dispatched'): void {
-    this.fanoutEvents.inc(outcome === 'skipped' ? skippedLabels : dispatchedLabels);
+    this.fanoutEvents.add(outcome);
   }
 
   eventDropped(reason: string): void {
