@@ -213,8 +213,11 @@ export class HubMetrics {
     this.tally.slowConsumerClosed();
   }
 
-  /** A live fan-out event published at `publishedAt` (ms since the epoch) is delivered now. */
-  eventDelivered(publishedAt: number, now = Date.now()): void {
+  /**
+   * A live fan-out event published at `publishedAt` (ms since the epoch) is delivered now: by
+   * default when it was dispatched (eventDispatched comes first, so one clock read serves both).
+   */
+  eventDelivered(publishedAt: number, now = this.lastDispatchAt ?? Date.now()): void {
     // Another pod's clock may be a little ahead: never a negative delay.
     const seconds = Math.max(0, now - publishedAt) / 1000;
     this.lastDelaySeconds = seconds;
