@@ -1,8 +1,10 @@
 /**
  * Puts accepted CloudEvents on the fan-out stream as structured JSON (one line), the form every hub
- * replica reads, with the type, source and id in the record's headers too where the bus has them. A publish the bus cannot deliver rejects, so the caller can answer 503 rather than
- * acknowledge an event that went nowhere. While tracing, each publish is a PRODUCER span and the
- * event carries its context (fanout-span.ts); otherwise the event's own traceparent is kept as is.
+ * replica reads, with the type, source and id in the record's headers too where the bus has them
+ * (stream-headers in @gatehouse/cloudevents). A publish the bus cannot deliver rejects, so the
+ * caller can answer 503 rather than acknowledge an event that went nowhere. While tracing, each
+ * publish is a PRODUCER span and the event carries its context (fanout-span.ts); otherwise the
+ * event's own traceparent is kept as is.
  */
 import { type Bus, publishedAtHeaders } from '@gatehouse/bus';
 import { type CloudEvent, serializeJsonEvent, streamEventHeaders } from '@gatehouse/cloudevents';

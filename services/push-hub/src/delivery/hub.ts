@@ -244,9 +244,13 @@ export class Hub {
     if (typeof e !== 'string' && !this.ring.holdsSameEvent(e)) this.ring.push(e);
   }
 
-  /** Whether a connection here subscribes to events of `type` (whatever its subscription's fields). */
+  /**
+   * Whether an event of `type` must be read when it comes: a connection here subscribes to the type
+   * (whatever its subscription's fields), or deliveries are traced (every event is one span, under
+   * the trace context its body carries, an event nobody here wants too).
+   */
   wants(type: string): boolean {
-    return this.index.has(type);
+    return this.index.has(type) || (this.fanout !== undefined && isTracingActive());
   }
 
   /**

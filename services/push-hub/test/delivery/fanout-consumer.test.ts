@@ -9,7 +9,8 @@ import { afterEach, describe, it } from 'node:test';
 import { MemoryBus, type Subscription } from '@gatehouse/bus';
 import { streamEventHeaders } from '@gatehouse/cloudevents';
 import { createLogger, createRegistry, type Registry } from '@gatehouse/service-kit';
-import { waitFor } from '@gatehouse/testkit';
+import { startOtlpReceiver, waitFor } from '@gatehouse/testkit';
+import { startTracing } from '@gatehouse/tracing';
 import { EventRing, type RingEvent } from '../../src/delivery/event-ring.ts';
 import { consumeFanout } from '../../src/delivery/fanout-consumer.ts';
 import { Hub } from '../../src/delivery/hub.ts';
@@ -150,6 +151,51 @@ describe('fan-out consumer: routing by the record headers', () => {
     await waitFor(() => resumed.numbers().length === 1);
     assert.deepEqual(conn.numbers(), [2]);
     assert.deepEqual(resumed.numbers(), [2]);
+  });
+
+  // The only test here that starts tracing: a process sets its tracer provider once.
+  it('reads an event nobody here wants while deliveries are traced: it is still one span', async () => {
+    const receiver = await startOtlpReceiver();
+    const bus = new MemoryBus();
+    const ring = new EventRing(10);
+    const hub = new Hub({
+      extractors: new Map(),
+      ring,
+      metrics: new HubMetrics(createRegistry()),
+      fanout: { system: 'memory', topic },
+    });
+    hub.add(new RecordingConnection(), [{ eventType: 'tick', oneOf: [] }], { token: 't' });
+    const tracing = await startTracing({
+      serviceName: 'push-hub',
+      endpoint: receiver.url,
+      env: receiver.env,
+    });
+    try {
+      open.push(
+        await consumeFanout({
+          bus,
+          topic,
+          hub,
+          warmUp: false,
+          dispatched: () => {},
+          logger: createLogger({ name: 'fanout-test', level: 'silent' }),
+        }),
+      );
+      const traced = {
+        ...cloudEvent('other', 1),
+        traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      };
+      await bus.publish(topic, { value: JSON.stringify(traced), headers: streamEventHeaders(traced) });
+      await waitFor(() => ring.size === 1);
+      assert.ok(!(ring.get(0) instanceof UnreadEvent), 'read, for its trace context');
+    } finally {
+      await tracing.shutdown();
+      await receiver.close();
+    }
+    const span = receiver.spans.find((s) => s.attributes['cloudevents.event_id'] === 'e1');
+    assert.equal(span?.name, `deliver ${topic}`);
+    assert.equal(span?.attributes['gw.delivery.recipients'], 0);
+    assert.equal(span?.parentSpanId, 'b7ad6b7169203331');
   });
 
   it('keeps the warm-up unread, and a resume after it reads what it needs', async () => {
