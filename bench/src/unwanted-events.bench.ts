@@ -96,7 +96,12 @@ function records(count: number, bytes: number, withHeaders: boolean): Message[] 
 /** A hub as push-hub-service.ts makes it, with `connections` clients of other types; its consumer's handler. */
 async function freshConsumer(): Promise<{ handle: MessageHandler; hub: Hub; metrics: HubMetrics }> {
   const metrics = new HubMetrics(createRegistry());
-  const hub = new Hub({ extractors, ring: new EventRing(ringSize, ringBytes), metrics });
+  const hub = new Hub({
+    extractors,
+    ring: new EventRing(ringSize, ringBytes),
+    metrics,
+    fanout: { system: 'kafka', topic: 'gw.events' },
+  });
   for (let c = 0; c < connections; c++) {
     const conn = {
       id: `c${c}`,
