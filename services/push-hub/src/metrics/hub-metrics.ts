@@ -30,7 +30,10 @@ class PendingCounts<L extends string> {
     this.counter = counter;
     this.label = label;
     let all = PendingCounts.byCounter.get(counter);
-    if (!all) PendingCounts.byCounter.set(counter, (all = new Set()));
+    if (!all) {
+      all = new Set();
+      PendingCounts.byCounter.set(counter, all);
+    }
     all.add(this as PendingCounts<string>);
   }
 
