@@ -9,6 +9,7 @@ export * from './json-format.ts';
 export * from './json-object.ts';
 export * from './kafka-binding.ts';
 export * from './media-type.ts';
+export * from './stream-headers.ts';
 export * from './timestamp.ts';
 export * from './validate.ts';
 export * from './wrap-event.ts';

@@ -1,11 +1,13 @@
 /**
  * Puts accepted CloudEvents on the fan-out stream as structured JSON (one line), the form every hub
- * replica reads. A publish the bus cannot deliver rejects, so the caller can answer 503 rather than
- * acknowledge an event that went nowhere. While tracing, each publish is a PRODUCER span and the
- * event carries its context (fanout-span.ts); otherwise the event's own traceparent is kept as is.
+ * replica reads, with the type, source and id in the record's headers too where the bus has them
+ * (stream-headers in @gatehouse/cloudevents). A publish the bus cannot deliver rejects, so the
+ * caller can answer 503 rather than acknowledge an event that went nowhere. While tracing, each
+ * publish is a PRODUCER span and the event carries its context (fanout-span.ts); otherwise the
+ * event's own traceparent is kept as is.
  */
 import { type Bus, publishedAtHeaders } from '@gatehouse/bus';
-import { type CloudEvent, serializeJsonEvent } from '@gatehouse/cloudevents';
+import { type CloudEvent, serializeJsonEvent, streamEventHeaders } from '@gatehouse/cloudevents';
 import { endSpan, isTracingActive } from '@gatehouse/tracing';
 import { startFanoutSpan } from './fanout-span.ts';
 import type { PublisherMetrics } from './publisher-metrics.ts';
@@ -20,10 +22,13 @@ export function createFanoutProducer(bus: Bus, topic: string, metrics: Publisher
       const traced = isTracingActive() ? startFanoutSpan(bus.kind, topic, event) : undefined;
       const json = serializeJsonEvent(traced?.sent ?? event);
       try {
-        // The hubs measure their delay behind the stream from this stamp (published-at.ts).
+        // The hubs measure their delay behind the stream from this stamp (published-at.ts), and tell
+        // from the type, source and id whether they need the body at all (stream-headers.ts).
         await bus.publish(topic, {
           value: json,
-          ...(bus.capabilities.headers && { headers: publishedAtHeaders() }),
+          ...(bus.capabilities.headers && {
+            headers: { ...publishedAtHeaders(), ...streamEventHeaders(event) },
+          }),
         });
         if (traced) endSpan(traced.span);
         metrics.producedOk(bus.kind, topic);

@@ -311,6 +311,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
         hub,
         warmUp: config.EVENT_BUFFER_WARMUP,
         dispatched: (e) => longpoll.eventArrived(e),
+        wants: (type) => longpoll.wants(type),
         metrics,
         logger,
       });

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { authConfig, blacklistKey, createAuthFromConfig, signJwt, withExpiry } from '@gatehouse/auth';
 import { type Bus, MemoryBus } from '@gatehouse/bus';
+import { streamEventHeaders } from '@gatehouse/cloudevents';
 import {
   commonConfig,
   createLogger,
@@ -99,17 +100,11 @@ export async function startHubFixture(
     store,
     hub: service.hub,
     /** Puts a CloudEvent on the fan-out stream, as the publisher would; resolves with its position. */
-    publish: (type: string, data: unknown, extra: Record<string, unknown> = {}) =>
-      bus.publish('gw.events', {
-        value: JSON.stringify({
-          specversion: '1.0',
-          id: crypto.randomUUID(),
-          source: 'test',
-          type,
-          data,
-          ...extra,
-        }),
-      }),
+    publish: (type: string, data: unknown, extra: Record<string, unknown> = {}) => {
+      const event = { specversion: '1.0', id: crypto.randomUUID(), source: 'test', type, data, ...extra };
+      // With the headers the publisher gives it (type, source and id): the hub routes by them.
+      return bus.publish('gw.events', { value: JSON.stringify(event), headers: streamEventHeaders(event) });
+    },
     jwt: (claims: Record<string, unknown>) => signJwt(withExpiry(claims), { alg: 'HS256', key: jwtSecret }),
     blacklist: (sessionId: string) => store.set(blacklistKey(sessionId), '1', { ttlSeconds: 60 }),
     /** The value of a `gw_` counter or gauge with the given labels (0 when absent). */

@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Bus, publishedAtHeaders } from '@gatehouse/bus';
+import { streamEventHeaders } from '@gatehouse/cloudevents';
 import { HttpError, Router, readBody, sendJson } from '@gatehouse/service-kit';
 import type { ConnectionsCluster } from '../connections-api/index.ts';
 
@@ -39,7 +40,9 @@ export function createTestEvent(deps: TestEventDeps) {
     const reached = await deps.cluster.list({ eventType: type }, undefined, deps.maxLimit);
     await deps.bus.publish(deps.topic, {
       value: JSON.stringify(event),
-      ...(deps.bus.capabilities.headers && { headers: publishedAtHeaders() }),
+      ...(deps.bus.capabilities.headers && {
+        headers: { ...publishedAtHeaders(), ...streamEventHeaders(event) },
+      }),
     });
     sendJson(res, 200, { event: { id: event.id, type }, ...reached });
   }

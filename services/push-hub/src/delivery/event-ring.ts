@@ -17,14 +17,19 @@ export interface RingEvent {
   event: Record<string, unknown>;
   /** The CloudEvent JSON text, as delivered. */
   json: string;
+  /** Its CloudEvent source and id (eventIdentity), where known without reading it (unread-event.ts). */
+  readonly identity?: string;
+  /** At least the length of `json`, where known without making the text; fixed (unread-event.ts). */
+  readonly textLength?: number;
 }
 
 /**
  * Estimated memory of a held event: its JSON text, the same again for the parsed CloudEvent kept for
- * filtering, its position and type, and the index entries. On the high side for ASCII events.
+ * filtering, its position and type, and the index entries. On the high side for ASCII events. An
+ * unread event counts its bytes as if it were read (it may be, by a resume).
  */
 export function eventBytes(e: RingEvent): number {
-  return 2 * e.json.length + 2 * e.position.length + e.type.length + 200;
+  return 2 * (e.textLength ?? e.json.length) + 2 * e.position.length + e.type.length + 200;
 }
 
 export class EventRing {
@@ -160,6 +165,7 @@ export class EventRing {
 
 /** A CloudEvent's source and id, which together name it (the spec: unique per source). */
 export function eventIdentity(e: RingEvent): string | undefined {
+  if (e.identity !== undefined) return e.identity;
   const { source, id } = e.event;
   return typeof source === 'string' && typeof id === 'string' ? `${source}\u0000${id}` : undefined;
 }

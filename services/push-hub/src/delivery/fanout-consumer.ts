@@ -5,12 +5,20 @@
  * dispatched to connections. Resolves once the ring is filled, so the replica takes connections
  * only then. Each live event the publisher stamped is timed from its publish to its delivery here
  * (gw_fanout_delivery_seconds): the replica's delay behind the stream. Warm-up events are not.
+ *
+ * A record whose headers name its type, source and id (the publisher's, stream-headers in
+ * @gatehouse/cloudevents) is routed by them before its body is touched: when no connection here
+ * subscribes to the type (nor a long poll waits for it), the event is kept unread in the ring for
+ * the resumes that may reach it and sent to nobody (gw_fanout_events_total{outcome="skipped"});
+ * warm-up events are kept unread too. Otherwise, and for a record without those headers (an older
+ * publisher, a bus without headers), the body is read and dispatched as it always was.
  */
 import { type Bus, type Message, readPublishedAt, type Subscription } from '@gatehouse/bus';
 import type { Logger } from '@gatehouse/service-kit';
 import type { RingEvent } from './event-ring.ts';
 import type { Hub } from './hub.ts';
 import type { HubMetrics } from '../metrics/index.ts';
+import { readEventHeaders } from './stream-event.ts';
 
 export interface FanoutConsumerOptions {
   bus: Bus;
@@ -20,8 +28,13 @@ export interface FanoutConsumerOptions {
   warmUp: boolean;
   /** Called for every event dispatched live (long-poll wake-ups). */
   dispatched(e: RingEvent): void;
-  /** Measures publish → delivered for every live event the publisher stamped. */
-  metrics?: Pick<HubMetrics, 'eventDelivered'>;
+  /** Whether something besides the hub's connections waits for events of the type (long polls). */
+  wants?(type: string): boolean;
+  /**
+   * Measures publish → delivered for every live event the publisher stamped, and counts the live
+   * events skipped (read from their headers only) and dispatched.
+   */
+  metrics?: Pick<HubMetrics, 'eventDelivered' | 'fanoutEvent'>;
   logger: Logger;
 }
 
@@ -33,26 +46,38 @@ export async function consumeFanout(options: FanoutConsumerOptions): Promise<Sub
   let early: Message[] | undefined = [];
   // Once past `liveAfter`, every message is live, even if positions start over (a stream made anew).
   let live = false;
+  const { metrics, wants } = options;
   const route = (m: Message) => {
-    const json = m.value.toString('utf8');
+    const headers = readEventHeaders(m.headers);
     const liveAfter = subscription?.liveAfter;
     if (!live && liveAfter !== undefined) {
       const order = bus.comparePositions(m.position, liveAfter);
       if (order <= 0) {
-        hub.remember(m.position, json);
+        if (headers !== undefined) hub.keepUnread(m.position, m.value, headers, false);
+        else hub.remember(m.position, m.value.toString('utf8'));
         live = order === 0;
         if (live) warmed.done();
         else warmed.progress();
         return;
       }
     }
-    live = true;
-    warmed.done();
-    const e = hub.dispatch(m.position, json);
-    if (e === undefined) return;
-    options.dispatched(e);
+    if (!live) {
+      live = true;
+      warmed.done();
+    }
+    let e: RingEvent | undefined;
+    if (headers !== undefined && !hub.wants(headers.type) && wants?.(headers.type) !== true) {
+      metrics?.fanoutEvent('skipped');
+      e = hub.keepUnread(m.position, m.value, headers, true);
+      if (e === undefined) return;
+    } else {
+      metrics?.fanoutEvent('dispatched');
+      e = hub.dispatch(m.position, m.value.toString('utf8'));
+      if (e === undefined) return;
+      options.dispatched(e);
+    }
     const publishedAt = readPublishedAt(m.headers);
-    if (publishedAt !== undefined) options.metrics?.eventDelivered(publishedAt);
+    if (publishedAt !== undefined) metrics?.eventDelivered(publishedAt);
   };
   subscription = await bus.subscribe(options.topic, (m) => (early ? void early.push(m) : route(m)), {
     onError: (err) => logger.warn({ err }, 'fan-out stream error'),

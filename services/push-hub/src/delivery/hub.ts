@@ -8,6 +8,7 @@
  * again when it reaches the newest event (catch-up.ts). While tracing, each dispatched event is one
  * delivery span (delivery-span.ts).
  */
+import type { StreamEventHeaders } from '@gatehouse/cloudevents';
 import { isTracingActive } from '@gatehouse/tracing';
 import { type Behind, CatchUp } from './catch-up.ts';
 import { ExpiryWheel } from './expiry-wheel.ts';
@@ -30,6 +31,7 @@ import { type ExtractorConfig, type Subscription, SubscriptionIndex } from '../s
 import type { HubMetrics } from '../metrics/index.ts';
 import { readStreamEvent } from './stream-event.ts';
 import type { StreamReplay } from './stream-replay.ts';
+import { UnreadEvent } from './unread-event.ts';
 
 export interface HubOptions {
   extractors: ExtractorConfig;
@@ -75,7 +77,9 @@ export class Hub {
       ring: this.ring,
       replay: this.replay,
       maxUnreadBytes: options.maxUnreadBytes ?? 4 * 1024 * 1024,
-      matches: (conn, e) => this.index.matches(conn, e.event as { type: string }),
+      // The type first: an event kept unread that the connection does not subscribe to stays unread.
+      matches: (conn, e) =>
+        this.index.subscribes(conn, e.type) && this.index.matches(conn, e.event as { type: string }),
       resync: (conn, from) => this.resyncOwn(conn, from),
       closeSlow: (conn) => {
         if (this.close(conn, 'slow_consumer')) this.metrics.slowConsumerClosed(conn.transport);
@@ -238,6 +242,37 @@ export class Hub {
   remember(position: string, json: string): void {
     const e = readStreamEvent(position, json);
     if (typeof e !== 'string' && !this.ring.holdsSameEvent(e)) this.ring.push(e);
+  }
+
+  /**
+   * Whether an event of `type` must be read when it comes: a connection here subscribes to the type
+   * (whatever its subscription's fields), or deliveries are traced (every event is one span, under
+   * the trace context its body carries, an event nobody here wants too).
+   */
+  wants(type: string): boolean {
+    return this.index.has(type) || (this.fanout !== undefined && isTracingActive());
+  }
+
+  /**
+   * An event known from its record's headers alone (type, source and id) that no connection here
+   * wants (`live`), or one from the warm-up: kept unread in the ring for the resumes that may reach
+   * it (read then, unread-event.ts), sent to nobody, counted as a dispatched event with no delivery.
+   * Undefined when the ring holds one with its source and id already (a duplicate, as in dispatch).
+   */
+  keepUnread(
+    position: string,
+    body: Buffer,
+    headers: StreamEventHeaders,
+    live: boolean,
+  ): RingEvent | undefined {
+    const e = new UnreadEvent(position, body, headers);
+    if (this.ring.holdsSameEvent(e)) {
+      if (live) this.metrics.eventDropped('duplicate');
+      return undefined;
+    }
+    this.ring.push(e);
+    if (live) this.metrics.eventDispatched(e.type, 0);
+    return e;
   }
 
   /** Closes every connection (shutdown); clients reconnect elsewhere and resume with their last id. */

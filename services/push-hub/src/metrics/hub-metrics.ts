@@ -14,6 +14,44 @@ import type { ConnectKind } from '../limits/index.ts';
 import { RateMeter } from './rate-meter.ts';
 import { CounterTally, DELIVERY_BUCKETS } from './replica-counters.ts';
 
+/**
+ * Counts by one label's value, kept as plain numbers and added to `counter` when the registry is
+ * read (its `collect`): an inc with labels hashes them, which costs more than a fan-out event no
+ * connection here wants may cost in all (bench/src/unwanted-events.bench.ts). Hub metrics that
+ * share a registry (metricOnce) share the counter, each adding its own counts.
+ */
+class PendingCounts<L extends string> {
+  private static readonly byCounter = new WeakMap<object, Set<PendingCounts<string>>>();
+  private readonly counts = new Map<string, number>();
+  private readonly counter: Counter<L>;
+  private readonly label: L;
+
+  constructor(counter: Counter<L>, label: L) {
+    this.counter = counter;
+    this.label = label;
+    let all = PendingCounts.byCounter.get(counter);
+    if (!all) {
+      all = new Set();
+      PendingCounts.byCounter.set(counter, all);
+    }
+    all.add(this as PendingCounts<string>);
+  }
+
+  /** The `collect` of a counter whose counts are pending: adds every HubMetrics' counts to it. */
+  static flushInto(counter: object): void {
+    for (const pending of PendingCounts.byCounter.get(counter) ?? []) pending.flush();
+  }
+
+  add(value: string): void {
+    this.counts.set(value, (this.counts.get(value) ?? 0) + 1);
+  }
+
+  private flush(): void {
+    for (const [value, n] of this.counts) this.counter.inc({ [this.label]: value } as never, n);
+    this.counts.clear();
+  }
+}
+
 export class HubMetrics {
   private readonly connections: Gauge<'transport'>;
   private readonly connectionsTotal: Counter<'transport'>;
@@ -21,6 +59,8 @@ export class HubMetrics {
   private readonly forwarded: Counter<'type'>;
   private readonly deliveries: Counter;
   private readonly dropped: Counter<'reason'>;
+  private readonly fanoutEvents: PendingCounts<'outcome'>;
+  private readonly forwardedCounts: PendingCounts<'type'>;
   private readonly rejected: Counter<'transport' | 'reason'>;
   private readonly kills: Counter;
   private readonly expired: Counter;
@@ -65,7 +105,11 @@ export class HubMetrics {
       name: 'gw_events_forwarded_total',
       help: 'Fan-out events dispatched to this replica, by CloudEvent type (the first METRICS_MAX_EVENT_TYPES types; later ones as "other")',
       labelNames: ['type'],
+      collect() {
+        PendingCounts.flushInto(this);
+      },
     });
+    this.forwardedCounts = new PendingCounts(this.forwarded, 'type');
     this.deliveries = counter(registry, {
       name: 'gw_event_deliveries_total',
       help: 'Events delivered to connections',
@@ -75,6 +119,17 @@ export class HubMetrics {
       help: "Fan-out events not delivered: unreadable (not_json, no_type), in the gateway's own namespace (reserved: a gw.… type or the source gatehouse) or a duplicate of one held (same source and id)",
       labelNames: ['reason'],
     });
+    this.fanoutEvents = new PendingCounts(
+      counter(registry, {
+        name: 'gw_fanout_events_total',
+        help: 'Live fan-out events by what this replica did with them: skipped (no connection here subscribes to the type the record headers name: kept unread for resumes, the body not parsed) or dispatched (the body parsed and matched against the connections)',
+        labelNames: ['outcome'],
+        collect() {
+          PendingCounts.flushInto(this);
+        },
+      }),
+      'outcome',
+    );
     this.rejected = counter(registry, {
       name: 'gw_connections_rejected_total',
       help: 'Connection attempts refused (bad_request, denied, rate_limited, at_capacity, unavailable)',
@@ -161,8 +216,11 @@ export class HubMetrics {
     this.tally.slowConsumerClosed();
   }
 
-  /** A live fan-out event published at `publishedAt` (ms since the epoch) is delivered now. */
-  eventDelivered(publishedAt: number, now = Date.now()): void {
+  /**
+   * A live fan-out event published at `publishedAt` (ms since the epoch) is delivered now: by
+   * default when it was dispatched (eventDispatched comes first, so one clock read serves both).
+   */
+  eventDelivered(publishedAt: number, now = this.lastDispatchAt ?? Date.now()): void {
     // Another pod's clock may be a little ahead: never a negative delay.
     const seconds = Math.max(0, now - publishedAt) / 1000;
     this.lastDelaySeconds = seconds;
@@ -212,13 +270,18 @@ export class HubMetrics {
   }
 
   eventDispatched(type: string, deliveries: number): void {
-    this.forwarded.inc({ type: this.typeLabel(type) });
+    this.forwardedCounts.add(this.typeLabel(type));
     this.lastDispatchAt = Date.now();
     this.tally.eventIn(deliveries);
     if (deliveries) {
       this.deliveries.inc(deliveries);
       this.deliveryRate.add(deliveries);
     }
+  }
+
+  /** A live fan-out event skipped on its headers alone, or dispatched (its body read). */
+  fanoutEvent(outcome: 'skipped' | 'dispatched'): void {
+    this.fanoutEvents.add(outcome);
   }
 
   eventDropped(reason: string): void {

@@ -62,8 +62,10 @@ export class CounterTally {
 
   delivered(seconds: number): void {
     const { delivery } = this.totals;
-    const i = delivery.bounds.findIndex((le) => seconds <= le);
-    delivery.counts[i === -1 ? delivery.bounds.length : i]!++;
+    const { bounds } = delivery;
+    let i = 0;
+    while (i < bounds.length && seconds > bounds[i]!) i++;
+    delivery.counts[i]!++;
     delivery.sum += seconds;
   }
 

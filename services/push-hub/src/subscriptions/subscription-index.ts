@@ -72,6 +72,16 @@ export class SubscriptionIndex<C> {
     return this.count;
   }
 
+  /** Whether any subscriber subscribes to events of `type` (whatever its constraints). */
+  has(type: string): boolean {
+    return this.byType.has(type);
+  }
+
+  /** Whether `subscriber` subscribes to events of `type` (whatever its constraints). */
+  subscribes(subscriber: C, type: string): boolean {
+    return this.byType.get(type)?.has(subscriber) === true;
+  }
+
   /** Calls `deliver` once for every subscriber with at least one matching subscription. */
   match(event: { type: string }, deliver: (subscriber: C) => void): void {
     const entries = this.byType.get(event.type);

@@ -274,8 +274,14 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
         // published applies to it (a poll waiting since before the change has the old ones).
         if (slice.events.length > 0) await reload();
         const matches = ctx.hub.index.matcherFor(rec.subscriptions);
+        // The type first: an event kept unread (unread-event.ts) of a type the poll does not want stays so.
+        const types = new Set(rec.subscriptions.map((s) => s.eventType));
         const room = opts.maxResponseBytes - privateEvents.reduce((n, e) => n + e.json.length, 0);
-        const taken = takeMatching(slice, (e) => matches(e.event as { type: string }), room);
+        const taken = takeMatching(
+          slice,
+          (e) => types.has(e.type) && matches(e.event as { type: string }),
+          room,
+        );
         const stream = taken.events;
         const own = slice.resync ? [resyncRequired(cursor).json] : [];
         cursor = taken.cursor;
@@ -428,6 +434,8 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     eventArrived(e: RingEvent): void {
       waiters.streamEvent(e);
     },
+    /** Whether a poll in flight here waits for events of `type`. */
+    wants: (type: string) => waiters.wants(type),
     sessionKilled(sessionId: string): void {
       waiters.sessionKilled(sessionId);
     },

@@ -96,6 +96,11 @@ export class LongPollWaiters {
     };
   }
 
+  /** Whether a poll in flight here subscribes to events of `type` (a fan-out event may wake it). */
+  wants(type: string): boolean {
+    return this.index.has(type);
+  }
+
   /** A fan-out event: wakes the polls it matches. */
   streamEvent(e: RingEvent): void {
     this.index.match(e.event as { type: string }, (w) => w.wake('stream'));
