@@ -105,41 +105,6 @@ function onOpen(c: Counted, base: string): void {
   c.port = Number(base.slice(base.lastIndexOf(':') + 1));
 }
 
-// The testkit clients with two hooks: where each connect goes, and every frame.
-class CountedSse extends ResumingSseClient {
-  counted!: Counted;
-  protected override open(base: string): void {
-    onOpen(this.counted, base);
-    super.open(base);
-  }
-  protected override frame(position: string | undefined, type: string, json: string): void {
-    super.frame(position, type, json);
-    onFrame(this.counted, type, json);
-  }
-}
-class CountedWs extends ResumingWsClient {
-  counted!: Counted;
-  protected override open(base: string): void {
-    onOpen(this.counted, base);
-    super.open(base);
-  }
-  protected override frame(position: string | undefined, type: string, json: string): void {
-    super.frame(position, type, json);
-    onFrame(this.counted, type, json);
-  }
-}
-class CountedLongPoll extends ResumingLongPollClient {
-  counted!: Counted;
-  protected override open(base: string): void {
-    onOpen(this.counted, base);
-    super.open(base);
-  }
-  protected override frame(position: string | undefined, type: string, json: string): void {
-    super.frame(position, type, json);
-    onFrame(this.counted, type, json);
-  }
-}
-
 function pickFor(home: number): PickReplica {
   const homeUrl = `http://127.0.0.1:${home}`;
   return () => {
@@ -160,15 +125,23 @@ function makeClient(
   bystander: boolean,
 ): Counted {
   const path = connectionPath(transport, typeNames, jwt ? plan.jwt : undefined);
-  const options = { localAddress: `127.0.0.${2 + (globalIndex % plan.addresses)}` };
+  // Filled in below, once its client exists: the client's observer reports into it.
+  const counted = {} as Counted;
+  const options = {
+    localAddress: `127.0.0.${2 + (globalIndex % plan.addresses)}`,
+    observer: {
+      connecting: (base: string) => onOpen(counted, base),
+      frame: (type: string, json: string) => onFrame(counted, type, json),
+    },
+  };
   const pick = pickFor(homePort);
   const client =
     transport === 'sse'
-      ? new CountedSse(pick, path, options)
+      ? new ResumingSseClient(pick, path, options)
       : transport === 'ws'
-        ? new CountedWs(pick, path, options)
-        : new CountedLongPoll(pick, path, options);
-  const counted: Counted = {
+        ? new ResumingWsClient(pick, path, options)
+        : new ResumingLongPollClient(pick, path, options);
+  Object.assign(counted, {
     slot,
     transport,
     types,
@@ -177,8 +150,7 @@ function makeClient(
     awaitingBack: false,
     backAt: undefined,
     client,
-  };
-  client.counted = counted;
+  } satisfies Counted);
   return counted;
 }
 

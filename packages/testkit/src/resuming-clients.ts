@@ -89,8 +89,9 @@ abstract class ResumingClient {
     clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       const base = this.pick();
-      if (base === undefined) this.connectSoon(100);
-      else this.open(base);
+      if (base === undefined) return this.connectSoon(100);
+      this.options.observer?.connecting?.(base);
+      this.open(base);
     }, delayMs);
   }
 
@@ -110,6 +111,7 @@ abstract class ResumingClient {
       this.lastPosition = position;
     }
     if (type === 'gw.resync_required') this.record.resyncs++;
+    this.options.observer?.frame?.(type, json);
     if (type !== 'greeting') return;
     const n = Number(nPattern.exec(json)?.[1]);
     const times = this.record.seen.get(n) ?? 0;
@@ -141,6 +143,11 @@ export interface ResumingClientOptions {
   resumeFrom?: string;
   /** The local address to connect from (a loopback address: each one its own client address). */
   localAddress?: string;
+  /** Told of every connect (the replica it goes to) and every frame, for a bench that counts them. */
+  observer?: {
+    connecting?(base: string): void;
+    frame?(type: string, json: string): void;
+  };
 }
 
 /** SSE over node:http (it de-chunks); the `retry:` hint sets the reconnection delay, as EventSource does. */
