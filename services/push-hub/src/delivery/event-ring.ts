@@ -167,5 +167,10 @@ export class EventRing {
 export function eventIdentity(e: RingEvent): string | undefined {
   if (e.identity !== undefined) return e.identity;
   const { source, id } = e.event;
-  return typeof source === 'string' && typeof id === 'string' ? `${source}\u0000${id}` : undefined;
+  return typeof source === 'string' && typeof id === 'string' ? identityOf(source, id) : undefined;
+}
+
+/** The identity key of a source and id (one key for the ring's index, read or unread). */
+export function identityOf(source: string, id: string): string {
+  return `${source}\u0000${id}`;
 }

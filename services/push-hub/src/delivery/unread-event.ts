@@ -10,7 +10,7 @@
  * subscription matches), as a dispatched one the hub cannot read is dropped.
  */
 import type { StreamEventHeaders } from '@gatehouse/cloudevents';
-import type { RingEvent } from './event-ring.ts';
+import { identityOf, type RingEvent } from './event-ring.ts';
 import { readStreamEvent } from './stream-event.ts';
 
 /** What an unread event is once its body turns out not to be the event its headers named. */
@@ -20,7 +20,7 @@ export class UnreadEvent implements RingEvent {
   readonly position: string;
   /** The type its headers named. */
   readonly type: string;
-  /** Its source and id as eventIdentity makes them, from the headers. */
+  /** Its source and id as identityOf makes them, from the headers. */
   readonly identity: string;
   /** The record's body (a view of the bus's buffer, not a copy) until it is read. */
   private body: Buffer | undefined;
@@ -34,7 +34,7 @@ export class UnreadEvent implements RingEvent {
     this.type = headers.type;
     this.source = headers.source;
     this.id = headers.id;
-    this.identity = `${headers.source}\u0000${headers.id}`;
+    this.identity = identityOf(headers.source, headers.id);
     this.body = body;
     this.textLength = body.length;
   }
