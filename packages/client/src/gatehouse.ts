@@ -214,13 +214,19 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
   /** The browser lost its network: the connection is gone, though it may take long to say so. */
   private readonly offline = (): void => {
     if (this.current.state !== 'connected') return;
+    this.forgetConnection()?.close();
+    this.retry({ code: 'network', reason: 'the browser is offline' }, this.backoff.next());
+  };
+
+  /** The connection is over: it and what hung on it (its token, the renewal, the preferred retry) go. */
+  private forgetConnection(): OpenConnection | undefined {
     const connection = this.connection;
     this.connection = undefined;
     this.connectionToken = undefined;
+    clearTimeout(this.preferredTimer);
     clearTimeout(this.renewTimer);
-    connection?.close();
-    this.retry({ code: 'network', reason: 'the browser is offline' }, this.backoff.next());
-  };
+    return connection;
+  }
 
   /** A listener threw: an `error` event, or the console when nobody listens for those (or it threw). */
   protected override failed(name: keyof GatehouseEvents<Types>, err: unknown): void {
@@ -518,10 +524,7 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
     end: TransportEnd,
   ): Promise<void> {
     if (this.connection !== connection || this.current.state === 'closed') return;
-    this.connection = undefined;
-    this.connectionToken = undefined;
-    clearTimeout(this.preferredTimer);
-    clearTimeout(this.renewTimer);
+    this.forgetConnection();
     if (this.killed) return this.finish(sessionKilled);
     if (this.reconnectAtOnce !== undefined) {
       const why = this.reconnectAtOnce;
