@@ -11,10 +11,15 @@
  * The deployment stages run beside the node tests (tools/beside.sh): their rows say so, and their
  * times overlap the node tests' (the total is the run's own clock, not a sum).
  *
- * Usage: node tools/ci-report.ts <report folder> <total seconds>
+ * Last, why what failed failed (tools/failure-excerpt.ts): the test runner's test-failures.txt, and
+ * the failing tests of each further log given (the deployment stages' logs), since the end of a CI
+ * log is often all that is kept of it.
+ *
+ * Usage: node tools/ci-report.ts <report folder> <total seconds> [log…]
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import { failureExcerpt, hasFailingTests } from './failure-excerpt.ts';
 import { headerUsage } from './header-usage.ts';
 
 /** Seconds per stage, by the name tools/timed.sh gives it in the Makefile's `test`. */
@@ -35,6 +40,14 @@ export const stageBudgets: Record<string, number> = {
 export const warmTotalBudget = 25 * 60;
 export const freshTotalBudget = 45 * 60;
 
+const readOr = (path: string, otherwise: string) => {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return otherwise;
+  }
+};
+
 function rows(path: string): string[][] {
   try {
     return readFileSync(path, 'utf8')
@@ -49,7 +62,17 @@ function rows(path: string): string[][] {
 const pad = (text: string, width: number) => text.padEnd(width);
 const seconds = (n: number) => `${n} s`.padStart(7);
 
-export function report(folder: string, totalSeconds: number): string {
+/** Why the failed test files and the given logs' failing tests failed; empty when nothing did. */
+function failures(folder: string, logs: string[]): string[] {
+  const parts = [readOr(join(folder, 'test-failures.txt'), '').trim()].filter((p) => p !== '');
+  for (const log of logs) {
+    const text = readOr(log, '');
+    if (hasFailingTests(text)) parts.push(`── ${basename(log)}\n${failureExcerpt(text)}`);
+  }
+  return parts.length > 0 ? ['', '== why it failed', ...parts] : [];
+}
+
+export function report(folder: string, totalSeconds: number, logs: string[] = []): string {
   const lines: string[] = [];
   const warnings: string[] = [];
   const stages = rows(join(folder, 'stages.tsv'));
@@ -79,11 +102,11 @@ export function report(folder: string, totalSeconds: number): string {
         `${`${took} s`.padStart(8)}  ${file} (${lane})${outcome === 'passed' ? '' : `  ${outcome}`}`,
       );
   }
-  return [...lines, ...(warnings.length > 0 ? ['', ...warnings] : [])].join('\n');
+  return [...lines, ...(warnings.length > 0 ? ['', ...warnings] : []), ...failures(folder, logs)].join('\n');
 }
 
 if (import.meta.main) {
-  const [folder, total] = process.argv.slice(2);
+  const [folder, total, ...logs] = process.argv.slice(2);
   if (folder === '--help' || folder === '-h') {
     console.log(headerUsage(import.meta.url));
     process.exit(0);
@@ -92,5 +115,5 @@ if (import.meta.main) {
     console.log('usage: node tools/ci-report.ts <report folder> <total seconds>');
     process.exit(2);
   }
-  console.log(report(folder, Number(total ?? 0)));
+  console.log(report(folder, Number(total ?? 0), logs));
 }

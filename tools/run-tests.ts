@@ -20,7 +20,8 @@
  *   --lane L       only the files of lane L (unit, shared, alone); default all
  *   --times FILE   file times kept between runs, to start the longest first (default
  *                  .cache/test-times/times.json, in the build cache: a fresh clone finds them)
- *   --report FILE  this run's results as TSV: file, lane, seconds, outcome
+ *   --report FILE  this run's results as TSV: file, lane, seconds, outcome; and beside it,
+ *                  test-failures.txt: why each failed file failed (tools/failure-excerpt.ts)
  *   --list         print each file's lane and why, run nothing
  *   --help, -h     print this and exit
  * TEST_FILE_TIMEOUT (seconds, default 900).
@@ -28,7 +29,8 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
+import { failureExcerpt } from './failure-excerpt.ts';
 import { headerUsage } from './header-usage.ts';
 import { conflicts, type Lane, type LaneReading, laneOf } from './test-lanes.ts';
 
@@ -153,10 +155,14 @@ function runFile(test: TestFile): Promise<FileResult> {
         leftovers,
       };
       printFile(result, text);
+      if (exitCode !== 0 || killed) failures.push(`── ${test.file} (${outcome(result)})\n${failureExcerpt(text)}`);
       resolve(result);
     });
   });
 }
+
+/** Why each failed file failed, for --report. */
+const failures: string[] = [];
 
 function outcome(r: FileResult): string {
   if (r.killed) return `killed after ${Math.round(r.ms / 1000)} s (TEST_FILE_TIMEOUT)`;
@@ -249,5 +255,6 @@ if (options['report']) {
   mkdirSync(dirname(options['report'] as string), { recursive: true });
   const rows = results.map((r) => [r.file, r.lane, (r.ms / 1000).toFixed(1), outcome(r)].join('\t'));
   writeFileSync(options['report'] as string, `${rows.join('\n')}\n`);
+  writeFileSync(join(dirname(options['report'] as string), 'test-failures.txt'), failures.join('\n\n'));
 }
 process.exitCode = failed.length > 0 ? 1 : 0;

@@ -1,6 +1,7 @@
 /**
  * The table at the end of .ci/run (tools/ci-report.ts): every stage with its time and budget, a
- * stage over its budget by half named in a warning, the 15 slowest test files, longest first.
+ * stage over its budget by half named in a warning, the 15 slowest test files, longest first, and
+ * last why what failed failed.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -55,5 +56,22 @@ describe('ci-report', () => {
     assert.equal(listed.length, 15);
     assert.match(listed[0]!, /^ +19\.5 s {2}f19\.test\.ts \(unit\) {2}exit 1, 2 failed$/);
     assert.match(listed[14]!, /f5\.test\.ts \(unit\)$/);
+  });
+
+  it('ends with why the failed files and the given logs failed, and says nothing when nothing did', () => {
+    const log = join(folder, 'deployment.log');
+    const passed = join(folder, 'passed.log');
+    writeFileSync(join(folder, 'test-failures.txt'), '── a.test.ts (exit 1, 1 failed)\n✖ failing tests:\n✖ a');
+    const steps = Array.from({ length: 100 }, (_, i) => `step ${i}`).join('\n');
+    writeFileSync(log, `${steps}\n✖ failing tests:\n\n✖ pods ready (3 ms)\n  pod restarted\n`);
+    writeFileSync(passed, `${steps}\nℹ fail 0\n`);
+    const text = report(folder, 1, [log, passed, join(folder, 'missing.log')]);
+    const why = text.split('\n== why it failed\n')[1]!;
+    assert.match(why, /^── a\.test\.ts \(exit 1, 1 failed\)\n✖ failing tests:\n✖ a\n/);
+    assert.match(why, /── deployment\.log\n✖ failing tests:\n\n✖ pods ready \(3 ms\)\n {2}pod restarted$/);
+    assert.doesNotMatch(why, /step \d|passed\.log|missing/);
+
+    rmSync(join(folder, 'test-failures.txt'));
+    assert.doesNotMatch(report(folder, 1, [passed]), /why it failed/);
   });
 });

@@ -64,9 +64,12 @@ describe('run-tests', () => {
   });
 
   it('kills a file past its bound, reports it, and runs the next one', async () => {
-    const { code, out } = await run([fixture('hangs'), fixture('fails'), fixture('leaves-a-client-open')], {
-      TEST_FILE_TIMEOUT: '3',
-    });
+    const report = join(scratch, 'failed-report.tsv');
+    const { code, out } = await run(
+      [fixture('hangs'), fixture('fails'), fixture('leaves-a-client-open')],
+      { TEST_FILE_TIMEOUT: '3' },
+      [`--report=${report}`],
+    );
     assert.equal(code, 1);
     assert.match(out, /hangs\.fixture\.ts: still running after 3 s \(TEST_FILE_TIMEOUT\): killed/);
     assert.match(out, /✖ failed file: .*hangs\.fixture\.ts \(killed after \d+ s/);
@@ -74,6 +77,12 @@ describe('run-tests', () => {
     assert.equal(count(out, 'files'), 3);
     assert.equal(count(out, 'pass'), 2, 'the passing tests of the files after the hung one ran');
     assert.equal(count(out, 'fail'), 1);
+    // Why each failed, beside the report: the failing test with its error, and the killed file.
+    const why = readFileSync(join(scratch, 'test-failures.txt'), 'utf8');
+    assert.match(why, /── \S*fails\.fixture\.ts \(exit 1, 1 failed\)\n✖ failing tests:/);
+    assert.match(why, /1 !== 2/);
+    assert.match(why, /── \S*hangs\.fixture\.ts \(killed after \d+ s/);
+    assert.doesNotMatch(why, /leaves-a-client-open/);
   });
 
   /** Whether two files (a unit one and a shared one) ran at the same time with `--jobs`. */
