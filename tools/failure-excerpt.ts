@@ -12,7 +12,9 @@ export function failureExcerpt(text: string, maxLines = 40): string {
   const kept = at >= 0 ? lines.slice(0, maxLines) : lines.slice(-maxLines);
   const cut = lines.length - kept.length;
   if (cut <= 0) return kept.join('\n');
-  return at >= 0 ? [...kept, `[… ${cut} more lines]`].join('\n') : [`[… ${cut} lines before]`, ...kept].join('\n');
+  return at >= 0
+    ? [...kept, `[… ${cut} more lines]`].join('\n')
+    : [`[… ${cut} lines before]`, ...kept].join('\n');
 }
 
 /** Whether a log holds a failing test (node's spec reporter's summary of them). */

@@ -155,7 +155,8 @@ function runFile(test: TestFile): Promise<FileResult> {
         leftovers,
       };
       printFile(result, text);
-      if (exitCode !== 0 || killed) failures.push(`── ${test.file} (${outcome(result)})\n${failureExcerpt(text)}`);
+      if (exitCode !== 0 || killed)
+        failures.push(`── ${test.file} (${outcome(result)})\n${failureExcerpt(text)}`);
       resolve(result);
     });
   });

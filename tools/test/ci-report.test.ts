@@ -61,7 +61,10 @@ describe('ci-report', () => {
   it('ends with why the failed files and the given logs failed, and says nothing when nothing did', () => {
     const log = join(folder, 'deployment.log');
     const passed = join(folder, 'passed.log');
-    writeFileSync(join(folder, 'test-failures.txt'), '── a.test.ts (exit 1, 1 failed)\n✖ failing tests:\n✖ a');
+    writeFileSync(
+      join(folder, 'test-failures.txt'),
+      '── a.test.ts (exit 1, 1 failed)\n✖ failing tests:\n✖ a',
+    );
     const steps = Array.from({ length: 100 }, (_, i) => `step ${i}`).join('\n');
     writeFileSync(log, `${steps}\n✖ failing tests:\n\n✖ pods ready (3 ms)\n  pod restarted\n`);
     writeFileSync(passed, `${steps}\nℹ fail 0\n`);
