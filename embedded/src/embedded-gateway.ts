@@ -216,6 +216,7 @@ async function startServices(
     restEngine,
     createPublisher(config, {
       fanoutBus: bus,
+      store,
       sources: [],
       auth,
       logger,

@@ -22,6 +22,11 @@ export const publisherConfig = {
     10_000,
     { min: 16 },
   ),
+  EVENT_DEDUPE_WINDOW_SECONDS: int(
+    'seconds the source and id of an accepted HTTP event are remembered: a copy posted again within them is answered 202 with Gatehouse-Duplicate: true and not published (0: off)',
+    120,
+    { min: 0, max: 86_400 },
+  ),
   FANOUT_TOPIC: str('the fan-out stream every hub replica consumes', 'gw.events'),
   KAFKA_SOURCE_TOPICS: list('Kafka topics whose events go to frontends (needs KAFKA_BROKERS)', ['gw']),
   KAFKATOFILTER_KAFKA_GROUP_ID: str(

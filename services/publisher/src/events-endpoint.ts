@@ -2,7 +2,8 @@
  * The HTTP ways in: `POST /_gw/v1/events` on the public edge (SUBMISSION_CHECK applies, CORS) and
  * `POST /v2/messages`, `/v3/messages`, `/messages` on the internal API (no check; works without any
  * broker, on the memory bus). CloudEvents 0.2 and 1.0, structured or binary mode. 202 with the event
- * as accepted; 400 with usage text for a body that is not a valid CloudEvent or nests deeper than
+ * as accepted, and an event whose source and id were accepted within EVENT_DEDUPE_WINDOW_SECONDS
+ * answered 202 with `Gatehouse-Duplicate: true` and not published again (duplicate-window.ts); 400 with usage text for a body that is not a valid CloudEvent or nests deeper than
  * MAX_JSON_DEPTH, and 400 for a type or source of the gateway's own events (`gw.…`, `gatehouse`:
  * gateway-namespace.ts in @gatehouse/cloudevents) or a source in the namespace of the events wrapped
  * from source topics (wrapped-source.ts); 403 when the check
@@ -16,6 +17,7 @@ import {
   gatewayNamespaceProblems,
   InvalidCloudEventError,
   parseHttpEvent,
+  serializeJsonEvent,
   UnsupportedCloudEventError,
 } from '@gatehouse/cloudevents';
 import {
@@ -35,6 +37,7 @@ import {
 } from '@gatehouse/service-kit';
 import { isTracingActive } from '@gatehouse/tracing';
 import { EventRequestSpan } from './event-request-span.ts';
+import type { DuplicateWindow } from './duplicate-window.ts';
 import type { FanoutProducer } from './fanout-producer.ts';
 import type { PublisherMetrics } from './publisher-metrics.ts';
 import { reservedSourceProblem } from './wrapped-source.ts';
@@ -70,6 +73,7 @@ export type SubmissionCheck = (req: IncomingMessage, event: CloudEvent) => Promi
 
 export interface EventsEndpointDeps {
   producer: FanoutProducer;
+  duplicates: DuplicateWindow;
   check: SubmissionCheck;
   metrics: PublisherMetrics;
   logger: Logger;
@@ -122,13 +126,13 @@ export function createEventsEndpoint(deps: EventsEndpointDeps) {
           deps.metrics.consumedFailed(source, 'http', 'denied');
           return sendText(res, 403, 'Submission denied.', extra);
         }
+        if (await deps.duplicates.seen(event)) {
+          deps.metrics.consumedFailed(source, 'http', 'duplicate');
+          return sendAccepted(res, serializeJsonEvent(event), { ...extra, ...duplicateHeaders });
+        }
         const json = await deps.producer.publish(event, { source, topic: 'http', receivedAt });
-        res.writeHead(202, {
-          'content-type': 'application/json; charset=utf-8',
-          'content-length': Buffer.byteLength(json),
-          ...extra,
-        });
-        res.end(json);
+        await deps.duplicates.remember(event);
+        sendAccepted(res, json, extra);
       };
       await (span ? span.run(event, admit) : admit());
     } catch (err) {
@@ -171,6 +175,21 @@ export function createEventsEndpoint(deps: EventsEndpointDeps) {
       return true;
     },
   };
+}
+
+/** A copy of an event accepted within the window; a page of another origin may read the header. */
+const duplicateHeaders = {
+  'gatehouse-duplicate': 'true',
+  'access-control-expose-headers': 'gatehouse-duplicate',
+};
+
+function sendAccepted(res: ServerResponse, json: string, headers: Record<string, string>) {
+  res.writeHead(202, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(json),
+    ...headers,
+  });
+  res.end(json);
 }
 
 /** `application/json`, `application/cloudevents+json` and every other `+json`: the bodies to count. */

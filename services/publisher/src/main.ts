@@ -49,6 +49,8 @@ await serviceMain('publisher', async ({ config: common, logger, registry, health
   const auth = await startAuth(config, store, logger);
   const publisher = createPublisher(config, {
     fanoutBus,
+    // Also the duplicate window's, which is skipped while the store is down (duplicate-window.ts).
+    store,
     sources,
     auth,
     logger,

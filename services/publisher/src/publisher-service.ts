@@ -13,7 +13,9 @@ import {
   type Logger,
   type Registry,
 } from '@gatehouse/service-kit';
+import type { Store } from '@gatehouse/store';
 import type { publisherConfig } from './config.ts';
+import { DuplicateWindow } from './duplicate-window.ts';
 import { createEventsEndpoint } from './events-endpoint.ts';
 import { createFanoutProducer } from './fanout-producer.ts';
 import { PublisherMetrics } from './publisher-metrics.ts';
@@ -24,6 +26,8 @@ import { checkWrappedTypes } from './wrapped-type.ts';
 
 export interface PublisherDeps {
   fanoutBus: Bus;
+  /** Where the duplicate window keeps the ids of accepted events (shared by the replicas). */
+  store: Store;
   /** Source buses with their topics and group (built from KAFKA_*, NATS_*, KINESIS_* settings). */
   sources: SourceSpec[];
   /** Verifies tokens for SUBMISSION_CHECK=jwt_validation. */
@@ -52,6 +56,7 @@ export function createPublisher(
   const maxJsonDepth = deps.maxJsonDepth ?? defaultMaxJsonDepth;
   const endpoint = createEventsEndpoint({
     producer,
+    duplicates: new DuplicateWindow(deps.store, config.EVENT_DEDUPE_WINDOW_SECONDS, logger),
     check: submissionCheckFrom(
       createAccessCheck(config.SUBMISSION_CHECK, {
         verify: (jwt) => deps.auth.verifyAndCheck(jwt),

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { MemoryBus, readPublishedAt } from '@gatehouse/bus';
+import { MemoryStore, StoreUnavailableError } from '@gatehouse/store';
 import { waitFor } from '@gatehouse/testkit';
 import { startPublisherFixture } from './publisher-fixture.ts';
 
@@ -20,18 +21,20 @@ describe('event endpoints', () => {
   after(() => f.stop());
 
   it('accepts a structured event on the public and the internal endpoints and puts it on the fan-out stream', async () => {
-    for (const url of [
+    const urls = [
       `${f.edge}/_gw/v1/events`,
       `${f.api}/v3/messages`,
       `${f.api}/v2/messages`,
       `${f.api}/messages`,
-    ]) {
-      const r = await post(url, JSON.stringify(event), { 'content-type': 'application/cloudevents+json' });
+    ];
+    for (const [i, url] of urls.entries()) {
+      const posted = { ...event, id: `each-endpoint-${i}` };
+      const r = await post(url, JSON.stringify(posted), { 'content-type': 'application/cloudevents+json' });
       assert.equal(r.status, 202, `${url}: ${r.text}`);
-      assert.deepEqual(JSON.parse(r.text), event);
+      assert.deepEqual(JSON.parse(r.text), posted);
     }
     await waitFor(() => f.fanout.length === 4);
-    assert.deepEqual(f.events()[0], event);
+    assert.deepEqual(f.events()[0], { ...event, id: 'each-endpoint-0' });
   });
 
   it('stamps each fan-out event with its publish time, for the hubs to measure their delay', async () => {
@@ -99,7 +102,7 @@ describe('event endpoints', () => {
     const nested = (depth: number) => JSON.parse(`${'['.repeat(depth)}${']'.repeat(depth)}`) as unknown;
     const before = f.fanout.length;
     // The event object is one level: its data may nest 127 more.
-    const within = await post(`${f.api}/v3/messages`, JSON.stringify({ ...event, data: nested(127) }), {
+    const within = await post(`${f.api}/v3/messages`, JSON.stringify({ ...event, id: 'nested-within', data: nested(127) }), {
       'content-type': 'application/cloudevents+json',
     });
     assert.equal(within.status, 202, within.text);
@@ -286,6 +289,112 @@ describe('fan-out stream unavailable', () => {
       });
       assert.equal(r.status, 503);
       assert.equal(r.headers.get('retry-after'), '1');
+    } finally {
+      await f.stop();
+    }
+  });
+});
+
+describe('an event id posted again', () => {
+  const json = { 'content-type': 'application/cloudevents+json' };
+  const copies = (f: Fixture, id: string) => f.events().filter((e) => e['id'] === id).length;
+
+  it('answers 202 saying it is a duplicate, and puts no second copy on the fan-out stream', async () => {
+    const f = await startPublisherFixture({ CORS_ALLOWED_ORIGINS: 'https://app.example' });
+    try {
+      const first = await post(`${f.edge}/_gw/v1/events`, JSON.stringify({ ...event, id: 'again' }), json);
+      assert.equal(first.status, 202, first.text);
+      assert.equal(first.headers.get('gatehouse-duplicate'), null);
+      // Again, on the internal endpoint and from a page of another origin on the public one.
+      const internal = await post(`${f.api}/v3/messages`, JSON.stringify({ ...event, id: 'again' }), json);
+      const page = await post(`${f.edge}/_gw/v1/events`, JSON.stringify({ ...event, id: 'again' }), {
+        ...json,
+        origin: 'https://app.example',
+      });
+      for (const r of [internal, page]) {
+        assert.equal(r.status, 202, r.text);
+        assert.equal(r.headers.get('gatehouse-duplicate'), 'true');
+        assert.deepEqual(JSON.parse(r.text), { ...event, id: 'again' });
+      }
+      assert.match(page.headers.get('access-control-expose-headers') ?? '', /gatehouse-duplicate/i);
+      // The same id from another source, and another id, are events of their own.
+      const otherSource = await post(
+        `${f.api}/v3/messages`,
+        JSON.stringify({ ...event, id: 'again', source: '/elsewhere' }),
+        json,
+      );
+      assert.equal(otherSource.headers.get('gatehouse-duplicate'), null);
+      await post(`${f.api}/v3/messages`, JSON.stringify({ ...event, id: 'after' }), json);
+      await waitFor(() => copies(f, 'after') === 1);
+      assert.equal(copies(f, 'again'), 2, 'one copy per source');
+      const duplicates = [
+        ...(await f.metrics()).matchAll(
+          /^gw_consumed_events_failed_total\{[^}]*reason="duplicate"[^}]*\} (\d+)$/gm,
+        ),
+      ].reduce((sum, m) => sum + Number(m[1]), 0);
+      assert.equal(duplicates, 2);
+    } finally {
+      await f.stop();
+    }
+  });
+
+  it('takes the id again once EVENT_DEDUPE_WINDOW_SECONDS has passed, and every time with 0', async () => {
+    const windowed = await startPublisherFixture({ EVENT_DEDUPE_WINDOW_SECONDS: '1' });
+    const off = await startPublisherFixture({ EVENT_DEDUPE_WINDOW_SECONDS: '0' });
+    try {
+      for (const f of [windowed, off])
+        await post(`${f.api}/v3/messages`, JSON.stringify({ ...event, id: 'later' }), json);
+      await new Promise((r) => setTimeout(r, 2_100));
+      for (const f of [windowed, off]) {
+        const r = await post(`${f.api}/v3/messages`, JSON.stringify({ ...event, id: 'later' }), json);
+        assert.equal(r.headers.get('gatehouse-duplicate'), null);
+        await waitFor(() => copies(f, 'later') === 2);
+      }
+      const r = await post(`${off.api}/v3/messages`, JSON.stringify({ ...event, id: 'later' }), json);
+      assert.equal(r.headers.get('gatehouse-duplicate'), null);
+      await waitFor(() => copies(off, 'later') === 3);
+    } finally {
+      await Promise.all([windowed.stop(), off.stop()]);
+    }
+  });
+
+  it('does not count a post the fan-out stream refused: its retry is published', async () => {
+    let refuse = true;
+    const bus = new MemoryBus();
+    const publish = bus.publish.bind(bus);
+    bus.publish = async (topic, message) => {
+      if (refuse) throw new Error('broker down');
+      return publish(topic, message);
+    };
+    const f = await startPublisherFixture({}, [], bus);
+    try {
+      const refused = await post(`${f.api}/v3/messages`, JSON.stringify({ ...event, id: 'retried' }), json);
+      assert.equal(refused.status, 503);
+      refuse = false;
+      const retried = await post(`${f.api}/v3/messages`, JSON.stringify({ ...event, id: 'retried' }), json);
+      assert.equal(retried.status, 202);
+      assert.equal(retried.headers.get('gatehouse-duplicate'), null);
+      await waitFor(() => copies(f, 'retried') === 1);
+    } finally {
+      await f.stop();
+    }
+  });
+
+  it('publishes without the check while the store is unreachable (the hubs still drop copies)', async () => {
+    const store = new MemoryStore();
+    const down = async () => {
+      throw new StoreUnavailableError('redis down');
+    };
+    store.exists = down;
+    store.set = down;
+    const f = await startPublisherFixture({}, [], new MemoryBus(), store);
+    try {
+      for (let i = 0; i < 2; i++) {
+        const r = await post(`${f.api}/v3/messages`, JSON.stringify({ ...event, id: 'unchecked' }), json);
+        assert.equal(r.status, 202, r.text);
+        assert.equal(r.headers.get('gatehouse-duplicate'), null);
+      }
+      await waitFor(() => copies(f, 'unchecked') === 2);
     } finally {
       await f.stop();
     }

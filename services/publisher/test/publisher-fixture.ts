@@ -9,7 +9,7 @@ import {
   loadConfig,
   startHost,
 } from '@gatehouse/service-kit';
-import { MemoryStore } from '@gatehouse/store';
+import { MemoryStore, type Store } from '@gatehouse/store';
 import { createPublisher, publisherConfig, type SourceSpec } from '../src/index.ts';
 
 export const jwtSecret = 'publisher-test-secret-long-enough-for-hs256';
@@ -18,8 +18,8 @@ export async function startPublisherFixture(
   env: Record<string, string> = {},
   sources: SourceSpec[] = [],
   bus: Bus = new MemoryBus(),
+  store: Store = new MemoryStore(),
 ) {
-  const store = new MemoryStore();
   const config = loadConfig(
     { ...commonConfig, ...authConfig, ...publisherConfig },
     { JWT_SECRET_KEY: jwtSecret, TOKEN_SECRET: 'publisher-test-token-secret', ...env },
@@ -34,6 +34,7 @@ export async function startPublisherFixture(
     services: [
       createPublisher(config, {
         fanoutBus: bus,
+        store,
         sources,
         auth,
         logger,
