@@ -20,7 +20,8 @@
  * - A blacklisted session gets `gw.session_killed` and the connection ends. The connection token
  *   (cookie) expires with the session's JWT (or after CONNECTION_TOKEN_TTL without one): an expired
  *   or unknown token is a new connection, made from the request's own `jwt` and `subscriptions`,
- *   which resumes from the client's `last_event_id` cookie.
+ *   which resumes from the client's `last_event_id` cookie; one whose cursor is still empty (made
+ *   while the stream was empty, no event since) from the start of the ring, never its newest event.
  * - A connection an operator ends (connections API) gets `gw.connection_closed` queued as a private
  *   event: the poll that takes it answers with it and ends the connection (its cookies expire; with
  *   reconnect advice the `last_event_id` cookie stays, so the next poll resumes on a new connection).
@@ -106,8 +107,14 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
   /**
    * A new connection. A client whose connection is gone (token expired, record forgotten) still has
    * its cookies: it resumes from its cursor, and both count as reconnect evidence for the rate limit.
+   * `returning`: the poll named a connection this gateway made (its token is valid).
    */
-  async function create(req: IncomingMessage, res: ServerResponse, named: PollState): Promise<void> {
+  async function create(
+    req: IncomingMessage,
+    res: ServerResponse,
+    named: PollState,
+    returning: boolean,
+  ): Promise<void> {
     const cors = ctx.cors.headers(req);
     // The response holds the place until the connection is made; then its sighting does.
     const full = ctx.takePlace('longpolling', res, req);
@@ -128,7 +135,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     const id = newConnectionId();
     // The cookie stops working when the session's JWT expires.
     const token = ctx.tokens.issue(id, resolved.clientAddress, resolved.sessionExpiresAt);
-    const cursor = request.resumeFrom ?? ring.head ?? '';
+    const cursor = request.resumeFrom ?? startOf(returning);
     const record: LongPollRecord = {
       subscriptions: resolved.subscriptions,
       sessionId: resolved.sessionId,
@@ -153,6 +160,17 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     });
     res.end(body);
     ctx.places.move(res, id);
+  }
+
+  /**
+   * Where a connection without a cursor starts. A new client: at the newest event. A returning one
+   * whose cursor is still empty was made while the stream was empty and has had no event since, so
+   * every event the ring holds is owed to it: it starts before them (`''`, read as the ring's start,
+   * or `gw.resync_required` once the ring has dropped some). Starting it at the newest event skipped,
+   * without a word, everything published while its connection was forgotten.
+   */
+  function startOf(returning: boolean): string {
+    return returning ? '' : (ring.head ?? '');
   }
 
   function releasePlace(this: ServerResponse): void {
@@ -390,9 +408,9 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
         return sendText(res, full.status, full.message, { ...ctx.cors.headers(req), ...full.headers });
       return poll(res, address.id, token, rec, named);
     }
-    // Its session's JWT has expired: a new connection takes its place.
+    // Forgotten, or its session's JWT has expired: a new connection takes its place.
     if (address) sightings.forget(address.id);
-    return create(req, res, named);
+    return create(req, res, named, address !== undefined);
   }
 
   /** Every failure of the store (or the broker) is answered 503 with Retry-After, in this one place. */
