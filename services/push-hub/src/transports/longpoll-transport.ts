@@ -107,14 +107,8 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
   /**
    * A new connection. A client whose connection is gone (token expired, record forgotten) still has
    * its cookies: it resumes from its cursor, and both count as reconnect evidence for the rate limit.
-   * `returning`: the poll named a connection this gateway made (its token is valid).
    */
-  async function create(
-    req: IncomingMessage,
-    res: ServerResponse,
-    named: PollState,
-    returning: boolean,
-  ): Promise<void> {
+  async function create(req: IncomingMessage, res: ServerResponse, named: PollState): Promise<void> {
     const cors = ctx.cors.headers(req);
     // The response holds the place until the connection is made; then its sighting does.
     const full = ctx.takePlace('longpolling', res, req);
@@ -135,6 +129,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     const id = newConnectionId();
     // The cookie stops working when the session's JWT expires.
     const token = ctx.tokens.issue(id, resolved.clientAddress, resolved.sessionExpiresAt);
+    const returning = madeHere(named.token) || madeHere(request.connectionToken);
     const cursor = request.resumeFrom ?? startOf(returning);
     const record: LongPollRecord = {
       subscriptions: resolved.subscriptions,
@@ -164,13 +159,21 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
 
   /**
    * Where a connection without a cursor starts. A new client: at the newest event. A returning one
-   * whose cursor is still empty was made while the stream was empty and has had no event since, so
-   * every event the ring holds is owed to it: it starts before them (`''`, read as the ring's start,
-   * or `gw.resync_required` once the ring has dropped some). Starting it at the newest event skipped,
-   * without a word, everything published while its connection was forgotten.
+   * (it names a connection this gateway made: its forgotten long-poll connection, or its previous
+   * connection as `connectionToken`, which @gatehouse/client sends) without a position has had no
+   * event since it connected, while the stream was empty (clients keep the position of every event
+   * they get, and long-poll answers and welcome events carry one once the ring holds any): every
+   * event the ring holds is owed to it, so it starts before them (`''`, read as the ring's start, or
+   * `gw.resync_required` once the ring has dropped some). Starting it at the newest event skipped,
+   * without a word, everything published while it was away.
    */
   function startOf(returning: boolean): string {
     return returning ? '' : (ring.head ?? '');
+  }
+
+  /** Whether a token names a connection this gateway made (authentic, not expired). */
+  function madeHere(token: string | undefined): boolean {
+    return token !== undefined && ctx.tokens.read(token) !== undefined;
   }
 
   function releasePlace(this: ServerResponse): void {
@@ -410,7 +413,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     }
     // Forgotten, or its session's JWT has expired: a new connection takes its place.
     if (address) sightings.forget(address.id);
-    return create(req, res, named, address !== undefined);
+    return create(req, res, named);
   }
 
   /** Every failure of the store (or the broker) is answered 503 with Retry-After, in this one place. */

@@ -231,11 +231,15 @@ describe('long-poll connections forgotten and made again', () => {
 
   /** One browser's long polls, to whichever replica, with one cookie jar; what came, in order. */
   function browser() {
-    const cookies = new Map<string, string>();
+    let cookies = new Map<string, string>();
     const greetings: number[] = [];
     let resyncs = 0;
     return {
       greetings,
+      /** The jar a browser would send (another client's, to carry a connection over). */
+      set cookies(jar: Map<string, string>) {
+        cookies = jar;
+      },
       get resyncs() {
         return resyncs;
       },
@@ -272,6 +276,23 @@ describe('long-poll connections forgotten and made again', () => {
     await client.pollUntil(b, 3);
     assert.equal(client.resyncs, 0);
     assert.deepEqual(client.greetings, [1, 2, 3], 'the events published while it was away, once each');
+  });
+
+  it('starts a client coming back without a position on a new connection (connectionToken, as @gatehouse/client after a drop) from the start too', async () => {
+    const [a, b] = await twoReplicas();
+    const before = new LongPollClient(a.url);
+    assert.equal((await before.get(query)).body, 'ok', 'made while the stream was still empty');
+    await before.get(query); // the welcome events; no stream position yet
+    for (let n = 1; n <= 3; n++) await a.publish('greeting', { n });
+    // Its next connection names the previous one, with no cookie and no lastEventId.
+    const previous = before.cookies.get('connection_token')!;
+    const client = browser();
+    const again = new LongPollClient(b.url);
+    assert.equal((await again.get(`${query}&connectionToken=${previous}`)).body, 'ok');
+    client.cookies = again.cookies;
+    await client.pollUntil(b, 3);
+    assert.equal(client.resyncs, 0);
+    assert.deepEqual(client.greetings, [1, 2, 3]);
   });
 
   it('resumes a forgotten connection from its cursor on another replica', async () => {
