@@ -20,7 +20,8 @@
  * - A blacklisted session gets `gw.session_killed` and the connection ends. The connection token
  *   (cookie) expires with the session's JWT (or after CONNECTION_TOKEN_TTL without one): an expired
  *   or unknown token is a new connection, made from the request's own `jwt` and `subscriptions`,
- *   which resumes from the client's `last_event_id` cookie.
+ *   which resumes from the client's `last_event_id` cookie; one whose cursor is still empty (made
+ *   while the stream was empty, no event since) from the start of the ring, never its newest event.
  * - A connection an operator ends (connections API) gets `gw.connection_closed` queued as a private
  *   event: the poll that takes it answers with it and ends the connection (its cookies expire; with
  *   reconnect advice the `last_event_id` cookie stays, so the next poll resumes on a new connection).
@@ -128,7 +129,8 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     const id = newConnectionId();
     // The cookie stops working when the session's JWT expires.
     const token = ctx.tokens.issue(id, resolved.clientAddress, resolved.sessionExpiresAt);
-    const cursor = request.resumeFrom ?? ring.head ?? '';
+    const returning = madeHere(named.token) || madeHere(request.connectionToken);
+    const cursor = request.resumeFrom ?? startOf(returning);
     const record: LongPollRecord = {
       subscriptions: resolved.subscriptions,
       sessionId: resolved.sessionId,
@@ -153,6 +155,25 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     });
     res.end(body);
     ctx.places.move(res, id);
+  }
+
+  /**
+   * Where a connection without a cursor starts. A new client: at the newest event. A returning one
+   * (it names a connection this gateway made: its forgotten long-poll connection, or its previous
+   * connection as `connectionToken`, which @gatehouse/client sends) without a position has had no
+   * event since it connected, while the stream was empty (clients keep the position of every event
+   * they get, and long-poll answers and welcome events carry one once the ring holds any): every
+   * event the ring holds is owed to it, so it starts before them (`''`, read as the ring's start, or
+   * `gw.resync_required` once the ring has dropped some). Starting it at the newest event skipped,
+   * without a word, everything published while it was away.
+   */
+  function startOf(returning: boolean): string {
+    return returning ? '' : (ring.head ?? '');
+  }
+
+  /** Whether a token names a connection this gateway made (authentic, not expired). */
+  function madeHere(token: string | undefined): boolean {
+    return token !== undefined && ctx.tokens.read(token) !== undefined;
   }
 
   function releasePlace(this: ServerResponse): void {
@@ -390,7 +411,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
         return sendText(res, full.status, full.message, { ...ctx.cors.headers(req), ...full.headers });
       return poll(res, address.id, token, rec, named);
     }
-    // Its session's JWT has expired: a new connection takes its place.
+    // Forgotten, or its session's JWT has expired: a new connection takes its place.
     if (address) sightings.forget(address.id);
     return create(req, res, named);
   }

@@ -203,6 +203,140 @@ describe('long-polling with the connection kept by the client', () => {
   });
 });
 
+/**
+ * A long-poll connection not polled for LONGPOLL_SESSION_TTL is forgotten (its client was away, or
+ * its poll waited in a saturated replica's accept queue longer than that), and the client's next
+ * poll, on whichever replica, makes a new connection from the client's cursor. Every event after
+ * that cursor must come once, or `gw.resync_required` must say it cannot: never a silent gap (the
+ * cluster bench lost long-polling clients' events after a replica was killed and the recovery
+ * outlasted the TTL). Two replicas on one bus and store, a one-second TTL, the client's cookies
+ * carried from one replica to the other as a balancer would.
+ */
+describe('long-poll connections forgotten and made again', () => {
+  const ttlMs = 1000;
+  const query = `?subscriptions=${subs([{ eventType: 'greeting' }])}`;
+  const started: HubFixture[] = [];
+  after(() => Promise.all(started.map((h) => h.stop())));
+
+  async function twoReplicas(b: Record<string, string> = {}, bus = new MemoryBus()) {
+    const shared = { bus, store: new MemoryStore() };
+    const env = { LONGPOLL_TIMEOUT: '200ms', LONGPOLL_SESSION_TTL: `${ttlMs}ms` };
+    const hubs = [
+      await startHubFixture({ ...env, REPLICA_ID: 'replica-a' }, shared),
+      await startHubFixture({ ...env, ...b, REPLICA_ID: 'replica-b' }, shared),
+    ];
+    started.push(...hubs);
+    return hubs as [HubFixture, HubFixture];
+  }
+
+  /** One browser's long polls, to whichever replica, with one cookie jar; what came, in order. */
+  function browser() {
+    let cookies = new Map<string, string>();
+    const greetings: number[] = [];
+    let resyncs = 0;
+    return {
+      greetings,
+      /** The jar a browser would send (another client's, to carry a connection over). */
+      set cookies(jar: Map<string, string>) {
+        cookies = jar;
+      },
+      get resyncs() {
+        return resyncs;
+      },
+      async poll(on: HubFixture): Promise<'ok' | 'events'> {
+        const c = new LongPollClient(on.url);
+        c.cookies = cookies;
+        const r = await c.get(query);
+        assert.equal(r.status, 200, r.text);
+        if (r.body === 'ok') return 'ok';
+        for (const e of (r.body as { events: Array<Record<string, unknown>> }).events) {
+          if (e['type'] === 'gw.resync_required') resyncs++;
+          if (e['type'] === 'greeting') greetings.push((e['data'] as { n: number }).n);
+        }
+        return 'events';
+      },
+      /** Polls until `n` greetings (or a resync) came, at most 20 polls of the 200 ms window. */
+      async pollUntil(on: HubFixture, n: number): Promise<void> {
+        for (let i = 0; i < 20 && greetings.length < n && resyncs === 0; i++) await this.poll(on);
+      },
+    };
+  }
+
+  /** Past the TTL and the touch period after it (an eighth of the TTL): the connection is forgotten. */
+  const forgotten = () => sleep(ttlMs * 1.125 + 400);
+
+  it('resumes a connection forgotten before it had any event from the start, not from the newest event', async () => {
+    const [a, b] = await twoReplicas();
+    const client = browser();
+    assert.equal(await client.poll(a), 'ok', 'made while the stream was still empty');
+    await client.poll(a); // the welcome events; no stream position yet
+    for (let n = 1; n <= 3; n++) await a.publish('greeting', { n });
+    await forgotten();
+    assert.equal(await client.poll(b), 'ok', 'forgotten: a new connection');
+    await client.pollUntil(b, 3);
+    assert.equal(client.resyncs, 0);
+    assert.deepEqual(client.greetings, [1, 2, 3], 'the events published while it was away, once each');
+  });
+
+  it('starts a client coming back without a position on a new connection (connectionToken, as @gatehouse/client after a drop) from the start too', async () => {
+    const [a, b] = await twoReplicas();
+    const before = new LongPollClient(a.url);
+    assert.equal((await before.get(query)).body, 'ok', 'made while the stream was still empty');
+    await before.get(query); // the welcome events; no stream position yet
+    for (let n = 1; n <= 3; n++) await a.publish('greeting', { n });
+    // Its next connection names the previous one, with no cookie and no lastEventId.
+    const previous = before.cookies.get('connection_token')!;
+    const client = browser();
+    const again = new LongPollClient(b.url);
+    assert.equal((await again.get(`${query}&connectionToken=${previous}`)).body, 'ok');
+    client.cookies = again.cookies;
+    await client.pollUntil(b, 3);
+    assert.equal(client.resyncs, 0);
+    assert.deepEqual(client.greetings, [1, 2, 3]);
+  });
+
+  it('resumes a forgotten connection from its cursor on another replica', async () => {
+    const [a, b] = await twoReplicas();
+    const client = browser();
+    await client.poll(a);
+    await a.publish('greeting', { n: 1 });
+    await client.pollUntil(a, 1);
+    for (let n = 2; n <= 4; n++) await a.publish('greeting', { n });
+    await forgotten();
+    assert.equal(await client.poll(b), 'ok');
+    await client.pollUntil(b, 4);
+    assert.deepEqual(client.greetings, [1, 2, 3, 4]);
+    assert.equal(client.resyncs, 0);
+  });
+
+  it("replays from the broker a cursor older than the replica's ring", async () => {
+    const [a, b] = await twoReplicas({ EVENT_BUFFER_SIZE: '2' });
+    const client = browser();
+    await client.poll(a);
+    await a.publish('greeting', { n: 1 });
+    await client.pollUntil(a, 1);
+    for (let n = 2; n <= 6; n++) await a.publish('greeting', { n });
+    await forgotten();
+    assert.equal(await client.poll(b), 'ok');
+    await client.pollUntil(b, 6);
+    assert.deepEqual(client.greetings, [1, 2, 3, 4, 5, 6]);
+    assert.equal(client.resyncs, 0);
+  });
+
+  it('says gw.resync_required when neither the ring nor the broker holds its cursor any more', async () => {
+    const [a, b] = await twoReplicas({ EVENT_BUFFER_SIZE: '2' }, new MemoryBus({ retention: 3 }));
+    const client = browser();
+    await client.poll(a);
+    await a.publish('greeting', { n: 1 });
+    await client.pollUntil(a, 1);
+    for (let n = 2; n <= 8; n++) await a.publish('greeting', { n });
+    await forgotten();
+    assert.equal(await client.poll(b), 'ok');
+    await client.pollUntil(b, 8);
+    assert.equal(client.resyncs, 1, `told, not a silent gap (got ${client.greetings})`);
+  });
+});
+
 describe('long-polling wake-ups', () => {
   let f: HubFixture;
   let store: CountingStore;
