@@ -102,9 +102,13 @@ describe('event endpoints', () => {
     const nested = (depth: number) => JSON.parse(`${'['.repeat(depth)}${']'.repeat(depth)}`) as unknown;
     const before = f.fanout.length;
     // The event object is one level: its data may nest 127 more.
-    const within = await post(`${f.api}/v3/messages`, JSON.stringify({ ...event, id: 'nested-within', data: nested(127) }), {
-      'content-type': 'application/cloudevents+json',
-    });
+    const within = await post(
+      `${f.api}/v3/messages`,
+      JSON.stringify({ ...event, id: 'nested-within', data: nested(127) }),
+      {
+        'content-type': 'application/cloudevents+json',
+      },
+    );
     assert.equal(within.status, 202, within.text);
     for (const url of [`${f.edge}/_gw/v1/events`, `${f.api}/v3/messages`, `${f.api}/messages`]) {
       const r = await post(url, JSON.stringify({ ...event, data: nested(128) }), {
