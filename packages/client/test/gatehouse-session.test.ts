@@ -157,3 +157,39 @@ describe('Gatehouse and the session', () => {
     assert.match((denied.state as { reason: string }).reason, /403/);
   });
 });
+
+describe('Gatehouse and a long-poll connection the gateway forgot', () => {
+  // Forgotten 2 s after its last poll (the least LONGPOLL_TIMEOUT 1 s allows).
+  const gateway = useGatewayFixture({ SUBSCRIPTION_CHECK: 'jwt_validation', LONGPOLL_SESSION_TTL: '2s' });
+
+  it('goes on from its position with a fixed JWT when a poll reaches the gateway after the connection was forgotten', async () => {
+    const gw = gateway.client({ subscriptions, transports: ['longpolling'], token: jwt({ jti: 'held-up' }) });
+    const got = record(gw);
+    await connected(gw);
+    await gateway.fx.publish(9001);
+    await waitFor(() => got.ns.includes(9001), { timeoutMs: 20_000, what: 'the first event' });
+    // The next poll waits 4 s on its way in (a full accept queue in front of a starved replica):
+    // the gateway forgets the connection meanwhile, and answers the late poll as a new connection.
+    gateway.fx.proxy.delayOnce(/^GET \/_gw\/v1\/connection\/longpolling/, 4_000);
+    await sleep(300);
+    await gateway.fx.publish(9002);
+    await gateway.fx.publish(9003);
+    await sleep(4_500);
+    await gateway.fx.publish(9004);
+    await waitFor(() => got.ns.includes(9004) || gw.state.state === 'closed', {
+      timeoutMs: 20_000,
+      what: 'the event after the late poll',
+    });
+    assert.notEqual(gw.state.state, 'closed', JSON.stringify(gw.state));
+    assert.deepEqual(got.ns, [9001, 9002, 9003, 9004]);
+    // Back at once, told as the gateway's doing, not as an expiry.
+    const back = got.states.filter((s) => s.state === 'reconnecting') as Array<{
+      code: string;
+      delayMs: number;
+    }>;
+    assert.deepEqual(
+      back.map((s) => [s.code, s.delayMs < 1000]),
+      [['ended', true]],
+    );
+  });
+});

@@ -5,7 +5,8 @@
  * play a proxy that blocks some requests (a WebSocket upgrade, a path): a connection whose client
  * sends bytes that match a blocked pattern is dropped before they reach the server. And it can play
  * a NAT that forgot its connections (`silence`): they stay open at both ends but carry nothing more,
- * with neither a FIN nor a RST, while new connections pass.
+ * with neither a FIN nor a RST, while new connections pass. And it can hold a request up (`delayOnce`),
+ * as a full accept queue in front of a starved server does: the bytes reach it late, then flow.
  */
 import { createServer, type Server, type Socket, connect } from 'node:net';
 
@@ -27,6 +28,10 @@ export class CuttableProxy {
    * swallowed, and the connection stays open (a proxy that holds WebSocket upgrades for ever).
    */
   readonly hung = new Set<RegExp>();
+  /** One-shot holds (`delayOnce`): the pattern and for how long. */
+  private readonly delays: Array<{ pattern: RegExp; ms: number }> = [];
+  /** Client bytes waiting out a hold, by connection, in order. */
+  private readonly held = new WeakMap<Socket, Buffer[]>();
 
   private constructor(server: Server, port: number) {
     this.server = server;
@@ -51,6 +56,11 @@ export class CuttableProxy {
   /** The connections open now carry nothing more, in either direction, and are never closed by it. */
   silence(): void {
     for (const s of this.sockets) this.silenced.add(s);
+  }
+
+  /** The next client bytes that match `pattern` reach the server `ms` later (so does what follows them). */
+  delayOnce(pattern: RegExp, ms: number): void {
+    this.delays.push({ pattern, ms });
   }
 
   restore(): void {
@@ -88,6 +98,7 @@ export class CuttableProxy {
         this.silenced.add(upstream);
         return;
       }
+      if (this.hold(client, upstream, chunk, text)) return;
       const hit = [...this.blocked].find((pattern) => pattern.test(text));
       if (hit) {
         this.blockedCount.set(hit, (this.blockedCount.get(hit) ?? 0) + 1);
@@ -96,7 +107,7 @@ export class CuttableProxy {
       } else upstream.write(chunk);
     });
     client.on('end', () => {
-      if (!this.silenced.has(client)) upstream.end();
+      if (!this.silenced.has(client) && !this.held.has(client)) upstream.end();
     });
     upstream.on('data', (chunk: Buffer) => {
       if (!this.silenced.has(upstream)) client.write(chunk);
@@ -104,5 +115,21 @@ export class CuttableProxy {
     upstream.on('end', () => {
       if (!this.silenced.has(upstream)) client.end();
     });
+  }
+
+  /** Whether `chunk` waits: behind a hold of this connection, or starting one that `delayOnce` set. */
+  private hold(client: Socket, upstream: Socket, chunk: Buffer, text: string): boolean {
+    const queue = this.held.get(client);
+    if (queue) return queue.push(chunk) > 0;
+    const at = this.delays.findIndex((d) => d.pattern.test(text));
+    if (at < 0) return false;
+    const { ms } = this.delays.splice(at, 1)[0]!;
+    this.held.set(client, [chunk]);
+    setTimeout(() => {
+      const chunks = this.held.get(client) ?? [];
+      this.held.delete(client);
+      for (const c of chunks) upstream.write(c);
+    }, ms);
+    return true;
   }
 }

@@ -6,14 +6,16 @@
  * their `last_event_id`), and sends no cookies (`credentials: 'omit'`): a browser's cookie jar is
  * shared by every tab of an origin, and two clients polling with it took each other's connection.
  * A new connection starts from `?lastEventId=`, so it resumes what another transport started. A poll
- * answered as a new connection means the old one ended (its JWT expired): that ends this connection
- * as expired, so the client renews its token. The gateway's own events come first in an answer,
+ * answered as a new connection (`"ok"`) means the old one ended: as expired when the JWT did (the
+ * client renews it), else as dropped, and the client connects again at once from its position.
+ * The gateway's own events come first in an answer,
  * and its `gateway_events` says how many.
  */
 import { bearer, connectUrl } from '../connect-url.ts';
+import { jwtExpired } from '../jwt-expiry.ts';
 import type { CloudEvent } from '../types.ts';
 import { FetchConnection } from './fetch-connection.ts';
-import { retryAfterMs, type Transport } from './transport.ts';
+import { retryAfterMs, type Transport, type TransportEnd } from './transport.ts';
 
 interface PollAnswer {
   last_event_id: string;
@@ -52,9 +54,12 @@ export const longpollTransport: Transport = {
         if (first) handlers.opened();
         if (conn.over) return;
         const answer = JSON.parse(body) as PollAnswer | 'ok';
-        // A new connection after the first poll: ours ended, its token expired with its JWT (or it
-        // was forgotten). The client gets a fresh JWT and connects again from its position.
-        if (answer === 'ok' && !first) return conn.end({ kind: 'expired' });
+        // A new connection after the first poll: ours ended. Its JWT expired, or the gateway ended
+        // it (an operator's disconnect, said in an answer before), or forgot it (no poll reached it
+        // for LONGPOLL_SESSION_TTL: a suspended tab, a poll stuck in a starved replica's accept
+        // queue). Only the first needs a new JWT: a fixed one still valid connects again, at once,
+        // from its position.
+        if (answer === 'ok' && !first) return conn.end(endedByGateway(params.token));
         if (answer === 'ok') continue;
         const own = answer.gateway_events ?? 0;
         for (const [n, event] of answer.events.entries()) {
@@ -69,3 +74,9 @@ export const longpollTransport: Transport = {
     });
   },
 };
+
+/** How a connection the gateway no longer knew ended: by its JWT's expiry, or forgotten. */
+function endedByGateway(token: string | undefined): TransportEnd {
+  if (token !== undefined && jwtExpired(token)) return { kind: 'expired' };
+  return { kind: 'dropped', code: 'ended', reason: 'the gateway forgot the connection', soon: true };
+}
