@@ -41,7 +41,8 @@ export interface Pending {
   record: LongPollRecord | undefined;
 }
 
-export const recordKey = (id: string) => `lp:${id}`;
+export const recordPrefix = 'lp:';
+export const recordKey = (id: string) => `${recordPrefix}${id}`;
 export const queuePrefix = 'lpq:';
 export const queueKey = (id: string) => `${queuePrefix}${id}`;
 

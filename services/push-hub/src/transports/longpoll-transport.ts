@@ -33,6 +33,10 @@
  *   A connection not polled for LONGPOLL_SESSION_TTL is forgotten, in the store and here.
  * - An unreachable store is answered 503 with Retry-After; a stopping replica answers its waiting
  *   polls at once, with `connection: close`, so the next poll goes to another replica.
+ * - `DELETE` with the connection (`pollToken` or the cookie) closes it, as @gatehouse/client's
+ *   `close()` does: forgotten in the store at once, so no replica lists it or holds a place for it
+ *   until LONGPOLL_SESSION_TTL (every replica watches the records and forgets a deleted or expired
+ *   one); 204, also for one already gone; 400 for a missing or forged token.
  * - A client may keep its connection itself instead of in cookies, which every client of one origin
  *   in a browser shares (two tabs polling would take each other's token and cursor): the query's
  *   `pollToken`, `lastEventId` and `lastPrivateEventId` come before the cookies, and every
@@ -49,8 +53,14 @@ import type { ReplayTarget, RingEvent } from '../delivery/index.ts';
 import { type ExtractorConfig, refusalOf } from '../subscriptions/index.ts';
 import { connectionClosed, connectionCreated, resyncRequired, sessionKilled } from '../connections/index.ts';
 import type { HubMetrics } from '../metrics/index.ts';
-import { connectionPreflight } from './cors.ts';
-import { type LongPollRecord, LongPollRecords, type PrivateEvent, queuePrefix } from './longpoll-records.ts';
+import { longpollPreflight } from './cors.ts';
+import {
+  type LongPollRecord,
+  LongPollRecords,
+  type PrivateEvent,
+  queuePrefix,
+  recordPrefix,
+} from './longpoll-records.ts';
 import { LongPollSightings } from './longpoll-sightings.ts';
 import { LongPollWaiters } from './longpoll-waiters.ts';
 import type { TransportContext } from './transport-context.ts';
@@ -416,8 +426,24 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     return create(req, res, named);
   }
 
+  /** `DELETE`: the client is done with its connection. */
+  async function close(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const cors = ctx.cors.headers(req);
+    const { token } = pollStateOf(req, parseCookies(req.headers.cookie));
+    const address = token ? ctx.tokens.read(token) : undefined;
+    if (!address) return sendText(res, 400, 'Invalid connection token.', cors);
+    sightings.forget(address.id);
+    await records.forget(address.id);
+    res.writeHead(204, { 'set-cookie': expiredCookies(cookieAttributes(req)), ...cors });
+    res.end();
+  }
+
   /** Every failure of the store (or the broker) is answered 503 with Retry-After, in this one place. */
-  async function handleOrUnavailable(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function handleOrUnavailable(
+    req: IncomingMessage,
+    res: ServerResponse,
+    handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
+  ): Promise<void> {
     try {
       await handle(req, res);
     } catch (err) {
@@ -431,20 +457,29 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
   return {
     handle(req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean> {
       if (requestPath(req) !== LONGPOLL_PATH) return false;
-      if (req.method === 'OPTIONS') return ctx.cors.preflight(req, res, connectionPreflight);
-      if (req.method !== 'GET') {
-        sendText(res, 405, 'Method not allowed.', { allow: 'GET, OPTIONS' });
+      if (req.method === 'OPTIONS') return ctx.cors.preflight(req, res, longpollPreflight);
+      if (req.method !== 'GET' && req.method !== 'DELETE') {
+        sendText(res, 405, 'Method not allowed.', { allow: 'GET, DELETE, OPTIONS' });
         return true;
       }
-      return handleOrUnavailable(req, res).then(() => true);
+      return handleOrUnavailable(req, res, req.method === 'GET' ? handle : close).then(() => true);
     },
     /** Watches the store for private events and subscription changes made on any replica. */
     async start(): Promise<() => Promise<void>> {
-      return opts.store.watch(queuePrefix, (change) => {
+      const queues = await opts.store.watch(queuePrefix, (change) => {
         if (change.kind === 'set') waiters.privateEvent(change.key.slice(queuePrefix.length));
         // Changes made while the watch was cut off were not heard: every waiting poll looks again.
         else if (change.kind === 'resync') waiters.wakeAll('private');
       });
+      // A connection forgotten anywhere (closed by its client, killed, ended, expired) is forgotten
+      // here too: not listed by the connections API, its place given back.
+      const forgotten = await opts.store.watch(recordPrefix, (change) => {
+        if (change.kind === 'delete' || change.kind === 'expire')
+          sightings.forget(change.key.slice(recordPrefix.length));
+      });
+      return async () => {
+        await Promise.all([queues(), forgotten()]);
+      };
     },
     /** The replica stops: waiting polls answer now, and no answer keeps its connection open. */
     drain(): void {

@@ -337,6 +337,79 @@ describe('long-poll connections forgotten and made again', () => {
   });
 });
 
+describe('a long-poll connection its client closes (DELETE)', () => {
+  const query = `?subscriptions=${subs([{ eventType: 'greeting' }])}`;
+  const started: HubFixture[] = [];
+  after(() => Promise.all(started.map((h) => h.stop())));
+
+  /** The long-poll connections the connections API lists, asked of `hub` (the whole cluster). */
+  async function listed(hub: HubFixture): Promise<string[]> {
+    const res = await fetch(`${hub.apiUrl}/v3/connections?transport=longpolling`);
+    assert.equal(res.status, 200);
+    return ((await res.json()) as { connections: Array<{ id: string }> }).connections.map((c) => c.id);
+  }
+
+  it('forgets it on every replica that served it, at once: listed nowhere, its token answered as a new connection', async () => {
+    const shared = { bus: new MemoryBus(), store: new MemoryStore() };
+    const env = { LONGPOLL_TIMEOUT: '200ms', LONGPOLL_SESSION_TTL: '60s' };
+    const a = await startHubFixture({ ...env, REPLICA_ID: 'close-a' }, shared);
+    const b = await startHubFixture({ ...env, REPLICA_ID: 'close-b' }, shared);
+    started.push(a, b);
+    const c = new LongPollClient(a.url);
+    assert.equal((await c.get(query)).body, 'ok');
+    const token = c.cookies.get('connection_token')!;
+    await c.get(query);
+    // Polled on b too, as a load balancer without affinity sends polls.
+    const onB = new LongPollClient(b.url);
+    onB.cookies = c.cookies;
+    await onB.get(query);
+    await waitFor(async () => (await listed(a)).length === 1, { what: 'the connection listed' });
+
+    const closed = await fetch(
+      `${b.url}/_gw/v1/connection/longpolling?pollToken=${encodeURIComponent(token)}`,
+      {
+        method: 'DELETE',
+      },
+    );
+    assert.equal(closed.status, 204, await closed.text());
+    assert.match(closed.headers.get('set-cookie') ?? '', /connection_token=;.*Max-Age=0/);
+    await waitFor(async () => (await listed(a)).length === 0 && (await listed(b)).length === 0, {
+      timeoutMs: 5_000,
+      what: 'the connection listed on neither replica',
+    });
+    // Closed twice (a retried DELETE): the same answer.
+    const again = await fetch(
+      `${a.url}/_gw/v1/connection/longpolling?pollToken=${encodeURIComponent(token)}`,
+      {
+        method: 'DELETE',
+      },
+    );
+    assert.equal(again.status, 204);
+    // A poll with the old token makes a new connection.
+    const poll = new LongPollClient(a.url);
+    poll.cookies = new Map([['connection_token', token]]);
+    assert.equal((await poll.get(query)).body, 'ok');
+  });
+
+  it('answers 400 to a DELETE that names no connection or a forged one, and says DELETE in its preflight', async () => {
+    const f = await startHubFixture({});
+    started.push(f);
+    for (const suffix of ['', '?pollToken=not-a-token']) {
+      const res = await fetch(`${f.url}/_gw/v1/connection/longpolling${suffix}`, { method: 'DELETE' });
+      assert.equal(res.status, 400, suffix);
+      assert.match(await res.text(), /connection token/i);
+    }
+    const preflight = await fetch(`${f.url}/_gw/v1/connection/longpolling`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'DELETE' },
+    });
+    assert.match(preflight.headers.get('access-control-allow-methods') ?? '', /DELETE/);
+    const put = await fetch(`${f.url}/_gw/v1/connection/longpolling`, { method: 'PUT' });
+    assert.equal(put.status, 405);
+    assert.equal(put.headers.get('allow'), 'GET, DELETE, OPTIONS');
+  });
+});
+
 describe('long-polling wake-ups', () => {
   let f: HubFixture;
   let store: CountingStore;
