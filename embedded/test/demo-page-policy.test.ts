@@ -1,7 +1,8 @@
 /**
  * The demo page (`make run`, /_gw/demo/) is served under a strict Content-Security-Policy: its
  * own inline script and style are allowed by hash, nothing else inline, scripts only from the
- * gateway, connections only to the gateway and the relay's port; and with nosniff.
+ * gateway, connections only to the gateway and the relay's port; and with nosniff. It links its
+ * icon, which is served.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -48,6 +49,16 @@ describe('demo page policy', () => {
     const relay = /<meta name="relay-port" content="(\d+)">/.exec(page)![1]!;
     assert.ok(directives.get('connect-src')!.includes(`ws://127.0.0.1:${relay}`), policy);
     assert.ok(directives.get('connect-src')!.includes("'self'"), policy);
+  });
+
+  it('links its icon and serves it (else a browser asks /favicon.ico, which answers 404)', async () => {
+    const page = await (await fetch(`http://127.0.0.1:${gw.publicPort}/_gw/demo/`)).text();
+    const href = /<link rel="icon" href="([^"]+)"/.exec(page)?.[1];
+    assert.equal(href, '/_gw/demo/favicon.svg');
+    const res = await fetch(`http://127.0.0.1:${gw.publicPort}${href}`);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'image/svg+xml');
+    assert.match(await res.text(), /^<svg /);
   });
 
   it('sends the client bundle with nosniff', async () => {

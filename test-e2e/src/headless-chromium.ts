@@ -1,15 +1,17 @@
 /**
  * Debian's Chromium, headless, for the browser tests (CHROMIUM_PATH overrides the path): no
  * sandbox (tests run as root), and none of the background traffic a desktop browser makes, so it
- * talks only to the loopback servers a test starts.
+ * talks only to the loopback servers a test starts. Headless Chromium hides scrollbars; a test of
+ * a layout (does a scrollbar show?) asks for them, drawn as on a Linux desktop.
  */
 import { type Browser, chromium } from 'playwright-core';
 
 const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
-export function launchChromium(): Promise<Browser> {
+export function launchChromium(options: { scrollbars?: boolean } = {}): Promise<Browser> {
   return chromium.launch({
     executablePath: chromiumPath,
+    ...(options.scrollbars && { ignoreDefaultArgs: ['--hide-scrollbars'] }),
     args: [
       '--no-sandbox',
       '--disable-gpu',

@@ -7,8 +7,12 @@
  * (seen by the client: `gw.connection_closed` with the reason); the test event form lists exactly
  * the connections subscribed to its type, and those, and only those, receive it. The charts are
  * drawn by Vega under the page's strict Content-Security-Policy with no violation. A replica that
- * stops answering (SIGSTOP) is named on the page. A screenshot is kept in
- * test-e2e/artifacts/console.png.
+ * stops answering (SIGSTOP) is named on the page. The fixes of issue 39: each chart says it is
+ * loading until its first data; each transport has its own colour in the connections chart (and the
+ * legend); after Disconnect the result list and the detail are redrawn without the connection; the
+ * replicas table fits its card 1,400 px wide and scrolls inside it 1,000 px wide (a scrollbar
+ * drawn, the replica's name kept in view); the page links its icon, so no /favicon.ico is asked
+ * (an error in the page). Screenshots are kept in test-e2e/artifacts/console-{1400,1000}.png.
  */
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
@@ -30,6 +34,7 @@ import {
   type TestClient,
   wsClient,
 } from '../../services/push-hub/test/connection-clients.ts';
+import { connectionLineColours, replicasTableInCard } from '../src/console-layout.ts';
 import { launchChromium } from '../src/headless-chromium.ts';
 import { hubSlots, startHub } from '../src/hub-pair.ts';
 
@@ -40,7 +45,7 @@ const tokenSecret = `${run}-token-secret`;
 const jwtSecret = 'console-test-jwt-secret-long-enough';
 const apiToken = `${run}-internal-api-token`;
 const probe = `${run}.probe`;
-const artifact = new URL('../artifacts/console.png', import.meta.url);
+const artifact = (width: number) => new URL(`../artifacts/console-${width}.png`, import.meta.url);
 /** Every wait on the page is bounded: a broken panel fails in seconds, never hangs. */
 const wait = { timeout: 15_000 };
 
@@ -89,12 +94,15 @@ describe('operator console in Chromium across two hub replicas', () => {
     // Refused: a connect with a JWT of another key (400, as the hub answers a bad JWT) on hub a.
     const refused = await openSse(`${a.publicUrl}/_gw/v1/connection/sse?jwt=${forged}`);
     assert.equal(refused.status, 400, refused.errorBody);
-    browser = await launchChromium();
+    browser = await launchChromium({ scrollbars: true });
     page = await browser.newPage({ viewport: { width: 1400, height: 1500 } });
     page.setDefaultTimeout(wait.timeout);
     page.on('console', (m) => {
       // The first samples, before the token is typed in, are answered 401: that is the design.
-      if (m.type() === 'error' && !/status of 401/.test(m.text())) problems.push(m.text());
+      // Any other failed load (the browser's own ask for /favicon.ico, say) is a problem.
+      const asked = new URL(m.location().url || 'about:blank');
+      if (m.type() === 'error' && !(/status of 401/.test(m.text()) && asked.pathname === '/v3/replicas'))
+        problems.push(`${m.text()} ${m.location().url}`);
     });
     page.on('pageerror', (err) => problems.push(String(err)));
   });
@@ -117,6 +125,11 @@ describe('operator console in Chromium across two hub replicas', () => {
     await page.goto(`${hubs[0]!.apiUrl}/dashboard`);
     assert.equal(new URL(page.url()).pathname, '/dashboard');
     await page.locator('#token-form').waitFor({ state: 'visible', ...wait });
+    // No data yet: every chart's box says it is loading.
+    const loading = page.locator('.chart-frame .loading');
+    assert.equal(await loading.count(), 4);
+    for (const note of await loading.all()) assert.ok(await note.isVisible());
+    assert.equal(await page.locator('.chart[aria-busy="true"]').count(), 4);
     await page.fill('#token', apiToken);
     await page.click('#token-form button');
     const [a, b] = replicas as [string, string];
@@ -139,6 +152,32 @@ describe('operator console in Chromium across two hub replicas', () => {
       .first()
       .waitFor({ state: 'attached', ...wait });
     assert.ok((await page.locator('#chart-connections svg .mark-line path').count()) >= 4);
+    await page.locator('.chart-frame:has(#chart-connections) .loading').waitFor({
+      state: 'hidden',
+      ...wait,
+    });
+    assert.equal(await page.locator('#chart-connections').getAttribute('aria-busy'), 'false');
+  });
+
+  it('draws each transport in its own colour, named in the legend', async () => {
+    const colours = await connectionLineColours(page);
+    for (const replica of replicas) {
+      const { sse, ws, socketio, longpolling } = colours[replica] ?? {};
+      assert.equal(new Set([sse, ws, socketio, longpolling]).size, 4, JSON.stringify(colours));
+    }
+    // The same transport, the same colour on every replica.
+    assert.deepEqual(colours[replicas[0]!], colours[replicas[1]!]);
+    const legend = page.locator(`#chart-connections .role-legend[aria-label*="titled 'transport'"]`);
+    assert.match((await legend.getAttribute('aria-label')) ?? '', /sse, ws, socketio, longpolling/);
+  });
+
+  it('links its icon, served without the token', async () => {
+    const href = await page
+      .locator('link[rel="icon"]')
+      .evaluate((link) => new URL(link.getAttribute('href')!, link.baseURI).href);
+    const icon = await page.request.get(href);
+    assert.equal(icon.status(), 200, href);
+    assert.equal(icon.headers()['content-type'], 'image/svg+xml');
   });
 
   it('shows the sessions blacklisted now, counted in the store', async () => {
@@ -170,6 +209,11 @@ describe('operator console in Chromium across two hub replicas', () => {
     await page.fill('#disconnect-form input[name="reason"]', 'moved by the console test');
     await page.click('#disconnect-form button');
     await page.locator('#disconnect-note', { hasText: `disconnected ${eli.id}` }).waitFor(wait);
+    // The list and the detail are asked again: the connection is gone from both, no reload.
+    await row.waitFor({ state: 'detached', ...wait });
+    await page.locator('#search-note', { hasText: /^0 connection\(s\)$/ }).waitFor(wait);
+    await page.locator('#detail-json', { hasText: /^no longer connected: ended / }).waitFor(wait);
+    assert.equal(await page.locator('#disconnect-form button').isDisabled(), true);
     // The client sees its connection end, told why.
     await withTimeout(eli.ended, 10_000, "eli's stream to end");
     const closed = eli.events.find((e) => e['type'] === 'gw.connection_closed');
@@ -204,8 +248,30 @@ describe('operator console in Chromium across two hub replicas', () => {
         .waitFor(wait);
     // Charts of rates need two samples after the event: wait for the deliveries to show.
     await page.waitForTimeout(4500);
-    await mkdir(new URL('.', artifact), { recursive: true });
-    await page.screenshot({ path: artifact.pathname, fullPage: true });
+    await page
+      .locator('.chart-frame .loading')
+      .first()
+      .waitFor({ state: 'hidden', ...wait });
+    for (const note of await page.locator('.chart-frame .loading').all())
+      assert.equal(await note.isVisible(), false);
+    await mkdir(new URL('.', artifact(1400)), { recursive: true });
+    await page.screenshot({ path: artifact(1400).pathname, fullPage: true });
+  });
+
+  it('fits the replicas table in its card 1,400 px wide, and scrolls it inside the card 1,000 px wide', async () => {
+    const wide = await replicasTableInCard(page);
+    assert.ok(wide.tableWidth <= wide.shownWidth, JSON.stringify(wide));
+    await page.setViewportSize({ width: 1000, height: 1500 });
+    const narrow = await replicasTableInCard(page);
+    const fits = narrow.tableWidth <= narrow.shownWidth;
+    // Too wide: a scrollbar under it, its last column in reach, the replica's name still shown.
+    if (!fits)
+      assert.ok(
+        narrow.scrollbar > 0 && narrow.lastColumnShown && narrow.replicaShown,
+        JSON.stringify(narrow),
+      );
+    await page.screenshot({ path: artifact(1000).pathname, fullPage: true });
+    await page.setViewportSize({ width: 1400, height: 1500 });
   });
 
   it('names a replica that stops answering, and drops the note once it answers again', async () => {

@@ -2,7 +2,8 @@
  * `make run`'s client demo page in Chromium: the embedded gateway with DEMO_CLIENT_BUNDLE serves
  * /_gw/demo/; on each transport the page connects, shows its state and transport, lists an event
  * published with its button, and after its "cut" button dropped every connection of the relay
- * its client goes through, comes back and lists the event published meanwhile: each once.
+ * its client goes through, comes back and lists the event published meanwhile: each once. The page
+ * loads without an error (its icon linked and served: issue 39).
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -81,6 +82,22 @@ describe('the client demo page of make run', () => {
         assert.ok(states.includes('reconnecting'), `the client saw the cut: ${states.join(' ')}`);
     });
   }
+
+  it('loads without an error in the page: its icon is linked, no /favicon.ico asked', async (t) => {
+    const tab = await browser.newPage();
+    t.after(() => tab.close());
+    const errors: string[] = [];
+    tab.on('console', (m) => m.type() === 'error' && errors.push(`${m.text()} ${m.location().url}`));
+    await tab.goto(`http://127.0.0.1:${gateway.publicPort}/_gw/demo/`);
+    await until('connected', async () => (await stateOf(tab)) === 'connected');
+    // The browser asks for the icon after the load: a second for a 404 to be reported.
+    await sleep(1000);
+    assert.deepEqual(errors, []);
+    const href = await tab
+      .locator('link[rel="icon"]')
+      .evaluate((link) => new URL(link.getAttribute('href')!, link.baseURI).href);
+    assert.equal((await tab.request.get(href)).status(), 200, href);
+  });
 
   it('is not served without DEMO_CLIENT_BUNDLE', async () => {
     const plain = await startEmbeddedGateway({ ...ephemeralGatewaySettings });

@@ -1,7 +1,8 @@
 /**
  * `make run`'s demo page of `@gatehouse/client`, on the public edge under /_gw/demo/: the page
- * (examples/client-demo/index.html, told the relay's port), the client bundle `make run` built
- * (DEMO_CLIENT_BUNDLE), and `POST /_gw/demo/cut`, which cuts every connection of the relay the
+ * (examples/client-demo/index.html, told the relay's port), its icon (linked, so a browser asks no
+ * /favicon.ico, which nothing serves), the client bundle `make run` built (DEMO_CLIENT_BUNDLE), and
+ * `POST /_gw/demo/cut`, which cuts every connection of the relay the
  * page's client goes through. Only when DEMO_CLIENT_BUNDLE is set: the image and the chart never
  * serve it.
  */
@@ -12,7 +13,9 @@ import { fileURLToPath } from 'node:url';
 import { type GatewayService, requestPath, sendText } from '@gatehouse/service-kit';
 import type { CutRelay } from './cut-relay.ts';
 
-const pagePath = fileURLToPath(new URL('../../../examples/client-demo/index.html', import.meta.url));
+const demoFolder = new URL('../../../examples/client-demo/', import.meta.url);
+const pagePath = fileURLToPath(new URL('index.html', demoFolder));
+const iconPath = fileURLToPath(new URL('favicon.svg', demoFolder));
 
 export async function createDemoPage(bundleFile: string, relay: CutRelay): Promise<GatewayService> {
   const page = (await readFile(pagePath, 'utf8')).replace(
@@ -20,6 +23,7 @@ export async function createDemoPage(bundleFile: string, relay: CutRelay): Promi
     `<meta charset="utf-8">\n  <meta name="relay-port" content="${relay.port}">`,
   );
   const bundle = await readFile(bundleFile, 'utf8');
+  const icon = await readFile(iconPath);
   const inline = { scripts: hashesOf(page, 'script'), styles: hashesOf(page, 'style') };
   return {
     name: 'demo-page',
@@ -41,6 +45,13 @@ export async function createDemoPage(bundleFile: string, relay: CutRelay): Promi
           'x-content-type-options': 'nosniff',
         });
         res.end(bundle);
+      } else if (path === '/_gw/demo/favicon.svg') {
+        res.writeHead(200, {
+          'content-type': 'image/svg+xml',
+          'cache-control': 'no-cache',
+          'x-content-type-options': 'nosniff',
+        });
+        res.end(icon);
       } else if (path === '/_gw/demo/cut' && req.method === 'POST') {
         sendText(res, 200, `${relay.cut()} connections cut`);
       } else {

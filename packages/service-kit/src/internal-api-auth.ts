@@ -7,7 +7,7 @@
  * (Prometheus sends it: ServiceMonitor `authorization`, scrape config `authorization.credentials_file`)
  * unless INTERNAL_API_METRICS_OPEN keeps it open for a scraper that cannot (the push hub's
  * `/dashboard/stream`, a live view of the same numbers, follows it). Open too: the files of the push
- * hub's console (`/dashboard` and its script, style and chart library), which hold no data — a
+ * hub's console (`/dashboard` and its script, style, icon and chart library), which hold no data — a
  * browser cannot send a bearer token when it navigates; the page asks the operator for the token
  * and sends it on its own requests for data, which need it like any other.
  *
@@ -44,6 +44,7 @@ export const CONSOLE_FILE_PATHS = [
   '/dashboard/',
   '/dashboard/console.js',
   '/dashboard/console.css',
+  '/dashboard/favicon.svg',
   '/dashboard/assets/vega.min.js',
   '/dashboard/assets/vega-lite.min.js',
   '/dashboard/assets/vega-interpreter.js',

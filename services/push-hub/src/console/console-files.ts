@@ -6,6 +6,8 @@
  * It is an ES module importing three helpers from vega-util: served with that import bound to the
  * same helpers of the Vega bundle already on the page.
  *
+ * The page links its icon (favicon.svg), so a browser does not ask the API's /favicon.ico for one.
+ *
  * These files carry no data, so they are served without INTERNAL_API_TOKEN (internal-api-auth.ts):
  * a browser cannot send a bearer token when it navigates. The page asks the operator for the token
  * and sends it on every data request (docs/security.md).
@@ -40,6 +42,7 @@ export const CONSOLE_CSP = [
 const html = 'text/html; charset=utf-8';
 const js = 'text/javascript; charset=utf-8';
 const css = 'text/css; charset=utf-8';
+const svg = 'image/svg+xml';
 
 function own(name: string): Buffer {
   return readFileSync(new URL(`./page/${name}`, import.meta.url));
@@ -68,6 +71,7 @@ function loadFiles(): Map<string, ConsoleFile> {
     ['/dashboard/', page],
     ['/dashboard/console.js', { body: own('console.js'), type: js, cacheControl: fresh }],
     ['/dashboard/console.css', { body: own('console.css'), type: css, cacheControl: fresh }],
+    ['/dashboard/favicon.svg', { body: own('favicon.svg'), type: svg, cacheControl: fresh }],
     [
       '/dashboard/assets/vega.min.js',
       { body: library('vega', './vega.min.js'), type: js, cacheControl: versioned },

@@ -1,8 +1,8 @@
 /**
- * The console's files (console-files.ts): each with its content type, Cache-Control and the strict
- * Content-Security-Policy; the chart library from node_modules, vega-interpreter with its vega-util
- * import bound to the Vega bundle (a browser cannot resolve a bare import); `/dashboard/` sent to
- * the page; nothing else claimed.
+ * The console's files (console-files.ts): page, script, style and icon, each with its content type,
+ * Cache-Control and the strict Content-Security-Policy; the chart library from node_modules,
+ * vega-interpreter with its vega-util import bound to the Vega bundle (a browser cannot resolve a
+ * bare import); `/dashboard/` sent to the page; nothing else claimed.
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -28,6 +28,7 @@ describe('console files', () => {
       ['/dashboard', /^text\/html/, 'no-cache'],
       ['/dashboard/console.js', /^text\/javascript/, 'no-cache'],
       ['/dashboard/console.css', /^text\/css/, 'no-cache'],
+      ['/dashboard/favicon.svg', /^image\/svg\+xml$/, 'no-cache'],
       ['/dashboard/assets/vega.min.js', /^text\/javascript/, 'public, max-age=86400'],
       ['/dashboard/assets/vega-lite.min.js', /^text\/javascript/, 'public, max-age=86400'],
       ['/dashboard/assets/vega-interpreter.js', /^text\/javascript/, 'public, max-age=86400'],
@@ -43,8 +44,9 @@ describe('console files', () => {
     assert.match(CONSOLE_CSP, /script-src 'self'(;|$)/);
   });
 
-  it('has no inline script in the page', async () => {
+  it('has no inline script in the page, and links its icon (else a browser asks /favicon.ico)', async () => {
     const html = await (await fetch(`${base}/dashboard`)).text();
+    assert.match(html, /<link rel="icon" href="dashboard\/favicon\.svg"/);
     for (const tag of html.match(/<script\b[^>]*>/g) ?? []) assert.match(tag, /\bsrc="/, tag);
     assert.doesNotMatch(html, /<script\b[^>]*>[^<\s]/);
   });

@@ -55,7 +55,10 @@ $('#token-form').addEventListener('submit', (e) => {
 
 // --- charts ---------------------------------------------------------------------------------
 
-/** A Vega view of a Vega-Lite spec whose data is the named set `rows`, rendered as SVG. */
+/**
+ * A Vega view of a Vega-Lite spec whose data is the named set `rows`, rendered as SVG. Until the
+ * first rows are drawn its box shows the loading note next to it (rates need two samples).
+ */
 function chart(selector, spec) {
   const compiled = vegaLite.compile({
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
@@ -71,7 +74,7 @@ function chart(selector, spec) {
     container: $(selector),
     hover: true,
   });
-  return (rows) =>
+  const draw = (rows) =>
     view
       .change(
         'rows',
@@ -81,17 +84,43 @@ function chart(selector, spec) {
           .insert(rows),
       )
       .runAsync();
+  return async (rows) => {
+    await draw(rows);
+    if (rows.length > 0) loaded(view.container());
+  };
+}
+
+/** The chart has data: its loading note goes. */
+function loaded(container) {
+  container.setAttribute('aria-busy', 'false');
+  container.parentElement.querySelector('.loading').hidden = true;
 }
 
 const time = { field: 't', type: 'temporal', title: null, axis: { format: '%H:%M:%S' } };
+
+/**
+ * Each transport its own colour, the same on every replica (named in the legend); each replica its
+ * dash. Equal counts draw lines on top of each other: the earlier transports' lines are wider, so
+ * a line under another shows as its border.
+ */
+const byTransport = {
+  field: 'transport',
+  type: 'nominal',
+  scale: { domain: TRANSPORTS, range: ['#4c78a8', '#e45756', '#54a24b', '#b279a2'] },
+};
 
 const connectionsChart = chart('#chart-connections', {
   mark: { type: 'line', interpolate: 'step-after' },
   encoding: {
     x: time,
     y: { field: 'n', type: 'quantitative', title: 'connections' },
-    color: { field: 'replica', type: 'nominal' },
-    strokeDash: { field: 'transport', type: 'nominal' },
+    color: byTransport,
+    strokeWidth: {
+      ...byTransport,
+      type: 'ordinal',
+      scale: { domain: TRANSPORTS, range: [6, 3.5, 2, 1] },
+    },
+    strokeDash: { field: 'replica', type: 'nominal' },
     tooltip: [{ field: 'replica' }, { field: 'transport' }, { field: 'n', type: 'quantitative' }],
   },
 });
@@ -258,13 +287,20 @@ function drawCharts() {
 
 // --- finding and ending a connection --------------------------------------------------------
 
+/** The connection whose detail is shown, and the last search (both redrawn after a disconnect). */
 let chosen;
+let lastQuery;
 
-$('#search-form').addEventListener('submit', async (e) => {
+$('#search-form').addEventListener('submit', (e) => {
   e.preventDefault();
   const query = new URLSearchParams();
   for (const [k, v] of new FormData(e.target)) if (String(v).trim()) query.set(k, String(v).trim());
   query.set('limit', '100');
+  lastQuery = query;
+  void search(query);
+});
+
+async function search(query) {
   try {
     const { status, body } = await api(`v3/connections?${query}`);
     if (status === 200) showResults(body);
@@ -272,7 +308,7 @@ $('#search-form').addEventListener('submit', async (e) => {
   } catch (err) {
     $('#search-note').textContent = err.message;
   }
-});
+}
 
 function showResults({ connections, next, partial, missing }) {
   const notes = [`${connections.length} connection(s)`];
@@ -282,6 +318,7 @@ function showResults({ connections, next, partial, missing }) {
   const rows = connections.map((c) => {
     const tr = document.createElement('tr');
     tr.dataset.id = c.id;
+    tr.classList.toggle('chosen', c.id === chosen);
     tr.append(
       cell(c.id),
       cell(c.replica),
@@ -291,21 +328,34 @@ function showResults({ connections, next, partial, missing }) {
       cell(c.connectedAt),
       cell(c.subscriptions.map((s) => s.eventType).join(', ')),
     );
-    tr.addEventListener('click', () => void showDetail(c.id, tr));
+    tr.addEventListener('click', () => void choose(c.id, tr));
     return tr;
   });
   $('#results tbody').replaceChildren(...rows);
 }
 
-async function showDetail(id, tr) {
+async function choose(id, tr) {
   for (const row of document.querySelectorAll('#results tr.chosen')) row.classList.remove('chosen');
   tr.classList.add('chosen');
   chosen = id;
   $('#detail').hidden = false;
   $('#detail-id').textContent = id;
   $('#disconnect-note').textContent = '';
+  await showDetail(id);
+}
+
+/** The connection as its replica sees it now. */
+async function showDetail(id) {
   const { status, body } = await api(`v3/connections/${encodeURIComponent(id)}`);
+  if (status === 404) return showGone(body.error);
   $('#detail-json').textContent = JSON.stringify(status === 200 ? body.connection : body, null, 2);
+  $('#disconnect-form button').disabled = false;
+}
+
+/** The detail of a connection that ended: nothing left to show or to disconnect. */
+function showGone(why) {
+  $('#detail-json').textContent = `no longer connected: ${why}`;
+  $('#disconnect-form button').disabled = true;
 }
 
 $('#disconnect-form').addEventListener('submit', async (e) => {
@@ -321,6 +371,11 @@ $('#disconnect-form').addEventListener('submit', async (e) => {
     });
     $('#disconnect-note').textContent =
       status === 200 ? `disconnected ${chosen}` : `not disconnected: ${body.error ?? `HTTP ${status}`}`;
+    if (status !== 200 && status !== 404) return;
+    // It is gone (ended now, or before): the detail says so (asking for it again would only answer
+    // 404), the list is asked again (without it, or with the new connection of a client that came back).
+    showGone(status === 200 ? `ended ${new Date().toLocaleTimeString()} by this console` : body.error);
+    if (lastQuery) await search(lastQuery);
   } catch (err) {
     $('#disconnect-note').textContent = err.message;
   }
