@@ -193,3 +193,25 @@ describe('Gatehouse and a long-poll connection the gateway forgot', () => {
     );
   });
 });
+
+describe('Gatehouse closing a long-poll connection', () => {
+  const gateway = useGatewayFixture({});
+  const longPolls = async () => {
+    const res = await fetch(`${gateway.fx.apiUrl}/v3/connections?transport=longpolling`);
+    return ((await res.json()) as { connections: unknown[] }).connections.length;
+  };
+
+  it('tells the gateway: close() leaves no connection listed, well before LONGPOLL_SESSION_TTL', async () => {
+    const gw = gateway.client({ subscriptions, transports: ['longpolling'] });
+    await connected(gw);
+    await waitFor(async () => (await longPolls()) === 1, {
+      timeoutMs: 10_000,
+      what: 'the connection listed',
+    });
+    gw.close();
+    await waitFor(async () => (await longPolls()) === 0, {
+      timeoutMs: 10_000,
+      what: 'no long-poll connection listed after close() (the TTL is 60 s)',
+    });
+  });
+});

@@ -8,7 +8,8 @@
  * A new connection starts from `?lastEventId=`, so it resumes what another transport started. A poll
  * answered as a new connection (`"ok"`) means the old one ended: as expired when the JWT did (the
  * client renews it), else as dropped, and the client connects again at once from its position.
- * The gateway's own events come first in an answer,
+ * `close()` sends `DELETE` for the connection, so the gateway forgets it at once. The gateway's own
+ * events come first in an answer,
  * and its `gateway_events` says how many.
  */
 import { bearer, connectUrl } from '../connect-url.ts';
@@ -30,7 +31,7 @@ export const longpollTransport: Transport = {
   renewsInPlace: false,
   open(params, handlers) {
     const named: Record<string, string | undefined> = { lastEventId: params.lastEventId };
-    return new FetchConnection(handlers, params.idleTimeoutMs).run(async (conn) => {
+    const connection = new FetchConnection(handlers, params.idleTimeoutMs).run(async (conn) => {
       for (let first = true; !conn.over; first = false) {
         const res = await fetch(connectUrl(params, 'longpolling', named), {
           headers: bearer(params.token),
@@ -72,8 +73,28 @@ export const longpollTransport: Transport = {
         if (answer.last_event_id && !conn.over) handlers.position(answer.last_event_id);
       }
     });
+    return {
+      // The client is done with it (closed, replaced, offline): the gateway forgets it now rather
+      // than listing it and holding its place until LONGPOLL_SESSION_TTL.
+      close() {
+        connection.close();
+        if (named['pollToken']) goodbye(params, named['pollToken']);
+      },
+    };
   },
 };
+
+/** `DELETE` of the connection; `keepalive` lets it outlive a page being closed. Failures do not matter. */
+function goodbye(params: Parameters<Transport['open']>[0], pollToken: string): void {
+  fetch(connectUrl(params, 'longpolling', { pollToken }), {
+    method: 'DELETE',
+    credentials: 'omit',
+    keepalive: true,
+  }).then(
+    (res) => res.body?.cancel().catch(() => {}),
+    () => {},
+  );
+}
 
 /** How a connection the gateway no longer knew ended: by its JWT's expiry, or forgotten. */
 function endedByGateway(token: string | undefined): TransportEnd {
