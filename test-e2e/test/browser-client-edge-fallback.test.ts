@@ -18,7 +18,7 @@ import type { Browser } from 'playwright-core';
 import WebSocket from 'ws';
 import { buildClientBundle } from '../src/client-bundle.ts';
 import { numberedEvents, openClientTab, recordOf, startClientPage, untilRecord } from '../src/client-tab.ts';
-import { launchChromium } from '../src/headless-chromium.ts';
+import { launchChromium } from '@gatehouse/testkit';
 import { type EdgeOptions, type NginxEdge, startNginxEdge } from '../src/nginx-edge.ts';
 
 /** A WebSocket upgrade reaches the hub as a plain GET: the handshake fails. */

@@ -31,7 +31,7 @@ import {
 } from '@gatehouse/testkit';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { buildClientBundle } from '../src/client-bundle.ts';
-import { launchChromium } from '../src/headless-chromium.ts';
+import { launchChromium } from '@gatehouse/testkit';
 import { edgeInFrontOf, type HubSlot, hubSlots, kafkaHubEnv, startHub } from '../src/hub-pair.ts';
 import type { NginxEdge } from '../src/nginx-edge.ts';
 import { percentile } from '../src/percentile.ts';

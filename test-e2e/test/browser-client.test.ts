@@ -21,7 +21,7 @@ import {
   transportOf,
   untilRecord,
 } from '../src/client-tab.ts';
-import { launchChromium } from '../src/headless-chromium.ts';
+import { launchChromium } from '@gatehouse/testkit';
 
 const jwtKey = 'browser-client-test-secret-of-sufficient-length';
 

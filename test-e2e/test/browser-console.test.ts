@@ -35,7 +35,7 @@ import {
   wsClient,
 } from '../../services/push-hub/test/connection-clients.ts';
 import { connectionLineColours, replicasTableInCard } from '../src/console-layout.ts';
-import { launchChromium } from '../src/headless-chromium.ts';
+import { launchChromium } from '@gatehouse/testkit';
 import { hubSlots, startHub } from '../src/hub-pair.ts';
 
 after(() => exitAfterFileWhenHung());

@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { type EmbeddedGateway, ephemeralGatewaySettings, startEmbeddedGateway } from '@gatehouse/embedded';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from '../src/headless-chromium.ts';
+import { launchChromium } from '@gatehouse/testkit';
 
 // The browser bundle is not among the package's exports: found from its main module.
 const socketIoMain = createRequire(import.meta.url).resolve('socket.io-client');

@@ -14,7 +14,7 @@ import { type EmbeddedGateway, ephemeralGatewaySettings, startEmbeddedGateway } 
 import { sleep, waitFor } from '@gatehouse/testkit';
 import type { Browser, Page } from 'playwright-core';
 import { buildClientBundle } from '../src/client-bundle.ts';
-import { launchChromium } from '../src/headless-chromium.ts';
+import { launchChromium } from '@gatehouse/testkit';
 
 describe('the client demo page of make run', () => {
   let dir: string;

@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { launchChromium } from '../src/headless-chromium.ts';
+import { launchChromium } from '@gatehouse/testkit';
 import { type EventTopology, postEvent, startEventTopology } from '../src/event-topology.ts';
 
 describe('browser EventSource', () => {

@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { CuttableProxy, selfSignedCertificate } from '@gatehouse/testkit';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { type EventTopology, postEvent, startEventTopology } from '../src/event-topology.ts';
-import { launchChromium } from '../src/headless-chromium.ts';
+import { launchChromium } from '@gatehouse/testkit';
 
 interface Received {
   type: string;

@@ -5,16 +5,21 @@
  * receives an event over each transport from a real gateway, as an ES module and through `require`;
  * and tsc, strict, type-checks a user's file against the shipped declarations under every module
  * resolution a project may use (node10, node16, nodenext, bundler), as a Node project and as a
- * browser project (DOM types, no Node types), and a CommonJS user's file (`.cts`).
+ * browser project (DOM types, no Node types), and a CommonJS user's file (`.cts`). In Chromium, a
+ * page bundled by esbuild from the installed package, and a page importing its minified browser
+ * module (`@gatehouse/client/browser`) as it is, each receive an event.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { launchChromium } from '@gatehouse/testkit';
+import { build } from 'esbuild';
 import { startGatewayFixture, type GatewayFixture } from './gateway-fixture.ts';
 
 const run = promisify(execFile);
@@ -169,6 +174,89 @@ describe('@gatehouse/client as published', () => {
       assert.match(stdout, new RegExp(`^connected ${transport}\\nevent e-\\d+\\n`));
     });
   }
+
+  /** A page's script: connect over `transport`, and say the first event's id in `window.received`. */
+  const pageUser = (from: string) => `
+import { Gatehouse } from '${from}';
+const [url, transport] = location.hash.slice(1).split(',');
+window.received = new Promise((resolve) => {
+  const gw = new Gatehouse(decodeURIComponent(url), { transports: [transport], subscriptions: [{ eventType: 'order.updated' }] });
+  gw.on('event', (e) => { resolve(transport + ' ' + e.id); gw.close(); });
+});
+`;
+
+  describe('in Chromium', () => {
+    let browser: Awaited<ReturnType<typeof launchChromium>>;
+    let site: Server;
+    let origin: string;
+    /** The pages, by path: served from an origin of their own, as a user's site would. */
+    const pages = new Map<string, { type: string; body: string }>();
+
+    before(async () => {
+      const bundled = await build({
+        stdin: { contents: pageUser('@gatehouse/client'), resolveDir: project, loader: 'js' },
+        bundle: true,
+        format: 'esm',
+        write: false,
+        logLevel: 'silent',
+      });
+      const installed = join(project, 'node_modules', '@gatehouse', 'client');
+      const html = (script: string) => `<!doctype html><script type="module" src="${script}"></script>`;
+      pages.set('/bundled.html', { type: 'text/html', body: html('/bundled.js') });
+      pages.set('/bundled.js', { type: 'text/javascript', body: bundled.outputFiles[0]!.text });
+      pages.set('/module.html', { type: 'text/html', body: html('/module.js') });
+      pages.set('/module.js', { type: 'text/javascript', body: pageUser('/gatehouse.min.js') });
+      pages.set('/gatehouse.min.js', {
+        type: 'text/javascript',
+        body: await readFile(join(installed, 'dist/browser/gatehouse.min.js'), 'utf8'),
+      });
+      site = createServer((req, res) => {
+        const page = pages.get(req.url ?? '');
+        res.writeHead(page ? 200 : 404, { 'content-type': page?.type ?? 'text/plain' });
+        res.end(page?.body ?? 'not found');
+      });
+      await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+      origin = `http://127.0.0.1:${(site.address() as { port: number }).port}`;
+      browser = await launchChromium();
+    });
+    after(async () => {
+      await browser?.close();
+      site?.close();
+    });
+
+    for (const [page, transport] of [
+      ['bundled.html', 'websocket'],
+      ['bundled.html', 'sse'],
+      ['bundled.html', 'longpolling'],
+      ['module.html', 'sse'],
+    ] as const) {
+      it(`${page === 'bundled.html' ? 'a page bundled from the package' : 'a page importing its browser module'} receives an event over ${transport}`, async () => {
+        const tab = await browser.newPage();
+        try {
+          const errors: string[] = [];
+          tab.on('pageerror', (err) => errors.push(err.message));
+          await tab.goto(`${origin}/${page}#${encodeURIComponent(fixture.edge)},${transport}`);
+          let settled = false;
+          const received = tab
+            .waitForFunction(() => (globalThis as unknown as { received?: Promise<string> }).received, null, {
+              timeout: 30_000,
+            })
+            .then(() => tab.evaluate(() => (globalThis as unknown as { received: Promise<string> }).received))
+            .finally(() => {
+              settled = true;
+            });
+          for (let n = 1; n <= 300 && !settled; n++) {
+            await fixture.publish(Date.now() * 1000 + n);
+            await new Promise((resolve) => setTimeout(resolve, 100));
+          }
+          assert.match(await received, new RegExp(`^${transport} e-\\d+$`));
+          assert.deepEqual(errors, []);
+        } finally {
+          await tab.close();
+        }
+      });
+    }
+  });
 
   const resolutions = {
     node10: { module: 'commonjs', moduleResolution: 'node10', ignoreDeprecations: '6.0' },

@@ -15,3 +15,4 @@ export * from './memory.ts';
 export * from './untrusted-certificates.ts';
 export * from './path-spellings.ts';
 export * from './raw-request.ts';
+export * from './headless-chromium.ts';
