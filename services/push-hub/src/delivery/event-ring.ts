@@ -39,9 +39,9 @@ export class EventRing {
   private readonly slotBytes: Float64Array;
   /**
    * Sequence number of held events by position, brought up to date only when a position is looked
-   * up (seqOf): a push costs no Map operation for it, and the events pushed between two look-ups
-   * (every event, with most replicas' clients wanting few) are indexed then, in one go. Entries of
-   * evicted events stay until the index is made anew; a look-up checks the seq is still held.
+   * up (seqOf): the events pushed since the last look-up are indexed then, in one go. A replica that
+   * serves no resume pays no Map operation per event for it; one that does pays a set and, at the
+   * eviction, a delete per event, as every push used to.
    */
   private readonly index = new Map<string, number>();
   /** Sequence number of the next event the position index has not taken in. */
@@ -152,6 +152,11 @@ export class EventRing {
   private evictOldest(): void {
     const seq = this.firstSeq;
     const slot = seq % this.capacity;
+    if (seq < this.indexedTo) {
+      // Unless a newer event has its position (a stream made anew starts its positions over).
+      const { position } = this.slots[slot]!;
+      if (this.index.get(position) === seq) this.index.delete(position);
+    }
     this.slots[slot] = undefined;
     this.firstSeq++;
     this.heldBytes -= this.slotBytes[slot]!;
@@ -159,15 +164,11 @@ export class EventRing {
 
   /** The sequence number of the held event at `position`, or undefined when none is held there. */
   private seqOf(position: string): number | undefined {
-    // Made anew when it has fallen behind the evictions or holds more evicted entries than held ones.
-    if (this.indexedTo < this.firstSeq || this.index.size >= 2 * this.capacity) {
-      this.index.clear();
-      this.indexedTo = this.firstSeq;
-    }
+    // Evictions took out every entry of the events they evicted: past them, the index is empty.
+    if (this.indexedTo < this.firstSeq) this.indexedTo = this.firstSeq;
     for (; this.indexedTo < this.nextSeq; this.indexedTo++)
       this.index.set(this.slots[this.indexedTo % this.capacity]!.position, this.indexedTo);
-    const seq = this.index.get(position);
-    return seq !== undefined && seq >= this.firstSeq ? seq : undefined;
+    return this.index.get(position);
   }
 
   /** Position of the newest event, or undefined before the first one. */

@@ -73,7 +73,16 @@ describe('event ring', () => {
     for (const p of ['1', '2', '7']) ring.push(ev(p));
     assert.deepEqual(after('1'), ['2', '7']);
     assert.deepEqual(after('7'), []);
-    // Looked up after every push: the index sheds the evicted positions as it goes.
+    // A repeated position looked up while its older event is still held keeps its newest one.
+    const four = new EventRing(4);
+    for (const p of ['7', '8', '9', '7']) four.push(ev(p));
+    assert.equal(four.seqAfter('7'), 4);
+    four.push(ev('10'));
+    assert.deepEqual(
+      four.after('7')?.map((e) => e.position),
+      ['10'],
+    );
+    // Looked up after every push: evictions take their positions out of the index as they go.
     for (const p of ['100', '101']) ring.push(ev(p));
     for (let n = 102; n < 200; n++) {
       ring.push(ev(`${n}`));
