@@ -17,8 +17,9 @@ export interface RingEvent {
   event: Record<string, unknown>;
   /** The CloudEvent JSON text, as delivered. */
   json: string;
-  /** Its CloudEvent source and id (eventIdentity), where known without reading it (unread-event.ts). */
-  readonly identity?: string;
+  /** Its CloudEvent source and id, where known without reading it (unread-event.ts). */
+  readonly source?: string;
+  readonly id?: string;
   /** At least the length of `json`, where known without making the text; fixed (unread-event.ts). */
   readonly textLength?: number;
 }
@@ -34,9 +35,30 @@ export function eventBytes(e: RingEvent): number {
 
 export class EventRing {
   private readonly slots: Array<RingEvent | undefined>;
+  /** eventBytes of the event in each slot, as it was pushed: an eviction need not work it out again. */
+  private readonly slotBytes: Float64Array;
+  /**
+   * Sequence number of held events by position, brought up to date only when a position is looked
+   * up (seqOf): the events pushed since the last look-up are indexed then, in one go. A replica that
+   * serves no resume pays no Map operation per event for it; one that does pays a set and, at the
+   * eviction, a delete per event, as every push used to.
+   */
   private readonly index = new Map<string, number>();
-  /** Sequence number of each held event by its CloudEvent identity (eventIdentity). */
-  private readonly identities = new Map<string, number>();
+  /** Sequence number of the next event the position index has not taken in. */
+  private indexedTo = 0;
+  /**
+   * The held events by CloudEvent source and id, for the duplicate check every event takes: chains
+   * of sequence numbers in typed arrays, not a Map keyed by a joined string (that made, flattened
+   * and hashed a string per event and set and deleted a Map entry: about a third of what an event
+   * no connection wants cost, bench/src/unwanted-events.bench.ts). `chainHeads[hash]` is the newest
+   * seq whose source and id hash there (-1: none), `olderInChain[slot]` the next older one. A chain
+   * runs newest to oldest and the ring evicts oldest first, so it ends at the first seq no longer
+   * held: an eviction has nothing to undo. A chain is at most `capacity` long; the hash is seeded
+   * per ring, so a publisher cannot line events up on one chain on purpose.
+   */
+  private readonly chainHeads: Float64Array;
+  private readonly olderInChain: Float64Array;
+  private readonly hashSeed = (Math.random() * 0x100000000) >>> 0;
   /** Sequence number of the next event pushed; slot = seq % capacity. */
   private nextSeq = 0;
   /** Sequence number of the oldest event held. */
@@ -49,19 +71,77 @@ export class EventRing {
     this.capacity = capacity;
     this.maxBytes = maxBytes;
     this.slots = new Array(capacity);
+    this.slotBytes = new Float64Array(capacity);
+    // A power of two at least twice the capacity: chains of one or two events.
+    this.chainHeads = new Float64Array(2 ** Math.ceil(Math.log2(2 * capacity))).fill(-1);
+    this.olderInChain = new Float64Array(capacity);
   }
 
   /** Keeps `e` as the newest event; drops the oldest ones as the count or the bytes require. */
   push(e: RingEvent): void {
+    const source = sourceOf(e);
+    const id = idOf(e);
+    this.pushHashed(e, source !== undefined && id !== undefined ? this.hash(source, id) : -1);
+  }
+
+  /**
+   * Keeps `e` as push does unless the ring holds an event with its CloudEvent source and id (a
+   * source message taken in twice); false then. One hash for both the check and the push.
+   */
+  pushNew(e: RingEvent): boolean {
+    const source = sourceOf(e);
+    const id = idOf(e);
+    if (source === undefined || id === undefined) {
+      this.pushHashed(e, -1);
+      return true;
+    }
+    const hash = this.hash(source, id);
+    if (this.findHeld(hash, source, id)) return false;
+    this.pushHashed(e, hash);
+    return true;
+  }
+
+  /** Whether the ring holds an event with the same CloudEvent source and id as `e`. */
+  holdsSameEvent(e: RingEvent): boolean {
+    const source = sourceOf(e);
+    const id = idOf(e);
+    return source !== undefined && id !== undefined && this.findHeld(this.hash(source, id), source, id);
+  }
+
+  /** `hash`: of the event's source and id, or -1 when it has not both. */
+  private pushHashed(e: RingEvent, hash: number): void {
     const bytes = eventBytes(e);
     while (this.size > 0 && (this.size >= this.capacity || this.heldBytes + bytes > this.maxBytes))
       this.evictOldest();
-    this.slots[this.nextSeq % this.capacity] = e;
+    const slot = this.nextSeq % this.capacity;
+    this.slots[slot] = e;
+    this.slotBytes[slot] = bytes;
     this.heldBytes += bytes;
-    this.index.set(e.position, this.nextSeq);
-    const identity = eventIdentity(e);
-    if (identity !== undefined) this.identities.set(identity, this.nextSeq);
+    if (hash >= 0) {
+      this.olderInChain[slot] = this.chainHeads[hash]!;
+      this.chainHeads[hash] = this.nextSeq;
+    }
     this.nextSeq++;
+  }
+
+  private findHeld(hash: number, source: string, id: string): boolean {
+    for (let seq = this.chainHeads[hash]!; seq >= this.firstSeq; ) {
+      const slot = seq % this.capacity;
+      const held = this.slots[slot]!;
+      if (idOf(held) === id && sourceOf(held) === source) return true;
+      seq = this.olderInChain[slot]!;
+    }
+    return false;
+  }
+
+  /** FNV-1a of the source, a separator and the id, seeded, as an index into chainHeads. */
+  private hash(source: string, id: string): number {
+    let h = this.hashSeed ^ 0x811c9dc5;
+    for (let i = 0; i < source.length; i++) h = Math.imul(h ^ source.charCodeAt(i), 0x01000193);
+    h = Math.imul(h, 0x01000193); // the separator: ("a", "bc") and ("ab", "c") part here
+    for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+    h ^= h >>> 15; // FNV's low bits alone mix poorly
+    return h & (this.chainHeads.length - 1);
   }
 
   /** Estimated bytes of the events held (see eventBytes). */
@@ -72,19 +152,23 @@ export class EventRing {
   private evictOldest(): void {
     const seq = this.firstSeq;
     const slot = seq % this.capacity;
-    const evicted = this.slots[slot]!;
+    if (seq < this.indexedTo) {
+      // Unless a newer event has its position (a stream made anew starts its positions over).
+      const { position } = this.slots[slot]!;
+      if (this.index.get(position) === seq) this.index.delete(position);
+    }
     this.slots[slot] = undefined;
     this.firstSeq++;
-    this.heldBytes -= eventBytes(evicted);
-    this.index.delete(evicted.position);
-    const identity = eventIdentity(evicted);
-    if (identity !== undefined && this.identities.get(identity) === seq) this.identities.delete(identity);
+    this.heldBytes -= this.slotBytes[slot]!;
   }
 
-  /** Whether the ring holds an event with the same CloudEvent source and id as `e`. */
-  holdsSameEvent(e: RingEvent): boolean {
-    const identity = eventIdentity(e);
-    return identity !== undefined && this.identities.has(identity);
+  /** The sequence number of the held event at `position`, or undefined when none is held there. */
+  private seqOf(position: string): number | undefined {
+    // Evictions took out every entry of the events they evicted: past them, the index is empty.
+    if (this.indexedTo < this.firstSeq) this.indexedTo = this.firstSeq;
+    for (; this.indexedTo < this.nextSeq; this.indexedTo++)
+      this.index.set(this.slots[this.indexedTo % this.capacity]!.position, this.indexedTo);
+    return this.index.get(position);
   }
 
   /** Position of the newest event, or undefined before the first one. */
@@ -103,7 +187,7 @@ export class EventRing {
   }
 
   has(position: string): boolean {
-    return this.index.has(position);
+    return this.seqOf(position) !== undefined;
   }
 
   /**
@@ -124,7 +208,7 @@ export class EventRing {
    * held. Undefined otherwise (older, beyond the newest, malformed).
    */
   seqAfter(position: string, compare?: (a: string, b: string) => number): number | undefined {
-    const held = this.index.get(position);
+    const held = this.seqOf(position);
     if (held !== undefined) return held + 1;
     if (compare === undefined || this.size === 0) return undefined;
     if (compare(this.oldest!, position) > 0 || compare(position, this.head!) > 0) return undefined;
@@ -155,7 +239,7 @@ export class EventRing {
 
   /** Events after `position`, oldest first; undefined when the position is not held (too old or unknown). */
   after(position: string): RingEvent[] | undefined {
-    const seq = this.index.get(position);
+    const seq = this.seqOf(position);
     if (seq === undefined) return undefined;
     const out: RingEvent[] = [];
     for (let s = seq + 1; s < this.nextSeq; s++) out.push(this.slots[s % this.capacity]!);
@@ -163,11 +247,24 @@ export class EventRing {
   }
 }
 
-/** A CloudEvent's source and id, which together name it (the spec: unique per source). */
+/** A CloudEvent's source and id, which together name it (the spec: unique per source), as one key. */
 export function eventIdentity(e: RingEvent): string | undefined {
-  if (e.identity !== undefined) return e.identity;
-  const { source, id } = e.event;
-  return typeof source === 'string' && typeof id === 'string' ? identityOf(source, id) : undefined;
+  const source = sourceOf(e);
+  const id = idOf(e);
+  return source !== undefined && id !== undefined ? identityOf(source, id) : undefined;
+}
+
+/** The event's CloudEvent source: from an unread event's headers, else from the parsed event. */
+function sourceOf(e: RingEvent): string | undefined {
+  if (e.source !== undefined) return e.source;
+  const source = e.event['source'];
+  return typeof source === 'string' ? source : undefined;
+}
+
+function idOf(e: RingEvent): string | undefined {
+  if (e.id !== undefined) return e.id;
+  const id = e.event['id'];
+  return typeof id === 'string' ? id : undefined;
 }
 
 /** The identity key of a source and id (one key for the ring's index, read or unread). */

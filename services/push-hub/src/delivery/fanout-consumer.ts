@@ -3,8 +3,9 @@
  * newest `ringSize` events: those up to where the subscription went live (`liveAfter`) only fill
  * the ring, so a resume after a restart of the replica is served from memory; the later ones are
  * dispatched to connections. Resolves once the ring is filled, so the replica takes connections
- * only then. Each live event the publisher stamped is timed from its publish to its delivery here
- * (gw_fanout_delivery_seconds): the replica's delay behind the stream. Warm-up events are not.
+ * only then. Each live event dispatched that the publisher stamped is timed from its publish to its
+ * delivery here (gw_fanout_delivery_seconds): the replica's delay behind the stream. Warm-up events
+ * and skipped ones (below) are not.
  *
  * A record whose headers name its type, source and id (the publisher's, stream-headers in
  * @gatehouse/cloudevents) is routed by them before its body is touched: when no connection here
@@ -31,10 +32,10 @@ export interface FanoutConsumerOptions {
   /** Whether something besides the hub's connections waits for events of the type (long polls). */
   wants?(type: string): boolean;
   /**
-   * Measures publish → delivered for every live event the publisher stamped, and counts the live
-   * events skipped (read from their headers only) and dispatched.
+   * Measures publish → delivered for every live event dispatched that the publisher stamped, and
+   * counts the live events skipped (read from their headers only) and dispatched.
    */
-  metrics?: Pick<HubMetrics, 'eventDelivered' | 'fanoutEvent'>;
+  metrics?: Pick<HubMetrics, 'eventDelivered' | 'fanoutEvent' | 'eventSkipped'>;
   logger: Logger;
 }
 
@@ -65,17 +66,15 @@ export async function consumeFanout(options: FanoutConsumerOptions): Promise<Sub
       live = true;
       warmed.done();
     }
-    let e: RingEvent | undefined;
     if (headers !== undefined && !hub.wants(headers.type) && wants?.(headers.type) !== true) {
-      metrics?.fanoutEvent('skipped');
-      e = hub.keepUnread(m.position, m.value, headers, true);
-      if (e === undefined) return;
-    } else {
-      metrics?.fanoutEvent('dispatched');
-      e = hub.dispatch(m.position, m.value.toString('utf8'));
-      if (e === undefined) return;
-      options.dispatched(e);
+      hub.keepUnread(m.position, m.value, headers, true);
+      metrics?.eventSkipped(m.headers);
+      return;
     }
+    metrics?.fanoutEvent('dispatched');
+    const e = hub.dispatch(m.position, m.value.toString('utf8'));
+    if (e === undefined) return;
+    options.dispatched(e);
     const publishedAt = readPublishedAt(m.headers);
     if (publishedAt !== undefined) metrics?.eventDelivered(publishedAt);
   };

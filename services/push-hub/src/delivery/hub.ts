@@ -223,11 +223,10 @@ export class Hub {
    */
   dispatch(position: string, json: string): RingEvent | undefined {
     const e = readStreamEvent(position, json);
-    if (typeof e === 'string' || this.ring.holdsSameEvent(e)) {
+    if (typeof e === 'string' || !this.ring.pushNew(e)) {
       this.metrics.eventDropped(typeof e === 'string' ? e : 'duplicate');
       return undefined;
     }
-    this.ring.push(e);
     const seq = this.ring.end - 1;
     const out: OutgoingEvent = { type: e.type, json: e.json, position };
     const delivered =
@@ -241,7 +240,7 @@ export class Hub {
   /** An event from before this replica went live (ring warm-up): kept for resumes, sent to nobody. */
   remember(position: string, json: string): void {
     const e = readStreamEvent(position, json);
-    if (typeof e !== 'string' && !this.ring.holdsSameEvent(e)) this.ring.push(e);
+    if (typeof e !== 'string') this.ring.pushNew(e);
   }
 
   /**
@@ -256,7 +255,7 @@ export class Hub {
   /**
    * An event known from its record's headers alone (type, source and id) that no connection here
    * wants (`live`), or one from the warm-up: kept unread in the ring for the resumes that may reach
-   * it (read then, unread-event.ts), sent to nobody, counted as a dispatched event with no delivery.
+   * it (read then, unread-event.ts), sent to nobody, counted as forwarded with no delivery.
    * Undefined when the ring holds one with its source and id already (a duplicate, as in dispatch).
    */
   keepUnread(
@@ -266,12 +265,11 @@ export class Hub {
     live: boolean,
   ): RingEvent | undefined {
     const e = new UnreadEvent(position, body, headers);
-    if (this.ring.holdsSameEvent(e)) {
+    if (!this.ring.pushNew(e)) {
       if (live) this.metrics.eventDropped('duplicate');
       return undefined;
     }
-    this.ring.push(e);
-    if (live) this.metrics.eventDispatched(e.type, 0);
+    if (live) this.metrics.eventKeptUnread(e.type);
     return e;
   }
 

@@ -10,7 +10,7 @@
  * subscription matches), as a dispatched one the hub cannot read is dropped.
  */
 import type { StreamEventHeaders } from '@gatehouse/cloudevents';
-import { identityOf, type RingEvent } from './event-ring.ts';
+import type { RingEvent } from './event-ring.ts';
 import { readStreamEvent } from './stream-event.ts';
 
 /** What an unread event is once its body turns out not to be the event its headers named. */
@@ -20,21 +20,19 @@ export class UnreadEvent implements RingEvent {
   readonly position: string;
   /** The type its headers named. */
   readonly type: string;
-  /** Its source and id as identityOf makes them, from the headers. */
-  readonly identity: string;
+  /** Its source and id as its headers named them (the ring's duplicate check). */
+  readonly source: string;
+  readonly id: string;
   /** The record's body (a view of the bus's buffer, not a copy) until it is read. */
   private body: Buffer | undefined;
   private text: string | undefined;
   private parsed: Record<string, unknown> | undefined;
-  private readonly source: string;
-  private readonly id: string;
 
   constructor(position: string, body: Buffer, headers: StreamEventHeaders) {
     this.position = position;
     this.type = headers.type;
     this.source = headers.source;
     this.id = headers.id;
-    this.identity = identityOf(headers.source, headers.id);
     this.body = body;
     this.textLength = body.length;
   }

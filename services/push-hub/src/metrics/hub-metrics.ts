@@ -1,4 +1,5 @@
 /** The hub's Prometheus metrics (prefix gw_). */
+import { readPublishedAt } from '@gatehouse/bus';
 import {
   boundedLabel,
   type Counter,
@@ -22,7 +23,8 @@ import { CounterTally, DELIVERY_BUCKETS } from './replica-counters.ts';
  */
 class PendingCounts<L extends string> {
   private static readonly byCounter = new WeakMap<object, Set<PendingCounts<string>>>();
-  private readonly counts = new Map<string, number>();
+  /** A cell per value, so that a count is one Map look-up (an event kept unread pays two of these). */
+  private readonly counts = new Map<string, { n: number }>();
   private readonly counter: Counter<L>;
   private readonly label: L;
 
@@ -43,11 +45,13 @@ class PendingCounts<L extends string> {
   }
 
   add(value: string): void {
-    this.counts.set(value, (this.counts.get(value) ?? 0) + 1);
+    const count = this.counts.get(value);
+    if (count !== undefined) count.n++;
+    else this.counts.set(value, { n: 1 });
   }
 
   private flush(): void {
-    for (const [value, n] of this.counts) this.counter.inc({ [this.label]: value } as never, n);
+    for (const [value, { n }] of this.counts) this.counter.inc({ [this.label]: value } as never, n);
     this.counts.clear();
   }
 }
@@ -78,8 +82,20 @@ export class HubMetrics {
   /** The same events as plain totals, for the console's cluster view (replica-counters.ts). */
   readonly tally = new CounterTally();
   private lastDispatchAt: number | undefined;
-  /** Publish → written of the newest stamped fan-out event: how far behind the broker it ran. */
+  /** When the newest fan-out event kept unread came, by the clock of its turn (turnClock). */
+  private lastSkipAt: number | undefined;
+  /** Date.now() as read first in this turn of the event loop; undefined until then. */
+  private turnNow: number | undefined;
+  private readonly turnOver = () => {
+    this.turnNow = undefined;
+  };
+  /**
+   * Publish → written of the newest stamped fan-out event dispatched, or publish → taken in of a
+   * skipped one noted since (eventSkipped): how far behind the broker the replica ran.
+   */
   lastDelaySeconds: number | undefined;
+  /** When eventSkipped notes the lag from a skipped event next (ms since the epoch). */
+  private nextSkippedLagAt = 0;
   private readonly slowClosed: Counter<'transport'>;
   private readonly delivery: Histogram;
   /** Event types come from publishers: a bounded set of them names a series. */
@@ -193,14 +209,15 @@ export class HubMetrics {
     // headers (Kinesis).
     this.delivery = histogram(registry, {
       name: 'gw_fanout_delivery_seconds',
-      help: 'Time from the publisher handing a fan-out event to the broker to this replica having written it to its connections',
+      help: 'Time from the publisher handing a fan-out event to the broker to this replica having written it to its connections (events it dispatched; not those skipped on their headers, which no connection here gets)',
       buckets: DELIVERY_BUCKETS,
     });
   }
 
-  /** When the newest fan-out event was dispatched (ms since the epoch); undefined before the first. */
+  /** When the newest live fan-out event was dispatched or kept unread (ms since the epoch); undefined before the first. */
   get lastEventAt(): number | undefined {
-    return this.lastDispatchAt;
+    if (this.lastSkipAt === undefined) return this.lastDispatchAt;
+    return Math.max(this.lastSkipAt, this.lastDispatchAt ?? 0);
   }
 
   connectionsApiAnswered(operation: 'list' | 'get' | 'disconnect' | 'replicas', partial: boolean): void {
@@ -279,9 +296,52 @@ export class HubMetrics {
     }
   }
 
-  /** A live fan-out event skipped on its headers alone, or dispatched (its body read). */
-  fanoutEvent(outcome: 'skipped' | 'dispatched'): void {
+  /**
+   * A live fan-out event the hub kept unread (no connection here wants its type), counted as a
+   * forwarded event with no delivery, as a dispatched one with none is. Its time is the clock of
+   * its turn of the event loop (turnClock), which is all lastEventAt needs.
+   */
+  eventKeptUnread(type: string): void {
+    this.forwardedCounts.add(this.typeLabel(type));
+    this.lastSkipAt = this.turnClock();
+    this.tally.eventIn(0);
+  }
+
+  /**
+   * Date.now() read once per turn of the event loop, for what events kept unread note: the records
+   * of one fetch come in one turn, and a clock read costs a tenth of what such an event may in all
+   * (a system call where the VM's clock has no vDSO, as on the box of the bench).
+   */
+  private turnClock(): number {
+    if (this.turnNow === undefined) {
+      this.turnNow = Date.now();
+      setImmediate(this.turnOver);
+    }
+    return this.turnNow;
+  }
+
+  /** A live fan-out event dispatched: its body read and matched against the connections. */
+  fanoutEvent(outcome: 'dispatched'): void {
     this.fanoutEvents.add(outcome);
+  }
+
+  /**
+   * A live fan-out event skipped on its record's headers (kept unread, sent to no connection). It
+   * is no delivery, so gw_fanout_delivery_seconds does not observe it: that histogram (the
+   * dashboard's delivery latency, the GatehouseFanoutLag alert) is about what clients get, and a
+   * replica would otherwise fill it with every other replica's events, the observation costing more
+   * than the rest of the skip. The replica's lag behind the stream (`lagSeconds` of the replica
+   * stats) is still noted from one skipped event a second, so a replica whose clients want none of
+   * the stream shows how far behind it reads (by the turn's clock whether it is time to, then by
+   * the clock itself).
+   */
+  eventSkipped(headers: Record<string, string>): void {
+    this.fanoutEvents.add('skipped');
+    if (this.turnClock() < this.nextSkippedLagAt) return;
+    const now = Date.now();
+    this.nextSkippedLagAt = now + 1000;
+    const publishedAt = readPublishedAt(headers);
+    if (publishedAt !== undefined) this.lastDelaySeconds = Math.max(0, now - publishedAt) / 1000;
   }
 
   eventDropped(reason: string): void {

@@ -56,6 +56,63 @@ describe('event ring', () => {
       'older than the oldest: everything held',
     );
   });
+
+  it('finds held positions however far the ring has wrapped between look-ups', () => {
+    const ring = new EventRing(3);
+    const after = (p: string) => ring.after(p)?.map((e) => e.position);
+    for (const p of ['1', '2']) ring.push(ev(p));
+    assert.ok(ring.has('1'));
+    for (const p of ['3', '4', '5', '6', '7', '8', '9']) {
+      ring.push(ev(p));
+      if (p === '5') assert.deepEqual(after('4'), ['5']);
+    }
+    for (const gone of ['1', '4', '6']) assert.equal(ring.has(gone), false, gone);
+    assert.deepEqual(after('7'), ['8', '9']);
+    assert.equal(ring.seqAfter('8'), ring.end - 1);
+    // A stream made anew starts its positions over: a position held twice means its newest event.
+    for (const p of ['1', '2', '7']) ring.push(ev(p));
+    assert.deepEqual(after('1'), ['2', '7']);
+    assert.deepEqual(after('7'), []);
+    // A repeated position looked up while its older event is still held keeps its newest one.
+    const four = new EventRing(4);
+    for (const p of ['7', '8', '9', '7']) four.push(ev(p));
+    assert.equal(four.seqAfter('7'), 4);
+    four.push(ev('10'));
+    assert.deepEqual(
+      four.after('7')?.map((e) => e.position),
+      ['10'],
+    );
+    // Looked up after every push: evictions take their positions out of the index as they go.
+    for (const p of ['100', '101']) ring.push(ev(p));
+    for (let n = 102; n < 200; n++) {
+      ring.push(ev(`${n}`));
+      assert.ok(ring.has(`${n}`) && ring.has(`${n - 2}`) && !ring.has(`${n - 3}`), `${n}`);
+    }
+  });
+
+  it('tells a second copy of a held event by source and id, and forgets it once evicted', () => {
+    const ce = (position: string, source: string, id: string) => ({
+      position,
+      type: 't',
+      event: { type: 't', source, id },
+      json: '{}',
+    });
+    const ring = new EventRing(1000);
+    // Ids repeat across sources, sources across ids: only the pair names an event.
+    for (let n = 0; n < 1000; n++)
+      assert.ok(ring.pushNew(ce(`${n}`, `/s${n % 50}`, `${Math.floor(n / 50)}`)));
+    assert.equal(ring.size, 1000);
+    assert.ok(!ring.pushNew(ce('x', '/s7', '7')), 'held: /s7 and 7 came at 357');
+    assert.ok(!ring.pushNew(ce('y', '/s49', '19')));
+    assert.ok(ring.holdsSameEvent(ce('z', '/s0', '0')));
+    assert.ok(!ring.holdsSameEvent(ce('z', '/s0', '20')), 'that id never came from that source');
+    assert.ok(!ring.holdsSameEvent(ce('z', '/s', '00')));
+    assert.ok(!ring.holdsSameEvent({ position: 'z', type: 't', event: { type: 't' }, json: '{}' }));
+    assert.equal(ring.size, 1000, 'nothing pushed for a copy');
+    for (let n = 0; n < 1000; n++) ring.push(ce(`new${n}`, '/new', `${n}`));
+    assert.ok(ring.pushNew(ce('again', '/s7', '7')), 'evicted: taken as new');
+    assert.ok(!ring.pushNew(ce('again2', '/new', '999')));
+  });
 });
 
 describe('event ring under large events', () => {

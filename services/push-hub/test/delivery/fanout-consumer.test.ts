@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import { MemoryBus, type Subscription } from '@gatehouse/bus';
+import { MemoryBus, publishedAtHeaders, type Subscription } from '@gatehouse/bus';
 import { streamEventHeaders } from '@gatehouse/cloudevents';
 import { createLogger, createRegistry, type Registry } from '@gatehouse/service-kit';
 import { startOtlpReceiver, waitFor } from '@gatehouse/testkit';
@@ -66,7 +66,7 @@ describe('fan-out consumer: routing by the record headers', () => {
     const held = (position: string) =>
       [...Array(ring.end).keys()].map((s) => ring.get(s)).find((e) => e?.position === position);
     const outcome = (o: string) => counterValue(registry, 'gw_fanout_events_total', { outcome: o });
-    return { bus, hub, ring, registry, dispatched, publish, held, outcome };
+    return { bus, hub, ring, registry, metrics, dispatched, publish, held, outcome };
   }
 
   it('keeps an event no connection wants unread, sends it to nobody, and counts it skipped', async () => {
@@ -82,6 +82,33 @@ describe('fan-out consumer: routing by the record headers', () => {
     assert.equal(await f.outcome('skipped'), 1);
     assert.equal(await f.outcome('dispatched'), 0);
     assert.equal(await counterValue(f.registry, 'gw_events_forwarded_total', { type: 'other' }), 1);
+  });
+
+  it('times dispatched events from their publish, not skipped ones, yet notes the lag from those', async () => {
+    const f = await start();
+    f.hub.add(new RecordingConnection(), [{ eventType: 'tick', oneOf: [] }], { token: 't' });
+    const stamped = (event: Record<string, unknown>) => ({
+      ...publishedAtHeaders(Date.now() - 3000),
+      ...streamEventHeaders(event as never),
+    });
+    const observed = async () => {
+      const text = await f.registry.getSingleMetricAsString('gw_fanout_delivery_seconds');
+      return Number(/^gw_fanout_delivery_seconds_count (\d+)$/m.exec(text)?.[1]);
+    };
+    for (let n = 0; n < 3; n++) await f.publish(cloudEvent('other', n), stamped(cloudEvent('other', n)));
+    await waitFor(() => f.ring.size === 3);
+    assert.equal(await f.outcome('skipped'), 3);
+    assert.equal(await observed(), 0, 'a skipped event is delivered to nobody');
+    const lag = f.metrics.lastDelaySeconds;
+    assert.ok(lag !== undefined && lag >= 3, `the lag noted from a skipped event (${lag})`);
+    await f.publish(cloudEvent('tick', 3), stamped(cloudEvent('tick', 3)));
+    await waitFor(() => f.ring.size === 4);
+    assert.equal(await observed(), 1);
+    assert.equal(
+      f.metrics.tally.snapshot().delivery.counts.reduce((a, b) => a + b),
+      1,
+      'the console sees the same',
+    );
   });
 
   it('reads and delivers an event of a type a connection subscribes to', async () => {
