@@ -4,7 +4,9 @@
  * - cjs/: the same as one CommonJS file (esbuild), for `require`, beside a copy of the declarations
  *   in a folder marked `"type": "commonjs"`, so TypeScript reads them as CommonJS declarations
  *   under node16/nodenext resolution instead of ES ones masquerading;
- * - browser/gatehouse.min.js: one minified ES module for a `<script type="module">`, with its map.
+ * - browser/gatehouse.min.js: one minified ES module for a `<script type="module">`, with its map;
+ * - docs/client.md: the guide, so the README's link (to this file as a CDN of npm packages serves it)
+ *   works wherever the package went, and the guide always matches the version installed.
  * Every output is ES2022, what the README promises.
  */
 import { execFileSync } from 'node:child_process';
@@ -47,3 +49,6 @@ await build({
   sourcemap: true,
   logLevel: 'warning',
 });
+
+mkdirSync(`${dist}/docs`, { recursive: true });
+cpSync(fileURLToPath(new URL('../../../docs/client.md', import.meta.url)), `${dist}/docs/client.md`);

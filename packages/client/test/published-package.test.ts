@@ -135,6 +135,20 @@ describe('@gatehouse/client as published', () => {
       await readFile(join(installed, 'LICENSE'), 'utf8'),
       await readFile(join(repoRoot, 'LICENSE'), 'utf8'),
     );
+    // The README's links work once published: absolute, and the guide it names is in the package.
+    const readme = await readFile(join(installed, 'README.md'), 'utf8');
+    const links = [...readme.matchAll(/\]\(([^)]+)\)/g)].map((m) => m[1]!);
+    assert.ok(links.length > 0);
+    assert.deepEqual(
+      links.filter((l) => !/^https:\/\//.test(l)),
+      [],
+      'relative links break on a registry page',
+    );
+    assert.ok(links.includes('https://cdn.jsdelivr.net/npm/@gatehouse/client/dist/docs/client.md'));
+    assert.equal(
+      await readFile(join(installed, 'dist/docs/client.md'), 'utf8'),
+      await readFile(join(repoRoot, 'docs/client.md'), 'utf8'),
+    );
     // The maps carry their sources: the TypeScript is not shipped beside them.
     const map = JSON.parse(await readFile(join(installed, 'dist/esm/gatehouse.js.map'), 'utf8')) as {
       sourcesContent?: string[];
