@@ -2,7 +2,7 @@
  * `make bench`: every benchmark one after the other (never two at once: they pin the same CPUs),
  * each in its own process so one that fails does not stop the rest, then the report
  * (report/write-report.ts): bench/results/<date>-<host>.md with every table and an SVG per
- * scenario, and bench/results/latest.md. About 40 minutes in all. The production build
+ * scenario, and bench/results/latest.md. About 50 minutes in all. The production build
  * (tools/build.ts) runs first: the Gatehouse hubs run built JavaScript, as the image does.
  *
  * Run: `node bench/src/run-all.ts [bench-file …] [-- extra args for each]`, e.g.
@@ -29,6 +29,11 @@ const allBenches = [
   'mercury.bench.ts',
   'memory-floor.bench.ts',
   'flows.bench.ts',
+  'unwanted-events.bench.ts',
+  'client-bundles.bench.ts',
+  // S2 at 20,000 connections over 3 replicas with a replica killed (several minutes; the larger
+  // runs and S4 are its flags: bench/README.md, "cluster-scale.bench.ts").
+  'cluster-scale.bench.ts',
 ];
 /** The benchmarks that write their results as JSON (`--json <file>`) for tables and plots. */
 const withJson = new Set([
