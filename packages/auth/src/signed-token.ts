@@ -123,9 +123,13 @@ export class SignedTokenCodec {
     };
   }
 
-  /** The first 8 bytes of HMAC-SHA256(key, "holder" ‖ 0 ‖ holder): a copy, the MAC's bytes are reused. */
+  /**
+   * The first 8 bytes of HMAC-SHA256(key, "holder" ‖ 0 ‖ holder); valid until the next MAC (a view
+   * of the reused MAC bytes, as `mac`: both callers use it at once, and a copy was an ArrayBuffer
+   * of its own per connect).
+   */
   private holderTag(holder: string): Uint8Array {
-    return this.hmac(Buffer.from(`holder\x00${holder}`, 'utf8')).slice(0, holderTagLength);
+    return this.hmac(Buffer.from(`holder\x00${holder}`, 'utf8')).subarray(0, holderTagLength);
   }
 
   /** The first 16 bytes of HMAC-SHA256(key, body); valid until the next call. */

@@ -130,6 +130,16 @@ describe('signed token', () => {
     assert.equal(codec.heldBy(foreign.encode({ replica: 'a', id: '1', holder: 'h' }), 'h'), false);
   });
 
+  it('issues each token with its own holder tag, however many are issued in a row', () => {
+    const holders = ['203.0.113.7', '203.0.113.8', '2001:db8::', '203.0.113.7'];
+    const tokens = holders.map((holder, i) => codec.encode({ replica: 'hub-1', id: `c${i}`, holder }));
+    for (const [i, token] of tokens.entries()) {
+      for (const holder of new Set(holders))
+        assert.equal(codec.heldBy(token, holder), holder === holders[i], `token ${i}, holder ${holder}`);
+    }
+    assert.notEqual(tokens[0], tokens[3], 'the same holder, another connection');
+  });
+
   it('refuses tokens of version 1 (no expiry), even with a valid MAC', () => {
     const key = createHmac('sha256', secret).update('gatehouse signed token v1: connection').digest();
     const body = Buffer.concat([Buffer.from([1, 2]), Buffer.from('ab'), Buffer.from('id')]);

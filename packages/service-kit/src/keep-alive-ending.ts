@@ -31,7 +31,8 @@ export class KeepAliveEnding {
       return;
     }
     this.underWay.add(res);
-    res.once('close', this.forget);
+    // A response closes once: `on` spares the wrapper `once` makes per call (a bound function).
+    res.on('close', this.forget);
   }
 
   /** The host stops: no response from now on leaves its connection open for another request. */

@@ -31,6 +31,7 @@ export function countResponses(registry: Registry, surface: Surface): (res: Serv
     child.inc();
   };
   return (res) => {
-    res.once('close', closed);
+    // A response closes once: `on` spares the wrapper `once` makes per call (a bound function).
+    res.on('close', closed);
   };
 }

@@ -259,7 +259,12 @@ function dispatcher(
     const badPath = canonicaliseRequest(req);
     if (badPath !== undefined) return sendText(res, 400, `Bad request: ${badPath}`);
     try {
-      for (const handle of handlers) if (await handle(req, res)) return;
+      for (const handle of handlers) {
+        const handled = handle(req, res);
+        // Most handlers say at once that a request is not theirs: awaiting a plain `false` would
+        // still cost a turn of the microtask queue for each of them, on every request.
+        if (handled === true || (handled !== false && (await handled))) return;
+      }
       sendJson(res, 404, { error: 'not found' });
     } catch (err) {
       answerFailure(logger, err, req, res);

@@ -66,6 +66,8 @@ function parseSubscription(item: unknown, index: number): Subscription {
  * too deep to compare is kept: validation refuses it.
  */
 export function uniqueSubscriptions(subs: Subscription[]): Subscription[] {
+  // A list of one (most connects) has no duplicate: no canonical text to make for it.
+  if (subs.length < 2) return subs;
   const seen = new Set<string>();
   return subs.filter((s) => {
     const key = canonicalJson(s);

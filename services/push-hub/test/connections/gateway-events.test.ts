@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import {
   connectionClosed,
   connectionCreated,
+  isoNow,
   type OutgoingEvent,
   sessionExpired,
   sessionKilled,
@@ -46,6 +47,16 @@ describe('gateway events', () => {
       assert.equal(new Date(String(parsed['time'])).toISOString(), parsed['time']);
     });
   }
+
+  it('write the time as toISOString does, made once per millisecond', () => {
+    const t = Date.UTC(2026, 10, 29, 16, 5, 7, 123);
+    assert.equal(isoNow(t), '2026-11-29T16:05:07.123Z');
+    assert.equal(isoNow(t), isoNow(t));
+    assert.equal(isoNow(t + 1), '2026-11-29T16:05:07.124Z');
+    const before = Date.now();
+    const time = Date.parse(JSON.parse(connectionCreated('t').json).time);
+    assert.ok(time >= before && time <= Date.now(), 'an event made now has the time now');
+  });
 
   it('keeps data that needs escaping as it was given', () => {
     assert.deepEqual(JSON.parse(connectionCreated(awkward).json).data, { connection_token: awkward });

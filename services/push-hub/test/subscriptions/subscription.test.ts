@@ -58,6 +58,14 @@ describe('subscription', () => {
     assert.equal(subs.length, 2);
   });
 
+  it('keeps a list of one subscription as it is, also one too deep to compare', () => {
+    const one = [{ eventType: 'a', oneOf: [{ x: 1 }] }];
+    assert.equal(uniqueSubscriptions(one), one);
+    let deep: unknown = 1;
+    for (let i = 0; i < 2000; i++) deep = [deep];
+    assert.equal(uniqueSubscriptions([{ eventType: 'a', oneOf: [{ x: deep }] }]).length, 1);
+  });
+
   it('canonical JSON keeps JSON types apart', () => {
     assert.notEqual(canonicalJson(30), canonicalJson('30'));
     assert.equal(canonicalJson({ b: [1, { d: 1, c: 2 }], a: null }), '{"a":null,"b":[1,{"c":2,"d":1}]}');

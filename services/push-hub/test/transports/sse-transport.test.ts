@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { openSse, sleep, waitFor } from '@gatehouse/testkit';
-import { sseFrame } from '../../src/transports/sse-transport.ts';
+import { sseBytes, sseFrame } from '../../src/transports/sse-transport.ts';
 import { type HubFixture, startHubFixture, subs } from '../hub-fixture.ts';
 
 /**
@@ -49,6 +49,21 @@ describe('SSE frames', () => {
       'id: 3\nevent: gw.x\norigin: gateway\ndata: {}\n\n',
       "the hub's own events are marked by a field line of their own",
     );
+  });
+});
+
+describe('SSE bytes', () => {
+  it('are the frame as UTF-8, and the same bytes as one HTTP/1.1 chunk', () => {
+    for (const text of ['', 'data: {}\n\n', `data: ${'zoë 🙂 '.repeat(700)}\n\n`]) {
+      const { frame, chunk } = sseBytes(text);
+      const bytes = Buffer.from(text);
+      assert.deepEqual(frame, bytes);
+      assert.deepEqual(
+        chunk,
+        Buffer.concat([Buffer.from(`${bytes.length.toString(16)}\r\n`), bytes, Buffer.from('\r\n')]),
+      );
+      assert.equal(frame.buffer, chunk.buffer, 'the frame is a view of the chunk');
+    }
   });
 });
 
