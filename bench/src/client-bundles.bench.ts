@@ -14,6 +14,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
+import { browserBuild } from '../../packages/client/scripts/browser-bundle.ts';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const clientEntry = fileURLToPath(new URL('../../packages/client/src/index.ts', import.meta.url));
@@ -49,16 +50,7 @@ function installedVersion(name: string): string {
 }
 
 async function sizes(entry: string) {
-  const out = await build({
-    stdin: { contents: entry, resolveDir: here, loader: 'ts' },
-    bundle: true,
-    minify: true,
-    format: 'esm',
-    platform: 'browser',
-    target: 'es2022',
-    write: false,
-    logLevel: 'silent',
-  });
+  const out = await build({ stdin: { contents: entry, resolveDir: here, loader: 'ts' }, ...browserBuild });
   const code = out.outputFiles[0]!.contents;
   return {
     min: code.length,

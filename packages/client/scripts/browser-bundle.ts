@@ -6,21 +6,23 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { type BuildOptions, build } from 'esbuild';
 
 const entry = fileURLToPath(new URL('../src/index.ts', import.meta.url));
 
+/** How a user's build bundles a page: also what bench/src/client-bundles.bench.ts bundles peers with. */
+export const browserBuild = {
+  bundle: true,
+  minify: true,
+  format: 'esm',
+  platform: 'browser',
+  target: 'es2022',
+  write: false,
+  logLevel: 'silent',
+} as const satisfies BuildOptions;
+
 export async function browserBundle(): Promise<Uint8Array> {
-  const result = await build({
-    entryPoints: [entry],
-    bundle: true,
-    minify: true,
-    format: 'esm',
-    platform: 'browser',
-    target: 'es2022',
-    write: false,
-    logLevel: 'silent',
-  });
+  const result = await build({ entryPoints: [entry], ...browserBuild });
   return result.outputFiles[0]!.contents;
 }
 
