@@ -43,11 +43,12 @@ import {
   createConnectionsApi,
   ReplicaConnections,
 } from './connections-api/index.ts';
-import { createSubscriptionResolver, loadExtractorConfig } from './subscriptions/index.ts';
+import { createSubscriptionResolver, loadExtractorConfig, type Subscription } from './subscriptions/index.ts';
 import { createConsoleFiles, createDashboard, createTestEvent } from './console/index.ts';
 import { HubMetrics } from './metrics/index.ts';
 
 import {
+  createOperatorChange,
   createSubscriptionChangeLimit,
   createSubscriptionsEndpoint,
   type SubscriptionChange,
@@ -123,6 +124,10 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     timeoutMs: config.SUBSCRIPTION_CHECK_TIMEOUT,
     onProblem: (p) => logger.warn(p, 'subscription check failed; denying'),
   });
+  const bounds = {
+    maxCount: config.MAX_SUBSCRIPTIONS_PER_CONNECTION,
+    maxBytes: config.MAX_SUBSCRIPTIONS_BYTES,
+  };
   const resolve = createSubscriptionResolver({
     auth,
     onJwtRefused: (reason) => logger.info({ reason }, 'JWT refused'),
@@ -130,8 +135,9 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     validate: (subs) => hub.index.validate(subs),
     check,
     maxJsonDepth: deps.maxJsonDepth ?? defaultMaxJsonDepth,
-    bounds: { maxCount: config.MAX_SUBSCRIPTIONS_PER_CONNECTION, maxBytes: config.MAX_SUBSCRIPTIONS_BYTES },
+    bounds,
   });
+  const operatorChange = createOperatorChange(resolve, bounds);
   const addressBudget = new AddressBudget({ perMinute: config.MAX_CONNECTIONS_PER_IP_PER_MINUTE });
   const rateLimit = createConnectionRateLimit(deps.store, {
     maxPerMinute: config.MAX_CONNECTIONS_PER_MINUTE,
@@ -195,6 +201,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       const next: LongPollRecord = {
         ...lp,
         subscriptions: change.subscriptions,
+        jwtSubscriptions: change.jwtSubscriptions,
         sessionId: lp.sessionId ?? change.sessionId,
       };
       const expiresAt = lp.sessionId === undefined ? change.sessionExpiresAt : lp.expiresAt;
@@ -204,10 +211,19 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       await longpoll.records.subscriptionsChanged(change.id);
       return true;
     }
-    if (replica === deps.replica)
-      return hub.setSubscriptions(change.id, change.subscriptions, change.sessionId, change.expiresAt);
+    if (replica === deps.replica) return hub.setSubscriptions(change.id, change.subscriptions, change);
     const reply = await channel.request(replica, change, config.CONTROL_REQUEST_TIMEOUT);
     return reply === true;
+  }
+
+  /** An operator's change of a long-poll connection: its record's JWT-inferred part ∪ `manual`. */
+  async function subscribeLongPoll(id: string, manual: Subscription[]): Promise<boolean> {
+    const lp = await longpoll.records.load(id);
+    if (!lp) return false;
+    const subscriptions = operatorChange.merge(lp.jwtSubscriptions ?? [], manual);
+    await longpoll.records.save(id, { ...lp, subscriptions });
+    await longpoll.records.subscriptionsChanged(id);
+    return true;
   }
 
   const subscriptions = createSubscriptionsEndpoint({
@@ -235,6 +251,8 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     hub,
     sightings: longpoll.sightings,
     disconnectLongPoll: (id, reason, reconnect) => longpoll.disconnect(id, reason, reconnect),
+    merge: operatorChange.merge,
+    subscribeLongPoll,
     metrics,
   });
   const cluster = new ConnectionsCluster({
@@ -245,6 +263,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     cluster,
     metrics,
     maxLimit: config.CONNECTIONS_API_MAX_LIMIT,
+    operatorChange,
     blacklistedSessions: blacklistCounter(async () => (await deps.store.keys(blacklistPrefix)).length, 5_000),
   });
   // The operator console at /dashboard: its files, and its test event on the fan-out stream.
@@ -297,7 +316,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     async start() {
       await channel.start((body) => {
         const change = body as SubscriptionChange;
-        return hub.setSubscriptions(change.id, change.subscriptions, change.sessionId, change.expiresAt);
+        return hub.setSubscriptions(change.id, change.subscriptions, change);
       });
       await connectionsChannel.start((body) => replicaConnections.answer(body as ConnectionsRequest));
       unwatch = await deps.store.watch(blacklistPrefix, (change) => {

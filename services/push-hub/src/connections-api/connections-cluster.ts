@@ -23,7 +23,10 @@ import type {
   GetReply,
   ListReply,
   ReplicaStats,
+  SubscribeRefusal,
+  SubscribeReply,
 } from './connections-messages.ts';
+import type { Subscription } from '../subscriptions/index.ts';
 
 export interface ConnectionsClusterDeps {
   /** Broadcasts a request to the live replicas (those `ask` accepts), answering by the time-out. */
@@ -83,6 +86,18 @@ export class ConnectionsCluster {
     const gathered = await this.deps.gather({ op: 'disconnect', target, reason, reconnect });
     const ids = new Set(([...gathered.answers.values()] as DisconnectReply[]).flatMap((r) => r.ids));
     return { disconnected: ids.size, ...coverage(gathered) };
+  }
+
+  /** An operator's change of the target's subscriptions, on whichever replicas hold them. */
+  async subscribe(
+    target: DisconnectTarget,
+    manual: Subscription[],
+  ): Promise<Coverage & { changed: number; refused: SubscribeRefusal[] }> {
+    const gathered = await this.deps.gather({ op: 'subscribe', target, manual });
+    const replies = [...gathered.answers.values()] as SubscribeReply[];
+    const ids = new Set(replies.flatMap((r) => r.ids));
+    const refused = replies.flatMap((r) => r.refused).filter((r) => !ids.has(r.id));
+    return { changed: ids.size, refused, ...coverage(gathered) };
   }
 
   async replicas(): Promise<Coverage & { replicas: ReplicaStats[] }> {

@@ -7,8 +7,9 @@ import type { TransportKind } from '../connections/index.ts';
 import type { ConnectionDetail, ConnectionEntry } from './connection-entry.ts';
 import type { ConnectionFilter } from './connection-filter.ts';
 import type { ReplicaCounters } from '../metrics/index.ts';
+import type { Subscription } from '../subscriptions/index.ts';
 
-/** Whose connections a disconnect ends: one connection, a session's, or a user's. */
+/** Whose connections a disconnect ends (or an operator's change is for): one, a session's, a user's. */
 export type DisconnectTarget = { id: string } | { session: string } | { user: string };
 
 export type ConnectionsRequest =
@@ -16,6 +17,8 @@ export type ConnectionsRequest =
   | { op: 'list'; filter: ConnectionFilter; after?: string; limit: number; maxBytes: number }
   | { op: 'get'; id: string }
   | { op: 'disconnect'; target: DisconnectTarget; reason: string; reconnect: boolean }
+  /** Replace the manual part of its target connections' subscriptions (operator-change.ts). */
+  | { op: 'subscribe'; target: DisconnectTarget; manual: Subscription[] }
   | { op: 'stats' };
 
 export interface ListReply {
@@ -31,6 +34,18 @@ export interface GetReply {
 export interface DisconnectReply {
   /** The ids it ended (a long-poll connection may be ended by two replicas: counted once). */
   ids: string[];
+}
+
+export interface SubscribeReply {
+  /** The ids it changed (a long-poll connection may be changed by two replicas: counted once). */
+  ids: string[];
+  /** Those it left as they were, each with the 400 text why (JWT-inferred ∪ manual over a bound). */
+  refused: SubscribeRefusal[];
+}
+
+export interface SubscribeRefusal {
+  id: string;
+  error: string;
 }
 
 /** `GET /v3/replicas`: one replica's numbers. */

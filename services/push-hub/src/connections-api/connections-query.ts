@@ -82,6 +82,21 @@ export function readDisconnectBody(body: unknown): DisconnectOrder & { target: D
   };
 }
 
+/**
+ * `POST /v3/connections/subscriptions` `{"session"|"user": …, "subscriptions": […]}`, decoded
+ * already (readSubscriptionsJson: the field is there); the list itself is checked by the caller.
+ */
+export function readSubscribeBody(fields: Record<string, unknown>): { target: DisconnectTarget } {
+  const unknown = Object.keys(fields).filter((k) => !['session', 'user', 'subscriptions'].includes(k));
+  if (unknown.length > 0)
+    throw bad(`unknown field ${shown(unknown[0])}; known: session, user, subscriptions`);
+  if ((fields['session'] === undefined) === (fields['user'] === undefined))
+    throw bad('give exactly one of "session" and "user"');
+  const name = fields['session'] === undefined ? 'user' : 'session';
+  const value = stringField(fields, name, maxValueLength)!;
+  return { target: name === 'session' ? { session: value } : { user: value } };
+}
+
 function queryOf(url: string | undefined, known: readonly string[]): URLSearchParams {
   const params = new URL(url ?? '/', 'http://local').searchParams;
   for (const name of new Set(params.keys())) {

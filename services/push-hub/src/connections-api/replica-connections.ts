@@ -15,9 +15,12 @@ import type {
   GetReply,
   ListReply,
   ReplicaStats,
+  SubscribeReply,
 } from './connections-messages.ts';
 import type { Hub } from '../delivery/index.ts';
 import type { HubMetrics } from '../metrics/index.ts';
+import type { OperatorChange } from '../subscription-changes/index.ts';
+import { type Subscription, SubscriptionRequestError } from '../subscriptions/index.ts';
 import type { LongPollSighting, LongPollSightings } from '../transports/index.ts';
 
 export interface ReplicaConnectionsDeps {
@@ -26,6 +29,13 @@ export interface ReplicaConnectionsDeps {
   sightings: LongPollSightings;
   /** Ends a long-poll connection (queues `gw.connection_closed` for it); false when it is gone. */
   disconnectLongPoll(id: string, reason: string, reconnect: boolean): Promise<boolean>;
+  /** JWT-inferred ∪ the operator's list, bounded (operator-change.ts). */
+  merge: OperatorChange['merge'];
+  /**
+   * Gives a long-poll connection its JWT-inferred subscriptions ∪ `manual` (in its record, with
+   * `gw.subscriptions_set` queued); false when it is gone. Throws as `merge` does.
+   */
+  subscribeLongPoll(id: string, manual: Subscription[]): Promise<boolean>;
   metrics: HubMetrics;
 }
 
@@ -51,6 +61,8 @@ export class ReplicaConnections {
         return this.get(request.id);
       case 'disconnect':
         return this.disconnect(request.target, request.reason, request.reconnect);
+      case 'subscribe':
+        return this.subscribe(request.target, request.manual);
       case 'stats':
         return this.stats();
     }
@@ -102,6 +114,24 @@ export class ReplicaConnections {
     }
     this.deps.metrics.connectionsDisconnected(byOf(target), reconnect, ended.length);
     return { ids: ended };
+  }
+
+  /** An operator's change: each target connection gets its JWT-inferred subscriptions ∪ `manual`. */
+  async subscribe(target: DisconnectTarget, manual: Subscription[]): Promise<SubscribeReply> {
+    const { hub } = this.deps;
+    const reply: SubscribeReply = { ids: [], refused: [] };
+    for (const c of this.held().filter((c) => targets(target, c))) {
+      try {
+        const changed = hub.get(c.id)
+          ? hub.setSubscriptions(c.id, this.deps.merge(hub.factsOf(c.id)?.jwtSubscriptions ?? [], manual))
+          : await this.deps.subscribeLongPoll(c.id, manual);
+        if (changed) reply.ids.push(c.id);
+      } catch (err) {
+        if (!(err instanceof SubscriptionRequestError)) throw err;
+        reply.refused.push({ id: c.id, error: err.message });
+      }
+    }
+    return reply;
   }
 
   stats(): ReplicaStats {

@@ -13,6 +13,8 @@ export interface ConnectionAbout {
   user?: string | undefined;
   /** The client's address, as the per-address budget saw it (TRUSTED_PROXIES applied). */
   remoteAddress?: string | undefined;
+  /** The JWT-inferred part of its subscriptions: an operator's change keeps it (one model). */
+  jwtSubscriptions?: Subscription[] | undefined;
 }
 
 export interface ConnectionFacts extends ConnectionAbout {

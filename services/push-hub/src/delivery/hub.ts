@@ -51,6 +51,13 @@ export interface HubOptions {
   maxUnreadBytes?: number;
 }
 
+/** What came with a subscription change besides the list (Hub.setSubscriptions). */
+export interface ChangeSource {
+  sessionId?: string | undefined;
+  expiresAt?: number | undefined;
+  jwtSubscriptions?: Subscription[] | undefined;
+}
+
 export class Hub {
   readonly ring: EventRing;
   readonly replay: StreamReplay | undefined;
@@ -173,17 +180,20 @@ export class Hub {
 
   /**
    * Replaces a held connection's subscriptions; false when this replica does not hold it. With
-   * `expiresAt` (the change came with a JWT), the connection now ends when that JWT expires.
+   * `expiresAt` (the change came with a JWT), the connection now ends when that JWT expires; with
+   * `jwtSubscriptions` (a client's change, its JWT read again), they are its JWT-inferred part now.
    */
-  setSubscriptions(id: string, subs: Subscription[], sessionId?: string, expiresAt?: number): boolean {
+  setSubscriptions(id: string, subs: Subscription[], from: ChangeSource = {}): boolean {
     const conn = this.connections.get(id);
     if (!conn) return false;
+    const { sessionId, expiresAt, jwtSubscriptions } = from;
     this.index.set(conn, subs);
     if (expiresAt !== undefined) this.expiries.set(conn, expiresAt);
     const facts = this.facts.get(id);
     if (facts) {
       facts.subscriptions = subs;
       if (expiresAt !== undefined) facts.expiresAt = expiresAt;
+      if (jwtSubscriptions !== undefined) facts.jwtSubscriptions = jwtSubscriptions;
     }
     if (sessionId !== undefined && conn.sessionId === undefined) {
       conn.sessionId = sessionId;

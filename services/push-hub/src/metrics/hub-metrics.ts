@@ -191,7 +191,7 @@ export class HubMetrics {
     });
     this.apiRequests = counter(registry, {
       name: 'gw_connections_api_requests_total',
-      help: 'Connections API requests this replica answered, by operation (list, get, disconnect, replicas) and answer (complete; partial: some replica did not answer in time)',
+      help: 'Connections API requests this replica answered, by operation (list, get, disconnect, subscriptions, replicas) and answer (complete; partial: some replica did not answer in time)',
       labelNames: ['operation', 'answer'],
     });
     this.disconnects = counter(registry, {
@@ -220,7 +220,10 @@ export class HubMetrics {
     return Math.max(this.lastSkipAt, this.lastDispatchAt ?? 0);
   }
 
-  connectionsApiAnswered(operation: 'list' | 'get' | 'disconnect' | 'replicas', partial: boolean): void {
+  connectionsApiAnswered(
+    operation: 'list' | 'get' | 'disconnect' | 'subscriptions' | 'replicas',
+    partial: boolean,
+  ): void {
     this.apiRequests.inc({ operation, answer: partial ? 'partial' : 'complete' });
   }
 

@@ -31,6 +31,8 @@ const pathPattern = new RegExp(`^/_gw/v1/connection/(${TRANSPORTS.join('|')})/([
 export interface SubscriptionChange {
   id: string;
   subscriptions: Subscription[];
+  /** Their JWT-inferred part, which an operator's change keeps. */
+  jwtSubscriptions: Subscription[];
   sessionId: string | undefined;
   sessionExpiresAt?: number | undefined;
   /** When the JWTs of the change expire: the connection then ends with them. */
@@ -124,17 +126,29 @@ async function readJsonBody(
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/json')
     throw badRequest('Expected JSON encoded body (content-type application/json).');
-  let json: unknown;
   let text: string;
   try {
     text = (await readBody(req, limit)).toString('utf8');
-    json = JSON.parse(text);
   } catch (err) {
     if (err instanceof HttpError) throw err;
+    throw badRequest(`Expected JSON encoded body: ${(err as Error).message}`);
+  }
+  return { json: readSubscriptionsJson(text), text };
+}
+
+/**
+ * A body that must be a JSON object with a `subscriptions` field, in the client PUT's texts: the
+ * operator's change (connections API) answers a bad body the same.
+ */
+export function readSubscriptionsJson(text: string): Record<string, unknown> {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
     throw badRequest(`Expected JSON encoded body: ${(err as Error).message}`);
   }
   if (json === null || typeof json !== 'object' || Array.isArray(json))
     throw badRequest('Expected a JSON object body.');
   if (!('subscriptions' in json)) throw badRequest('Expected field "subscriptions" is not present.');
-  return { json: json as Record<string, unknown>, text };
+  return json as Record<string, unknown>;
 }

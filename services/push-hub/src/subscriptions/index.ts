@@ -11,4 +11,5 @@ export {
   type SubscriptionRequest,
   SubscriptionRequestError,
 } from './subscription-request.ts';
-export type { Subscription } from './subscription.ts';
+export { type Subscription, uniqueSubscriptions } from './subscription.ts';
+export { type SubscriptionBounds, subscriptionBoundProblem } from './subscription-bounds.ts';

@@ -86,6 +86,11 @@ export interface SubscriptionRequest {
 
 export interface ResolvedSubscriptions {
   subscriptions: Subscription[];
+  /**
+   * The JWT-inferred part of `subscriptions`, kept with the connection: an operator's change
+   * (`PUT /v3/connections/{id}/subscriptions`) replaces only the rest, the manual part.
+   */
+  jwtSubscriptions: Subscription[];
   /** Session of the first valid JWT, for blacklist kills. */
   sessionId: string | undefined;
   /** User name of the first valid JWT (JWT_USER_FIELD), for the connections API. */
@@ -152,7 +157,8 @@ export function createSubscriptionResolver(deps: SubscriptionResolverDeps) {
         req.checkBody === undefined ||
         (await deps.check({ jwts: req.jwts, authorization: req.authorization, body: req.checkBody() }));
       if (!allowed) throw new SubscriptionRequestError(403, 'denied', 'Subscription denied.');
-      return { subscriptions, sessionId, user, sessionExpiresAt, expiresAt };
+      const jwtSubscriptions = uniqueSubscriptions(fromJwt);
+      return { subscriptions, jwtSubscriptions, sessionId, user, sessionExpiresAt, expiresAt };
     } catch (err) {
       if (err instanceof InvalidSubscriptionError) {
         const problem =

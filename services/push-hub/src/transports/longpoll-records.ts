@@ -16,6 +16,8 @@ import type { Subscription } from '../subscriptions/index.ts';
 
 export interface LongPollRecord {
   subscriptions: Subscription[];
+  /** The JWT-inferred part of `subscriptions`: an operator's change keeps it (one model). */
+  jwtSubscriptions?: Subscription[];
   sessionId: string | undefined;
   /** Stream position the connection started at (used when the cookie lacks one). */
   cursor: string;

@@ -143,6 +143,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     const cursor = request.resumeFrom ?? startOf(returning);
     const record: LongPollRecord = {
       subscriptions: resolved.subscriptions,
+      jwtSubscriptions: resolved.jwtSubscriptions,
       sessionId: resolved.sessionId,
       cursor,
       connectedAt: Date.now(),

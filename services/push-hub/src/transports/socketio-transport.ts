@@ -153,7 +153,11 @@ export function createSocketIoTransport(ctx: TransportContext, limits: SocketIoL
         resumeFrom: request.resumeFrom,
         expiresAt: resolved.expiresAt,
       },
-      { user: resolved.user, remoteAddress: resolved.clientAddress },
+      {
+        user: resolved.user,
+        remoteAddress: resolved.clientAddress,
+        jwtSubscriptions: resolved.jwtSubscriptions,
+      },
     );
   });
 

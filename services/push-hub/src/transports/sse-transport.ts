@@ -255,7 +255,11 @@ export function createSseTransport(ctx: TransportContext) {
         resumeFrom: connectReq.resumeFrom,
         expiresAt: resolved.expiresAt,
       },
-      { user: resolved.user, remoteAddress: resolved.clientAddress },
+      {
+        user: resolved.user,
+        remoteAddress: resolved.clientAddress,
+        jwtSubscriptions: resolved.jwtSubscriptions,
+      },
     );
   }
 

@@ -213,7 +213,11 @@ export function createWsTransport(ctx: TransportContext, maxPayload: number) {
         resumeFrom: connectReq.resumeFrom,
         expiresAt: resolved.expiresAt,
       },
-      { user: resolved.user, remoteAddress: resolved.clientAddress },
+      {
+        user: resolved.user,
+        remoteAddress: resolved.clientAddress,
+        jwtSubscriptions: resolved.jwtSubscriptions,
+      },
     );
   }
 

@@ -61,6 +61,18 @@ describe('connections API: our control bus down', () => {
           '/v3/connections/disconnect',
           { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"user":"x"}' },
         ],
+        [
+          '/v3/connections/AAAAAAAAAAAAAAAA/subscriptions',
+          { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"subscriptions":[]}' },
+        ],
+        [
+          '/v3/connections/subscriptions',
+          {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: '{"user":"x","subscriptions":[{"eventType":"news"}]}',
+          },
+        ],
         ['/v3/replicas', {}],
       ];
       for (const [path, init] of requests) {
