@@ -1,10 +1,9 @@
 /** A throw-away certificate for 127.0.0.1 / localhost (openssl), for tests of HTTPS and HTTP/2. */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { throwAwayDir } from './throw-away-dir.ts';
 
-export function selfSignedCertificate(dir = mkdtempSync(join(tmpdir(), 'gw-cert-'))): {
+export function selfSignedCertificate(dir = throwAwayDir('gw-cert-')): {
   certFile: string;
   keyFile: string;
 } {

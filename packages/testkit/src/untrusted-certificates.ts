@@ -4,11 +4,11 @@
  * every server started by tools/deps.sh.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { throwAwayDir } from './throw-away-dir.ts';
 
-export function untrustedCertificates(dir = mkdtempSync(join(tmpdir(), 'gw-untrusted-'))): {
+export function untrustedCertificates(dir = throwAwayDir('gw-untrusted-')): {
   caFile: string;
   certFile: string;
   keyFile: string;
