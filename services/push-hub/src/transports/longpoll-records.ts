@@ -48,6 +48,17 @@ export const recordKey = (id: string) => `${recordPrefix}${id}`;
 export const queuePrefix = 'lpq:';
 export const queueKey = (id: string) => `${queuePrefix}${id}`;
 
+/**
+ * How long a record lives in the store: the session TTL, but never past the connection's JWT (its
+ * `expiresAt`): a poll after that makes a new connection anyway, and the record's expiry is what
+ * makes every replica forget it (the connections API, connection places), so a connection ended by
+ * its JWT is not listed for another TTL (every token renewal of a long-polling client left one).
+ */
+function lifetime(ttlSeconds: number, expiresAt: number | undefined): number {
+  if (expiresAt === undefined) return ttlSeconds;
+  return Math.max(1, Math.min(ttlSeconds, Math.ceil((expiresAt - Date.now()) / 1000)));
+}
+
 /** The longest a touch period lasts: a connection is forgotten at most this long after its TTL. */
 const maxTouchPeriodMs = 60_000;
 
@@ -74,7 +85,8 @@ export class LongPollRecords {
   }
 
   async save(id: string, record: LongPollRecord): Promise<void> {
-    await this.store.set(recordKey(id), JSON.stringify(record), { ttlSeconds: this.ttlSeconds });
+    const ttlSeconds = lifetime(this.ttlSeconds, record.expiresAt);
+    await this.store.set(recordKey(id), JSON.stringify(record), { ttlSeconds });
   }
 
   async enqueue(id: string, e: OutgoingEvent): Promise<void> {
@@ -114,7 +126,7 @@ export class LongPollRecords {
    * once per poll (two writes of a poll's five store commands): the TTL it sets is longer by a
    * period, so a connection is forgotten between one TTL and one TTL plus a period after its last poll.
    */
-  async touch(id: string): Promise<void> {
+  async touch(id: string, expiresAt?: number): Promise<void> {
     const now = Date.now();
     if (now >= this.periodEndsAt) {
       this.touched = new Set();
@@ -122,7 +134,7 @@ export class LongPollRecords {
     }
     if (this.touched.has(id)) return;
     this.touched.add(id);
-    const ttlSeconds = this.ttlSeconds + this.touchPeriodMs / 1000;
+    const ttlSeconds = lifetime(this.ttlSeconds + this.touchPeriodMs / 1000, expiresAt);
     await Promise.all([
       this.store.touch(recordKey(id), ttlSeconds),
       this.store.touch(queueKey(id), ttlSeconds),

@@ -319,7 +319,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
         cursor = taken.cursor;
         const waitMs = deadline - Date.now();
         if (privateEvents.length > 0 || own.length > 0 || stream.length > 0 || waitMs <= 0 || draining)
-          return answer(res, id, token, cursor, privateEvents, own, stream);
+          return answer(res, id, token, rec.expiresAt, cursor, privateEvents, own, stream);
         const reason = await armed.wait(waitMs, closed.signal);
         if (reason === 'closed') return;
         if (reason === 'killed' && (await blacklisted(rec))) return answerKilled(res, id, rec.sessionId!);
@@ -338,6 +338,8 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     res: ServerResponse,
     id: string,
     token: string,
+    /** When the connection's JWT expires: its record lives no longer. */
+    expiresAt: number | undefined,
     cursor: string,
     privateEvents: PrivateEvent[],
     own: string[],
@@ -359,7 +361,9 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     });
     res.end(body);
     // The answer is out: a store that cannot be reached now only shortens the record's life.
-    await records.touch(id).catch((err: unknown) => ctx.logger.debug({ err }, 'long-poll touch failed'));
+    await records
+      .touch(id, expiresAt)
+      .catch((err: unknown) => ctx.logger.debug({ err }, 'long-poll touch failed'));
   }
 
   async function answerKilled(res: ServerResponse, id: string, sessionId: string): Promise<void> {

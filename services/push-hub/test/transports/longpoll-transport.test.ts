@@ -391,6 +391,21 @@ describe('a long-poll connection its client closes (DELETE)', () => {
     assert.equal((await poll.get(query)).body, 'ok');
   });
 
+  it('forgets a connection when its JWT expires, not LONGPOLL_SESSION_TTL later (each token renewal left one listed)', async () => {
+    const f = await startHubFixture({ LONGPOLL_TIMEOUT: '200ms', LONGPOLL_SESSION_TTL: '60s' });
+    started.push(f);
+    const exp = Math.floor(Date.now() / 1000) + 3;
+    const c = new LongPollClient(f.url);
+    assert.equal((await c.get(`${query}&jwt=${f.jwt({ exp, jti: 'expiring-session', sub: 'expiring' })}`)).body, 'ok');
+    await c.get(query);
+    assert.equal((await listed(f)).length, 1);
+    await waitFor(async () => (await listed(f)).length === 0, {
+      timeoutMs: 10_000,
+      what: 'the connection forgotten once its JWT expired',
+    });
+    assert.ok(Date.now() >= exp * 1000, 'not forgotten before its JWT expired');
+  });
+
   it('answers 400 to a DELETE that names no connection or a forged one, and says DELETE in its preflight', async () => {
     const f = await startHubFixture({});
     started.push(f);
