@@ -396,7 +396,10 @@ describe('a long-poll connection its client closes (DELETE)', () => {
     started.push(f);
     const exp = Math.floor(Date.now() / 1000) + 3;
     const c = new LongPollClient(f.url);
-    assert.equal((await c.get(`${query}&jwt=${f.jwt({ exp, jti: 'expiring-session', sub: 'expiring' })}`)).body, 'ok');
+    assert.equal(
+      (await c.get(`${query}&jwt=${f.jwt({ exp, jti: 'expiring-session', sub: 'expiring' })}`)).body,
+      'ok',
+    );
     await c.get(query);
     assert.equal((await listed(f)).length, 1);
     await waitFor(async () => (await listed(f)).length === 0, {
