@@ -8,13 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { signJwt, withExpiry } from '@gatehouse/auth';
-import {
-  dependencyAddress,
-  type ServiceProcess,
-  spawnService,
-  uniqueName,
-  waitFor,
-} from '@gatehouse/testkit';
+import { type ServiceProcess, uniqueName, waitFor } from '@gatehouse/testkit';
 import {
   type ConnectParams,
   connectionIds,
@@ -24,6 +18,7 @@ import {
   type TestClient,
   wsClient,
 } from '../connection-clients.ts';
+import { replicaName, startRedisHubPair } from './redis-hub-pair.ts';
 
 const run = uniqueName('conn-api');
 const tokenSecret = `${run}-token-secret`;
@@ -31,11 +26,6 @@ const jwtSecret = 'connections-api-jwt-secret-long-enough';
 const apiToken = 'connections-api-internal-token';
 const timeoutMs = 1500;
 const env = {
-  FANOUT_BUS: 'redis',
-  CONTROL_BUS: 'redis',
-  STORE: 'redis',
-  REDIS_URL: dependencyAddress.redisUrl,
-  STORE_KEY_PREFIX: `${run}:`,
   JWT_SECRET_KEY: jwtSecret,
   TOKEN_SECRET: tokenSecret,
   INTERNAL_API_TOKEN: apiToken,
@@ -71,23 +61,12 @@ const connect = (user: string, session: string, eventType: string): ConnectParam
 describe('connections API across two hub replicas', () => {
   const hubs: ServiceProcess[] = [];
   const clients: Record<string, TestClient> = {};
-  const replicaOf = (i: number) => `${run}-hub-${'ab'[i]}`;
+  const replicaOf = (i: number) => replicaName(run, i);
   let a: ServiceProcess;
   let b: ServiceProcess;
 
   before(async () => {
-    for (const i of [0, 1]) {
-      hubs.push(
-        await spawnService({
-          entry: 'services/push-hub/src/main.ts',
-          name: `hub-${'ab'[i]}`,
-          publicPort: true,
-          env: { ...env, REPLICA_ID: replicaOf(i) },
-          readyTimeoutMs: 60_000,
-        }),
-      );
-    }
-    [a, b] = hubs as [ServiceProcess, ServiceProcess];
+    [a, b] = await startRedisHubPair(run, env, hubs);
     const idOf = connectionIds(tokenSecret);
     const ws = (h: ServiceProcess) => h.publicUrl!.replace('http', 'ws');
     clients['aliceSse'] = await sseClient(a.publicUrl!, connect('alice', 's-alice-1', 'news'), idOf);

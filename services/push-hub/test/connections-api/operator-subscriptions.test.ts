@@ -10,13 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { signJwt, withExpiry } from '@gatehouse/auth';
-import {
-  dependencyAddress,
-  type ServiceProcess,
-  spawnService,
-  uniqueName,
-  waitFor,
-} from '@gatehouse/testkit';
+import { type ServiceProcess, uniqueName, waitFor } from '@gatehouse/testkit';
 import {
   type ConnectParams,
   connectionIds,
@@ -26,6 +20,7 @@ import {
   type TestClient,
   wsClient,
 } from '../connection-clients.ts';
+import { startRedisHubPair } from './redis-hub-pair.ts';
 
 const run = uniqueName('op-subs');
 const tokenSecret = `${run}-token-secret`;
@@ -41,11 +36,6 @@ const extractors = {
   },
 };
 const env = {
-  FANOUT_BUS: 'redis',
-  CONTROL_BUS: 'redis',
-  STORE: 'redis',
-  REDIS_URL: dependencyAddress.redisUrl,
-  STORE_KEY_PREFIX: `${run}:`,
   FANOUT_TOPIC: `${run}-events`,
   JWT_SECRET_KEY: jwtSecret,
   TOKEN_SECRET: tokenSecret,
@@ -79,18 +69,7 @@ describe('server-side subscriptions across two hub replicas', () => {
   let b: ServiceProcess;
 
   before(async () => {
-    for (const name of ['a', 'b']) {
-      hubs.push(
-        await spawnService({
-          entry: 'services/push-hub/src/main.ts',
-          name: `hub-${name}`,
-          publicPort: true,
-          env: { ...env, REPLICA_ID: `${run}-hub-${name}` },
-          readyTimeoutMs: 60_000,
-        }),
-      );
-    }
-    [a, b] = hubs as [ServiceProcess, ServiceProcess];
+    [a, b] = await startRedisHubPair(run, env, hubs);
     const idOf = connectionIds(tokenSecret);
     const ws = (h: ServiceProcess) => h.publicUrl!.replace('http', 'ws');
     const open: Array<[string, string, string, () => Promise<TestClient>]> = [
