@@ -58,7 +58,7 @@ test:
 	@tools/timed.sh "API fuzzing (internal API, public edge)" $(MAKE) -s fuzz-api
 	@tools/timed.sh dependencies sh -c 'tools/prebuild.sh wait jaeger && $(MAKE) -s deps-up'
 	@tools/beside.sh start deployment $(MAKE) -s test-deployment
-	@STORM_CLIENTS=$${STORM_CLIENTS:-2000} tools/timed.sh "node tests" $(MAKE) -s test-only; status=$$?; tools/beside.sh wait deployment || status=1; exit $$status
+	@STORM_CLIENTS=$${STORM_CLIENTS:-2000} TEST_RETRIES=$${TEST_RETRIES:-1} tools/timed.sh "node tests" $(MAKE) -s test-only; status=$$?; tools/beside.sh wait deployment || status=1; exit $$status
 
 # The stages that deploy what users deploy: docker-compose.yml on podman, the chart in a cluster.
 test-deployment:

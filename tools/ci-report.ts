@@ -11,7 +11,8 @@
  * The deployment stages run beside the node tests (tools/beside.sh): their rows say so, and their
  * times overlap the node tests' (the total is the run's own clock, not a sum).
  *
- * Last, why what failed failed (tools/failure-excerpt.ts): the test runner's test-failures.txt, and
+ * Then the test files that failed once and passed when run again, with why they failed: they do
+ * not fail the run, and are named so they get fixed. Last, why what failed failed (tools/failure-excerpt.ts): the test runner's test-failures.txt, and
  * the failing tests of each further log given (the deployment stages' logs), since the end of a CI
  * log is often all that is kept of it.
  *
@@ -62,6 +63,12 @@ function rows(path: string): string[][] {
 const pad = (text: string, width: number) => text.padEnd(width);
 const seconds = (n: number) => `${n} s`.padStart(7);
 
+/** The test files that failed, then passed when run again (tools/run-tests.ts --retries), with why. */
+function flaky(folder: string): string[] {
+  const text = readOr(join(folder, 'test-flaky.txt'), '').trim();
+  return text === '' ? [] : ['', '== failed once, passed on a retry (flaky: fix these)', text];
+}
+
 /** Why the failed test files and the given logs' failing tests failed; empty when nothing did. */
 function failures(folder: string, logs: string[]): string[] {
   const parts = [readOr(join(folder, 'test-failures.txt'), '').trim()].filter((p) => p !== '');
@@ -102,7 +109,12 @@ export function report(folder: string, totalSeconds: number, logs: string[] = []
         `${`${took} s`.padStart(8)}  ${file} (${lane})${outcome === 'passed' ? '' : `  ${outcome}`}`,
       );
   }
-  return [...lines, ...(warnings.length > 0 ? ['', ...warnings] : []), ...failures(folder, logs)].join('\n');
+  return [
+    ...lines,
+    ...(warnings.length > 0 ? ['', ...warnings] : []),
+    ...flaky(folder),
+    ...failures(folder, logs),
+  ].join('\n');
 }
 
 if (import.meta.main) {

@@ -12,6 +12,10 @@
  *   kept in --times) start first.
  * - A file's output is printed whole when it ends, headed by its name, so files never interleave.
  *   What a file left running in its process group is named, then killed.
+ * - A file that failed is run once more (--retries) after the others, when the box is quieter: a
+ *   file that then passes is reported as flaky, with why its first run failed, and does not fail
+ *   the suite; one that fails again does. A test that loses a race on a loaded two-core CI box
+ *   once in fifty runs must not hide every other result, and must still be seen.
  * - The summary adds up every file's counts and lists the slowest files; --report writes this
  *   run's files, lanes, times and outcomes as TSV (the CI table, tools/ci-report.ts).
  *
@@ -20,8 +24,10 @@
  *   --lane L       only the files of lane L (unit, shared, alone); default all
  *   --times FILE   file times kept between runs, to start the longest first (default
  *                  .cache/test-times/times.json, in the build cache: a fresh clone finds them)
+ *   --retries N    runs more of a failed file (default TEST_RETRIES, else 0)
  *   --report FILE  this run's results as TSV: file, lane, seconds, outcome; and beside it,
- *                  test-failures.txt: why each failed file failed (tools/failure-excerpt.ts)
+ *                  test-failures.txt: why each failed file failed (tools/failure-excerpt.ts),
+ *                  and test-flaky.txt: why each file that passed on a retry failed before
  *   --list         print each file's lane and why, run nothing
  *   --help, -h     print this and exit
  * TEST_FILE_TIMEOUT (seconds, default 900).
@@ -41,7 +47,7 @@ const files = separator < 0 ? [] : process.argv.slice(separator + 1);
 const options: Record<string, string | boolean> = { times: '.cache/test-times/times.json' };
 const flags: string[] = [];
 for (let i = 0; i < before.length; i++) {
-  const m = /^--(jobs|lane|times|report|list|help)(?:=(.*))?$/.exec(
+  const m = /^--(jobs|lane|times|report|retries|list|help)(?:=(.*))?$/.exec(
     before[i] === '-h' ? '--help' : before[i]!,
   );
   if (!m) flags.push(before[i]!);
@@ -54,6 +60,7 @@ if (options['help']) {
 }
 const jobs = Math.max(1, Number(options['jobs'] ?? process.env['TEST_JOBS'] ?? availableParallelism()));
 const fileTimeoutMs = Number(process.env['TEST_FILE_TIMEOUT'] ?? 900) * 1000;
+const retries = Math.max(0, Number(options['retries'] ?? process.env['TEST_RETRIES'] ?? 0));
 
 const counts = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo'] as const;
 type Counts = Record<(typeof counts)[number], number>;
@@ -63,6 +70,8 @@ interface TestFile extends LaneReading {
 }
 
 interface FileResult extends TestFile {
+  /** The outcomes of this file's earlier runs that failed, when this is a retry. */
+  failedBefore: string[];
   counts: Counts;
   ms: number;
   exitCode: number | null;
@@ -114,7 +123,7 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals) {
   }
 }
 
-function runFile(test: TestFile): Promise<FileResult> {
+function runFile(test: TestFile, failedBefore: string[]): Promise<FileResult> {
   const started = Date.now();
   // A child that inherits it would report to a parent runner instead of printing its results.
   const env = { ...process.env };
@@ -147,6 +156,7 @@ function runFile(test: TestFile): Promise<FileResult> {
       }
       const result = {
         ...test,
+        failedBefore,
         counts: found,
         ms: Date.now() - started,
         exitCode,
@@ -156,19 +166,26 @@ function runFile(test: TestFile): Promise<FileResult> {
       };
       printFile(result, text);
       if (exitCode !== 0 || killed)
-        failures.push(`── ${test.file} (${outcome(result)})\n${failureExcerpt(text)}`);
+        whyFailed.set(test.file, `── ${test.file} (${outcome(result)})\n${failureExcerpt(text)}`);
       resolve(result);
     });
   });
 }
 
-/** Why each failed file failed, for --report. */
-const failures: string[] = [];
+/** Why each file's last failed run failed, for --report. */
+const whyFailed = new Map<string, string>();
 
-function outcome(r: FileResult): string {
+const failedRun = (r: FileResult) => r.killed || r.exitCode !== 0;
+
+function runOutcome(r: FileResult): string {
   if (r.killed) return `killed after ${Math.round(r.ms / 1000)} s (TEST_FILE_TIMEOUT)`;
   if (r.signal) return `ended by ${r.signal}`;
   return r.exitCode === 0 ? 'passed' : `exit ${r.exitCode}, ${r.counts.fail} failed`;
+}
+
+function outcome(r: FileResult): string {
+  const before = r.failedBefore.map((o) => `${o}, then `).join('');
+  return `${before}${runOutcome(r)}${r.failedBefore.length > 0 && !failedRun(r) ? ' on its retry (flaky)' : ''}`;
 }
 
 function printFile(r: FileResult, text: string) {
@@ -192,7 +209,7 @@ function readTimes(path: string): Record<string, number> {
  * with no running file, nor with a file that disrupts brokers and waits ahead of it in the queue
  * (so the files that use those brokers drain, and the restart gets its turn).
  */
-async function runAll(queue: TestFile[]): Promise<FileResult[]> {
+async function runAll(queue: TestFile[], failedBefore = new Map<string, string[]>()): Promise<FileResult[]> {
   const results: FileResult[] = [];
   const running = new Map<TestFile, Promise<void>>();
   while (queue.length > 0 || running.size > 0) {
@@ -206,7 +223,7 @@ async function runAll(queue: TestFile[]): Promise<FileResult[]> {
       const [test] = queue.splice(next, 1) as [TestFile];
       running.set(
         test,
-        runFile(test).then((r) => {
+        runFile(test, failedBefore.get(test.file) ?? []).then((r) => {
           results.push(r);
           running.delete(test);
         }),
@@ -231,11 +248,22 @@ const guessMs: Record<Lane, number> = { alone: 120_000, shared: 30_000, unit: 5_
 const expectedMs = (t: TestFile) => times[t.file] ?? guessMs[t.lane];
 const queue = chosen.sort((a, b) => expectedMs(b) - expectedMs(a));
 const started = Date.now();
-const results = await runAll(queue);
+let results = await runAll(queue);
+for (let retry = 1; retry <= retries; retry++) {
+  const again = results.filter(failedRun);
+  if (again.length === 0) break;
+  console.log(`\n# run ${retry + 1} of the ${again.length} failed file(s), the other files done`);
+  const retried = await runAll(
+    again.map(({ file, lane, why, uses, disrupts }) => ({ file, lane, why, uses, disrupts })),
+    new Map(again.map((r) => [r.file, [...r.failedBefore, runOutcome(r)]])),
+  );
+  results = [...results.filter((r) => !failedRun(r)), ...retried];
+}
 
 const total = Object.fromEntries(counts.map((c) => [c, 0])) as Counts;
 for (const r of results) for (const c of counts) total[c] += r.counts[c];
-const failed = results.filter((r) => r.killed || r.exitCode !== 0);
+const failed = results.filter(failedRun);
+const flaky = results.filter((r) => !failedRun(r) && r.failedBefore.length > 0);
 const slowest = [...results].sort((a, b) => b.ms - a.ms).slice(0, 15);
 console.log('\n# all test files');
 for (const c of counts) console.log(`ℹ ${c} ${total[c]}`);
@@ -245,6 +273,7 @@ console.log(`ℹ duration_ms ${Date.now() - started}`);
 console.log(`ℹ file time added up ${Math.round(results.reduce((n, r) => n + r.ms, 0) / 1000)} s`);
 console.log('ℹ slowest files:');
 for (const r of slowest) console.log(`ℹ   ${(r.ms / 1000).toFixed(1).padStart(6)} s  ${r.file} (${r.lane})`);
+for (const r of flaky) console.log(`⚠ flaky file: ${r.file} (${outcome(r)})`);
 for (const r of failed) console.log(`✖ failed file: ${r.file} (${outcome(r)})`);
 
 mkdirSync(dirname(options['times'] as string), { recursive: true });
@@ -256,6 +285,8 @@ if (options['report']) {
   mkdirSync(dirname(options['report'] as string), { recursive: true });
   const rows = results.map((r) => [r.file, r.lane, (r.ms / 1000).toFixed(1), outcome(r)].join('\t'));
   writeFileSync(options['report'] as string, `${rows.join('\n')}\n`);
-  writeFileSync(join(dirname(options['report'] as string), 'test-failures.txt'), failures.join('\n\n'));
+  const excerpts = (rs: FileResult[]) => rs.map((r) => whyFailed.get(r.file)!).join('\n\n');
+  writeFileSync(join(dirname(options['report'] as string), 'test-failures.txt'), excerpts(failed));
+  writeFileSync(join(dirname(options['report'] as string), 'test-flaky.txt'), excerpts(flaky));
 }
 process.exitCode = failed.length > 0 ? 1 : 0;

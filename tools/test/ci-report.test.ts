@@ -77,4 +77,24 @@ describe('ci-report', () => {
     rmSync(join(folder, 'test-failures.txt'));
     assert.doesNotMatch(report(folder, 1, [passed]), /why it failed/);
   });
+
+  it('names the files that failed once and passed on their retry, with why, before why anything failed', () => {
+    writeFileSync(
+      join(folder, 'test-flaky.txt'),
+      '── b.test.ts (exit 1, 1 failed, then passed on its retry (flaky))\n✖ failing tests:\n✖ b',
+    );
+    writeFileSync(
+      join(folder, 'test-failures.txt'),
+      '── a.test.ts (exit 1, 1 failed)\n✖ failing tests:\n✖ a',
+    );
+    const text = report(folder, 1);
+    const flaky = text.split('\n== failed once, passed on a retry (flaky: fix these)\n')[1]!;
+    assert.match(
+      flaky,
+      /^── b\.test\.ts \(exit 1, 1 failed, then passed on its retry \(flaky\)\)\n✖ failing tests:\n✖ b\n\n== why it failed\n── a\.test\.ts/,
+    );
+    rmSync(join(folder, 'test-flaky.txt'));
+    rmSync(join(folder, 'test-failures.txt'));
+    assert.doesNotMatch(report(folder, 1), /flaky/);
+  });
 });

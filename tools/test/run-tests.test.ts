@@ -194,4 +194,35 @@ describe('run-tests', () => {
     const times = JSON.parse(readFileSync(join(scratch, 'times.json'), 'utf8')) as Record<string, number>;
     assert.ok(times[fixture('unit-lane')]! >= 1500, "this run's time replaced the one before");
   });
+
+  it('runs a failed file once more with --retries: passed then, it is flaky and the suite passes; failed again, it fails', async () => {
+    const mark = join(scratch, 'fails-once.mark');
+    const report = join(scratch, 'retry-report.tsv');
+    const { code, out } = await run(
+      [fixture('fails-once'), fixture('fails'), fixture('unit-lane')],
+      { FAILS_ONCE_MARK: mark, RUN_LOG: join(scratch, 'retry.log') },
+      ['--retries=1', `--report=${report}`],
+    );
+    assert.equal(code, 1, 'the file that failed twice fails the suite');
+    assert.match(
+      out,
+      /⚠ flaky file: \S*fails-once\.fixture\.ts \(exit 1, 1 failed, then passed on its retry \(flaky\)\)/,
+    );
+    assert.match(out, /✖ failed file: \S*fails\.fixture\.ts \(exit 1, 1 failed, then exit 1, 1 failed\)/);
+    assert.equal(count(out, 'files'), 3, 'a file retried is counted once');
+    assert.equal(count(out, 'fail'), 1);
+    const flaky = readFileSync(join(scratch, 'test-flaky.txt'), 'utf8');
+    assert.match(flaky, /── \S*fails-once\.fixture\.ts .*\n✖ failing tests:/);
+    assert.match(flaky, /lost a race/);
+    assert.doesNotMatch(readFileSync(join(scratch, 'test-failures.txt'), 'utf8'), /fails-once/);
+    const rows = readFileSync(report, 'utf8').trim().split('\n');
+    assert.equal(rows.length, 3);
+  });
+
+  it('runs no file twice without --retries', async () => {
+    const mark = join(scratch, 'fails-once-no-retry.mark');
+    const { code, out } = await run([fixture('fails-once')], { FAILS_ONCE_MARK: mark }, ['--retries=0']);
+    assert.equal(code, 1);
+    assert.match(out, /✖ failed file: \S*fails-once\.fixture\.ts \(exit 1, 1 failed\)$/m);
+  });
 });
