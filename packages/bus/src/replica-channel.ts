@@ -179,6 +179,11 @@ export class ReplicaChannel {
     return { answers, missing: missing.sort() };
   }
 
+  /** The replicas live in the registry now (this one among them once started). */
+  live(): Promise<string[]> {
+    return this.registry.live();
+  }
+
   /** Leaves the registry, then deletes this replica's topic (a live replica does it later if this fails). */
   async close(): Promise<void> {
     clearInterval(this.heartbeat);

@@ -5,6 +5,7 @@ import {
   corsConfig,
   duration,
   int,
+  list,
   optionalStr,
   str,
   trustedProxiesConfig,
@@ -148,6 +149,29 @@ export const pushHubConfig = {
     'how long a connections API request waits for the other replicas; at the time-out it answers with the parts it has, partial, naming the replicas that did not answer',
     '2s',
     { min: '100ms', max: '30s' },
+  ),
+  PRESENCE_EVENT_TYPES: list(
+    'event types whose joins and leaves are announced as gw.presence.joined / gw.presence.left to the clients that subscribe to them (comma-separated; none by default; at most 64)',
+  ),
+  PRESENCE_LEAVE_DELAY: duration(
+    "how long a member's leave waits for it to come back (a reconnect, to any replica, is then neither a leave nor a join)",
+    '5s',
+    { min: '0ms', max: '5m' },
+  ),
+  PRESENCE_MAX_MEMBERS: int(
+    'members announced at once, cluster-wide; beyond, a new member is present in queries but its join and leave are not announced (gw_presence_overflow_total)',
+    100_000,
+    { min: 1, max: 10_000_000 },
+  ),
+  PRESENCE_MAX_LISTED: int(
+    'connections (members, for clients) a presence answer lists at most; the count is always whole (400 for a larger limit)',
+    1000,
+    { min: 1, max: 10_000 },
+  ),
+  PRESENCE_CACHE_TTL: duration(
+    "how long a replica keeps a place's presence for clients (GET /_gw/v1/presence): one cluster query per place and period, however many clients ask",
+    '1s',
+    { min: '0ms', max: '1m' },
   ),
   CONNECTIONS_API_MAX_LIMIT: int(
     'the largest page (`limit`) of GET /v3/connections (400 beyond; 100 when not given, or this when smaller)',

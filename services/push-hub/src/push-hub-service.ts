@@ -46,6 +46,7 @@ import {
 import { createSubscriptionResolver, loadExtractorConfig, type Subscription } from './subscriptions/index.ts';
 import { createConsoleFiles, createDashboard, createTestEvent } from './console/index.ts';
 import { HubMetrics } from './metrics/index.ts';
+import { createPresence, withPresenceExtractors } from './presence/index.ts';
 
 import {
   createOperatorChange,
@@ -97,7 +98,10 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
   const metrics = new HubMetrics(deps.registry, config.METRICS_MAX_EVENT_TYPES);
   const auth = hubAuthFrom(deps.auth);
   const tokens = connectionTokensFrom(deps.auth, deps.replica, config.CONNECTION_TOKEN_TTL);
-  const extractors = loadExtractorConfig(config.EXTRACTORS);
+  const extractors = withPresenceExtractors(
+    loadExtractorConfig(config.EXTRACTORS),
+    config.PRESENCE_EVENT_TYPES,
+  );
   const ring = new EventRing(config.EVENT_BUFFER_SIZE, config.EVENT_BUFFER_MAX_BYTES);
   let fanout: BusSubscription | undefined;
   const replay = deps.fanoutBus.capabilities.replay
@@ -118,6 +122,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     metrics,
     maxUnreadBytes: config.MAX_BUFFERED_BYTES,
     fanout: { system: deps.fanoutBus.kind, topic: config.FANOUT_TOPIC },
+    membership: (change) => presence.membership(change),
   });
   const check = createAccessCheck(config.SUBSCRIPTION_CHECK, {
     verify: (jwt) => deps.auth.verifyAndCheck(jwt),
@@ -226,6 +231,20 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     return true;
   }
 
+  const presence = createPresence(config, {
+    replica: deps.replica,
+    controlBus: deps.controlBus,
+    store: deps.store,
+    logger,
+    registry: deps.registry,
+    hub: () => hub,
+    sightings: longpoll.sightings,
+    maxJsonDepth: deps.maxJsonDepth ?? defaultMaxJsonDepth,
+    bearerTokens,
+    resolve,
+    cors: config.CORS_ALLOWED_ORIGINS,
+  });
+
   const subscriptions = createSubscriptionsEndpoint({
     tokens,
     bearerTokens,
@@ -306,9 +325,11 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       (await sse.handle(req, res)) ||
       (await longpoll.handle(req, res)) ||
       (await subscriptions(req, res)) ||
+      (await presence.public(req, res)) ||
       socketio.handle(req, res),
     internal: async (req, res) =>
       (await connectionsApi(req, res)) ||
+      (await presence.internal(req, res)) ||
       (await testEvent(req, res)) ||
       consoleFiles(req, res) ||
       dashboard(req, res),
@@ -319,6 +340,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
         return hub.setSubscriptions(change.id, change.subscriptions, change);
       });
       await connectionsChannel.start((body) => replicaConnections.answer(body as ConnectionsRequest));
+      await presence.start();
       unwatch = await deps.store.watch(blacklistPrefix, (change) => {
         if (change.kind === 'set') killSession(change.key.slice(blacklistPrefix.length));
         else if (change.kind === 'resync') rescan.request();
@@ -358,6 +380,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       await unwatchLongPoll?.();
       await channel.close();
       await connectionsChannel.close();
+      await presence.stop();
       sse.close();
       ws.close();
       await socketio.close();

@@ -3,7 +3,8 @@
  * connection token) and `gw.subscriptions_set` (the effective subscriptions), `gw.session_killed`
  * before a blacklisted session's connection closes, `gw.session_expired` before a connection ends
  * with the JWT it was admitted with, `gw.connection_closed` before an operator ends one through the
- * connections API, and `gw.resync_required` when a client resumes
+ * connections API, `gw.presence.joined` and `gw.presence.left` to those that subscribe to them
+ * (presence/presence-tracker.ts), and `gw.resync_required` when a client resumes
  * from a position the hub can no longer serve. CloudEvents 0.2, as the spec asks for events the
  * gateway creates.
  */
@@ -88,3 +89,16 @@ export const resyncRequired = (lastEventId: string) =>
     last_event_id: lastEventId,
     reason: 'events after this id are no longer available; reload the state you derive from events',
   });
+
+/** What a presence event tells: a member joined or left a place (presence/presence-tracker.ts). */
+export interface PresenceEventData {
+  eventType: string;
+  /** The constraint object of the place; `{}` for the type as a whole. */
+  where: Record<string, unknown>;
+  /** The member's id as other clients see it (presence/presence-member.ts). */
+  member: string;
+  user?: string;
+}
+
+export const presenceChanged = (kind: 'joined' | 'left', data: PresenceEventData) =>
+  gatewayEvent(`gw.presence.${kind}`, data);

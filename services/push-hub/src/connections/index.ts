@@ -5,6 +5,8 @@ export {
   connectionClosed,
   connectionCreated,
   type OutgoingEvent,
+  type PresenceEventData,
+  presenceChanged,
   resyncRequired,
   sessionExpired,
   sessionKilled,

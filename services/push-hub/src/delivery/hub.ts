@@ -49,6 +49,19 @@ export interface HubOptions {
    * consumer (MAX_BUFFERED_BYTES); a resume's backlog does not count (catch-up.ts).
    */
   maxUnreadBytes?: number;
+  /**
+   * Told of every change of a held connection's subscriptions: when it is added (`before` empty),
+   * changed, and removed (`after` empty). Presence follows connections through it.
+   */
+  membership?: (change: MembershipChange) => void;
+}
+
+export interface MembershipChange {
+  connectionId: string;
+  sessionId: string | undefined;
+  user: string | undefined;
+  before: readonly Subscription[];
+  after: readonly Subscription[];
 }
 
 /** What came with a subscription change besides the list (Hub.setSubscriptions). */
@@ -72,6 +85,7 @@ export class Hub {
   private readonly metrics: HubMetrics;
   private readonly aheadGraceMs: number;
   private readonly fanout: FanoutSource | undefined;
+  private readonly membership: HubOptions['membership'];
 
   constructor(options: HubOptions) {
     this.ring = options.ring;
@@ -80,6 +94,7 @@ export class Hub {
     this.metrics = options.metrics;
     this.aheadGraceMs = options.aheadGraceMs ?? 5000;
     this.fanout = options.fanout;
+    this.membership = options.membership;
     this.catchUp = new CatchUp({
       ring: this.ring,
       replay: this.replay,
@@ -124,6 +139,7 @@ export class Hub {
     this.facts.set(conn.id, { ...about, connectedAt: Date.now(), subscriptions: subs, expiresAt });
     this.joinSession(conn);
     this.metrics.connectionOpened(conn.transport, this.index.size);
+    this.tellMembership(conn, about.user, [], subs);
     // A resuming client's welcome carries its own position: it has nothing after it yet.
     const welcomeAt = resumeFrom ?? this.ring.head;
     this.sendOwn(conn, connectionCreated(token), welcomeAt);
@@ -134,7 +150,9 @@ export class Hub {
   remove(conn: Connection): void {
     if (this.connections.get(conn.id) !== conn) return;
     this.connections.delete(conn.id);
+    const facts = this.facts.get(conn.id);
     this.facts.delete(conn.id);
+    if (facts) this.tellMembership(conn, facts.user, facts.subscriptions, []);
     this.catchUp.forget(conn);
     this.expiries.delete(conn);
     this.index.remove(conn);
@@ -190,18 +208,35 @@ export class Hub {
     this.index.set(conn, subs);
     if (expiresAt !== undefined) this.expiries.set(conn, expiresAt);
     const facts = this.facts.get(id);
+    const before = facts?.subscriptions ?? [];
     if (facts) {
       facts.subscriptions = subs;
       if (expiresAt !== undefined) facts.expiresAt = expiresAt;
       if (jwtSubscriptions !== undefined) facts.jwtSubscriptions = jwtSubscriptions;
     }
     if (sessionId !== undefined && conn.sessionId === undefined) {
+      // As a new member (its session now), it leaves as the one it was and joins as the new one.
+      this.tellMembership(conn, facts?.user, before, []);
       conn.sessionId = sessionId;
       this.joinSession(conn);
-    }
+      this.tellMembership(conn, facts?.user, [], subs);
+    } else this.tellMembership(conn, facts?.user, before, subs);
     this.metrics.subscriptionsChanged(this.index.size);
     this.sendOwn(conn, subscriptionsSet(subs));
     return true;
+  }
+
+  /**
+   * One of the hub's own events to every connection here that subscribes to it (a presence
+   * change): `body` is what subscriptions match, `out` what is written. Answers how many got it.
+   */
+  deliverOwn(body: { type: string }, out: OutgoingEvent): number {
+    let delivered = 0;
+    this.index.match(body, (conn) => {
+      this.sendOwn(conn, out);
+      delivered++;
+    });
+    return delivered;
   }
 
   /** Sends `gw.session_killed` to every connection of the session and closes them. */
@@ -379,6 +414,15 @@ export class Hub {
     if (b) this.catchUp.wroteOwn(conn, b, more);
     else if (!more && this.connections.get(conn.id) === conn)
       this.catchUp.fellBehind(conn, position, this.ring.end);
+  }
+
+  private tellMembership(
+    conn: Connection,
+    user: string | undefined,
+    before: readonly Subscription[],
+    after: readonly Subscription[],
+  ): void {
+    this.membership?.({ connectionId: conn.id, sessionId: conn.sessionId, user, before, after });
   }
 
   private joinSession(conn: Connection): void {

@@ -82,6 +82,11 @@ export class SubscriptionIndex<C> {
     return this.byType.get(type)?.has(subscriber) === true;
   }
 
+  /** The subscribers to events of `type`, whatever their constraints. */
+  subscribersOf(type: string): Iterable<C> {
+    return this.byType.get(type)?.keys() ?? [];
+  }
+
   /** Calls `deliver` once for every subscriber with at least one matching subscription. */
   match(event: { type: string }, deliver: (subscriber: C) => void): void {
     const entries = this.byType.get(event.type);

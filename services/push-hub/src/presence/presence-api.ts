@@ -1,0 +1,162 @@
+/**
+ * Presence over HTTP:
+ * - `GET /v3/presence?eventType=…&where=…&limit=…` on the internal API: the count and the
+ *   connections present (connection, transport, replica, user, session, since), cluster-wide;
+ * - `GET /_gw/v1/presence?eventType=…&where=…` for clients, allowed as subscribing to that place
+ *   would be (the JWT rules and SUBSCRIPTION_CHECK, with `{"subscriptions": [the place]}`): the
+ *   count and the members (their opaque id, as presence events name them, and user), never
+ *   another client's session or connection. Answers are kept PRESENCE_CACHE_TTL per place on each
+ *   replica, so clients that poll cost the cluster one query a place per replica and period.
+ * `where` is a JSON object of the type's extractor fields (a room: `{"room": 42}`); absent, the
+ * type as a whole. Bad input is a 400 naming it; our own control bus down a 503 with Retry-After.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  type CorsPolicy,
+  HttpError,
+  type PreflightRules,
+  requestPath,
+  sendJson,
+  sendText,
+} from '@gatehouse/service-kit';
+import type { BearerTokens } from '../auth/index.ts';
+import {
+  authorizationProblem,
+  badRequestOf,
+  refusalOf,
+  type ResolvedSubscriptions,
+  type Subscription,
+  type SubscriptionRequest,
+} from '../subscriptions/index.ts';
+import { memberOf } from './presence-member.ts';
+import type { PresenceMetrics } from './presence-metrics.ts';
+import { type Place, type Presence, type PresenceQuery, readPlace } from './presence-query.ts';
+
+export interface PresenceApiDeps {
+  query: PresenceQuery;
+  maxJsonDepth: number;
+  /** Checks a place's constraint fields as a subscription's (the extractor configuration). */
+  validate: (subs: Subscription[]) => void;
+  /** PRESENCE_MAX_LISTED: connections (members for clients) listed at most. */
+  maxListed: number;
+  /** PRESENCE_CACHE_TTL, ms. */
+  cacheTtlMs: number;
+  /** The id other clients see for a member (presence-member.ts). */
+  publicMember: (member: string) => string;
+  bearerTokens: BearerTokens;
+  resolve(req: SubscriptionRequest): Promise<ResolvedSubscriptions>;
+  cors: CorsPolicy;
+  metrics: PresenceMetrics;
+}
+
+const preflight: PreflightRules = { methods: 'GET', headers: 'authorization' };
+/** Places whose answers a replica keeps at once, for clients. */
+const maxCachedPlaces = 1000;
+
+export function createPresenceApi(deps: PresenceApiDeps) {
+  const cache = new Map<string, { until: number; answer: Promise<Presence> }>();
+
+  /** One query per place and period for every client of this replica (failures are not kept). */
+  function cached(place: Place): Promise<Presence> {
+    const key = JSON.stringify([place.eventType, place.where?.canonical]);
+    const now = Date.now();
+    const hit = cache.get(key);
+    if (hit && hit.until > now) return hit.answer;
+    if (cache.size >= maxCachedPlaces) for (const [k, v] of cache) if (v.until <= now) cache.delete(k);
+    if (cache.size >= maxCachedPlaces) cache.delete(cache.keys().next().value!);
+    const answer = deps.query.of(place, deps.maxListed);
+    answer.then(
+      (p) => deps.metrics.queried('public', p.partial),
+      () => {},
+    );
+    cache.set(key, { until: now + deps.cacheTtlMs, answer });
+    answer.catch(() => cache.delete(key));
+    return answer;
+  }
+
+  async function internal(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const query = new URL(req.url ?? '/', 'http://local').searchParams;
+    const place = readPlace(query, deps.maxJsonDepth, deps.validate);
+    const limitText = query.get('limit');
+    const limit = limitText === null ? deps.maxListed : Number(limitText);
+    if (!Number.isInteger(limit) || limit < 0 || limit > deps.maxListed)
+      throw new HttpError(400, `limit: expected an integer from 0 to ${deps.maxListed}`);
+    const presence = await deps.query.of(place, limit);
+    deps.metrics.queried('internal', presence.partial);
+    sendJson(res, 200, presence);
+  }
+
+  async function forClient(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const cors = deps.cors.headers(req);
+    try {
+      const place = readPlace(
+        new URL(req.url ?? '/', 'http://local').searchParams,
+        deps.maxJsonDepth,
+        deps.validate,
+      );
+      await allowed(req, place);
+      const presence = await cached(place);
+      sendJson(res, 200, forClients(presence), cors);
+    } catch (err) {
+      if (err instanceof HttpError) return sendText(res, err.status, err.message, cors);
+      const refusal = refusalOf(err);
+      if (refusal) return sendText(res, refusal.status, refusal.message, { ...cors, ...refusal.headers });
+      throw err;
+    }
+  }
+
+  /** Whether the client may subscribe to the place: then it may see who is there. */
+  async function allowed(req: IncomingMessage, place: Place): Promise<void> {
+    let jwts: string[];
+    try {
+      jwts = deps.bearerTokens(req.headers.authorization).slice(0, 1);
+    } catch (err) {
+      throw badRequestOf({ kind: 'change' }, authorizationProblem((err as Error).message));
+    }
+    const manual = [{ eventType: place.eventType, oneOf: place.where ? [place.where.object] : [] }];
+    await deps.resolve({
+      kind: 'change',
+      jwts,
+      headerJwts: jwts,
+      manual,
+      authorization: req.headers.authorization,
+      checkBody: () => JSON.stringify({ subscriptions: manual }),
+    });
+  }
+
+  /** What a client sees: members by their opaque id, never a session or connection. */
+  function forClients(p: Presence) {
+    const members = new Map<string, { member: string; user?: string }>();
+    for (const c of p.connections) {
+      const member = deps.publicMember(
+        memberOf({ connectionId: c.connection, sessionId: c.session, user: c.user }),
+      );
+      if (!members.has(member))
+        members.set(member, { member, ...(c.user !== undefined && { user: c.user }) });
+    }
+    return {
+      eventType: p.eventType,
+      ...(p.where && { where: p.where }),
+      count: p.count,
+      members: [...members.values()],
+      complete: p.complete,
+      partial: p.partial,
+    };
+  }
+
+  return {
+    /** The internal API's part. */
+    internal: (req: IncomingMessage, res: ServerResponse): false | Promise<boolean> =>
+      requestPath(req) === '/v3/presence' && req.method === 'GET' && internal(req, res).then(() => true),
+    /** The public edge's part. */
+    public: (req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean> => {
+      if (requestPath(req) !== '/_gw/v1/presence') return false;
+      if (req.method === 'OPTIONS') return deps.cors.preflight(req, res, preflight);
+      if (req.method !== 'GET') {
+        sendText(res, 405, 'Method not allowed.', { allow: 'GET, OPTIONS' });
+        return true;
+      }
+      return forClient(req, res).then(() => true);
+    },
+  };
+}
