@@ -18,7 +18,14 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { EVENTS_PATH } from '@gatehouse/publisher';
-import { LONGPOLL_PATH, SOCKETIO_PATH, SSE_PATH, TRANSPORTS, WS_PATH } from '@gatehouse/push-hub';
+import {
+  LONGPOLL_PATH,
+  PRESENCE_PATH,
+  SOCKETIO_PATH,
+  SSE_PATH,
+  TRANSPORTS,
+  WS_PATH,
+} from '@gatehouse/push-hub';
 import {
   publicEdgeDocumentPath,
   readInternalApiDocument,
@@ -82,6 +89,7 @@ describe('public edge document: the routes of the services', () => {
       '/_gw/health',
       publicEdgeDocumentPath,
       SSE_PATH,
+      PRESENCE_PATH,
       WS_PATH,
       LONGPOLL_PATH,
       subscriptionsPath,

@@ -49,6 +49,7 @@ export interface PresenceApiDeps {
   metrics: PresenceMetrics;
 }
 
+export const PRESENCE_PATH = '/_gw/v1/presence';
 const preflight: PreflightRules = { methods: 'GET', headers: 'authorization' };
 /** Places whose answers a replica keeps at once, for clients. */
 const maxCachedPlaces = 1000;
@@ -150,7 +151,7 @@ export function createPresenceApi(deps: PresenceApiDeps) {
       requestPath(req) === '/v3/presence' && req.method === 'GET' && internal(req, res).then(() => true),
     /** The public edge's part. */
     public: (req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean> => {
-      if (requestPath(req) !== '/_gw/v1/presence') return false;
+      if (requestPath(req) !== PRESENCE_PATH) return false;
       if (req.method === 'OPTIONS') return deps.cors.preflight(req, res, preflight);
       if (req.method !== 'GET') {
         sendText(res, 405, 'Method not allowed.', { allow: 'GET, OPTIONS' });
