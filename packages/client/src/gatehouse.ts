@@ -19,7 +19,14 @@ import type {
   TransportName,
 } from './transports/transport.ts';
 import { websocketTransport } from './transports/websocket.ts';
-import type { CloudEvent, EventTypes, Subscription, TypedCloudEvent } from './types.ts';
+import type {
+  CloudEvent,
+  EventTypes,
+  Presence,
+  PresenceChange,
+  Subscription,
+  TypedCloudEvent,
+} from './types.ts';
 
 export interface GatehouseOptions {
   /** A JWT, or a function that gives one: called at the first connect and when the JWT expired or was refused. */
@@ -84,6 +91,10 @@ export type GatehouseEvents<Types extends EventTypes = EventTypes> = {
   event: [TypedCloudEvent<Types>];
   state: [ConnectionState];
   resync: [];
+  /** A member joined or left a place this client subscribes to `gw.presence.joined` / `gw.presence.left` of. */
+  presence: [PresenceChange];
+  /** The gateway changed this connection's subscriptions (an operator, server-side): the list now in force. */
+  subscriptions: [readonly Subscription[]];
   /** Something failed that the client went on past (GatehouseError's `code` says what). */
   error: [GatehouseError];
 };
@@ -183,6 +194,10 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
   /** A refusal was answered with a new token and no connection was admitted since. */
   private retriedWithNewToken = false;
   private tokenWaiters: Array<() => void> = [];
+  /** The connection's welcome `gw.subscriptions_set` is still to come (a later one is a change). */
+  private welcomePending = false;
+  /** This client's own changes the gateway took and has not echoed yet (each gets a `gw.subscriptions_set`). */
+  private ownEchoes = 0;
 
   constructor(url: string, options: GatehouseOptions = {}) {
     super();
@@ -334,6 +349,7 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
         `/_gw/v1/connection/${transport.subscriptionsPath}/${encodeURIComponent(connectionToken)}/subscriptions`,
         this.base,
       );
+      this.ownEchoes++;
       const res = await fetch(url, {
         method: 'PUT',
         headers: {
@@ -343,6 +359,7 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
         },
         body: JSON.stringify({ subscriptions }),
       }).catch(() => undefined);
+      if (res?.status !== 204) this.ownEchoes = Math.max(0, this.ownEchoes - 1);
       // Gone with its connection (cut meanwhile): set them on the next one.
       if (res === undefined || res.status === 410) continue;
       if (res.status === 204) {
@@ -351,6 +368,24 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
       }
       throw new SubscriptionError(res.status, await res.text().catch(() => ''));
     }
+  }
+
+  /**
+   * Who is present in a place, cluster-wide: the connections subscribed to `eventType` (in the place
+   * `where`, one of the constraint objects clients subscribe with), counted, and their members.
+   * Allowed as subscribing there would be; rejects with a SubscriptionError carrying the gateway's
+   * status and text otherwise (403), or for a bad place (400).
+   */
+  async presence(eventType: string, where?: Record<string, unknown>): Promise<Presence> {
+    const url = new URL('/_gw/v1/presence', this.base);
+    url.searchParams.set('eventType', eventType);
+    if (where !== undefined) url.searchParams.set('where', JSON.stringify(where));
+    if (this.token === undefined && typeof this.options.token === 'function') await this.refreshToken();
+    const res = await fetch(url, {
+      headers: this.token === undefined ? {} : { authorization: `Bearer ${this.token}` },
+    });
+    if (res.status !== 200) throw new SubscriptionError(res.status, await res.text().catch(() => ''));
+    return (await res.json()) as Presence;
   }
 
   /** Ends the client: no more events, no reconnect. */
@@ -493,6 +528,8 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
   private gatewayEvent(event: CloudEvent): void {
     const data = event.data as { connection_token?: string } | undefined;
     if (event.type === 'gw.connection.create' && data?.connection_token) {
+      this.welcomePending = true;
+      this.ownEchoes = 0;
       this.retriedWithNewToken = false;
       this.connectionToken = data.connection_token;
       this.previousConnectionToken = data.connection_token;
@@ -503,6 +540,31 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
       this.killed = true;
       this.finish(sessionKilled);
     } else if (event.type === 'gw.connection_closed') this.closedByOperator(event.data);
+    else if (event.type === 'gw.subscriptions_set') this.subscriptionsSet(event.data);
+    else if (event.type === 'gw.presence.joined' || event.type === 'gw.presence.left')
+      this.emit('presence', {
+        kind: event.type === 'gw.presence.joined' ? 'joined' : 'left',
+        ...(event.data as Omit<PresenceChange, 'kind'>),
+      });
+  }
+
+  /**
+   * After the connection's welcome and the echoes of this client's own changes, a
+   * `gw.subscriptions_set` is a change an operator made (server-side subscriptions): the list in
+   * force becomes it, so the next connection asks for it and not for what the operator replaced.
+   */
+  private subscriptionsSet(list: unknown): void {
+    if (this.welcomePending) {
+      this.welcomePending = false;
+      return;
+    }
+    if (this.ownEchoes > 0) {
+      this.ownEchoes--;
+      return;
+    }
+    if (!Array.isArray(list)) return;
+    this.subscriptionList = list as Subscription[];
+    this.emit('subscriptions', this.subscriptionList);
   }
 
   /**

@@ -13,6 +13,8 @@ export {
   type CloudEvent,
   type EventTypes,
   extensionOf,
+  type Presence,
+  type PresenceChange,
   type Subscription,
   type TypedCloudEvent,
 } from './types.ts';

@@ -37,3 +37,28 @@ export interface Subscription {
   eventType: string;
   oneOf?: Array<Record<string, unknown>>;
 }
+
+/** A member joined or left a place (the gateway's `gw.presence.joined` and `gw.presence.left`). */
+export interface PresenceChange {
+  kind: 'joined' | 'left';
+  /** The place: an event type, and the constraint object clients subscribe to it with (`{}`: the type). */
+  eventType: string;
+  where: Record<string, unknown>;
+  /** The member's opaque id: the same in every change and in `presence()`. */
+  member: string;
+  user?: string;
+}
+
+/** Who is present in a place, cluster-wide (`Gatehouse.presence`). */
+export interface Presence {
+  eventType: string;
+  where?: Record<string, unknown>;
+  /** Connections present. */
+  count: number;
+  /** Their members (a session, else a user, else a connection), by opaque id and user. */
+  members: Array<{ member: string; user?: string }>;
+  /** Whether `members` comes from every connection counted (the gateway lists at most 1,000). */
+  complete: boolean;
+  /** A replica of the gateway did not answer in time: its connections are not counted. */
+  partial: boolean;
+}
