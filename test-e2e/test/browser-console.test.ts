@@ -12,7 +12,8 @@
  * legend); after Disconnect the result list and the detail are redrawn without the connection; the
  * replicas table fits its card 1,400 px wide and scrolls inside it 1,000 px wide (a scrollbar
  * drawn, the replica's name kept in view); the page links its icon, so no /favicon.ico is asked
- * (an error in the page). Screenshots are kept in test-e2e/artifacts/console-{1400,1000}.png.
+ * (an error in the page). Issue 36: a connection's subscriptions set from its detail (the client
+ * told), and who is present for a type. Screenshots are kept in test-e2e/artifacts/console-{1400,1000}.png.
  */
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
@@ -100,9 +101,14 @@ describe('operator console in Chromium across two hub replicas', () => {
     page.on('console', (m) => {
       // The first samples, before the token is typed in, are answered 401: that is the design.
       // Any other failed load (the browser's own ask for /favicon.ico, say) is a problem.
+      // So are the 400s of the bad subscriptions and place the tests below type in on purpose.
       const asked = new URL(m.location().url || 'about:blank');
-      if (m.type() === 'error' && !(/status of 401/.test(m.text()) && asked.pathname === '/v3/replicas'))
-        problems.push(`${m.text()} ${m.location().url}`);
+      const byDesign =
+        (/status of 401/.test(m.text()) && asked.pathname === '/v3/replicas') ||
+        (/status of 400/.test(m.text()) &&
+          (asked.pathname === '/v3/presence' ||
+            /^\/v3\/connections\/[^/]+\/subscriptions$/.test(asked.pathname)));
+      if (m.type() === 'error' && !byDesign) problems.push(`${m.text()} ${m.location().url}`);
     });
     page.on('pageerror', (err) => problems.push(String(err)));
   });
@@ -219,6 +225,50 @@ describe('operator console in Chromium across two hub replicas', () => {
     const closed = eli.events.find((e) => e['type'] === 'gw.connection_closed');
     assert.equal((closed?.['data'] as { reason?: string } | undefined)?.reason, 'moved by the console test');
     await shows(replicas[1]!, 'total', '1');
+  });
+
+  it("changes a connection's subscriptions from its detail, and the client is told", async () => {
+    const cleo = clients['cleoWs']!;
+    await page.fill('#search-form input[name="session"]', `${run}-s-cleo`);
+    await page.click('#search-form button');
+    await page.locator(`#results tr[data-id="${cleo.id}"]`).click();
+    await page.waitForFunction(() =>
+      (document.querySelector('#subscriptions-json') as HTMLTextAreaElement).value.includes('news'),
+    );
+    await page.fill('#subscriptions-json', 'not json');
+    await page.click('#subscriptions-form button');
+    await page.locator('#subscriptions-note', { hasText: 'must be a JSON list' }).waitFor(wait);
+    await page.fill('#subscriptions-json', '[{"eventType": 7}]');
+    await page.click('#subscriptions-form button');
+    await page.locator('#subscriptions-note', { hasText: /^not set: .*eventType/ }).waitFor(wait);
+    await page.fill(
+      '#subscriptions-json',
+      JSON.stringify([{ eventType: 'news' }, { eventType: `${run}.weather` }]),
+    );
+    await page.click('#subscriptions-form button');
+    await page.locator('#subscriptions-note', { hasText: `subscriptions set on ${cleo.id}` }).waitFor(wait);
+    await page.locator('#detail-json', { hasText: `${run}.weather` }).waitFor(wait);
+    await until(
+      () =>
+        cleo.events.some(
+          (e) => e['type'] === 'gw.subscriptions_set' && JSON.stringify(e['data']).includes(`${run}.weather`),
+        ),
+      10_000,
+      'cleo told its new subscriptions',
+    );
+  });
+
+  it('shows who is present for an event type, cluster-wide', async () => {
+    await page.fill('#presence-form input[name="eventType"]', probe);
+    await page.click('#presence-form button');
+    await page.locator('#presence-note', { hasText: /^2 present$/ }).waitFor(wait);
+    const listed = await page
+      .locator('#presence tbody tr')
+      .evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset['id']).sort());
+    assert.deepEqual(listed, [clients['annaSse']!.id, clients['dinaWs']!.id].sort());
+    await page.fill('#presence-form input[name="where"]', '{"room": 1}');
+    await page.click('#presence-form button');
+    await page.locator('#presence-note', { hasText: /where: / }).waitFor(wait);
   });
 
   it('publishes a test event and lists exactly the connections subscribed to its type', async () => {

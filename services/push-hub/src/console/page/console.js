@@ -341,6 +341,7 @@ async function choose(id, tr) {
   $('#detail').hidden = false;
   $('#detail-id').textContent = id;
   $('#disconnect-note').textContent = '';
+  $('#subscriptions-note').textContent = '';
   await showDetail(id);
 }
 
@@ -349,14 +350,44 @@ async function showDetail(id) {
   const { status, body } = await api(`v3/connections/${encodeURIComponent(id)}`);
   if (status === 404) return showGone(body.error);
   $('#detail-json').textContent = JSON.stringify(status === 200 ? body.connection : body, null, 2);
+  if (status === 200) $('#subscriptions-json').value = JSON.stringify(body.connection.subscriptions);
   $('#disconnect-form button').disabled = false;
+  $('#subscriptions-form button').disabled = false;
 }
 
 /** The detail of a connection that ended: nothing left to show or to disconnect. */
 function showGone(why) {
   $('#detail-json').textContent = `no longer connected: ${why}`;
   $('#disconnect-form button').disabled = true;
+  $('#subscriptions-form button').disabled = true;
 }
+
+// Server-side subscriptions: the chosen connection's list replaced (its JWT-inferred part kept).
+$('#subscriptions-form').addEventListener('submit', async (e) => {
+  e.preventDefault();
+  if (!chosen) return;
+  const text = String(new FormData(e.target).get('subscriptions') ?? '').trim();
+  let subscriptions;
+  try {
+    subscriptions = JSON.parse(text);
+  } catch {
+    $('#subscriptions-note').textContent = 'not set: the subscriptions must be a JSON list';
+    return;
+  }
+  try {
+    const { status, body } = await api(`v3/connections/${encodeURIComponent(chosen)}/subscriptions`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ subscriptions }),
+    });
+    if (status === 404) return showGone(body.error);
+    $('#subscriptions-note').textContent =
+      status === 204 ? `subscriptions set on ${chosen}` : `not set: ${body.error ?? `HTTP ${status}`}`;
+    if (status === 204) await showDetail(chosen);
+  } catch (err) {
+    $('#subscriptions-note').textContent = err.message;
+  }
+});
 
 $('#disconnect-form').addEventListener('submit', async (e) => {
   e.preventDefault();
@@ -380,6 +411,43 @@ $('#disconnect-form').addEventListener('submit', async (e) => {
     $('#disconnect-note').textContent = err.message;
   }
 });
+
+// --- presence -------------------------------------------------------------------------------
+
+$('#presence-form').addEventListener('submit', async (e) => {
+  e.preventDefault();
+  const query = new URLSearchParams();
+  for (const [k, v] of new FormData(e.target)) if (String(v).trim()) query.set(k, String(v).trim());
+  try {
+    const { status, body } = await api(`v3/presence?${query}`);
+    if (status === 200) showPresence(body);
+    else $('#presence-note').textContent = body.error ?? `HTTP ${status}`;
+  } catch (err) {
+    $('#presence-note').textContent = err.message;
+  }
+});
+
+/** Who is present, cluster-wide: the count, and the connections listed. */
+function showPresence({ count, connections, complete, partial, missing }) {
+  const notes = [`${count} present`];
+  if (!complete) notes.push(`${connections.length} listed`);
+  if (partial) notes.push(`partial: no answer from ${missing.join(', ')}`);
+  $('#presence-note').textContent = notes.join(' · ');
+  const rows = connections.map((c) => {
+    const tr = document.createElement('tr');
+    tr.dataset.id = c.connection;
+    tr.append(
+      cell(c.connection),
+      cell(c.replica),
+      cell(c.transport),
+      cell(c.user ?? '–'),
+      cell(c.session ?? '–'),
+      cell(c.since),
+    );
+    return tr;
+  });
+  $('#presence tbody').replaceChildren(...rows);
+}
 
 // --- the test event -------------------------------------------------------------------------
 
