@@ -232,9 +232,10 @@ describe('operator console in Chromium across two hub replicas', () => {
     await page.fill('#search-form input[name="session"]', `${run}-s-cleo`);
     await page.click('#search-form button');
     await page.locator(`#results tr[data-id="${cleo.id}"]`).click();
-    await page.waitForFunction(() =>
-      (document.querySelector('#subscriptions-json') as HTMLTextAreaElement).value.includes('news'),
-    );
+    for (let tries = 0; !(await page.inputValue('#subscriptions-json')).includes('news'); tries++) {
+      assert.ok(tries < 150, 'the detail shows its subscriptions');
+      await page.waitForTimeout(100);
+    }
     await page.fill('#subscriptions-json', 'not json');
     await page.click('#subscriptions-form button');
     await page.locator('#subscriptions-note', { hasText: 'must be a JSON list' }).waitFor(wait);
@@ -264,7 +265,7 @@ describe('operator console in Chromium across two hub replicas', () => {
     await page.locator('#presence-note', { hasText: /^2 present$/ }).waitFor(wait);
     const listed = await page
       .locator('#presence tbody tr')
-      .evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset['id']).sort());
+      .evaluateAll((rows) => rows.map((r) => r.dataset['id']).sort());
     assert.deepEqual(listed, [clients['annaSse']!.id, clients['dinaWs']!.id].sort());
     await page.fill('#presence-form input[name="where"]', '{"room": 1}');
     await page.click('#presence-form button');
