@@ -21,7 +21,8 @@ function run(files: string[], env: Record<string, string>, options: string[] = [
     execFile(
       process.execPath,
       [runner, '--test-timeout=600000', `--times=${join(scratch, 'times.json')}`, ...options, '--', ...files],
-      { env: { ...process.env, ...env }, timeout: 120_000 },
+      // make test sets TEST_RETRIES for the suite: these runs retry only when a test asks.
+      { env: { ...process.env, TEST_RETRIES: '0', ...env }, timeout: 120_000 },
       (err, stdout) =>
         resolve({ code: err ? ((err.code as number) ?? -1) : 0, out: stdout, ms: Date.now() - started }),
     );
