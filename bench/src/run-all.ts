@@ -31,6 +31,7 @@ const allBenches = [
   'flows.bench.ts',
   'unwanted-events.bench.ts',
   'client-bundles.bench.ts',
+  'presence.bench.ts',
   // S2 at 20,000 connections over 3 replicas with a replica killed (several minutes; the larger
   // runs and S4 are its flags: bench/README.md, "cluster-scale.bench.ts").
   'cluster-scale.bench.ts',

@@ -8,4 +8,4 @@ export * from './push-hub-service.ts';
 // The public paths, for the public edge's OpenAPI document test (embedded/test/public-edge-document.test.ts).
 export { TRANSPORTS } from './connections/index.ts';
 export { LONGPOLL_PATH, SOCKETIO_PATH, SSE_PATH, WS_PATH } from './transports/index.ts';
-export { PRESENCE_PATH } from './presence/index.ts';
+export { answerQuery, PRESENCE_PATH, PresenceTracker } from './presence/index.ts';

@@ -3,3 +3,5 @@
 export { PRESENCE_PATH } from './presence-api.ts';
 export { createPresence } from './presence-service.ts';
 export { withPresenceExtractors } from './presence-extractors.ts';
+export { answerQuery } from './replica-presence.ts';
+export { PresenceTracker } from './presence-tracker.ts';

@@ -38,18 +38,27 @@ export function placesOf(subs: readonly Subscription[], wanted: (type: string) =
 }
 
 /**
- * Whether a subscription list is present in `eventType`, in the place `where` when given (its
- * canonical JSON), or anywhere in the type when not.
+ * The places of a subscription list, made once per list: a query looks at every connection
+ * subscribed to the type, and a connection keeps its list (a change replaces it).
  */
-export function isPresent(
-  subs: readonly Subscription[],
+const placesOfList = new WeakMap<readonly Subscription[], Set<string>>();
+
+/**
+ * A test of whether a subscription list is present in `eventType`, in the place `where` when given
+ * (its canonical JSON), or anywhere in the type when not; made once per query, run per connection.
+ */
+export function presenceTest(
   eventType: string,
   where: string | undefined,
-): boolean {
-  return subs.some(
-    (s) =>
-      s.eventType === eventType &&
-      (where === undefined ||
-        (s.oneOf.length === 0 ? where === WHOLE_TYPE : s.oneOf.some((c) => canonicalJson(c) === where))),
-  );
+): (subs: readonly Subscription[]) => boolean {
+  if (where === undefined) return (subs) => subs.some((s) => s.eventType === eventType);
+  const wanted = placeKey({ eventType, where });
+  return (subs) => {
+    let places = placesOfList.get(subs);
+    if (!places) {
+      places = placesOf(subs, () => true);
+      placesOfList.set(subs, places);
+    }
+    return places.has(wanted);
+  };
 }

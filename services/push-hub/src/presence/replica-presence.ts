@@ -6,7 +6,7 @@
  */
 import type { Hub } from '../delivery/index.ts';
 import type { LongPollSightings } from '../transports/index.ts';
-import { isPresent } from './presence-key.ts';
+import { presenceTest } from './presence-key.ts';
 import type { PresentConnection, QueryReply } from './presence-messages.ts';
 
 export interface ReplicaPresenceDeps {
@@ -22,34 +22,36 @@ export function answerQuery(
   limit: number,
 ): QueryReply {
   const { hub, replica } = deps;
+  const present = presenceTest(eventType, where);
   const reply: QueryReply = { count: 0, longpoll: [], connections: [] };
-  const add = (c: PresentConnection) => {
-    if (c.transport === 'longpolling') reply.longpoll.push(c.connection);
+  // The entry is made only for the connections listed: a count of 100,000 makes 100,000 otherwise.
+  const found = (transport: string, connection: string, make: () => PresentConnection) => {
+    if (transport === 'longpolling') reply.longpoll.push(connection);
     else reply.count++;
-    if (reply.connections.length < limit) reply.connections.push(c);
+    if (reply.connections.length < limit) reply.connections.push(make());
   };
   for (const conn of hub.index.subscribersOf(eventType)) {
     const facts = hub.factsOf(conn.id);
-    if (!facts || !isPresent(facts.subscriptions, eventType, where)) continue;
-    add({
+    if (!facts || !present(facts.subscriptions)) continue;
+    found(conn.transport, conn.id, () => ({
       connection: conn.id,
       transport: conn.transport,
       replica,
       ...(facts.user !== undefined && { user: facts.user }),
       ...(conn.sessionId !== undefined && { session: conn.sessionId }),
       since: new Date(facts.connectedAt).toISOString(),
-    });
+    }));
   }
   for (const { id, record, lastPollAt } of deps.sightings.all()) {
-    if (!isPresent(record.subscriptions, eventType, where)) continue;
-    add({
+    if (!present(record.subscriptions)) continue;
+    found('longpolling', id, () => ({
       connection: id,
       transport: 'longpolling',
       replica,
       ...(record.user !== undefined && { user: record.user }),
       ...(record.sessionId !== undefined && { session: record.sessionId }),
       since: new Date(record.connectedAt ?? lastPollAt).toISOString(),
-    });
+    }));
   }
   return reply;
 }
