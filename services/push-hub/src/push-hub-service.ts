@@ -31,6 +31,7 @@ import {
 } from './limits/index.ts';
 import { consumeFanout, drainConnections, EventRing, Hub, StreamReplay } from './delivery/index.ts';
 import {
+  connectHookFrom,
   createConnectionGate,
   createReconnectCheck,
   handshakeRefusal,
@@ -150,6 +151,13 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     rateLimit,
     isReconnect: createReconnectCheck({ tokens, holds: (p) => ring.has(p) }),
     metrics,
+    connectHook: connectHookFrom(config, {
+      registry: deps.registry,
+      logger,
+      bounds,
+      maxJsonDepth: deps.maxJsonDepth ?? defaultMaxJsonDepth,
+      validate: (subs) => hub.index.validate(subs),
+    }),
   });
   const places = new ConnectionPlaces({
     perAddress: config.MAX_CONNECTIONS_PER_ADDRESS,

@@ -67,7 +67,7 @@ export class Hub {
   /** What the connections API shows of each connection held, by id (connection-facts.ts). */
   private readonly facts = new Map<string, ConnectionFacts>();
   private readonly catchUp: CatchUp;
-  /** When each connection's JWT expires: the connection ends then (gw.session_expired). */
+  /** When each connection's JWT (or connect hook grant) expires: it ends then (gw.session_expired). */
   private readonly expiries = new ExpiryWheel<Connection>((due) => this.expire(due));
   private readonly metrics: HubMetrics;
   private readonly aheadGraceMs: number;
@@ -114,7 +114,13 @@ export class Hub {
   add(
     conn: Connection,
     subs: Subscription[],
-    welcome: { token: string; resumeFrom?: string | undefined; expiresAt?: number | undefined },
+    welcome: {
+      token: string;
+      resumeFrom?: string | undefined;
+      expiresAt?: number | undefined;
+      /** The connect hook's `data`, sent in `gw.connection.create`. */
+      data?: unknown;
+    },
     about: ConnectionAbout = {},
   ): void {
     const { token, resumeFrom, expiresAt } = welcome;
@@ -126,7 +132,7 @@ export class Hub {
     this.metrics.connectionOpened(conn.transport, this.index.size);
     // A resuming client's welcome carries its own position: it has nothing after it yet.
     const welcomeAt = resumeFrom ?? this.ring.head;
-    this.sendOwn(conn, connectionCreated(token), welcomeAt);
+    this.sendOwn(conn, connectionCreated(token, welcome.data), welcomeAt);
     this.sendOwn(conn, subscriptionsSet(subs), welcomeAt);
     if (resumeFrom !== undefined && this.connections.get(conn.id) === conn) this.resume(conn, resumeFrom);
   }

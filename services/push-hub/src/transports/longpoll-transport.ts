@@ -152,7 +152,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     };
     await records.save(id, record);
     sightings.saw(id, record, resolved.clientAddress);
-    await records.enqueue(id, connectionCreated(token));
+    await records.enqueue(id, connectionCreated(token, resolved.welcomeData));
     await records.subscriptionsChanged(id);
     const body = JSON.stringify('ok');
     res.writeHead(200, {

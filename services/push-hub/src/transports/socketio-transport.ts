@@ -152,6 +152,7 @@ export function createSocketIoTransport(ctx: TransportContext, limits: SocketIoL
         token: ctx.tokens.issue(id, resolved.clientAddress),
         resumeFrom: request.resumeFrom,
         expiresAt: resolved.expiresAt,
+        data: resolved.welcomeData,
       },
       {
         user: resolved.user,

@@ -254,6 +254,7 @@ export function createSseTransport(ctx: TransportContext) {
         token: ctx.tokens.issue(id, resolved.clientAddress),
         resumeFrom: connectReq.resumeFrom,
         expiresAt: resolved.expiresAt,
+        data: resolved.welcomeData,
       },
       {
         user: resolved.user,

@@ -212,6 +212,7 @@ export function createWsTransport(ctx: TransportContext, maxPayload: number) {
         token: ctx.tokens.issue(id, resolved.clientAddress),
         resumeFrom: connectReq.resumeFrom,
         expiresAt: resolved.expiresAt,
+        data: resolved.welcomeData,
       },
       {
         user: resolved.user,
