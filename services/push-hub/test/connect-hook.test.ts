@@ -189,6 +189,25 @@ describe('CONNECT_CHECK', () => {
     assert.deepEqual(await ws.closed, { code: 4401, reason: 'Session expired.' });
   });
 
+  it('keeps that end when a subscription change brings a fresh JWT (which moves a JWT end to its own expiry)', async () => {
+    hook.answer = json(200, { expireAt: Math.floor(Date.now() / 1000) + 2 });
+    const sse = await openSse(`${f.url}/_gw/v1/connection/sse?jwt=${f.jwt({ username: 'eve' })}`);
+    after(() => sse.close());
+    assert.equal(sse.status, 200, sse.errorBody);
+    await waitFor(() => sse.events('gw.connection.create').length === 1, { what: 'the welcome' });
+    const token = (sse.events('gw.connection.create')[0]!['data'] as { connection_token: string })
+      .connection_token;
+    const fresh = f.jwt({ username: 'eve', exp: Math.floor(Date.now() / 1000) + 3600 });
+    const put = await fetch(`${f.url}/_gw/v1/connection/sse/${token}/subscriptions`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${fresh}` },
+      body: JSON.stringify({ subscriptions: greetings }),
+    });
+    assert.equal(put.status, 204);
+    await sse.ended;
+    assert.equal(sse.frames.at(-1)!.event, 'gw.session_expired');
+  });
+
   it('answers 503 with Retry-After, never 4xx, when the hook is slow, answers 500, garbage, too much, or subscriptions we cannot apply', async () => {
     const outages: Array<[string, Answer]> = [
       ['slow', (res) => setTimeout(() => json(200, {})(res, undefined as never), 1500).unref()],

@@ -41,7 +41,11 @@ export interface GrantRules {
 }
 
 /** A connect as admitted, with what the hook gave it: the welcome event's `data` besides. */
-export type GrantedConnect = ResolvedSubscriptions & { welcomeData?: unknown };
+export type GrantedConnect = ResolvedSubscriptions & {
+  welcomeData?: unknown;
+  /** The hook's `expireAt` (ms): a later subscription change with a fresh JWT does not move the end past it. */
+  endsBy?: number | undefined;
+};
 
 /** The answer's body read as a grant; an empty body grants nothing more. */
 export function readGrant(text: string, rules: GrantRules): ConnectGrant {
@@ -87,6 +91,7 @@ export function applyGrant(
     granted.jwtSubscriptions = uniqueSubscriptions([...resolved.jwtSubscriptions, ...grant.subscriptions]);
   }
   if (grant.expiresAt !== undefined) {
+    granted.endsBy = grant.expiresAt;
     granted.expiresAt = Math.min(resolved.expiresAt ?? Number.POSITIVE_INFINITY, grant.expiresAt);
     // A long-poll connection's token and record end with this one (longpoll-transport.ts).
     granted.sessionExpiresAt = Math.min(

@@ -15,6 +15,11 @@ export interface ConnectionAbout {
   remoteAddress?: string | undefined;
   /** The JWT-inferred part of its subscriptions: an operator's change keeps it (one model). */
   jwtSubscriptions?: Subscription[] | undefined;
+  /**
+   * The connect hook's `expireAt` (ms since the epoch): the latest it may end, whatever JWT a later
+   * subscription change brings (a fresh one moves the end to its own expiry, never past this).
+   */
+  endsBy?: number | undefined;
 }
 
 export interface ConnectionFacts extends ConnectionAbout {

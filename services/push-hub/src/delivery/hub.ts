@@ -192,10 +192,15 @@ export class Hub {
   setSubscriptions(id: string, subs: Subscription[], from: ChangeSource = {}): boolean {
     const conn = this.connections.get(id);
     if (!conn) return false;
-    const { sessionId, expiresAt, jwtSubscriptions } = from;
+    const { sessionId, jwtSubscriptions } = from;
+    const facts = this.facts.get(id);
+    // A fresh JWT moves the end to its expiry, but not past the connect hook's.
+    const expiresAt =
+      from.expiresAt === undefined || facts?.endsBy === undefined
+        ? from.expiresAt
+        : Math.min(from.expiresAt, facts.endsBy);
     this.index.set(conn, subs);
     if (expiresAt !== undefined) this.expiries.set(conn, expiresAt);
-    const facts = this.facts.get(id);
     if (facts) {
       facts.subscriptions = subs;
       if (expiresAt !== undefined) facts.expiresAt = expiresAt;

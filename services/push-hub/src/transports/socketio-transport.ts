@@ -158,6 +158,7 @@ export function createSocketIoTransport(ctx: TransportContext, limits: SocketIoL
         user: resolved.user,
         remoteAddress: resolved.clientAddress,
         jwtSubscriptions: resolved.jwtSubscriptions,
+        endsBy: resolved.endsBy,
       },
     );
   });

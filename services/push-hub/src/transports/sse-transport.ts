@@ -260,6 +260,7 @@ export function createSseTransport(ctx: TransportContext) {
         user: resolved.user,
         remoteAddress: resolved.clientAddress,
         jwtSubscriptions: resolved.jwtSubscriptions,
+        endsBy: resolved.endsBy,
       },
     );
   }

@@ -218,6 +218,7 @@ export function createWsTransport(ctx: TransportContext, maxPayload: number) {
         user: resolved.user,
         remoteAddress: resolved.clientAddress,
         jwtSubscriptions: resolved.jwtSubscriptions,
+        endsBy: resolved.endsBy,
       },
     );
   }
