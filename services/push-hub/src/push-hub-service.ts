@@ -35,6 +35,7 @@ import {
   createConnectionGate,
   createReconnectCheck,
   handshakeRefusal,
+  keepGranted,
   takePlace,
 } from './admission/index.ts';
 import { blacklistCounter, KillRescan } from './blacklist/index.ts';
@@ -208,8 +209,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     if (lp) {
       const next: LongPollRecord = {
         ...lp,
-        subscriptions: change.subscriptions,
-        jwtSubscriptions: change.jwtSubscriptions,
+        ...keepGranted(change, lp.grantedSubscriptions),
         sessionId: lp.sessionId ?? change.sessionId,
       };
       const expiresAt = lp.sessionId === undefined ? change.sessionExpiresAt : lp.expiresAt;

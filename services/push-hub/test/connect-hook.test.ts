@@ -175,6 +175,38 @@ describe('CONNECT_CHECK', () => {
     );
   });
 
+  it("keeps the hook's subscriptions through the client's own change of its list (SSE and long-polling)", async () => {
+    hook.answer = json(200, { subscriptions: [{ eventType: 'hooked' }] });
+    const put = (transport: string, token: string) =>
+      fetch(`${f.url}/_gw/v1/connection/${transport}/${encodeURIComponent(token)}/subscriptions`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ subscriptions: [{ eventType: 'other' }] }),
+      });
+    const types = (list: unknown) => (list as Array<{ eventType: string }>).map((s) => s.eventType).sort();
+
+    const sse = await openSse(`${f.url}/_gw/v1/connection/sse?subscriptions=${subs(greetings)}`);
+    after(() => sse.close());
+    await waitFor(() => sse.events('gw.subscriptions_set').length === 1, { what: 'the welcome' });
+    const token = (sse.events('gw.connection.create')[0]!['data'] as { connection_token: string })
+      .connection_token;
+    assert.equal((await put('sse', token)).status, 204);
+    await waitFor(() => sse.events('gw.subscriptions_set').length === 2, { what: 'the change' });
+    assert.deepEqual(types(sse.events('gw.subscriptions_set')[1]!['data']), ['hooked', 'other']);
+
+    const created = await fetch(`${f.url}/_gw/v1/connection/longpolling`);
+    const lpToken = created.headers.get('gatehouse-connection-token')!;
+    assert.equal((await put('longpolling', lpToken)).status, 204);
+    await f.publish('hooked', { n: 1 });
+    await waitFor(() => sse.events('hooked').length === 1, { what: 'the hooked event over SSE' });
+    const poll = await fetch(
+      `${f.url}/_gw/v1/connection/longpolling?pollToken=${encodeURIComponent(lpToken)}`,
+    );
+    const events = ((await poll.json()) as { events: Array<Record<string, unknown>> }).events;
+    const changes = events.filter((e) => e['type'] === 'gw.subscriptions_set');
+    assert.deepEqual(types(changes.at(-1)!['data']), ['hooked', 'other']);
+  });
+
   it('ends the connection at expireAt as at the end of a JWT: gw.session_expired, WebSocket 4401', async () => {
     hook.answer = json(200, { expireAt: Math.floor(Date.now() / 1000) + 2 });
     const sse = await openSse(`${f.url}/_gw/v1/connection/sse`);

@@ -45,6 +45,8 @@ export type GrantedConnect = ResolvedSubscriptions & {
   welcomeData?: unknown;
   /** The hook's `expireAt` (ms): a later subscription change with a fresh JWT does not move the end past it. */
   endsBy?: number | undefined;
+  /** The hook's `subscriptions`: a client's own change keeps them (Hub.setSubscriptions). */
+  grantedSubscriptions?: Subscription[] | undefined;
 };
 
 /** The answer's body read as a grant; an empty body grants nothing more. */
@@ -87,6 +89,7 @@ export function applyGrant(
       throw new BadHookAnswer(`subscriptions: ${(err as Error).message}`);
     }
     granted.subscriptions = subscriptions;
+    granted.grantedSubscriptions = grant.subscriptions;
     // Server-given, like the JWT's: an operator's change of the manual part keeps them.
     granted.jwtSubscriptions = uniqueSubscriptions([...resolved.jwtSubscriptions, ...grant.subscriptions]);
   }
@@ -137,4 +140,20 @@ function expiryOf(expireAt: unknown): number | undefined {
   if (typeof expireAt !== 'number' || !Number.isFinite(expireAt) || expireAt <= 0)
     throw new BadHookAnswer('expireAt must be a time in Unix seconds');
   return expireAt * 1000;
+}
+
+/**
+ * A client's own subscription change (its list replaced, its JWT read again) with the subscriptions
+ * the connect hook gave the connection added back, in the list and in its server-given part.
+ */
+export function keepGranted(
+  change: { subscriptions: Subscription[]; jwtSubscriptions: Subscription[] },
+  granted: Subscription[] | undefined,
+): { subscriptions: Subscription[]; jwtSubscriptions: Subscription[] } {
+  const { subscriptions, jwtSubscriptions } = change;
+  if (!granted || granted.length === 0) return { subscriptions, jwtSubscriptions };
+  return {
+    subscriptions: uniqueSubscriptions([...subscriptions, ...granted]),
+    jwtSubscriptions: uniqueSubscriptions([...jwtSubscriptions, ...granted]),
+  };
 }

@@ -10,3 +10,4 @@ export {
 export { createReconnectCheck } from './reconnect-evidence.ts';
 export { type ConnectHook, createConnectHook } from './connect-hook.ts';
 export { connectHookFrom } from './connect-hook-setup.ts';
+export { keepGranted } from './connect-grant.ts';

@@ -20,6 +20,11 @@ export interface ConnectionAbout {
    * subscription change brings (a fresh one moves the end to its own expiry, never past this).
    */
   endsBy?: number | undefined;
+  /**
+   * The subscriptions the connect hook gave it: a client's own change (its JWT read again, its
+   * list replaced) keeps them, as it keeps its JWT's.
+   */
+  grantedSubscriptions?: Subscription[] | undefined;
 }
 
 export interface ConnectionFacts extends ConnectionAbout {

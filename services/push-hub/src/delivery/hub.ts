@@ -28,6 +28,7 @@ import {
 import { type FanoutSource, traceDelivery } from './delivery-span.ts';
 import type { EventRing, RingEvent } from './event-ring.ts';
 import { type ExtractorConfig, type Subscription, SubscriptionIndex } from '../subscriptions/index.ts';
+import { keepGranted } from '../admission/connect-grant.ts';
 import type { HubMetrics } from '../metrics/index.ts';
 import { readStreamEvent } from './stream-event.ts';
 import type { StreamReplay } from './stream-replay.ts';
@@ -187,13 +188,22 @@ export class Hub {
   /**
    * Replaces a held connection's subscriptions; false when this replica does not hold it. With
    * `expiresAt` (the change came with a JWT), the connection now ends when that JWT expires; with
-   * `jwtSubscriptions` (a client's change, its JWT read again), they are its JWT-inferred part now.
+   * `jwtSubscriptions` (a client's change, its JWT read again), they are its JWT-inferred part now,
+   * and what the connect hook gave it is added back.
    */
-  setSubscriptions(id: string, subs: Subscription[], from: ChangeSource = {}): boolean {
+  setSubscriptions(id: string, given: Subscription[], from: ChangeSource = {}): boolean {
     const conn = this.connections.get(id);
     if (!conn) return false;
-    const { sessionId, jwtSubscriptions } = from;
+    const { sessionId } = from;
     const facts = this.facts.get(id);
+    // A client's change (its JWT read again) keeps what the connect hook gave, as it keeps its JWT's.
+    const { subscriptions: subs, jwtSubscriptions } =
+      from.jwtSubscriptions === undefined
+        ? { subscriptions: given, jwtSubscriptions: undefined }
+        : keepGranted(
+            { subscriptions: given, jwtSubscriptions: from.jwtSubscriptions },
+            facts?.grantedSubscriptions,
+          );
     // A fresh JWT moves the end to its expiry, but not past the connect hook's.
     const expiresAt =
       from.expiresAt === undefined || facts?.endsBy === undefined

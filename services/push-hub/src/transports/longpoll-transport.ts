@@ -149,6 +149,9 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       connectedAt: Date.now(),
       ...(resolved.sessionExpiresAt !== undefined && { expiresAt: resolved.sessionExpiresAt }),
       ...(resolved.user !== undefined && { user: resolved.user }),
+      ...(resolved.grantedSubscriptions !== undefined && {
+        grantedSubscriptions: resolved.grantedSubscriptions,
+      }),
     };
     await records.save(id, record);
     sightings.saw(id, record, resolved.clientAddress);

@@ -159,6 +159,7 @@ export function createSocketIoTransport(ctx: TransportContext, limits: SocketIoL
         remoteAddress: resolved.clientAddress,
         jwtSubscriptions: resolved.jwtSubscriptions,
         endsBy: resolved.endsBy,
+        grantedSubscriptions: resolved.grantedSubscriptions,
       },
     );
   });

@@ -261,6 +261,7 @@ export function createSseTransport(ctx: TransportContext) {
         remoteAddress: resolved.clientAddress,
         jwtSubscriptions: resolved.jwtSubscriptions,
         endsBy: resolved.endsBy,
+        grantedSubscriptions: resolved.grantedSubscriptions,
       },
     );
   }

@@ -219,6 +219,7 @@ export function createWsTransport(ctx: TransportContext, maxPayload: number) {
         remoteAddress: resolved.clientAddress,
         jwtSubscriptions: resolved.jwtSubscriptions,
         endsBy: resolved.endsBy,
+        grantedSubscriptions: resolved.grantedSubscriptions,
       },
     );
   }
