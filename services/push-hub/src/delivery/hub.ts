@@ -196,19 +196,10 @@ export class Hub {
     if (!conn) return false;
     const { sessionId } = from;
     const facts = this.facts.get(id);
-    // A client's change (its JWT read again) keeps what the connect hook gave, as it keeps its JWT's.
-    const { subscriptions: subs, jwtSubscriptions } =
-      from.jwtSubscriptions === undefined
-        ? { subscriptions: given, jwtSubscriptions: undefined }
-        : keepGranted(
-            { subscriptions: given, jwtSubscriptions: from.jwtSubscriptions },
-            facts?.grantedSubscriptions,
-          );
+    const { subscriptions: subs, jwtSubscriptions } = withGrant(given, from, facts);
     // A fresh JWT moves the end to its expiry, but not past the connect hook's.
     const expiresAt =
-      from.expiresAt === undefined || facts?.endsBy === undefined
-        ? from.expiresAt
-        : Math.min(from.expiresAt, facts.endsBy);
+      from.expiresAt === undefined ? undefined : Math.min(from.expiresAt, facts?.endsBy ?? Infinity);
     this.index.set(conn, subs);
     if (expiresAt !== undefined) this.expiries.set(conn, expiresAt);
     if (facts) {
@@ -411,4 +402,15 @@ export class Hub {
     }
     set.add(conn);
   }
+}
+
+/** A client's change (its JWT read again) keeps what the connect hook gave, as it keeps its JWT's. */
+function withGrant(
+  given: Subscription[],
+  from: ChangeSource,
+  facts: ConnectionFacts | undefined,
+): { subscriptions: Subscription[]; jwtSubscriptions: Subscription[] | undefined } {
+  if (from.jwtSubscriptions === undefined) return { subscriptions: given, jwtSubscriptions: undefined };
+  const change = { subscriptions: given, jwtSubscriptions: from.jwtSubscriptions };
+  return keepGranted(change, facts?.grantedSubscriptions);
 }
