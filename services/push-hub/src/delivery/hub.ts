@@ -28,7 +28,7 @@ import {
 import { type FanoutSource, traceDelivery } from './delivery-span.ts';
 import type { EventRing, RingEvent } from './event-ring.ts';
 import { type ExtractorConfig, type Subscription, SubscriptionIndex } from '../subscriptions/index.ts';
-import { keepGranted } from '../admission/connect-grant.ts';
+import { keepGranted } from '../admission/index.ts';
 import type { HubMetrics } from '../metrics/index.ts';
 import { readStreamEvent } from './stream-event.ts';
 import type { StreamReplay } from './stream-replay.ts';
