@@ -196,6 +196,11 @@ function connectCheckConfig() {
       4096,
       { min: 0, max: 64 * 1024 },
     ),
+    CONNECT_CHECK_MAX_IN_FLIGHT: int(
+      'connect hook calls one replica makes at once; a connect beyond gets 503 with Retry-After without a call (a reconnect storm must not open a socket to the hook per client)',
+      200,
+      { min: 1 },
+    ),
     CONNECT_CHECK_BREAKER_FAILURES: int(
       'connect hook failures in a row (time-outs, errors, 5xx, bad answers) after which connects are refused 503 without calling it, for CONNECT_CHECK_BREAKER_COOLDOWN',
       5,

@@ -325,6 +325,40 @@ describe('CONNECT_CHECK when the hook is down, and its circuit breaker', () => {
   });
 });
 
+describe('CONNECT_CHECK_MAX_IN_FLIGHT', () => {
+  const hook = new Hook();
+  let f: HubFixture;
+  before(async () => {
+    f = await startHubFixture({ CONNECT_CHECK: await hook.listen(), CONNECT_CHECK_MAX_IN_FLIGHT: '1' });
+  });
+  after(async () => {
+    await f?.stop();
+    hook.close();
+  });
+
+  it('refuses a connect 503 without a call while that many calls are under way', async () => {
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    hook.answer = (res) => void held.then(() => json(200, {})(res, undefined as never));
+    const first = openSse(`${f.url}/_gw/v1/connection/sse`);
+    await waitFor(() => hook.calls.length === 1, { what: 'the first call' });
+    const second = await openSse(`${f.url}/_gw/v1/connection/sse`);
+    assert.equal(second.status, 503, second.errorBody);
+    assert.ok(second.headers.get('retry-after'));
+    assert.equal(hook.calls.length, 1, 'no second call');
+    release();
+    const admitted = await first;
+    assert.equal(admitted.status, 200, admitted.errorBody);
+    admitted.close();
+    assert.equal(await f.metric('gw_connect_hook_calls_total', 'outcome="overloaded"'), 1);
+    const third = await openSse(`${f.url}/_gw/v1/connection/sse`);
+    assert.equal(third.status, 200, 'a place again once the call is over');
+    third.close();
+  });
+});
+
 describe('CONNECT_CHECK unset', () => {
   it('admits connects as before, with no data in the welcome', async () => {
     const f = await startHubFixture();

@@ -22,6 +22,7 @@ export function connectHookFrom(
     timeoutMs: config.CONNECT_CHECK_TIMEOUT,
     headers: config.CONNECT_CHECK_HEADERS,
     maxResponseBytes: config.CONNECT_CHECK_MAX_RESPONSE_BYTES,
+    maxInFlight: config.CONNECT_CHECK_MAX_IN_FLIGHT,
     breaker: new CircuitBreaker({
       failures: config.CONNECT_CHECK_BREAKER_FAILURES,
       coolDownMs: config.CONNECT_CHECK_BREAKER_COOLDOWN,

@@ -10,7 +10,10 @@
  * not JSON, larger than CONNECT_CHECK_MAX_RESPONSE_BYTES (not read further) or that cannot be
  * applied: 503 with Retry-After, logged. After CONNECT_CHECK_BREAKER_FAILURES of those in a row the
  * breaker opens (circuit-breaker.ts): connects are refused 503 at once, Retry-After the cool-down
- * left, without a call.
+ * left, without a call. At most CONNECT_CHECK_MAX_IN_FLIGHT calls are under way at once: a connect
+ * beyond is refused 503 at once too, so a reconnect storm does not open a socket to the hook for
+ * every client (each connect holds a connection place meanwhile, so MAX_CONNECTIONS bounds them
+ * anyway, but 20,000 sockets to one hook is an attack on it).
  *
  * The request holds the client's verified JWT claims, never the token itself, and of its headers
  * only those CONNECT_CHECK_HEADERS names: a token passed on is a token the hook's logs keep.
@@ -41,6 +44,8 @@ export interface ConnectHookOptions {
   headers: string[];
   /** CONNECT_CHECK_MAX_RESPONSE_BYTES. */
   maxResponseBytes: number;
+  /** CONNECT_CHECK_MAX_IN_FLIGHT: calls under way at once; beyond, 503 without a call. */
+  maxInFlight: number;
   breaker: CircuitBreaker;
   rules: GrantRules;
   metrics: ConnectHookMetrics;
@@ -64,7 +69,11 @@ export type ConnectHook = (facts: ConnectFacts) => Promise<GrantedConnect>;
 /** What one call came to: the connect granted, or why not. */
 type Outcome =
   | { outcome: 'allowed'; granted: GrantedConnect }
-  | { outcome: Exclude<ConnectHookOutcome, 'allowed' | 'breaker_open'>; status?: number; detail: string };
+  | {
+      outcome: Exclude<ConnectHookOutcome, 'allowed' | 'breaker_open' | 'overloaded'>;
+      status?: number;
+      detail: string;
+    };
 
 const denied = () => new SubscriptionRequestError(403, 'denied', 'Connection denied.');
 
@@ -84,14 +93,25 @@ export function createConnectHook(o: ConnectHookOptions): ConnectHook {
   // Without the query string and any credentials in the URL: what the log may name.
   const where = `${o.url.origin}${o.url.pathname}`;
   const allowed = o.headers.map((h) => h.toLowerCase());
+  let inFlight = 0;
   return async (facts) => {
+    if (inFlight >= o.maxInFlight) {
+      o.metrics.called('overloaded');
+      throw unavailable(1);
+    }
     const wait = o.breaker.admit();
     if (wait > 0) {
       o.metrics.called('breaker_open');
       throw unavailable(Math.ceil(wait / 1000));
     }
     const started = performance.now();
-    const result = await call(o, requestBody(facts, allowed), facts.resolved);
+    inFlight++;
+    let result: Outcome;
+    try {
+      result = await call(o, requestBody(facts, allowed), facts.resolved);
+    } finally {
+      inFlight--;
+    }
     o.metrics.called(result.outcome, (performance.now() - started) / 1000);
     if (result.outcome === 'allowed' || result.outcome === 'refused') o.breaker.succeeded();
     else o.breaker.failed();

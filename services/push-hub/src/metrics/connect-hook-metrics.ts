@@ -3,8 +3,9 @@ import { type Counter, counter, type Histogram, histogram, type Registry } from 
 
 /**
  * allowed (2xx, applied), refused (401/403), timeout, unreachable (no connection, reset),
- * bad_status (any other status), bad_answer (not JSON, too large, a field we cannot apply), and
- * breaker_open: no call made, refused at once while the breaker is open.
+ * bad_status (any other status), bad_answer (not JSON, too large, a field we cannot apply); and,
+ * no call made, the connect refused 503 at once: breaker_open (the breaker is open), overloaded
+ * (CONNECT_CHECK_MAX_IN_FLIGHT calls under way).
  */
 export type ConnectHookOutcome =
   | 'allowed'
@@ -13,7 +14,8 @@ export type ConnectHookOutcome =
   | 'unreachable'
   | 'bad_status'
   | 'bad_answer'
-  | 'breaker_open';
+  | 'breaker_open'
+  | 'overloaded';
 
 const HOOK_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30];
 
@@ -24,7 +26,7 @@ export class ConnectHookMetrics {
   constructor(registry: Registry) {
     this.calls = counter(registry, {
       name: 'gw_connect_hook_calls_total',
-      help: 'Connects the connect hook (CONNECT_CHECK) was asked about, by outcome: allowed, refused (401/403), timeout, unreachable, bad_status, bad_answer; breaker_open counts connects refused 503 without a call',
+      help: 'Connects the connect hook (CONNECT_CHECK) was asked about, by outcome: allowed, refused (401/403), timeout, unreachable, bad_status, bad_answer; breaker_open and overloaded (CONNECT_CHECK_MAX_IN_FLIGHT reached) count connects refused 503 without a call',
       labelNames: ['outcome'],
     });
     this.duration = histogram(registry, {
