@@ -109,6 +109,10 @@ export function createConnectHook(o: ConnectHookOptions): ConnectHook {
     let result: Outcome;
     try {
       result = await call(o, requestBody(facts, allowed), facts.resolved);
+    } catch (err) {
+      // Not expected (call() answers every failure it knows); still a failure, so a half-open
+      // breaker's trial is never left taken.
+      result = { outcome: 'bad_answer', detail: messageOf(err) };
     } finally {
       inFlight--;
     }
