@@ -294,7 +294,7 @@ describe('CONNECT_CHECK when the hook is down, and its circuit breaker', () => {
     hook.close();
   });
 
-  it('opens after 3 failures in a row (the hook is not called), and calls it again after the cool-down', async () => {
+  it('opens after 3 failures in a row (the hook is not called), tries it once after the cool-down, and closes on a success', async () => {
     hook.answer = (res) => res.writeHead(502).end();
     for (let i = 0; i < 3; i++) {
       const sse = await openSse(`${f.url}/_gw/v1/connection/sse`);
@@ -308,11 +308,24 @@ describe('CONNECT_CHECK when the hook is down, and its circuit breaker', () => {
     assert.equal(hook.calls.length, 3, 'the hook was not called');
     assert.equal(await f.metric('gw_connect_hook_calls_total', 'outcome="breaker_open"'), 1);
 
+    // After the cool-down one connect tries it: a failure opens the breaker again at once.
+    await sleep(1100);
+    hook.answer = (res) => res.writeHead(502).end();
+    assert.equal((await openSse(`${f.url}/_gw/v1/connection/sse`)).status, 503);
+    assert.equal(hook.calls.length, 4, 'the trial call');
+    assert.equal((await openSse(`${f.url}/_gw/v1/connection/sse`)).status, 503);
+    assert.equal(hook.calls.length, 4, 'open again: no call');
+
+    hook.answer = json(200, {});
     await sleep(1100);
     const again = await openSse(`${f.url}/_gw/v1/connection/sse`);
     assert.equal(again.status, 200, again.errorBody);
     again.close();
-    assert.equal(hook.calls.length, 4);
+    assert.equal(hook.calls.length, 5);
+    const closed = await openSse(`${f.url}/_gw/v1/connection/sse`);
+    closed.close();
+    assert.equal(closed.status, 200, 'closed: every connect calls it');
+    assert.equal(hook.calls.length, 6);
   });
 
   it('answers 503 with Retry-After when nothing listens at the hook', async () => {
