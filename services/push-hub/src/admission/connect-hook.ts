@@ -120,14 +120,19 @@ export function createConnectHook(o: ConnectHookOptions): ConnectHook {
     if (result.outcome === 'allowed' || result.outcome === 'refused') o.breaker.succeeded();
     else o.breaker.failed();
     if (result.outcome === 'allowed') return result.granted;
-    const { outcome, status, detail } = result;
-    if (outcome === 'refused') {
-      o.logger.info({ hook: where, status, body: detail }, 'connect hook refused a connect');
-      throw denied();
-    }
-    o.logger.warn({ hook: where, outcome, status, detail }, 'connect hook failed; the connect gets 503');
-    throw unavailable(1);
+    throw refusalOf(result, o.logger, where);
   };
+}
+
+/** The client's answer to a call that did not admit it; the hook's side of it goes to the log only. */
+function refusalOf(result: Exclude<Outcome, { outcome: 'allowed' }>, logger: Logger, where: string) {
+  const { outcome, status, detail } = result;
+  if (outcome === 'refused') {
+    logger.info({ hook: where, status, body: detail }, 'connect hook refused a connect');
+    return denied();
+  }
+  logger.warn({ hook: where, outcome, status, detail }, 'connect hook failed; the connect gets 503');
+  return unavailable(1);
 }
 
 /** The JSON the hook gets (docs/operations.md "Connect hook"). */
