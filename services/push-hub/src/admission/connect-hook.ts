@@ -120,12 +120,12 @@ export function createConnectHook(o: ConnectHookOptions): ConnectHook {
     if (result.outcome === 'allowed' || result.outcome === 'refused') o.breaker.succeeded();
     else o.breaker.failed();
     if (result.outcome === 'allowed') return result.granted;
-    throw refusalOf(result, o.logger, where);
+    throw clientAnswerOf(result, o.logger, where);
   };
 }
 
 /** The client's answer to a call that did not admit it; the hook's side of it goes to the log only. */
-function refusalOf(result: Exclude<Outcome, { outcome: 'allowed' }>, logger: Logger, where: string) {
+function clientAnswerOf(result: Exclude<Outcome, { outcome: 'allowed' }>, logger: Logger, where: string) {
   const { outcome, status, detail } = result;
   if (outcome === 'refused') {
     logger.info({ hook: where, status, body: detail }, 'connect hook refused a connect');
