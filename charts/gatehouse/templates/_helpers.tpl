@@ -111,6 +111,10 @@ references follow unless env names them too; the EnvVar lists (extraEnv) come la
 {{- with $v.tracing.zipkinEndpoint }}{{ $_ := set $derived "OTEL_TRACES_EXPORTER" "zipkin" }}{{ $_ := set $derived "OTEL_EXPORTER_ZIPKIN_ENDPOINT" . }}{{ end -}}
 {{- with $v.tracing.resourceAttributes }}{{ $_ := set $derived "OTEL_RESOURCE_ATTRIBUTES" . }}{{ end -}}
 {{- with $c.ports.http }}{{ $_ := set $derived "REST_SERVER_PORT" . }}{{ end -}}
+{{- if eq .key "pushHub" -}}
+{{- with $v.access.connectCheck }}{{ $_ := set $derived "CONNECT_CHECK" . }}{{ end -}}
+{{- with $v.access.connectCheckHeaders }}{{ $_ := set $derived "CONNECT_CHECK_HEADERS" (join "," .) }}{{ end -}}
+{{- end -}}
 {{- /* The proxy refuses private targets unless listed: the release's REST engine is (env overrides). */}}
 {{- if and (eq .key "proxy") $v.components.restEngine.enabled }}{{ $_ := set $derived "PROXY_TARGET_ALLOW" (include "gatehouse.componentFullname" (dict "root" $root "key" "restEngine")) }}{{ end -}}
 {{- if $c.brokers -}}

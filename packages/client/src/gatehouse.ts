@@ -59,7 +59,8 @@ export interface GatehouseOptions {
  *   `cause`), `idle`, `open_timeout`, `ended` (by the server, without a reason), `server_restart`;
  * - `refused`: the gateway answered the connect with an error `status` (reconnecting for 429 and
  *   503, closed for 400, 401 and 403 without a new token);
- * - `session_expired`: the JWT ended (reconnecting with a new one; closed for a fixed JWT);
+ * - `session_expired`: the JWT ended, or the connect hook's expireAt (reconnecting, with a new JWT
+ *   when it has expired; closed for a fixed JWT that has);
  * - `disconnected_by_gateway`: an operator ended the connection (reconnecting when told to);
  * - closed only: `session_killed`, `closed_by_client`, `token_failed` (the token function threw:
  *   its error is the `cause`).
@@ -95,6 +96,11 @@ export type GatehouseEvents<Types extends EventTypes = EventTypes> = {
   presence: [PresenceChange];
   /** The gateway changed this connection's subscriptions (an operator, server-side): the list now in force. */
   subscriptions: [readonly Subscription[]];
+  /**
+   * The gateway's connect hook (CONNECT_CHECK) gave this connection `data`: sent at every connect
+   * that has some (a reconnect may bring new data), before the connection's first event.
+   */
+  welcome: [unknown];
   /** Something failed that the client went on past (GatehouseError's `code` says what). */
   error: [GatehouseError];
 };
@@ -198,6 +204,8 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
   private welcomePending = false;
   /** This client's own changes the gateway took and has not echoed yet (each gets a `gw.subscriptions_set`). */
   private ownEchoes = 0;
+  /** The `data` of the last welcome event (the connect hook's), if it had any. */
+  private welcome: unknown;
 
   constructor(url: string, options: GatehouseOptions = {}) {
     super();
@@ -259,6 +267,14 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
   /** The transport of the open connection, if one is open. */
   get transport(): TransportName | undefined {
     return this.current.state === 'connected' ? this.current.transport : undefined;
+  }
+
+  /**
+   * What the gateway's connect hook (CONNECT_CHECK) gave the last connection made, as its welcome
+   * event carried it; undefined when it gave nothing (or there is no hook).
+   */
+  get welcomeData(): unknown {
+    return this.welcome;
   }
 
   /** The last stream position received: what a reconnect resumes after. */
@@ -526,15 +542,17 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
   }
 
   private gatewayEvent(event: CloudEvent): void {
-    const data = event.data as { connection_token?: string } | undefined;
+    const data = event.data as { connection_token?: string; data?: unknown } | undefined;
     if (event.type === 'gw.connection.create' && data?.connection_token) {
       this.welcomePending = true;
       this.ownEchoes = 0;
       this.retriedWithNewToken = false;
       this.connectionToken = data.connection_token;
       this.previousConnectionToken = data.connection_token;
+      this.welcome = data.data;
       this.wakeTokenWaiters();
       this.scheduleRenewal();
+      if (data.data !== undefined) this.emit('welcome', data.data);
     } else if (event.type === 'gw.resync_required') this.emit('resync');
     else if (event.type === 'gw.session_killed') {
       this.killed = true;
@@ -595,8 +613,11 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
     }
     if (end.kind === 'expired') {
       // The JWT ended the connection: a fresh one, and straight back. A client without a JWT only
-      // needs a new connection; one with a fixed JWT cannot go on.
-      if (typeof this.options.token === 'string') return this.finish(sessionExpired);
+      // needs a new connection; one with a fixed JWT cannot go on, unless the JWT is still good
+      // and it was the gateway's connect hook that set the end (its expireAt): then straight back,
+      // and the hook is asked again.
+      const fixed = this.options.token;
+      if (typeof fixed === 'string' && jwtExpired(fixed)) return this.finish(sessionExpired);
       if (await this.refreshToken()) this.retry(sessionExpired, 0);
       return;
     }

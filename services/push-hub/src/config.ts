@@ -22,6 +22,7 @@ export const pushHubConfig = {
     '5s',
     { min: '100ms' },
   ),
+  ...connectCheckConfig(),
   MAX_SUBSCRIPTIONS_PER_CONNECTION: int(
     'subscriptions one connection may hold, JWT-inferred and manual together, duplicates removed (400 beyond, at connect and on PUT)',
     128,
@@ -190,3 +191,62 @@ export const pushHubConfig = {
   ),
   FANOUT_TOPIC: str('the fan-out stream every hub replica consumes', 'gw.events'),
 };
+
+/** The connect hook (admission/connect-hook.ts): off unless CONNECT_CHECK names a URL. */
+function connectCheckConfig() {
+  return {
+    CONNECT_CHECK: {
+      description:
+        'URL of the connect hook, POSTed at every connect (every transport, reconnects too): it may refuse (401/403), or name the user, add subscriptions, give welcome data and an end (expireAt); empty: off',
+      defaultText: '(unset: off)',
+      parse: (raw: string | undefined) => connectCheckUrl(raw),
+    },
+    CONNECT_CHECK_TIMEOUT: duration(
+      'time the connect hook has to answer, body included (503 with Retry-After beyond)',
+      '2s',
+      { min: '100ms', max: '30s' },
+    ),
+    CONNECT_CHECK_HEADERS: list(
+      'request headers passed on to the connect hook, by name (`authorization` and `cookie` only when named here)',
+    ),
+    CONNECT_CHECK_MAX_RESPONSE_BYTES: int(
+      'largest answer body the connect hook may send (503 beyond, the rest not read)',
+      64 * 1024,
+      { min: 1024, max: 1024 * 1024 },
+    ),
+    CONNECT_CHECK_MAX_DATA_BYTES: int(
+      "bytes of the hook's `data` as JSON, sent to the client in its welcome event (503 beyond)",
+      4096,
+      { min: 0, max: 64 * 1024 },
+    ),
+    CONNECT_CHECK_MAX_IN_FLIGHT: int(
+      'connect hook calls one replica makes at once; a connect beyond gets 503 with Retry-After without a call (a reconnect storm must not open a socket to the hook per client)',
+      200,
+      { min: 1 },
+    ),
+    CONNECT_CHECK_BREAKER_FAILURES: int(
+      'connect hook failures in a row (time-outs, errors, 5xx, bad answers) after which connects are refused 503 without calling it, for CONNECT_CHECK_BREAKER_COOLDOWN',
+      5,
+      { min: 1 },
+    ),
+    CONNECT_CHECK_BREAKER_COOLDOWN: duration(
+      'how long the connect hook is not called once its breaker opened; then one connect tries it',
+      '5s',
+      { min: '100ms', max: '5m' },
+    ),
+  };
+}
+
+function connectCheckUrl(raw: string | undefined): URL | undefined {
+  const text = raw?.trim() ?? '';
+  if (text === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new Error(`"${text}" is not an http(s) URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new Error(`"${text}" is not an http(s) URL`);
+  return url;
+}

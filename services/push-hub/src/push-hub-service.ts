@@ -31,9 +31,11 @@ import {
 } from './limits/index.ts';
 import { consumeFanout, drainConnections, EventRing, Hub, StreamReplay } from './delivery/index.ts';
 import {
+  connectHookFrom,
   createConnectionGate,
   createReconnectCheck,
   handshakeRefusal,
+  keepGranted,
   takePlace,
 } from './admission/index.ts';
 import { blacklistCounter, KillRescan } from './blacklist/index.ts';
@@ -155,6 +157,13 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     rateLimit,
     isReconnect: createReconnectCheck({ tokens, holds: (p) => ring.has(p) }),
     metrics,
+    connectHook: connectHookFrom(config, {
+      registry: deps.registry,
+      logger,
+      bounds,
+      maxJsonDepth: deps.maxJsonDepth ?? defaultMaxJsonDepth,
+      validate: (subs) => hub.index.validate(subs),
+    }),
   });
   const places = new ConnectionPlaces({
     perAddress: config.MAX_CONNECTIONS_PER_ADDRESS,
@@ -205,8 +214,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     if (lp) {
       const next: LongPollRecord = {
         ...lp,
-        subscriptions: change.subscriptions,
-        jwtSubscriptions: change.jwtSubscriptions,
+        ...keepGranted(change, lp.grantedSubscriptions),
         sessionId: lp.sessionId ?? change.sessionId,
       };
       const expiresAt = lp.sessionId === undefined ? change.sessionExpiresAt : lp.expiresAt;

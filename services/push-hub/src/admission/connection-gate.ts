@@ -9,7 +9,11 @@
  *      reconnect counts against its own budget;
  *   4. resolving and authorising its subscriptions: JWT checks, SUBSCRIPTION_CHECK (maybe an
  *      external call). A connect refused here gives its admission back, so the rate limit counts
- *      admitted connections only.
+ *      admitted connections only;
+ *   5. the connect hook (CONNECT_CHECK, connect-hook.ts), when there is one: an external call told
+ *      what the steps before found (the JWT's claims, the subscriptions), which may refuse the
+ *      connect or give it a user, subscriptions, welcome data and an end; refused, it gives its
+ *      admission back too.
  * Rejections are counted by reason; an unreachable store or bus is a 503 refusal.
  */
 import type { IncomingMessage } from 'node:http';
@@ -18,11 +22,16 @@ import type { BlockList } from 'node:net';
 import type { AddressBudget, ConnectionPlaces, ConnectionRateLimit, PlaceOwner } from '../limits/index.ts';
 import type { TransportKind } from '../connections/index.ts';
 import type { ConnectRequest } from './connect-request.ts';
+import type { GrantedConnect } from './connect-grant.ts';
+import type { ConnectHook } from './connect-hook.ts';
 import type { HubMetrics } from '../metrics/index.ts';
 import { type ResolvedSubscriptions, refusalOf, SubscriptionRequestError } from '../subscriptions/index.ts';
 
-/** An admitted connect: its subscriptions, and the client address it came from. */
-export type AdmittedConnect = ResolvedSubscriptions & { clientAddress: string };
+/**
+ * An admitted connect: its subscriptions, the client address it came from, and what the connect
+ * hook gave it (`welcomeData`: the `data` of its welcome event).
+ */
+export type AdmittedConnect = GrantedConnect & { clientAddress: string };
 
 export type ConnectionGate = (
   transport: TransportKind,
@@ -38,6 +47,8 @@ export interface ConnectionGateDeps {
   rateLimit: ConnectionRateLimit;
   isReconnect(req: ConnectRequest, clientAddress: string): boolean;
   metrics: HubMetrics;
+  /** CONNECT_CHECK; undefined when unset. */
+  connectHook?: ConnectHook | undefined;
 }
 
 export function createConnectionGate(deps: ConnectionGateDeps): ConnectionGate {
@@ -46,9 +57,13 @@ export function createConnectionGate(deps: ConnectionGateDeps): ConnectionGate {
       const address = takeAddressBudget(deps, from);
       const admission = await deps.rateLimit(deps.isReconnect(req, address) ? 'reconnect' : 'new');
       if (admission === undefined) throw rateLimited('Reached maximum number of connections.', 1);
-      let resolved: ResolvedSubscriptions;
+      let resolved: GrantedConnect;
       try {
         resolved = await deps.resolve(req);
+        if (deps.connectHook) {
+          const reconnect = admission.kind === 'reconnect';
+          resolved = await deps.connectHook({ transport, resolved, clientAddress: address, reconnect, from });
+        }
       } catch (err) {
         await admission.refund().catch(() => {});
         throw err;

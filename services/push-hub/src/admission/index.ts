@@ -8,3 +8,6 @@ export {
   takePlace,
 } from './connection-gate.ts';
 export { createReconnectCheck } from './reconnect-evidence.ts';
+export { type ConnectHook, createConnectHook } from './connect-hook.ts';
+export { connectHookFrom } from './connect-hook-setup.ts';
+export { keepGranted } from './connect-grant.ts';

@@ -15,6 +15,16 @@ export interface ConnectionAbout {
   remoteAddress?: string | undefined;
   /** The JWT-inferred part of its subscriptions: an operator's change keeps it (one model). */
   jwtSubscriptions?: Subscription[] | undefined;
+  /**
+   * The connect hook's `expireAt` (ms since the epoch): the latest it may end, whatever JWT a later
+   * subscription change brings (a fresh one moves the end to its own expiry, never past this).
+   */
+  endsBy?: number | undefined;
+  /**
+   * The subscriptions the connect hook gave it: a client's own change (its JWT read again, its
+   * list replaced) keeps them, as it keeps its JWT's.
+   */
+  grantedSubscriptions?: Subscription[] | undefined;
 }
 
 export interface ConnectionFacts extends ConnectionAbout {

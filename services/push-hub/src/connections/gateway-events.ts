@@ -1,6 +1,6 @@
 /**
  * Events the hub itself sends to a connection: the welcome pair `gw.connection.create` (with the
- * connection token) and `gw.subscriptions_set` (the effective subscriptions), `gw.session_killed`
+ * connection token, and the connect hook's `data`) and `gw.subscriptions_set` (the effective subscriptions), `gw.session_killed`
  * before a blacklisted session's connection closes, `gw.session_expired` before a connection ends
  * with the JWT it was admitted with, `gw.connection_closed` before an operator ends one through the
  * connections API, `gw.presence.joined` and `gw.presence.left` to those that subscribe to them
@@ -57,8 +57,12 @@ export function isoNow(now = Date.now()): string {
   return isoText;
 }
 
-export const connectionCreated = (token: string) =>
-  gatewayEvent('gw.connection.create', { connection_token: token });
+/** The welcome event; `data` is what the connect hook gave the connection (CONNECT_CHECK), when any. */
+export const connectionCreated = (token: string, data?: unknown) =>
+  gatewayEvent(
+    'gw.connection.create',
+    data === undefined ? { connection_token: token } : { connection_token: token, data },
+  );
 
 export const subscriptionsSet = (subs: Subscription[]) => gatewayEvent('gw.subscriptions_set', subs);
 
@@ -74,7 +78,8 @@ export const sessionKilled = (sessionId: string) =>
 export const sessionExpired = (expiredAt: number) =>
   gatewayEvent('gw.session_expired', {
     expired_at: new Date(expiredAt).toISOString(),
-    reason: 'the JWT this connection was admitted with has expired; reconnect with a fresh one',
+    reason:
+      "the JWT this connection was admitted with (or the connect hook's expireAt) has expired; reconnect, with a fresh JWT if it has expired",
   });
 
 /**

@@ -28,6 +28,7 @@ import {
 import { type FanoutSource, traceDelivery } from './delivery-span.ts';
 import type { EventRing, RingEvent } from './event-ring.ts';
 import { type ExtractorConfig, type Subscription, SubscriptionIndex } from '../subscriptions/index.ts';
+import { keepGranted } from '../admission/index.ts';
 import type { HubMetrics } from '../metrics/index.ts';
 import { readStreamEvent } from './stream-event.ts';
 import type { StreamReplay } from './stream-replay.ts';
@@ -80,7 +81,7 @@ export class Hub {
   /** What the connections API shows of each connection held, by id (connection-facts.ts). */
   private readonly facts = new Map<string, ConnectionFacts>();
   private readonly catchUp: CatchUp;
-  /** When each connection's JWT expires: the connection ends then (gw.session_expired). */
+  /** When each connection's JWT (or connect hook grant) expires: it ends then (gw.session_expired). */
   private readonly expiries = new ExpiryWheel<Connection>((due) => this.expire(due));
   private readonly metrics: HubMetrics;
   private readonly aheadGraceMs: number;
@@ -129,7 +130,13 @@ export class Hub {
   add(
     conn: Connection,
     subs: Subscription[],
-    welcome: { token: string; resumeFrom?: string | undefined; expiresAt?: number | undefined },
+    welcome: {
+      token: string;
+      resumeFrom?: string | undefined;
+      expiresAt?: number | undefined;
+      /** The connect hook's `data`, sent in `gw.connection.create`. */
+      data?: unknown;
+    },
     about: ConnectionAbout = {},
   ): void {
     const { token, resumeFrom, expiresAt } = welcome;
@@ -142,7 +149,7 @@ export class Hub {
     this.tellMembership(conn, about.user, [], subs);
     // A resuming client's welcome carries its own position: it has nothing after it yet.
     const welcomeAt = resumeFrom ?? this.ring.head;
-    this.sendOwn(conn, connectionCreated(token), welcomeAt);
+    this.sendOwn(conn, connectionCreated(token, welcome.data), welcomeAt);
     this.sendOwn(conn, subscriptionsSet(subs), welcomeAt);
     if (resumeFrom !== undefined && this.connections.get(conn.id) === conn) this.resume(conn, resumeFrom);
   }
@@ -199,15 +206,20 @@ export class Hub {
   /**
    * Replaces a held connection's subscriptions; false when this replica does not hold it. With
    * `expiresAt` (the change came with a JWT), the connection now ends when that JWT expires; with
-   * `jwtSubscriptions` (a client's change, its JWT read again), they are its JWT-inferred part now.
+   * `jwtSubscriptions` (a client's change, its JWT read again), they are its JWT-inferred part now,
+   * and what the connect hook gave it is added back.
    */
-  setSubscriptions(id: string, subs: Subscription[], from: ChangeSource = {}): boolean {
+  setSubscriptions(id: string, given: Subscription[], from: ChangeSource = {}): boolean {
     const conn = this.connections.get(id);
     if (!conn) return false;
-    const { sessionId, expiresAt, jwtSubscriptions } = from;
+    const { sessionId } = from;
+    const facts = this.facts.get(id);
+    const { subscriptions: subs, jwtSubscriptions } = withGrant(given, from, facts);
+    // A fresh JWT moves the end to its expiry, but not past the connect hook's.
+    const expiresAt =
+      from.expiresAt === undefined ? undefined : Math.min(from.expiresAt, facts?.endsBy ?? Infinity);
     this.index.set(conn, subs);
     if (expiresAt !== undefined) this.expiries.set(conn, expiresAt);
-    const facts = this.facts.get(id);
     const before = facts?.subscriptions ?? [];
     if (facts) {
       facts.subscriptions = subs;
@@ -434,4 +446,15 @@ export class Hub {
     }
     set.add(conn);
   }
+}
+
+/** A client's change (its JWT read again) keeps what the connect hook gave, as it keeps its JWT's. */
+function withGrant(
+  given: Subscription[],
+  from: ChangeSource,
+  facts: ConnectionFacts | undefined,
+): { subscriptions: Subscription[]; jwtSubscriptions: Subscription[] | undefined } {
+  if (from.jwtSubscriptions === undefined) return { subscriptions: given, jwtSubscriptions: undefined };
+  const change = { subscriptions: given, jwtSubscriptions: from.jwtSubscriptions };
+  return keepGranted(change, facts?.grantedSubscriptions);
 }

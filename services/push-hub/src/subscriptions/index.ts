@@ -11,5 +11,10 @@ export {
   type SubscriptionRequest,
   SubscriptionRequestError,
 } from './subscription-request.ts';
-export { type Subscription, uniqueSubscriptions } from './subscription.ts';
+export {
+  InvalidSubscriptionError,
+  parseSubscriptions,
+  type Subscription,
+  uniqueSubscriptions,
+} from './subscription.ts';
 export { type SubscriptionBounds, subscriptionBoundProblem } from './subscription-bounds.ts';

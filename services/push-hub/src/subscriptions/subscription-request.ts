@@ -101,6 +101,8 @@ export interface ResolvedSubscriptions {
   sessionExpiresAt?: number | undefined;
   /** When the first of the JWTs it was resolved with expires; undefined without any `exp`. */
   expiresAt?: number | undefined;
+  /** The claims of that JWT, verified: what the connect hook is told (connect-hook.ts). */
+  claims?: Record<string, unknown> | undefined;
 }
 
 export interface SubscriptionResolverDeps {
@@ -123,6 +125,7 @@ export function createSubscriptionResolver(deps: SubscriptionResolverDeps) {
     let user: string | undefined;
     let sessionExpiresAt: number | undefined;
     let expiresAt: number | undefined;
+    let verified: Record<string, unknown> | undefined;
     for (const jwt of req.jwts) {
       let claims: Record<string, unknown>;
       try {
@@ -139,6 +142,7 @@ export function createSubscriptionResolver(deps: SubscriptionResolverDeps) {
       if (typeof claims['exp'] === 'number')
         expiresAt = Math.min(expiresAt ?? Number.POSITIVE_INFINITY, claims['exp'] * 1000);
       user ??= deps.auth.userOf(claims);
+      verified ??= claims;
       if (sessionId === undefined) {
         sessionId = deps.auth.sessionIdOf(claims);
         if (sessionId !== undefined && typeof claims['exp'] === 'number')
@@ -158,7 +162,15 @@ export function createSubscriptionResolver(deps: SubscriptionResolverDeps) {
         (await deps.check({ jwts: req.jwts, authorization: req.authorization, body: req.checkBody() }));
       if (!allowed) throw new SubscriptionRequestError(403, 'denied', 'Subscription denied.');
       const jwtSubscriptions = uniqueSubscriptions(fromJwt);
-      return { subscriptions, jwtSubscriptions, sessionId, user, sessionExpiresAt, expiresAt };
+      return {
+        subscriptions,
+        jwtSubscriptions,
+        sessionId,
+        user,
+        sessionExpiresAt,
+        expiresAt,
+        claims: verified,
+      };
     } catch (err) {
       if (err instanceof InvalidSubscriptionError) {
         const problem =

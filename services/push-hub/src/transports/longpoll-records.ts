@@ -27,6 +27,8 @@ export interface LongPollRecord {
   user?: string;
   /** When it was made (ms since the Unix epoch), for the connections API. */
   connectedAt?: number;
+  /** The subscriptions the connect hook gave it: a client's own change keeps them. */
+  grantedSubscriptions?: Subscription[];
 }
 
 /** A queued private event: its CloudEvent JSON and id. */

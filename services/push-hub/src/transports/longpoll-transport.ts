@@ -149,10 +149,13 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       connectedAt: Date.now(),
       ...(resolved.sessionExpiresAt !== undefined && { expiresAt: resolved.sessionExpiresAt }),
       ...(resolved.user !== undefined && { user: resolved.user }),
+      ...(resolved.grantedSubscriptions !== undefined && {
+        grantedSubscriptions: resolved.grantedSubscriptions,
+      }),
     };
     await records.save(id, record);
     sightings.saw(id, record, resolved.clientAddress);
-    await records.enqueue(id, connectionCreated(token));
+    await records.enqueue(id, connectionCreated(token, resolved.welcomeData));
     await records.subscriptionsChanged(id);
     const body = JSON.stringify('ok');
     res.writeHead(200, {

@@ -152,11 +152,14 @@ export function createSocketIoTransport(ctx: TransportContext, limits: SocketIoL
         token: ctx.tokens.issue(id, resolved.clientAddress),
         resumeFrom: request.resumeFrom,
         expiresAt: resolved.expiresAt,
+        data: resolved.welcomeData,
       },
       {
         user: resolved.user,
         remoteAddress: resolved.clientAddress,
         jwtSubscriptions: resolved.jwtSubscriptions,
+        endsBy: resolved.endsBy,
+        grantedSubscriptions: resolved.grantedSubscriptions,
       },
     );
   });

@@ -254,11 +254,14 @@ export function createSseTransport(ctx: TransportContext) {
         token: ctx.tokens.issue(id, resolved.clientAddress),
         resumeFrom: connectReq.resumeFrom,
         expiresAt: resolved.expiresAt,
+        data: resolved.welcomeData,
       },
       {
         user: resolved.user,
         remoteAddress: resolved.clientAddress,
         jwtSubscriptions: resolved.jwtSubscriptions,
+        endsBy: resolved.endsBy,
+        grantedSubscriptions: resolved.grantedSubscriptions,
       },
     );
   }

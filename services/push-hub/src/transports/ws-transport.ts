@@ -212,11 +212,14 @@ export function createWsTransport(ctx: TransportContext, maxPayload: number) {
         token: ctx.tokens.issue(id, resolved.clientAddress),
         resumeFrom: connectReq.resumeFrom,
         expiresAt: resolved.expiresAt,
+        data: resolved.welcomeData,
       },
       {
         user: resolved.user,
         remoteAddress: resolved.clientAddress,
         jwtSubscriptions: resolved.jwtSubscriptions,
+        endsBy: resolved.endsBy,
+        grantedSubscriptions: resolved.grantedSubscriptions,
       },
     );
   }
