@@ -46,6 +46,7 @@ import {
 import { createSubscriptionResolver, loadExtractorConfig, type Subscription } from './subscriptions/index.ts';
 import { createConsoleFiles, createDashboard, createTestEvent } from './console/index.ts';
 import { HubMetrics } from './metrics/index.ts';
+import { createLifecycleEvents, type LifecycleEvents } from './lifecycle/index.ts';
 
 import {
   createOperatorChange,
@@ -77,9 +78,12 @@ export interface PushHubDeps {
   drainTimeoutMs?: number;
   /** MAX_JSON_DEPTH: the deepest subscription list a client may send. */
   maxJsonDepth?: number;
+  /** The bus of LIFECYCLE_EVENTS_TOPIC (LIFECYCLE_EVENTS_BUS); default: the fan-out bus (one process). */
+  lifecycleBus?: Bus;
 }
 
-export type PushHub = GatewayService & { readonly hub: Hub };
+/** `lifecycle`: undefined unless LIFECYCLE_EVENTS_TOPIC is set; its emitLifecycle takes any event. */
+export type PushHub = GatewayService & { readonly hub: Hub; readonly lifecycle: LifecycleEvents | undefined };
 
 /** LONGPOLL_SESSION_TTL, at least twice LONGPOLL_TIMEOUT: a waiting poll must not outlive its session. */
 function longPollSessionTtlSeconds(config: ConfigOf<typeof pushHubConfig>): number {
@@ -99,6 +103,12 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
   const tokens = connectionTokensFrom(deps.auth, deps.replica, config.CONNECTION_TOKEN_TTL);
   const extractors = loadExtractorConfig(config.EXTRACTORS);
   const ring = new EventRing(config.EVENT_BUFFER_SIZE, config.EVENT_BUFFER_MAX_BYTES);
+  const lifecycle = createLifecycleEvents(config, {
+    bus: deps.lifecycleBus ?? deps.fanoutBus,
+    replica: deps.replica,
+    registry: deps.registry,
+    logger,
+  });
   let fanout: BusSubscription | undefined;
   const replay = deps.fanoutBus.capabilities.replay
     ? new StreamReplay({
@@ -118,6 +128,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     metrics,
     maxUnreadBytes: config.MAX_BUFFERED_BYTES,
     fanout: { system: deps.fanoutBus.kind, topic: config.FANOUT_TOPIC },
+    lifecycle,
   });
   const check = createAccessCheck(config.SUBSCRIPTION_CHECK, {
     verify: (jwt) => deps.auth.verifyAndCheck(jwt),
@@ -186,6 +197,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     sessionTtlSeconds: longPollSessionTtlSeconds(config),
     maxQueued: config.LONGPOLL_QUEUE_SIZE,
     maxResponseBytes: config.LONGPOLL_MAX_RESPONSE_BYTES,
+    lifecycle,
   });
   const channel = new ReplicaChannel({
     bus: deps.controlBus,
@@ -209,6 +221,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       // The list is stored once, in the record; the queue only notes the change (longpoll-records.ts).
       await longpoll.records.save(change.id, next);
       await longpoll.records.subscriptionsChanged(change.id);
+      lifecycle?.changed(longPollSnapshot(change.id, next), 'client');
       return true;
     }
     if (replica === deps.replica) return hub.setSubscriptions(change.id, change.subscriptions, change);
@@ -223,6 +236,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     const subscriptions = operatorChange.merge(lp.jwtSubscriptions ?? [], manual);
     await longpoll.records.save(id, { ...lp, subscriptions });
     await longpoll.records.subscriptionsChanged(id);
+    lifecycle?.changed(longPollSnapshot(id, { ...lp, subscriptions }), 'operator');
     return true;
   }
 
@@ -302,6 +316,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
   return {
     name: 'push-hub',
     hub,
+    lifecycle,
     public: async (req, res) =>
       (await sse.handle(req, res)) ||
       (await longpoll.handle(req, res)) ||
@@ -341,6 +356,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       );
     },
     async stop() {
+      const stopStarted = Date.now();
       // Events keep flowing to the connections not moved yet. A stream that still comes in (over a
       // connection accepted before the listener closed) is moved away with the others.
       longpoll.drain();
@@ -363,6 +379,20 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       await socketio.close();
       // The places this replica holds for connects that no longer come here, for the others.
       await rateLimit.close();
+      // Every close the drain caused goes out before the bus is closed (within the drain window).
+      // A tenth of the window is left for the host's own last steps.
+      await lifecycle?.close(stopStarted + 0.9 * (deps.drainTimeoutMs ?? 10_000));
     },
+  };
+}
+
+function longPollSnapshot(id: string, rec: LongPollRecord) {
+  return {
+    id,
+    transport: 'longpolling' as const,
+    user: rec.user,
+    sessionId: rec.sessionId,
+    subscriptions: rec.subscriptions,
+    connectedAt: rec.connectedAt,
   };
 }

@@ -29,6 +29,7 @@ import { type FanoutSource, traceDelivery } from './delivery-span.ts';
 import type { EventRing, RingEvent } from './event-ring.ts';
 import { type ExtractorConfig, type Subscription, SubscriptionIndex } from '../subscriptions/index.ts';
 import type { HubMetrics } from '../metrics/index.ts';
+import type { ChangeCause, ConnectionLifecycle, ConnectionSnapshot, EndReason } from '../lifecycle/index.ts';
 import { readStreamEvent } from './stream-event.ts';
 import type { StreamReplay } from './stream-replay.ts';
 import { UnreadEvent } from './unread-event.ts';
@@ -49,6 +50,8 @@ export interface HubOptions {
    * consumer (MAX_BUFFERED_BYTES); a resume's backlog does not count (catch-up.ts).
    */
   maxUnreadBytes?: number;
+  /** Told of every connection opened, closed (with why) and changed (LIFECYCLE_EVENTS_TOPIC). */
+  lifecycle?: ConnectionLifecycle | undefined;
 }
 
 /** What came with a subscription change besides the list (Hub.setSubscriptions). */
@@ -72,6 +75,7 @@ export class Hub {
   private readonly metrics: HubMetrics;
   private readonly aheadGraceMs: number;
   private readonly fanout: FanoutSource | undefined;
+  private readonly lifecycle: ConnectionLifecycle | undefined;
 
   constructor(options: HubOptions) {
     this.ring = options.ring;
@@ -80,6 +84,7 @@ export class Hub {
     this.metrics = options.metrics;
     this.aheadGraceMs = options.aheadGraceMs ?? 5000;
     this.fanout = options.fanout;
+    this.lifecycle = options.lifecycle;
     this.catchUp = new CatchUp({
       ring: this.ring,
       replay: this.replay,
@@ -124,6 +129,7 @@ export class Hub {
     this.facts.set(conn.id, { ...about, connectedAt: Date.now(), subscriptions: subs, expiresAt });
     this.joinSession(conn);
     this.metrics.connectionOpened(conn.transport, this.index.size);
+    this.lifecycle?.opened(this.snapshot(conn)!);
     // A resuming client's welcome carries its own position: it has nothing after it yet.
     const welcomeAt = resumeFrom ?? this.ring.head;
     this.sendOwn(conn, connectionCreated(token), welcomeAt);
@@ -131,8 +137,10 @@ export class Hub {
     if (resumeFrom !== undefined && this.connections.get(conn.id) === conn) this.resume(conn, resumeFrom);
   }
 
-  remove(conn: Connection): void {
+  /** Forgets a connection that ended; `reason` says why (its client went away unless told otherwise). */
+  remove(conn: Connection, reason: EndReason = 'client_closed'): void {
     if (this.connections.get(conn.id) !== conn) return;
+    if (this.lifecycle) this.lifecycle.closed(this.snapshot(conn)!, reason);
     this.connections.delete(conn.id);
     this.facts.delete(conn.id);
     this.catchUp.forget(conn);
@@ -160,6 +168,20 @@ export class Hub {
     return this.facts.get(id);
   }
 
+  /** What a lifecycle event tells of a held connection. */
+  private snapshot(conn: Connection): ConnectionSnapshot | undefined {
+    const facts = this.facts.get(conn.id);
+    if (!facts) return undefined;
+    return {
+      id: conn.id,
+      transport: conn.transport,
+      user: facts.user,
+      sessionId: conn.sessionId,
+      subscriptions: facts.subscriptions,
+      connectedAt: facts.connectedAt,
+    };
+  }
+
   /** Whether a held connection is written at its own place rather than live (catch-up.ts). */
   isBehind(conn: Connection): boolean {
     return this.catchUp.get(conn) !== undefined;
@@ -173,8 +195,9 @@ export class Hub {
   /** Closes a connection this replica still holds; false when it is already gone. */
   close(conn: Connection, reason: CloseReason): boolean {
     if (this.connections.get(conn.id) !== conn) return false;
+    // Forgotten first: a transport's close forgets the connection too, as if its client had left.
+    this.remove(conn, reason);
     conn.close(reason);
-    this.remove(conn);
     return true;
   }
 
@@ -200,6 +223,8 @@ export class Hub {
       this.joinSession(conn);
     }
     this.metrics.subscriptionsChanged(this.index.size);
+    // A client's change re-reads its JWT (jwtSubscriptions comes with it); an operator's does not.
+    if (this.lifecycle) this.lifecycle.changed(this.snapshot(conn)!, changeCause(from));
     this.sendOwn(conn, subscriptionsSet(subs));
     return true;
   }
@@ -209,8 +234,8 @@ export class Hub {
     const conns = [...(this.sessions.get(sessionId) ?? [])];
     for (const conn of conns) {
       this.sendOwn(conn, sessionKilled(sessionId));
+      this.remove(conn, 'session_killed');
       conn.close('session_killed');
-      this.remove(conn);
     }
     if (conns.length) this.metrics.sessionKilled(conns.length);
     return conns.length;
@@ -390,4 +415,8 @@ export class Hub {
     }
     set.add(conn);
   }
+}
+
+function changeCause(from: ChangeSource): ChangeCause {
+  return from.jwtSubscriptions !== undefined ? 'client' : 'operator';
 }

@@ -53,6 +53,7 @@ import type { ReplayTarget, RingEvent } from '../delivery/index.ts';
 import { type ExtractorConfig, refusalOf } from '../subscriptions/index.ts';
 import { connectionClosed, connectionCreated, resyncRequired, sessionKilled } from '../connections/index.ts';
 import type { HubMetrics } from '../metrics/index.ts';
+import type { ConnectionLifecycle, EndReason } from '../lifecycle/index.ts';
 import { longpollPreflight } from './cors.ts';
 import {
   type LongPollRecord,
@@ -90,6 +91,8 @@ export interface LongPollOptions {
   replayPageSize?: number;
   /** Most bytes of events one answer carries (at least one event); the cursor moves by what was sent. */
   maxResponseBytes: number;
+  /** Told of every long-poll connection opened and ended (LIFECYCLE_EVENTS_TOPIC). */
+  lifecycle?: ConnectionLifecycle | undefined;
 }
 
 /** The stream events after a cursor, not yet filtered, and the cursor after them. */
@@ -152,6 +155,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     };
     await records.save(id, record);
     sightings.saw(id, record, resolved.clientAddress);
+    opts.lifecycle?.opened(snapshotOf(id, record));
     await records.enqueue(id, connectionCreated(token));
     await records.subscriptionsChanged(id);
     const body = JSON.stringify('ok');
@@ -294,11 +298,11 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     try {
       // Both at once: one wait for the store instead of two.
       const [killed, queued] = await Promise.all([blacklisted(rec), pending(acknowledged)]);
-      if (killed) return answerKilled(res, id, rec.sessionId!);
+      if (killed) return answerKilled(res, id, rec, rec.sessionId!);
       let privateEvents = queued;
       for (;;) {
         const closing = privateEvents.findIndex(isConnectionClosed);
-        if (closing >= 0) return answerClosed(res, id, privateEvents.slice(0, closing + 1));
+        if (closing >= 0) return answerClosed(res, id, rec, privateEvents.slice(0, closing + 1));
         const slice = await readStream(cursor, closed.signal, deadline);
         if (closed.signal.aborted) return;
         if (slice.failed) return answerUnavailable(res);
@@ -322,7 +326,8 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
           return answer(res, id, token, rec.expiresAt, cursor, privateEvents, own, stream);
         const reason = await armed.wait(waitMs, closed.signal);
         if (reason === 'closed') return;
-        if (reason === 'killed' && (await blacklisted(rec))) return answerKilled(res, id, rec.sessionId!);
+        if (reason === 'killed' && (await blacklisted(rec)))
+          return answerKilled(res, id, rec, rec.sessionId!);
         if (reason === 'private') privateEvents = await pending(undefined);
       }
     } finally {
@@ -366,9 +371,14 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       .catch((err: unknown) => ctx.logger.debug({ err }, 'long-poll touch failed'));
   }
 
-  async function answerKilled(res: ServerResponse, id: string, sessionId: string): Promise<void> {
+  async function answerKilled(
+    res: ServerResponse,
+    id: string,
+    rec: LongPollRecord,
+    sessionId: string,
+  ): Promise<void> {
     sightings.forget(id);
-    await records.forget(id);
+    await ended(id, rec, 'session_killed');
     const body = answerBody('', 1, [sessionKilled(sessionId).json]);
     res.writeHead(200, {
       'content-type': 'application/json; charset=utf-8',
@@ -385,10 +395,15 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
    * out, the connection is forgotten and its cookies expire; with reconnect advice the cursor
    * cookie stays, so the client's next poll makes a new connection that resumes where this one was.
    */
-  async function answerClosed(res: ServerResponse, id: string, events: PrivateEvent[]): Promise<void> {
+  async function answerClosed(
+    res: ServerResponse,
+    id: string,
+    rec: LongPollRecord,
+    events: PrivateEvent[],
+  ): Promise<void> {
     sightings.forget(id);
-    await records.forget(id);
     const reconnect = reconnectAdvised(events.at(-1)!);
+    await ended(id, rec, reconnect ? 'reconnect_advised' : 'disconnected');
     const body = answerBody(
       '',
       events.length,
@@ -438,9 +453,31 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     const address = token ? ctx.tokens.read(token) : undefined;
     if (!address) return sendText(res, 400, 'Invalid connection token.', cors);
     sightings.forget(address.id);
-    await records.forget(address.id);
+    const rec = opts.lifecycle ? await records.load(address.id) : undefined;
+    await ended(address.id, rec, 'client_closed');
     res.writeHead(204, { 'set-cookie': expiredCookies(cookieAttributes(req)), ...cors });
     res.end();
+  }
+
+  /**
+   * Forgets a connection that ended; the replica whose delete found its record tells of its end
+   * (exactly once, however many replicas answer a DELETE or a closing poll at the same time).
+   */
+  async function ended(id: string, rec: LongPollRecord | undefined, reason: EndReason): Promise<void> {
+    const had = await records.forget(id);
+    if (had && rec && opts.lifecycle) opts.lifecycle.closed(snapshotOf(id, rec), reason);
+  }
+
+  /**
+   * A record that expired in the store: not polled for LONGPOLL_SESSION_TTL, or its JWT expired.
+   * Every replica hears it; the one that claims it first tells of its end, with what it saw of it.
+   */
+  async function expired(id: string, seen: LongPollRecord | undefined): Promise<void> {
+    if (!opts.lifecycle) return;
+    const claimed = await opts.store.set(`${endedPrefix}${id}`, '1', { ifAbsent: true, ttlSeconds: 300 });
+    if (!claimed) return;
+    const jwtExpired = seen?.expiresAt !== undefined && seen.expiresAt <= Date.now() + 1000;
+    opts.lifecycle.closed(snapshotOf(id, seen ?? noRecord), jwtExpired ? 'session_expired' : 'idle_timeout');
   }
 
   /** Every failure of the store (or the broker) is answered 503 with Retry-After, in this one place. */
@@ -479,8 +516,14 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       // A connection forgotten anywhere (closed by its client, killed, ended, expired) is forgotten
       // here too: not listed by the connections API, its place given back.
       const forgotten = await opts.store.watch(recordPrefix, (change) => {
-        if (change.kind === 'delete' || change.kind === 'expire')
-          sightings.forget(change.key.slice(recordPrefix.length));
+        if (change.kind !== 'delete' && change.kind !== 'expire') return;
+        const id = change.key.slice(recordPrefix.length);
+        const seen = change.kind === 'expire' ? sightings.get(id)?.record : undefined;
+        sightings.forget(id);
+        if (change.kind === 'expire')
+          expired(id, seen).catch((err: unknown) =>
+            ctx.logger.warn({ err, id }, 'lifecycle event of an expired long-poll connection not made'),
+          );
       });
       return async () => {
         await Promise.all([queues(), forgotten()]);
@@ -639,4 +682,21 @@ function decodeCookieValue(v: string): string {
   } catch {
     return v;
   }
+}
+
+/** Where replicas claim the end of an expired long-poll connection (one lifecycle event for it). */
+const endedPrefix = 'lp-ended:';
+
+/** What an expired connection no replica here saw lately is known by: its id only. */
+const noRecord: LongPollRecord = { subscriptions: [], sessionId: undefined, cursor: '' };
+
+function snapshotOf(id: string, rec: LongPollRecord) {
+  return {
+    id,
+    transport: 'longpolling' as const,
+    user: rec.user,
+    sessionId: rec.sessionId,
+    subscriptions: rec.subscriptions,
+    connectedAt: rec.connectedAt,
+  };
 }
