@@ -46,6 +46,8 @@ export class LifecycleProducer {
   private inFlight: Promise<void> | undefined;
   private failures = 0;
   private closed = false;
+  /** The close gave up on what was left: a batch still in flight counts only what the bus took. */
+  private gaveUp = false;
 
   constructor(options: LifecycleProducerOptions) {
     this.opts = options;
@@ -82,13 +84,15 @@ export class LifecycleProducer {
     this.closed = true;
     this.clearTimer();
     while (this.buffer.length > 0 && Date.now() < deadline) {
-      await (this.inFlight ?? this.send());
+      this.inFlight ??= this.send();
+      // A bus that does not answer (a broker retrying for its own time-out) is not waited for past it.
+      await within(this.inFlight, deadline - Date.now());
       if (this.failures > 0 && this.buffer.length > 0)
         await sleep(Math.min(this.backoffMs(), Math.max(0, deadline - Date.now())));
     }
-    await this.inFlight;
     const left = this.buffer.length;
     if (left > 0) {
+      this.gaveUp = true;
       this.opts.logger.warn(
         { left, topic: this.opts.topic },
         'lifecycle events not produced before shutdown',
@@ -121,6 +125,10 @@ export class LifecycleProducer {
       batch.map((b) => this.opts.bus.publish(this.opts.topic, b.message)),
     );
     const refused = batch.filter((_, i) => results[i]!.status === 'rejected');
+    if (this.gaveUp) {
+      this.opts.metrics.produced(batch.length - refused.length);
+      return;
+    }
     this.buffer = [...refused, ...this.buffer.slice(batch.length)];
     this.bytes -= batch.reduce((n, b) => n + b.bytes, 0) - refused.reduce((n, b) => n + b.bytes, 0);
     this.opts.metrics.produced(batch.length - refused.length);
@@ -169,5 +177,12 @@ export class LifecycleProducer {
 }
 
 function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
+  return new Promise((r) => setTimeout(r, Math.max(0, ms)));
+}
+
+/** Resolves when `work` settles or after `ms`, whichever comes first (its timer cleared then). */
+async function within(work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work, new Promise<void>((r) => (timer = setTimeout(r, Math.max(0, ms))))]);
+  clearTimeout(timer);
 }
