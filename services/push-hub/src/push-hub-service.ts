@@ -198,6 +198,9 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     maxQueued: config.LONGPOLL_QUEUE_SIZE,
     maxResponseBytes: config.LONGPOLL_MAX_RESPONSE_BYTES,
     lifecycle,
+    // A record lives at most a connection token's life, then its session TTL and a touch period.
+    lifecycleTtlSeconds:
+      Math.ceil(config.CONNECTION_TOKEN_TTL / 1000) + longPollSessionTtlSeconds(config) + 120,
   });
   const channel = new ReplicaChannel({
     bus: deps.controlBus,
@@ -221,7 +224,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       // The list is stored once, in the record; the queue only notes the change (longpoll-records.ts).
       await longpoll.records.save(change.id, next);
       await longpoll.records.subscriptionsChanged(change.id);
-      lifecycle?.changed(longPollSnapshot(change.id, next), 'client');
+      await longpoll.subscriptionsChanged(change.id, next, 'client');
       return true;
     }
     if (replica === deps.replica) return hub.setSubscriptions(change.id, change.subscriptions, change);
@@ -236,7 +239,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     const subscriptions = operatorChange.merge(lp.jwtSubscriptions ?? [], manual);
     await longpoll.records.save(id, { ...lp, subscriptions });
     await longpoll.records.subscriptionsChanged(id);
-    lifecycle?.changed(longPollSnapshot(id, { ...lp, subscriptions }), 'operator');
+    await longpoll.subscriptionsChanged(id, { ...lp, subscriptions }, 'operator');
     return true;
   }
 
@@ -383,16 +386,5 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       // A tenth of the window is left for the host's own last steps.
       await lifecycle?.close(stopStarted + 0.9 * (deps.drainTimeoutMs ?? 10_000));
     },
-  };
-}
-
-function longPollSnapshot(id: string, rec: LongPollRecord) {
-  return {
-    id,
-    transport: 'longpolling' as const,
-    user: rec.user,
-    sessionId: rec.sessionId,
-    subscriptions: rec.subscriptions,
-    connectedAt: rec.connectedAt,
   };
 }

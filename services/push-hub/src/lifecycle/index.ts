@@ -12,3 +12,4 @@ export { type ConnectionLifecycle, LifecycleEvents } from './lifecycle-events.ts
 export { LifecycleMetrics } from './lifecycle-metrics.ts';
 export { LifecycleProducer, type LifecycleProducerOptions } from './lifecycle-producer.ts';
 export { createLifecycleEvents } from './create-lifecycle-events.ts';
+export { type LongPollAbout, LongPollEnds } from './long-poll-ends.ts';

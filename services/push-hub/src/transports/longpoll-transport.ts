@@ -53,7 +53,12 @@ import type { ReplayTarget, RingEvent } from '../delivery/index.ts';
 import { type ExtractorConfig, refusalOf } from '../subscriptions/index.ts';
 import { connectionClosed, connectionCreated, resyncRequired, sessionKilled } from '../connections/index.ts';
 import type { HubMetrics } from '../metrics/index.ts';
-import type { ConnectionLifecycle, EndReason } from '../lifecycle/index.ts';
+import {
+  type ChangeCause,
+  type ConnectionLifecycle,
+  type EndReason,
+  LongPollEnds,
+} from '../lifecycle/index.ts';
 import { longpollPreflight } from './cors.ts';
 import {
   type LongPollRecord,
@@ -93,6 +98,8 @@ export interface LongPollOptions {
   maxResponseBytes: number;
   /** Told of every long-poll connection opened and ended (LIFECYCLE_EVENTS_TOPIC). */
   lifecycle?: ConnectionLifecycle | undefined;
+  /** How long what a closed event needs is kept at most: longer than a record can live. */
+  lifecycleTtlSeconds?: number;
 }
 
 /** The stream events after a cursor, not yet filtered, and the cursor after them. */
@@ -114,6 +121,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
   );
   ctx.places.sweepWith(() => sightings.prune());
   const pageSize = opts.replayPageSize ?? 5000;
+  const ends = opts.lifecycle && new LongPollEnds(opts.store, opts.lifecycleTtlSeconds ?? 25 * 3600);
   const { ring } = ctx.hub;
   let draining = false;
 
@@ -154,6 +162,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       ...(resolved.user !== undefined && { user: resolved.user }),
     };
     await records.save(id, record);
+    await ends?.remember({ ...snapshotOf(id, record), expiresAt: record.expiresAt });
     sightings.saw(id, record, resolved.clientAddress);
     opts.lifecycle?.opened(snapshotOf(id, record));
     await records.enqueue(id, connectionCreated(token));
@@ -298,11 +307,11 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     try {
       // Both at once: one wait for the store instead of two.
       const [killed, queued] = await Promise.all([blacklisted(rec), pending(acknowledged)]);
-      if (killed) return answerKilled(res, id, rec, rec.sessionId!);
+      if (killed) return answerKilled(res, id, rec.sessionId!);
       let privateEvents = queued;
       for (;;) {
         const closing = privateEvents.findIndex(isConnectionClosed);
-        if (closing >= 0) return answerClosed(res, id, rec, privateEvents.slice(0, closing + 1));
+        if (closing >= 0) return answerClosed(res, id, privateEvents.slice(0, closing + 1));
         const slice = await readStream(cursor, closed.signal, deadline);
         if (closed.signal.aborted) return;
         if (slice.failed) return answerUnavailable(res);
@@ -326,8 +335,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
           return answer(res, id, token, rec.expiresAt, cursor, privateEvents, own, stream);
         const reason = await armed.wait(waitMs, closed.signal);
         if (reason === 'closed') return;
-        if (reason === 'killed' && (await blacklisted(rec)))
-          return answerKilled(res, id, rec, rec.sessionId!);
+        if (reason === 'killed' && (await blacklisted(rec))) return answerKilled(res, id, rec.sessionId!);
         if (reason === 'private') privateEvents = await pending(undefined);
       }
     } finally {
@@ -371,14 +379,9 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       .catch((err: unknown) => ctx.logger.debug({ err }, 'long-poll touch failed'));
   }
 
-  async function answerKilled(
-    res: ServerResponse,
-    id: string,
-    rec: LongPollRecord,
-    sessionId: string,
-  ): Promise<void> {
+  async function answerKilled(res: ServerResponse, id: string, sessionId: string): Promise<void> {
     sightings.forget(id);
-    await ended(id, rec, 'session_killed');
+    await ended(id, 'session_killed');
     const body = answerBody('', 1, [sessionKilled(sessionId).json]);
     res.writeHead(200, {
       'content-type': 'application/json; charset=utf-8',
@@ -395,15 +398,10 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
    * out, the connection is forgotten and its cookies expire; with reconnect advice the cursor
    * cookie stays, so the client's next poll makes a new connection that resumes where this one was.
    */
-  async function answerClosed(
-    res: ServerResponse,
-    id: string,
-    rec: LongPollRecord,
-    events: PrivateEvent[],
-  ): Promise<void> {
+  async function answerClosed(res: ServerResponse, id: string, events: PrivateEvent[]): Promise<void> {
     sightings.forget(id);
     const reconnect = reconnectAdvised(events.at(-1)!);
-    await ended(id, rec, reconnect ? 'reconnect_advised' : 'disconnected');
+    await ended(id, reconnect ? 'reconnect_advised' : 'disconnected');
     const body = answerBody(
       '',
       events.length,
@@ -453,31 +451,30 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     const address = token ? ctx.tokens.read(token) : undefined;
     if (!address) return sendText(res, 400, 'Invalid connection token.', cors);
     sightings.forget(address.id);
-    const rec = opts.lifecycle ? await records.load(address.id) : undefined;
-    await ended(address.id, rec, 'client_closed');
+    await ended(address.id, 'client_closed');
     res.writeHead(204, { 'set-cookie': expiredCookies(cookieAttributes(req)), ...cors });
     res.end();
   }
 
   /**
-   * Forgets a connection that ended; the replica whose delete found its record tells of its end
+   * Forgets a connection that ended; the replica that takes what was kept of it tells of its end
    * (exactly once, however many replicas answer a DELETE or a closing poll at the same time).
    */
-  async function ended(id: string, rec: LongPollRecord | undefined, reason: EndReason): Promise<void> {
-    const had = await records.forget(id);
-    if (had && rec && opts.lifecycle) opts.lifecycle.closed(snapshotOf(id, rec), reason);
+  async function ended(id: string, reason: EndReason): Promise<void> {
+    await records.forget(id);
+    const about = await ends?.take(id);
+    if (about) opts.lifecycle!.closed(about, reason);
   }
 
   /**
    * A record that expired in the store: not polled for LONGPOLL_SESSION_TTL, or its JWT expired.
-   * Every replica hears it; the one that claims it first tells of its end, with what it saw of it.
+   * Every replica hears it; the one that takes what was kept of it tells of its end.
    */
-  async function expired(id: string, seen: LongPollRecord | undefined): Promise<void> {
-    if (!opts.lifecycle) return;
-    const claimed = await opts.store.set(`${endedPrefix}${id}`, '1', { ifAbsent: true, ttlSeconds: 300 });
-    if (!claimed) return;
-    const jwtExpired = seen?.expiresAt !== undefined && seen.expiresAt <= Date.now() + 1000;
-    opts.lifecycle.closed(snapshotOf(id, seen ?? noRecord), jwtExpired ? 'session_expired' : 'idle_timeout');
+  async function expired(id: string): Promise<void> {
+    const about = await ends?.take(id);
+    if (!about) return;
+    const jwtExpired = about.expiresAt !== undefined && about.expiresAt <= Date.now() + 1000;
+    opts.lifecycle!.closed(about, jwtExpired ? 'session_expired' : 'idle_timeout');
   }
 
   /** Every failure of the store (or the broker) is answered 503 with Retry-After, in this one place. */
@@ -518,10 +515,9 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       const forgotten = await opts.store.watch(recordPrefix, (change) => {
         if (change.kind !== 'delete' && change.kind !== 'expire') return;
         const id = change.key.slice(recordPrefix.length);
-        const seen = change.kind === 'expire' ? sightings.get(id)?.record : undefined;
         sightings.forget(id);
-        if (change.kind === 'expire')
-          expired(id, seen).catch((err: unknown) =>
+        if (change.kind === 'expire' && ends)
+          expired(id).catch((err: unknown) =>
             ctx.logger.warn({ err, id }, 'lifecycle event of an expired long-poll connection not made'),
           );
       });
@@ -554,6 +550,12 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       if (!(await records.load(id))) return false;
       await records.enqueue(id, connectionClosed(reason, reconnect));
       return true;
+    },
+    /** A connection's subscriptions changed (its record saved): told, and kept for its closed event. */
+    async subscriptionsChanged(id: string, rec: LongPollRecord, cause: ChangeCause): Promise<void> {
+      if (!opts.lifecycle) return;
+      opts.lifecycle.changed(snapshotOf(id, rec), cause);
+      await ends!.remember({ ...snapshotOf(id, rec), expiresAt: rec.expiresAt });
     },
     sightings,
     waiters,
@@ -683,12 +685,6 @@ function decodeCookieValue(v: string): string {
     return v;
   }
 }
-
-/** Where replicas claim the end of an expired long-poll connection (one lifecycle event for it). */
-const endedPrefix = 'lp-ended:';
-
-/** What an expired connection no replica here saw lately is known by: its id only. */
-const noRecord: LongPollRecord = { subscriptions: [], sessionId: undefined, cursor: '' };
 
 function snapshotOf(id: string, rec: LongPollRecord) {
   return {

@@ -248,6 +248,41 @@ describe('lifecycle events', () => {
     await shared.bus.close();
   });
 
+  it('tells once, from one replica of two, of a long-poll connection nobody polls any more (idle_timeout, with its user)', async () => {
+    const shared = { bus: new MemoryBus(), store: new MemoryStore() };
+    const env = {
+      LIFECYCLE_EVENTS_TOPIC: topic,
+      LIFECYCLE_EVENTS_FLUSH_INTERVAL: '10ms',
+      LONGPOLL_TIMEOUT: '200ms',
+      LONGPOLL_SESSION_TTL: '1s',
+    };
+    const a = await startHubFixture({ ...env, REPLICA_ID: 'lp-a' }, shared);
+    const b = await startHubFixture({ ...env, REPLICA_ID: 'lp-b' }, shared);
+    try {
+      const got = await collect(shared.bus);
+      const lp = await longPoll(a, a.jwt({ username: 'left', jti: 'left-session' }));
+      const polled = await new LongPollClient(b.url).get(`?pollToken=${lp.token}`);
+      assert.equal(polled.status, 200, polled.text);
+      const closed = await one(got, lp.id, 'gw.connection.closed');
+      assert.equal(closed.data.reason, 'idle_timeout');
+      assert.equal(closed.data.user, 'left');
+      assert.equal(closed.data.sessionId, 'left-session');
+      assert.ok(closed.data.eventTypes.includes('greeting'), JSON.stringify(closed.data));
+      // A connection opened and closed on each replica after it: both have produced what they made before.
+      for (const hub of [a, b]) {
+        const marker = await sse(hub, hub.jwt({ username: 'marker' }));
+        marker.client.close();
+        await one(got, marker.id, 'gw.connection.closed');
+      }
+      assert.equal(of(got, lp.id, 'gw.connection.closed').length, 1);
+      assert.equal(of(got, lp.id, 'gw.connection.opened').length, 1);
+    } finally {
+      await a.stop();
+      await b.stop();
+      await shared.bus.close();
+    }
+  });
+
   it('is off unless LIFECYCLE_EVENTS_TOPIC is set, and refuses the fan-out topic as its topic', async () => {
     const off = await startHubFixture({ REPLICA_ID: 'off' });
     try {
