@@ -86,10 +86,11 @@ describe('lifecycle events on Kafka from two hub replicas', () => {
       INTERNAL_API_TOKEN: apiToken,
       LIFECYCLE_EVENTS_TOPIC: lifecycleTopic,
       LIFECYCLE_EVENTS_BUS: 'kafka',
-      LIFECYCLE_EVENTS_FLUSH_INTERVAL: '50ms',
+      // Longer than a stop takes: only the stop's own flush can get the drain's closes out in time.
+      LIFECYCLE_EVENTS_FLUSH_INTERVAL: '3s',
       LONGPOLL_TIMEOUT: '1s',
       SHUTDOWN_DRAIN_TIMEOUT_MS: '4000',
-      DRAIN_SPREAD_PERCENT: '25',
+      DRAIN_SPREAD_PERCENT: '0',
     });
     const [a, b] = await Promise.all((await hubSlots(run, env)).map(startHub));
     hubs.a = a!;
@@ -213,10 +214,11 @@ describe('lifecycle events on Kafka from two hub replicas', () => {
     assert.equal(exit.code, 0, hubs.b.output());
 
     const ended = conns.filter((c) => c.expect !== undefined);
+    // Past the bound, the count below says how many were lost.
     await waitFor(() => ended.every((c) => ofType('gw.connection.closed', c.id).length > 0), {
       what: `a closed event for the ${ended.length} connections that ended`,
       timeoutMs: 20_000,
-    });
+    }).catch(() => undefined);
     await waitFor(() => ofType('gw.subscriptions.changed', changedByOperator.id).length > 0, {
       timeoutMs: 10_000,
     });
