@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { type Bus, MemoryBus, type OutgoingMessage, type Position } from '@gatehouse/bus';
 import { LongPollClient, openSse, openWs, waitFor } from '@gatehouse/testkit';
 import { MemoryStore } from '@gatehouse/store';
+import WebSocket from 'ws';
 import { connectionIds, socketIoClient } from '../connection-clients.ts';
 import { type HubFixture, startHubFixture } from '../hub-fixture.ts';
 
@@ -246,6 +247,44 @@ describe('lifecycle events', () => {
     }
     for (const c of open) c.close();
     await shared.bus.close();
+  });
+
+  it('tells a WebSocket that stopped answering pings (idle_timeout) from one that sent a message (protocol_error)', async () => {
+    const bus = new MemoryBus();
+    const quick = await startHubFixture(
+      {
+        REPLICA_ID: 'quick',
+        LIFECYCLE_EVENTS_TOPIC: topic,
+        LIFECYCLE_EVENTS_FLUSH_INTERVAL: '10ms',
+        HEARTBEAT_INTERVAL: '100ms',
+      },
+      { bus, store: new MemoryStore() },
+    );
+    const sockets: WebSocket[] = [];
+    try {
+      const got = await collect(bus);
+      const open = async (options: WebSocket.ClientOptions) => {
+        const socket = new WebSocket(
+          `${quick.wsUrl}/_gw/v1/connection/ws?jwt=${quick.jwt({ username: 'w' })}`,
+          options,
+        );
+        sockets.push(socket);
+        const events: Array<Record<string, unknown>> = [];
+        socket.on('message', (data) => events.push(JSON.parse(data.toString()) as Record<string, unknown>));
+        socket.on('error', () => {});
+        const token = await waitFor(() => welcomeToken(events), { what: 'WebSocket welcome' });
+        return { socket, id: idOf(token) };
+      };
+      const silent = await open({ autoPong: false });
+      const talker = await open({});
+      talker.socket.send('hello');
+      assert.equal((await one(got, silent.id, 'gw.connection.closed')).data.reason, 'idle_timeout');
+      assert.equal((await one(got, talker.id, 'gw.connection.closed')).data.reason, 'protocol_error');
+    } finally {
+      for (const s of sockets) s.terminate();
+      await quick.stop();
+      await bus.close();
+    }
   });
 
   it('tells once, from one replica of two, of a long-poll connection nobody polls any more (idle_timeout, with its user)', async () => {
