@@ -130,6 +130,11 @@ references follow unless env names them too; the EnvVar lists (extraEnv) come la
 {{- with $v.kafka.brokers }}{{ $_ := set $derived "KAFKA_BROKERS" (join "," .) }}{{ end -}}
 {{- with $v.nats.servers }}{{ $_ := set $derived "NATS_SERVERS" (join "," .) }}{{ end -}}
 {{- end -}}
+{{- /* Lifecycle events: the push hub only, and only with a topic (off by default). */}}
+{{- if and (eq .key "pushHub") $v.lifecycleEvents.topic -}}
+{{- $_ := set $derived "LIFECYCLE_EVENTS_TOPIC" $v.lifecycleEvents.topic -}}
+{{- $_ := set $derived "LIFECYCLE_EVENTS_BUS" $v.lifecycleEvents.bus -}}
+{{- end -}}
 {{- /* The schema registry: only the proxy (Avro writes, the request log) and the publisher (Avro reads). */}}
 {{- $registry := $v.kafka.schemaRegistry -}}
 {{- $readsRegistry := and $registry.url (has .key (list "proxy" "publisher")) -}}

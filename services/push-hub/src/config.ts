@@ -8,8 +8,10 @@ import {
   list,
   optionalStr,
   str,
+  oneOf,
   trustedProxiesConfig,
 } from '@gatehouse/service-kit';
+import { busKinds } from '@gatehouse/bus';
 
 export const pushHubConfig = {
   ...corsConfig,
@@ -190,6 +192,7 @@ export const pushHubConfig = {
     { min: 1 },
   ),
   FANOUT_TOPIC: str('the fan-out stream every hub replica consumes', 'gw.events'),
+  ...lifecycleEventsConfig(),
 };
 
 /** The connect hook (admission/connect-hook.ts): off unless CONNECT_CHECK names a URL. */
@@ -249,4 +252,36 @@ function connectCheckUrl(raw: string | undefined): URL | undefined {
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new Error(`"${text}" is not an http(s) URL`);
   return url;
+}
+/** Lifecycle events on the bus (lifecycle/): off unless LIFECYCLE_EVENTS_TOPIC is set. */
+function lifecycleEventsConfig() {
+  return {
+    LIFECYCLE_EVENTS_TOPIC: optionalStr(
+      'topic the hub produces its lifecycle events to (gw.connection.opened, gw.connection.closed, gw.subscriptions.changed); unset: none are made',
+    ),
+    LIFECYCLE_EVENTS_BUS: oneOf(
+      'bus of LIFECYCLE_EVENTS_TOPIC: kafka, nats or kinesis (redis and memory too); its addresses as for FANOUT_BUS',
+      busKinds,
+      'kafka',
+    ),
+    LIFECYCLE_EVENTS_BATCH_SIZE: int('lifecycle events produced together in one batch at most', 100, {
+      min: 1,
+      max: 10_000,
+    }),
+    LIFECYCLE_EVENTS_FLUSH_INTERVAL: duration(
+      'longest a lifecycle event waits for its batch to fill before it is produced',
+      '200ms',
+      { min: '1ms', max: '1m' },
+    ),
+    LIFECYCLE_EVENTS_MAX_BUFFER: int(
+      'lifecycle events a replica keeps waiting for the bus at most (while it is slow or down); later ones are dropped and counted',
+      10_000,
+      { min: 1, max: 1_000_000 },
+    ),
+    LIFECYCLE_EVENTS_MAX_BUFFER_BYTES: int(
+      'bytes the lifecycle events waiting for the bus may take at most; later ones are dropped and counted',
+      16 * 1024 * 1024,
+      { min: 64 * 1024, max: 1024 * 1024 * 1024 },
+    ),
+  };
 }

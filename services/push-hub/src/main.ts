@@ -19,6 +19,11 @@ await serviceMain('push-hub', async ({ config: common, replica, logger, registry
   const store = await connectStore(config);
   const fanoutBus = await connectBus(config.FANOUT_BUS, config);
   const controlBus = await connectBus(config.CONTROL_BUS, config);
+  // Its own connection, only when asked for (LIFECYCLE_EVENTS_TOPIC): closed after the hub flushed it.
+  const lifecycleBus =
+    config.LIFECYCLE_EVENTS_TOPIC === undefined
+      ? undefined
+      : await connectBus(config.LIFECYCLE_EVENTS_BUS, config);
   health.addCheck('store', () => store.ping());
   health.addCheck('control-bus', () => controlBus.ping());
   const auth = await startAuth(config, store, logger);
@@ -33,10 +38,11 @@ await serviceMain('push-hub', async ({ config: common, replica, logger, registry
     health,
     drainTimeoutMs: common.SHUTDOWN_DRAIN_TIMEOUT_MS,
     maxJsonDepth: common.MAX_JSON_DEPTH,
+    ...(lifecycleBus && { lifecycleBus }),
   });
   return {
     services: [hub],
     publicPort: config.INBOUND_PORT,
-    closeables: [auth, fanoutBus, controlBus, store],
+    closeables: [auth, fanoutBus, controlBus, store, ...(lifecycleBus ? [lifecycleBus] : [])],
   };
 });

@@ -49,6 +49,7 @@ import { createSubscriptionResolver, loadExtractorConfig, type Subscription } fr
 import { createConsoleFiles, createDashboard, createTestEvent } from './console/index.ts';
 import { HubMetrics } from './metrics/index.ts';
 import { createPresence, withPresenceExtractors } from './presence/index.ts';
+import { createLifecycleEvents, type LifecycleEvents } from './lifecycle/index.ts';
 
 import {
   createOperatorChange,
@@ -80,9 +81,12 @@ export interface PushHubDeps {
   drainTimeoutMs?: number;
   /** MAX_JSON_DEPTH: the deepest subscription list a client may send. */
   maxJsonDepth?: number;
+  /** The bus of LIFECYCLE_EVENTS_TOPIC (LIFECYCLE_EVENTS_BUS); default: the fan-out bus (one process). */
+  lifecycleBus?: Bus;
 }
 
-export type PushHub = GatewayService & { readonly hub: Hub };
+/** `lifecycle`: undefined unless LIFECYCLE_EVENTS_TOPIC is set; its emitLifecycle takes any event. */
+export type PushHub = GatewayService & { readonly hub: Hub; readonly lifecycle: LifecycleEvents | undefined };
 
 /** LONGPOLL_SESSION_TTL, at least twice LONGPOLL_TIMEOUT: a waiting poll must not outlive its session. */
 function longPollSessionTtlSeconds(config: ConfigOf<typeof pushHubConfig>): number {
@@ -105,6 +109,12 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     config.PRESENCE_EVENT_TYPES,
   );
   const ring = new EventRing(config.EVENT_BUFFER_SIZE, config.EVENT_BUFFER_MAX_BYTES);
+  const lifecycle = createLifecycleEvents(config, {
+    bus: deps.lifecycleBus ?? deps.fanoutBus,
+    replica: deps.replica,
+    registry: deps.registry,
+    logger,
+  });
   let fanout: BusSubscription | undefined;
   const replay = deps.fanoutBus.capabilities.replay
     ? new StreamReplay({
@@ -125,6 +135,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     maxUnreadBytes: config.MAX_BUFFERED_BYTES,
     fanout: { system: deps.fanoutBus.kind, topic: config.FANOUT_TOPIC },
     membership: (change) => presence.membership(change),
+    lifecycle,
   });
   const check = createAccessCheck(config.SUBSCRIPTION_CHECK, {
     verify: (jwt) => deps.auth.verifyAndCheck(jwt),
@@ -200,6 +211,10 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     sessionTtlSeconds: longPollSessionTtlSeconds(config),
     maxQueued: config.LONGPOLL_QUEUE_SIZE,
     maxResponseBytes: config.LONGPOLL_MAX_RESPONSE_BYTES,
+    lifecycle,
+    // A record lives at most a connection token's life, then its session TTL and a touch period.
+    lifecycleTtlSeconds:
+      Math.ceil(config.CONNECTION_TOKEN_TTL / 1000) + longPollSessionTtlSeconds(config) + 120,
   });
   const channel = new ReplicaChannel({
     bus: deps.controlBus,
@@ -222,6 +237,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       // The list is stored once, in the record; the queue only notes the change (longpoll-records.ts).
       await longpoll.records.save(change.id, next);
       await longpoll.records.subscriptionsChanged(change.id);
+      await longpoll.subscriptionsChanged(change.id, next, 'client');
       return true;
     }
     if (replica === deps.replica) return hub.setSubscriptions(change.id, change.subscriptions, change);
@@ -236,6 +252,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     const subscriptions = operatorChange.merge(lp.jwtSubscriptions ?? [], manual);
     await longpoll.records.save(id, { ...lp, subscriptions });
     await longpoll.records.subscriptionsChanged(id);
+    await longpoll.subscriptionsChanged(id, { ...lp, subscriptions }, 'operator');
     return true;
   }
 
@@ -251,6 +268,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     bearerTokens,
     resolve,
     cors: config.CORS_ALLOWED_ORIGINS,
+    lifecycle,
   });
 
   const subscriptions = createSubscriptionsEndpoint({
@@ -329,6 +347,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
   return {
     name: 'push-hub',
     hub,
+    lifecycle,
     public: async (req, res) =>
       (await sse.handle(req, res)) ||
       (await longpoll.handle(req, res)) ||
@@ -371,6 +390,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       );
     },
     async stop() {
+      const stopStarted = Date.now();
       // Events keep flowing to the connections not moved yet. A stream that still comes in (over a
       // connection accepted before the listener closed) is moved away with the others.
       longpoll.drain();
@@ -394,6 +414,9 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       await socketio.close();
       // The places this replica holds for connects that no longer come here, for the others.
       await rateLimit.close();
+      // Every close the drain caused goes out before the bus is closed (within the drain window).
+      // A tenth of the window is left for the host's own last steps.
+      await lifecycle?.close(stopStarted + 0.9 * (deps.drainTimeoutMs ?? 10_000));
     },
   };
 }

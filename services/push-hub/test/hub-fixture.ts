@@ -37,7 +37,7 @@ export type HubFixture = Awaited<ReturnType<typeof startHubFixture>>;
  */
 export async function startHubFixture(
   env: Record<string, string> = {},
-  shared?: { bus: MemoryBus; store: Store; controlBus?: Bus },
+  shared?: { bus: MemoryBus; store: Store; controlBus?: Bus; lifecycleBus?: Bus },
   options: { tls?: boolean } = {},
 ) {
   const cert = options.tls ? selfSignedCertificate() : undefined;
@@ -69,6 +69,7 @@ export async function startHubFixture(
     health,
     drainTimeoutMs: config.SHUTDOWN_DRAIN_TIMEOUT_MS,
     maxJsonDepth: config.MAX_JSON_DEPTH,
+    ...(shared?.lifecycleBus && { lifecycleBus: shared.lifecycleBus }),
   });
   const host = await startHost({
     services: [service],

@@ -30,6 +30,7 @@ import type { EventRing, RingEvent } from './event-ring.ts';
 import { type ExtractorConfig, type Subscription, SubscriptionIndex } from '../subscriptions/index.ts';
 import { keepGranted } from '../admission/index.ts';
 import type { HubMetrics } from '../metrics/index.ts';
+import type { ChangeCause, ConnectionLifecycle, ConnectionSnapshot, EndReason } from '../lifecycle/index.ts';
 import { readStreamEvent } from './stream-event.ts';
 import type { StreamReplay } from './stream-replay.ts';
 import { UnreadEvent } from './unread-event.ts';
@@ -55,6 +56,8 @@ export interface HubOptions {
    * changed, and removed (`after` empty). Presence follows connections through it.
    */
   membership?: (change: MembershipChange) => void;
+  /** Told of every connection opened, closed (with why) and changed (LIFECYCLE_EVENTS_TOPIC). */
+  lifecycle?: ConnectionLifecycle | undefined;
 }
 
 export interface MembershipChange {
@@ -87,6 +90,7 @@ export class Hub {
   private readonly aheadGraceMs: number;
   private readonly fanout: FanoutSource | undefined;
   private readonly membership: HubOptions['membership'];
+  private readonly lifecycle: ConnectionLifecycle | undefined;
 
   constructor(options: HubOptions) {
     this.ring = options.ring;
@@ -96,6 +100,7 @@ export class Hub {
     this.aheadGraceMs = options.aheadGraceMs ?? 5000;
     this.fanout = options.fanout;
     this.membership = options.membership;
+    this.lifecycle = options.lifecycle;
     this.catchUp = new CatchUp({
       ring: this.ring,
       replay: this.replay,
@@ -147,6 +152,7 @@ export class Hub {
     this.joinSession(conn);
     this.metrics.connectionOpened(conn.transport, this.index.size);
     this.tellMembership(conn, about.user, [], subs);
+    this.lifecycle?.opened(this.snapshot(conn)!);
     // A resuming client's welcome carries its own position: it has nothing after it yet.
     const welcomeAt = resumeFrom ?? this.ring.head;
     this.sendOwn(conn, connectionCreated(token, welcome.data), welcomeAt);
@@ -154,8 +160,10 @@ export class Hub {
     if (resumeFrom !== undefined && this.connections.get(conn.id) === conn) this.resume(conn, resumeFrom);
   }
 
-  remove(conn: Connection): void {
+  /** Forgets a connection that ended; `reason` says why (its client went away unless told otherwise). */
+  remove(conn: Connection, reason: EndReason = 'client_closed'): void {
     if (this.connections.get(conn.id) !== conn) return;
+    if (this.lifecycle) this.lifecycle.closed(this.snapshot(conn)!, reason);
     this.connections.delete(conn.id);
     const facts = this.facts.get(conn.id);
     this.facts.delete(conn.id);
@@ -185,6 +193,20 @@ export class Hub {
     return this.facts.get(id);
   }
 
+  /** What a lifecycle event tells of a held connection. */
+  private snapshot(conn: Connection): ConnectionSnapshot | undefined {
+    const facts = this.facts.get(conn.id);
+    if (!facts) return undefined;
+    return {
+      id: conn.id,
+      transport: conn.transport,
+      user: facts.user,
+      sessionId: conn.sessionId,
+      subscriptions: facts.subscriptions,
+      connectedAt: facts.connectedAt,
+    };
+  }
+
   /** Whether a held connection is written at its own place rather than live (catch-up.ts). */
   isBehind(conn: Connection): boolean {
     return this.catchUp.get(conn) !== undefined;
@@ -198,8 +220,9 @@ export class Hub {
   /** Closes a connection this replica still holds; false when it is already gone. */
   close(conn: Connection, reason: CloseReason): boolean {
     if (this.connections.get(conn.id) !== conn) return false;
+    // Forgotten first: a transport's close forgets the connection too, as if its client had left.
+    this.remove(conn, reason);
     conn.close(reason);
-    this.remove(conn);
     return true;
   }
 
@@ -234,6 +257,8 @@ export class Hub {
       this.tellMembership(conn, facts?.user, [], subs);
     } else this.tellMembership(conn, facts?.user, before, subs);
     this.metrics.subscriptionsChanged(this.index.size);
+    // A client's change re-reads its JWT (jwtSubscriptions comes with it); an operator's does not.
+    if (this.lifecycle) this.lifecycle.changed(this.snapshot(conn)!, changeCause(from));
     this.sendOwn(conn, subscriptionsSet(subs));
     return true;
   }
@@ -256,8 +281,8 @@ export class Hub {
     const conns = [...(this.sessions.get(sessionId) ?? [])];
     for (const conn of conns) {
       this.sendOwn(conn, sessionKilled(sessionId));
+      this.remove(conn, 'session_killed');
       conn.close('session_killed');
-      this.remove(conn);
     }
     if (conns.length) this.metrics.sessionKilled(conns.length);
     return conns.length;
@@ -457,4 +482,8 @@ function withGrant(
   if (from.jwtSubscriptions === undefined) return { subscriptions: given, jwtSubscriptions: undefined };
   const change = { subscriptions: given, jwtSubscriptions: from.jwtSubscriptions };
   return keepGranted(change, facts?.grantedSubscriptions);
+}
+
+function changeCause(from: ChangeSource): ChangeCause {
+  return from.jwtSubscriptions !== undefined ? 'client' : 'operator';
 }

@@ -5,11 +5,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ReplicaChannel, type Bus } from '@gatehouse/bus';
+import { type CloudEvent, createEvent } from '@gatehouse/cloudevents';
 import type { CorsPolicy, Logger, Registry } from '@gatehouse/service-kit';
 import type { Store } from '@gatehouse/store';
 import type { BearerTokens } from '../auth/index.ts';
 import { presenceChanged } from '../connections/index.ts';
 import type { Hub, MembershipChange } from '../delivery/index.ts';
+import { lifecycleSource } from '../lifecycle/index.ts';
 import type { ResolvedSubscriptions, Subscription, SubscriptionRequest } from '../subscriptions/index.ts';
 import type { LongPollSightings } from '../transports/index.ts';
 import { createPresenceApi } from './presence-api.ts';
@@ -41,6 +43,8 @@ export interface PresenceDeps {
   bearerTokens: BearerTokens;
   resolve(req: SubscriptionRequest): Promise<ResolvedSubscriptions>;
   cors: CorsPolicy;
+  /** The lifecycle events (LIFECYCLE_EVENTS_TOPIC), when on: joins and leaves go there too. */
+  lifecycle?: { emitLifecycle(event: CloudEvent): void } | undefined;
 }
 
 const saltKey = 'gw:presence:salt';
@@ -73,18 +77,44 @@ export function createPresence(config: PresenceSettings, deps: PresenceDeps) {
       deps.store.set(goneKey(replica), deps.replica, { ifAbsent: true, ttlSeconds: 600 }),
     tell,
     overflowed: () => metrics.overflowed(),
+    ...(deps.lifecycle && {
+      announcing: (change: PresenceChange) => deps.lifecycle!.emitLifecycle(presenceLifecycleEvent(change)),
+    }),
     logger: deps.logger,
   });
   const metrics = new PresenceMetrics(deps.registry, () => tracker.size);
   const publicMember = (member: string) => publicMemberId(member, salt);
 
-  function tell(change: PresenceChange): void {
-    const data = {
+  /** What clients are told of a change: the member by its public id only. */
+  function dataOf(change: PresenceChange) {
+    return {
       eventType: change.eventType,
       where: JSON.parse(change.where) as Record<string, unknown>,
       member: publicMember(change.member),
       ...(change.user !== undefined && { user: change.user }),
     };
+  }
+
+  /**
+   * The same change on the lifecycle topic, for backends: with the replica, and the session when the
+   * member is one (the bus is the operator's, as the connection events' session is).
+   */
+  function presenceLifecycleEvent(change: PresenceChange): CloudEvent {
+    return createEvent({
+      specversion: '1.0',
+      type: `gw.presence.${change.kind}`,
+      source: lifecycleSource(deps.replica),
+      contentType: 'application/json',
+      data: {
+        ...dataOf(change),
+        replica: deps.replica,
+        sessionId: change.member.startsWith('s:') ? change.member.slice(2) : null,
+      },
+    });
+  }
+
+  function tell(change: PresenceChange): void {
+    const data = dataOf(change);
     const type = `gw.presence.${change.kind}`;
     deps.hub().deliverOwn({ type, data } as { type: string }, presenceChanged(change.kind, data));
     metrics.told(change.kind);

@@ -64,6 +64,8 @@ export interface PresenceTrackerDeps {
   tell(change: PresenceChange): void;
   /** A member not announced, being beyond maxMembers. */
   overflowed(): void;
+  /** A join or leave this replica announces (once in the cluster, bar two replicas racing): the lifecycle events' hook. */
+  announcing?(change: PresenceChange): void;
   logger: Logger;
   /** How often gone replicas are looked for (default 5 s). */
   checkEveryMs?: number;
@@ -231,6 +233,7 @@ export class PresenceTracker {
   }
 
   private async announce(items: Announcement[]): Promise<void> {
+    for (const item of items) if (item.kind !== 'moved') this.deps.announcing?.(changeOf(item));
     for (let i = 0; i < items.length; i += chunk)
       await this.deps.gather({ op: 'announce', items: items.slice(i, i + chunk) });
   }
@@ -245,8 +248,7 @@ export class PresenceTracker {
       this.announced.set(item.pm, { holder: item.holder, user: item.user });
       if (known || item.kind === 'moved') return;
     }
-    const { place, member } = splitPm(item.pm);
-    this.deps.tell({ kind: item.kind, ...placeOf(place), member, user: item.user });
+    this.deps.tell(changeOf(item));
   }
 
   private async lookForGone(): Promise<void> {
@@ -260,4 +262,9 @@ export class PresenceTracker {
       await this.announce(await this.leavesOrMoves(pms, replica));
     }
   }
+}
+
+function changeOf(item: Announcement): PresenceChange {
+  const { place, member } = splitPm(item.pm);
+  return { kind: item.kind as 'joined' | 'left', ...placeOf(place), member, user: item.user };
 }

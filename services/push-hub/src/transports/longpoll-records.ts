@@ -147,9 +147,11 @@ export class LongPollRecords {
     });
   }
 
-  async forget(id: string): Promise<void> {
+  /** True when the record was there: the one that forgets it is the one that ended the connection. */
+  async forget(id: string): Promise<boolean> {
     this.touched.delete(id);
-    await Promise.all([this.store.delete(recordKey(id)), this.store.delete(queueKey(id))]);
+    const [had] = await Promise.all([this.store.delete(recordKey(id)), this.store.delete(queueKey(id))]);
+    return had;
   }
 }
 

@@ -53,6 +53,12 @@ import type { ReplayTarget, RingEvent } from '../delivery/index.ts';
 import { type ExtractorConfig, refusalOf } from '../subscriptions/index.ts';
 import { connectionClosed, connectionCreated, resyncRequired, sessionKilled } from '../connections/index.ts';
 import type { HubMetrics } from '../metrics/index.ts';
+import {
+  type ChangeCause,
+  type ConnectionLifecycle,
+  type EndReason,
+  LongPollEnds,
+} from '../lifecycle/index.ts';
 import { longpollPreflight } from './cors.ts';
 import {
   type LongPollRecord,
@@ -90,6 +96,10 @@ export interface LongPollOptions {
   replayPageSize?: number;
   /** Most bytes of events one answer carries (at least one event); the cursor moves by what was sent. */
   maxResponseBytes: number;
+  /** Told of every long-poll connection opened and ended (LIFECYCLE_EVENTS_TOPIC). */
+  lifecycle?: ConnectionLifecycle | undefined;
+  /** How long what a closed event needs is kept at most: longer than a record can live. */
+  lifecycleTtlSeconds?: number;
 }
 
 /** The stream events after a cursor, not yet filtered, and the cursor after them. */
@@ -111,6 +121,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
   );
   ctx.places.sweepWith(() => sightings.prune());
   const pageSize = opts.replayPageSize ?? 5000;
+  const ends = opts.lifecycle && new LongPollEnds(opts.store, opts.lifecycleTtlSeconds ?? 25 * 3600);
   const { ring } = ctx.hub;
   let draining = false;
 
@@ -154,7 +165,9 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       }),
     };
     await records.save(id, record);
+    await ends?.remember({ ...snapshotOf(id, record), expiresAt: record.expiresAt });
     sightings.saw(id, record, resolved.clientAddress);
+    opts.lifecycle?.opened(snapshotOf(id, record));
     await records.enqueue(id, connectionCreated(token, resolved.welcomeData));
     await records.subscriptionsChanged(id);
     const body = JSON.stringify('ok');
@@ -371,7 +384,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
 
   async function answerKilled(res: ServerResponse, id: string, sessionId: string): Promise<void> {
     sightings.forget(id);
-    await records.forget(id);
+    await ended(id, 'session_killed');
     const body = answerBody('', 1, [sessionKilled(sessionId).json]);
     res.writeHead(200, {
       'content-type': 'application/json; charset=utf-8',
@@ -390,8 +403,8 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
    */
   async function answerClosed(res: ServerResponse, id: string, events: PrivateEvent[]): Promise<void> {
     sightings.forget(id);
-    await records.forget(id);
     const reconnect = reconnectAdvised(events.at(-1)!);
+    await ended(id, reconnect ? 'reconnect_advised' : 'disconnected');
     const body = answerBody(
       '',
       events.length,
@@ -441,9 +454,30 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     const address = token ? ctx.tokens.read(token) : undefined;
     if (!address) return sendText(res, 400, 'Invalid connection token.', cors);
     sightings.forget(address.id);
-    await records.forget(address.id);
+    await ended(address.id, 'client_closed');
     res.writeHead(204, { 'set-cookie': expiredCookies(cookieAttributes(req)), ...cors });
     res.end();
+  }
+
+  /**
+   * Forgets a connection that ended; the replica that takes what was kept of it tells of its end
+   * (exactly once, however many replicas answer a DELETE or a closing poll at the same time).
+   */
+  async function ended(id: string, reason: EndReason): Promise<void> {
+    await records.forget(id);
+    const about = await ends?.take(id);
+    if (about) opts.lifecycle!.closed(about, reason);
+  }
+
+  /**
+   * A record that expired in the store: not polled for LONGPOLL_SESSION_TTL, or its JWT expired.
+   * Every replica hears it; the one that takes what was kept of it tells of its end.
+   */
+  async function expired(id: string): Promise<void> {
+    const about = await ends?.take(id);
+    if (!about) return;
+    const jwtExpired = about.expiresAt !== undefined && about.expiresAt <= Date.now() + 1000;
+    opts.lifecycle!.closed(about, jwtExpired ? 'session_expired' : 'idle_timeout');
   }
 
   /** Every failure of the store (or the broker) is answered 503 with Retry-After, in this one place. */
@@ -482,8 +516,13 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       // A connection forgotten anywhere (closed by its client, killed, ended, expired) is forgotten
       // here too: not listed by the connections API, its place given back.
       const forgotten = await opts.store.watch(recordPrefix, (change) => {
-        if (change.kind === 'delete' || change.kind === 'expire')
-          sightings.forget(change.key.slice(recordPrefix.length));
+        if (change.kind !== 'delete' && change.kind !== 'expire') return;
+        const id = change.key.slice(recordPrefix.length);
+        sightings.forget(id);
+        if (change.kind === 'expire' && ends)
+          expired(id).catch((err: unknown) =>
+            ctx.logger.warn({ err, id }, 'lifecycle event of an expired long-poll connection not made'),
+          );
       });
       return async () => {
         await Promise.all([queues(), forgotten()]);
@@ -514,6 +553,12 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       if (!(await records.load(id))) return false;
       await records.enqueue(id, connectionClosed(reason, reconnect));
       return true;
+    },
+    /** A connection's subscriptions changed (its record saved): told, and kept for its closed event. */
+    async subscriptionsChanged(id: string, rec: LongPollRecord, cause: ChangeCause): Promise<void> {
+      if (!opts.lifecycle) return;
+      opts.lifecycle.changed(snapshotOf(id, rec), cause);
+      await ends!.remember({ ...snapshotOf(id, rec), expiresAt: rec.expiresAt });
     },
     sightings,
     waiters,
@@ -642,4 +687,15 @@ function decodeCookieValue(v: string): string {
   } catch {
     return v;
   }
+}
+
+function snapshotOf(id: string, rec: LongPollRecord) {
+  return {
+    id,
+    transport: 'longpolling' as const,
+    user: rec.user,
+    sessionId: rec.sessionId,
+    subscriptions: rec.subscriptions,
+    connectedAt: rec.connectedAt,
+  };
 }

@@ -26,6 +26,7 @@ import { requestPath, sendText } from '@gatehouse/service-kit';
 import { type Socket as EngineSocket, Server as EngineServer } from 'engine.io';
 import { Server, type Socket } from 'socket.io';
 import type { CloseReason, Connection, OutgoingEvent } from '../connections/index.ts';
+import type { EndReason } from '../lifecycle/index.ts';
 import { type AdmittedConnect, type ConnectRequest, fromParams } from '../admission/index.ts';
 import { newConnectionId } from '../auth/index.ts';
 import { refusalOf, type SubscriptionRequestError } from '../subscriptions/index.ts';
@@ -144,7 +145,7 @@ export function createSocketIoTransport(ctx: TransportContext, limits: SocketIoL
     const conn = new SocketIoConnection(id, socket, ctx.writeHighWater);
     conn.sessionId = resolved.sessionId;
     socket.onAny(() => socket.disconnect(true));
-    socket.on('disconnect', () => ctx.hub.remove(conn));
+    socket.on('disconnect', (why) => ctx.hub.remove(conn, endReasonOf(why)));
     ctx.hub.add(
       conn,
       resolved.subscriptions,
@@ -244,4 +245,24 @@ function connectError(err: unknown): Error {
 
 function stringOrUndefined(v: unknown): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;
+}
+
+/**
+ * Why socket.io says a socket ended, as a lifecycle reason. The hub's own closes are told before
+ * (Hub.close); a server-side disconnect left is the one for a client that sent a message.
+ */
+function endReasonOf(why: string): EndReason {
+  switch (why) {
+    case 'ping timeout':
+      return 'idle_timeout';
+    case 'transport error':
+    case 'parse error':
+      return 'error';
+    case 'server namespace disconnect':
+      return 'protocol_error';
+    case 'server shutting down':
+      return 'shutdown';
+    default:
+      return 'client_closed';
+  }
 }

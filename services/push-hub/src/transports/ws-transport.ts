@@ -21,6 +21,7 @@ import type { Duplex } from 'node:stream';
 import { requestPath } from '@gatehouse/service-kit';
 import { type WebSocket, WebSocketServer } from 'ws';
 import type { CloseReason, Connection, OutgoingEvent } from '../connections/index.ts';
+import type { EndReason } from '../lifecycle/index.ts';
 import { newConnectionId } from '../auth/index.ts';
 import { queryOf, readConnectRequest } from '../admission/index.ts';
 import { refusalOf } from '../subscriptions/index.ts';
@@ -149,10 +150,19 @@ export function createWsTransport(ctx: TransportContext, maxPayload: number) {
   // Socket listeners shared by every connection (`this` is the socket), so a connection costs no
   // closures of its own.
   function onClientMessage(this: WebSocket): void {
+    ended(this, 'protocol_error');
     this.close(1003, 'This WebSocket endpoint cannot be used for two-way communication.');
   }
-  function onError(err: Error): void {
+  function onError(this: WebSocket, err: Error): void {
     ctx.logger.debug({ err }, 'websocket error');
+    ended(this, 'error');
+  }
+  /** A connection ended for a reason the socket's close alone would not tell (lifecycle events). */
+  function ended(ws: WebSocket, reason: EndReason): void {
+    const conn = open.get(ws);
+    if (!conn) return;
+    open.delete(ws);
+    ctx.hub.remove(conn, reason);
   }
   function onPong(this: WebSocket): void {
     const conn = open.get(this);
@@ -167,6 +177,7 @@ export function createWsTransport(ctx: TransportContext, maxPayload: number) {
   const timer = setInterval(() => {
     for (const [ws, conn] of open) {
       if (!conn.alive) {
+        ended(ws, 'idle_timeout');
         ws.terminate();
         continue;
       }
