@@ -6,7 +6,8 @@
  * operator; then hub b is stopped with SIGTERM while connections are still open on it. A consumer of
  * the topic must see, for every connection, exactly one `gw.connection.opened` and, for every one
  * that ended, exactly one `gw.connection.closed` with its reason (`shutdown` for those b's drain
- * closed): printed as lost and duplicated, both 0.
+ * closed): printed as lost and duplicated, both 0. Then b, started again, is SIGKILLed with connections
+ * open: hub a says `gw.replica.gone` of it, once, so none of them is left untold.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -268,6 +269,44 @@ function lifecycleSuite(kind: 'kafka' | 'nats'): void {
         ['operator'],
       );
       assert.equal(new Set(seen.map((e) => e.id)).size, seen.length, 'every event has its own id');
+    });
+
+    it('says once, from the live replica, that a SIGKILLed replica is gone: none of its connections left untold', async () => {
+      hubs.b = await hubs.b.restart();
+      const onB: Conn[] = [];
+      for (let i = 0; i < 4; i++) onB.push(await sse('b', `b2-sse-${i}`), await ws('b', `b2-ws-${i}`));
+      conns.push(...onB);
+      await waitFor(() => onB.every((c) => ofType('gw.connection.opened', c.id).length === 1), {
+        what: 'the opened events on b',
+        timeoutMs: 20_000,
+      });
+      process.kill(hubs.b.pid, 'SIGKILL');
+      await hubs.b.exited;
+      const killedAt = Date.now();
+      const replica = `${run}-hub-b`;
+      const gone = () =>
+        seen.filter(
+          (e) => e.type === 'gw.replica.gone' && (e.data as { replica?: string }).replica === replica,
+        );
+      // The registry forgets a replica 15 s after its last beat; a live one reaps it at its next beat (5 s).
+      await waitFor(() => gone().length > 0, { what: 'gw.replica.gone of b', timeoutMs: 90_000 });
+      console.log(
+        `lifecycle: gw.replica.gone ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the SIGKILL`,
+      );
+      await sleep(6000);
+      assert.equal(gone().length, 1, 'told once');
+      assert.equal(gone()[0]!.source, `/gw/push-hub/${encodeURIComponent(`${run}-hub-a`)}`);
+      // Every connection of the dead replica: closed by it before it died, or covered by the gone event.
+      const untold = onB.filter(
+        (c) => ofType('gw.connection.closed', c.id).length === 0 && gone().length === 0,
+      );
+      const closedTwice = onB.filter((c) => ofType('gw.connection.closed', c.id).length > 1);
+      console.log(
+        `lifecycle: SIGKILL of b with ${onB.length} connections: lost ${untold.length}, duplicated ${closedTwice.length}`,
+      );
+      assert.deepEqual(untold, []);
+      assert.deepEqual(closedTwice, []);
+      for (const c of onB) c.close = () => {};
     });
   });
 }

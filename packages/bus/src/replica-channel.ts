@@ -52,6 +52,11 @@ export interface ReplicaChannelOptions {
   registryTtlSeconds?: number;
   /** Messages kept per replica's topic, approximately (default 1000). */
   maxLength?: number;
+  /**
+   * A replica died without leaving (its registry entry expired) and this one reaped what it left:
+   * called on exactly one live replica per dead one.
+   */
+  onGone?: (replica: string) => void;
 }
 
 export class ReplicaChannel {
@@ -66,6 +71,7 @@ export class ReplicaChannel {
   private readonly logger: Logger;
   private readonly registry: ReplicaRegistry;
   private readonly maxLength: number;
+  private readonly onGone: ((replica: string) => void) | undefined;
 
   constructor(options: ReplicaChannelOptions) {
     this.bus = options.bus;
@@ -73,6 +79,7 @@ export class ReplicaChannel {
     this.logger = options.logger;
     this.prefix = options.prefix ?? 'gw.control.';
     this.maxLength = options.maxLength ?? 1000;
+    this.onGone = options.onGone;
     this.registry = new ReplicaRegistry({
       store: options.store,
       channel: this.prefix,
@@ -228,8 +235,9 @@ export class ReplicaChannel {
         // Looked at again just before: it may have come back since the listing.
         if (await this.registry.isLive(dead)) continue;
         await this.bus.deleteTopic?.(this.topic(dead));
-        await this.registry.forget(dead);
+        if (!(await this.registry.forget(dead))) continue;
         this.logger.info({ replica: dead }, 'deleted the control topic of a replica that is gone');
+        this.onGone?.(dead);
       }
     } catch (err) {
       this.logger.warn({ err }, 'control channel heartbeat failed');

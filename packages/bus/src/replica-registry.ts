@@ -41,9 +41,12 @@ export class ReplicaRegistry {
     await this.store.delete(this.liveKey(replica));
   }
 
-  /** Its stream is deleted: it is no longer listed. */
-  async forget(replica: string): Promise<void> {
-    await this.store.removeItems(this.streamsKey, [replica]);
+  /**
+   * Its stream is deleted: it is no longer listed. True for the one caller that unlisted it (of
+   * several live replicas reaping the same dead one at once).
+   */
+  async forget(replica: string): Promise<boolean> {
+    return (await this.store.removeItems(this.streamsKey, [replica])) > 0;
   }
 
   /** Listed replicas whose live key is there: those a request to every replica goes to. */

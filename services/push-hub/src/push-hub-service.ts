@@ -221,6 +221,8 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     replica: deps.replica,
     logger,
     store: deps.store,
+    // A hub that died told nobody its connections ended: one live hub says so (gw.replica.gone).
+    onGone: (replica) => lifecycle?.replicaGone(replica),
   });
 
   /** Long-poll connections live in the store; the others only on the replica that holds them. */

@@ -12,6 +12,7 @@ import type { Subscription } from '../subscriptions/index.ts';
 export const CONNECTION_OPENED = 'gw.connection.opened';
 export const CONNECTION_CLOSED = 'gw.connection.closed';
 export const SUBSCRIPTIONS_CHANGED = 'gw.subscriptions.changed';
+export const REPLICA_GONE = 'gw.replica.gone';
 
 /** Distinct event types an event lists at most (`eventTypesTruncated` says when there were more). */
 export const MAX_EVENT_TYPES = 32;
@@ -70,6 +71,18 @@ export function subscriptionsChangedEvent(
   cause: ChangeCause,
 ): CloudEvent {
   return lifecycleEvent(SUBSCRIPTIONS_CHANGED, replica, conn, { cause });
+}
+
+/** `replica` died without stopping, as `by` (a live replica) found: its connections have all ended. */
+export function replicaGoneEvent(by: string, replica: string): CloudEvent {
+  return createEvent({
+    specversion: '1.0',
+    type: REPLICA_GONE,
+    source: lifecycleSource(by),
+    contentType: 'application/json',
+    extensions: { subject: replica, partitionkey: replica },
+    data: { replica, reason: 'died', foundBy: by },
+  });
 }
 
 function lifecycleEvent(

@@ -10,6 +10,7 @@ import {
   connectionEnded,
   connectionOpened,
   type EndReason,
+  replicaGoneEvent,
   subscriptionsChangedEvent,
 } from './lifecycle-event.ts';
 import type { LifecycleProducer } from './lifecycle-producer.ts';
@@ -45,6 +46,15 @@ export class LifecycleEvents implements ConnectionLifecycle {
 
   changed(conn: ConnectionSnapshot, cause: ChangeCause): void {
     this.producer.emit(subscriptionsChangedEvent(this.replica, conn, cause));
+  }
+
+  /**
+   * A replica died without stopping (killed, out of memory, its node lost): it told nobody of the
+   * connections it held ending. One live replica says so, once; every connection opened there
+   * without a close has ended.
+   */
+  replicaGone(replica: string): void {
+    this.producer.emit(replicaGoneEvent(this.replica, replica));
   }
 
   /** Produces what is buffered until `deadline` (ms since the epoch); see LifecycleProducer.close. */
