@@ -15,6 +15,7 @@ import {
   type CorsPolicy,
   HttpError,
   type PreflightRules,
+  Router,
   requestPath,
   sendJson,
   sendText,
@@ -145,10 +146,12 @@ export function createPresenceApi(deps: PresenceApiDeps) {
     };
   }
 
+  const internalRoutes = new Router().get('/v3/presence', internal);
+
   return {
-    /** The internal API's part. */
-    internal: (req: IncomingMessage, res: ServerResponse): false | Promise<boolean> =>
-      requestPath(req) === '/v3/presence' && req.method === 'GET' && internal(req, res).then(() => true),
+    /** The internal API's part (another method: 405 with Allow, as every internal route). */
+    internal: (req: IncomingMessage, res: ServerResponse): Promise<boolean> =>
+      internalRoutes.handle(req, res),
     /** The public edge's part. */
     public: (req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean> => {
       if (requestPath(req) !== PRESENCE_PATH) return false;

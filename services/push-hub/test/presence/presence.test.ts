@@ -182,6 +182,10 @@ describe('presence across two hub replicas', () => {
     }
     const post = await fetch(`${a.publicUrl}/_gw/v1/presence?eventType=x`, { method: 'POST' });
     assert.equal(post.status, 405);
+    assert.equal(post.headers.get('allow'), 'GET, OPTIONS');
+    const put = await fetch(`${a.apiUrl}/v3/presence?eventType=x`, { method: 'PUT', headers: internal });
+    assert.equal(put.status, 405);
+    assert.match(put.headers.get('allow') ?? '', /GET/);
   });
 
   it('tells a watcher each join once and each leave once, after the leave delay', async () => {
