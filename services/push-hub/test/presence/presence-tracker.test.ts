@@ -59,15 +59,16 @@ class Cluster {
 describe('presence tracker', () => {
   let cluster: Cluster;
   afterEach(() => cluster?.stopAll());
+  /** A new cluster of these replicas, each started. */
+  async function started(...names: string[]): Promise<[PresenceTracker, PresenceTracker, PresenceTracker]> {
+    cluster = new Cluster();
+    const trackers = names.map((n) => cluster.add(n));
+    for (const t of trackers) await t.start();
+    return trackers as [PresenceTracker, PresenceTracker, PresenceTracker];
+  }
 
   it('tells each replica of a join once, however many connections or replicas have the member', async () => {
-    cluster = new Cluster();
-    const [a, b, c] = ['a', 'b', 'c'].map((n) => cluster.add(n)) as [
-      PresenceTracker,
-      PresenceTracker,
-      PresenceTracker,
-    ];
-    for (const t of [a, b, c]) await t.start();
+    const [a, b] = await started('a', 'b', 'c');
     a.changed({ connectionId: 'x1', sessionId: 's1' }, [], room(1));
     b.changed({ connectionId: 'x2', sessionId: 's1' }, [], room(1));
     a.changed({ connectionId: 'x3', sessionId: 's1' }, [], room(1));
@@ -98,13 +99,7 @@ describe('presence tracker', () => {
   });
 
   it("takes over a gone replica's members: moved where they are live, left otherwise, by one replica", async () => {
-    cluster = new Cluster();
-    const [a, b, c] = ['a', 'b', 'c'].map((n) => cluster.add(n)) as [
-      PresenceTracker,
-      PresenceTracker,
-      PresenceTracker,
-    ];
-    for (const t of [a, b, c]) await t.start();
+    const [a, b, c] = await started('a', 'b', 'c');
     a.changed({ connectionId: 'x1', sessionId: 'gone' }, [], room(7));
     a.changed({ connectionId: 'x2', sessionId: 'moved' }, [], room(7));
     await waitFor(() => b.size === 2 && c.size === 2, { timeoutMs: 2000 });
@@ -128,9 +123,7 @@ describe('presence tracker', () => {
   });
 
   it('announces nothing once stopped', async () => {
-    cluster = new Cluster();
-    const [a, b] = ['a', 'b'].map((n) => cluster.add(n)) as [PresenceTracker, PresenceTracker];
-    for (const t of [a, b]) await t.start();
+    const [a] = await started('a', 'b');
     a.stop();
     a.changed({ connectionId: 'x1', user: 'u' }, [], room(1));
     await sleep(100);
