@@ -45,7 +45,12 @@ import {
   createConnectionsApi,
   ReplicaConnections,
 } from './connections-api/index.ts';
-import { createSubscriptionResolver, loadExtractorConfig, type Subscription } from './subscriptions/index.ts';
+import {
+  createSubscriptionResolver,
+  loadExtractorConfig,
+  type Subscription,
+  SubscriptionRequestError,
+} from './subscriptions/index.ts';
 import { createConsoleFiles, createDashboard, createTestEvent } from './console/index.ts';
 import { HubMetrics } from './metrics/index.ts';
 import { createPresence, withPresenceExtractors } from './presence/index.ts';
@@ -226,9 +231,21 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
   });
 
   /** Long-poll connections live in the store; the others only on the replica that holds them. */
+  /**
+   * With the connect hook on, who a connection is was judged at its connect: a client's change with
+   * a JWT of another session (or of one, where it had none) would make it someone the hook never
+   * saw, so it is refused as the hook refuses (a new connect asks the hook). Without a JWT, or with
+   * one of its own session (a renewal), a change goes on.
+   */
+  const identityFixed = config.CONNECT_CHECK !== undefined;
+  const keepsIdentity = (held: string | undefined, change: SubscriptionChange) =>
+    !identityFixed || change.sessionId === undefined || change.sessionId === held;
+  const identityRefused = () => new SubscriptionRequestError(403, 'denied', 'Connection denied.');
+
   async function applyChange(replica: string, change: SubscriptionChange): Promise<boolean> {
     const lp = await longpoll.records.load(change.id);
     if (lp) {
+      if (!keepsIdentity(lp.sessionId, change)) throw identityRefused();
       const next: LongPollRecord = {
         ...lp,
         ...keepGranted(change, lp.grantedSubscriptions),
@@ -242,9 +259,21 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       await longpoll.subscriptionsChanged(change.id, next, 'client');
       return true;
     }
-    if (replica === deps.replica) return hub.setSubscriptions(change.id, change.subscriptions, change);
+    if (replica === deps.replica) {
+      const reply = changeHeld(change);
+      if (reply === 'identity') throw identityRefused();
+      return reply;
+    }
     const reply = await channel.request(replica, change, config.CONTROL_REQUEST_TIMEOUT);
+    if (reply === 'identity') throw identityRefused();
     return reply === true;
+  }
+
+  /** A change of a connection this replica holds: false when it is gone, 'identity' when refused. */
+  function changeHeld(change: SubscriptionChange): boolean | 'identity' {
+    const conn = hub.get(change.id);
+    if (conn && !keepsIdentity(conn.sessionId, change)) return 'identity';
+    return hub.setSubscriptions(change.id, change.subscriptions, change);
   }
 
   /** An operator's change of a long-poll connection: its record's JWT-inferred part ∪ `manual`. */
@@ -364,10 +393,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       dashboard(req, res),
     upgrade: (req, socket, head) => ws.upgrade(req, socket, head) || socketio.upgrade(req, socket, head),
     async start() {
-      await channel.start((body) => {
-        const change = body as SubscriptionChange;
-        return hub.setSubscriptions(change.id, change.subscriptions, change);
-      });
+      await channel.start((body) => changeHeld(body as SubscriptionChange));
       await connectionsChannel.start((body) => replicaConnections.answer(body as ConnectionsRequest));
       await presence.start();
       unwatch = await deps.store.watch(blacklistPrefix, (change) => {
