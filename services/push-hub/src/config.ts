@@ -154,7 +154,7 @@ export const pushHubConfig = {
     { min: '100ms', max: '30s' },
   ),
   PRESENCE_EVENT_TYPES: list(
-    'event types whose joins and leaves are announced as gw.presence.joined / gw.presence.left to the clients that subscribe to them (comma-separated; none by default; at most 64)',
+    'event types with presence: clients may ask who is present (GET /_gw/v1/presence; 403 for another type) and subscribe to their joins and leaves (gw.presence.joined / gw.presence.left); comma-separated, none by default, at most 64',
   ),
   PRESENCE_LEAVE_DELAY: duration(
     "how long a member's leave waits for it to come back (a reconnect, to any replica, is then neither a leave nor a join)",
@@ -170,6 +170,16 @@ export const pushHubConfig = {
     'connections (members, for clients) a presence answer lists at most; the count is always whole (400 for a larger limit)',
     1000,
     { min: 1, max: 10_000 },
+  ),
+  PRESENCE_MAX_PLACES_PER_CONNECTION: int(
+    "places of PRESENCE_EVENT_TYPES one connection's joins and leaves are announced for (its first ones, in its subscriptions' order); the rest are present in queries only: one client cannot fill PRESENCE_MAX_MEMBERS",
+    16,
+    { min: 1, max: 1000 },
+  ),
+  PRESENCE_QUERIES_PER_MINUTE: int(
+    'presence queries one client address may make per minute on each replica (GET /_gw/v1/presence; 429 with Retry-After beyond): distinct places each cost a cluster-wide query',
+    60,
+    { min: 1 },
   ),
   PRESENCE_CACHE_TTL: duration(
     "how long a replica keeps a place's presence for clients (GET /_gw/v1/presence): one cluster query per place and period, however many clients ask",

@@ -2,8 +2,10 @@
  * Presence over HTTP:
  * - `GET /v3/presence?eventType=…&where=…&limit=…` on the internal API: the count and the
  *   connections present (connection, transport, replica, user, session, since), cluster-wide;
- * - `GET /_gw/v1/presence?eventType=…&where=…` for clients, allowed as subscribing to that place
- *   would be (the JWT rules and SUBSCRIPTION_CHECK, with `{"subscriptions": [the place]}`): the
+ * - `GET /_gw/v1/presence?eventType=…&where=…` for clients, for the types of PRESENCE_EVENT_TYPES
+ *   only (403 otherwise), at most PRESENCE_QUERIES_PER_MINUTE per client address (429), allowed as
+ *   subscribing to that place would be (the JWT rules and SUBSCRIPTION_CHECK, with
+ *   `{"subscriptions": [the place]}`): the
  *   count and the members (their opaque id, as presence events name them, and user), never
  *   another client's session or connection. Answers are kept PRESENCE_CACHE_TTL per place on each
  *   replica, so clients that poll cost the cluster one query a place per replica and period.
@@ -21,6 +23,7 @@ import {
   sendText,
 } from '@gatehouse/service-kit';
 import type { BearerTokens } from '../auth/index.ts';
+import type { AddressBudget } from '../limits/index.ts';
 import {
   authorizationProblem,
   badRequestOf,
@@ -42,6 +45,11 @@ export interface PresenceApiDeps {
   maxListed: number;
   /** PRESENCE_CACHE_TTL, ms. */
   cacheTtlMs: number;
+  /** Whether clients may ask about this type (PRESENCE_EVENT_TYPES). */
+  hasPresence: (type: string) => boolean;
+  /** PRESENCE_QUERIES_PER_MINUTE per client address. */
+  queries: AddressBudget;
+  addressOf: (req: IncomingMessage) => string;
   /** The id other clients see for a member (presence-member.ts). */
   publicMember: (member: string) => string;
   bearerTokens: BearerTokens;
@@ -91,11 +99,16 @@ export function createPresenceApi(deps: PresenceApiDeps) {
   async function forClient(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const cors = deps.cors.headers(req);
     try {
-      const place = readPlace(
-        new URL(req.url ?? '/', 'http://local').searchParams,
-        deps.maxJsonDepth,
-        deps.validate,
-      );
+      const taken = deps.queries.take(deps.addressOf(req));
+      if (!taken.ok)
+        return sendText(res, 429, 'Too many presence queries; retry later.', {
+          ...cors,
+          'retry-after': String(taken.retryAfterSeconds),
+        });
+      const query = new URL(req.url ?? '/', 'http://local').searchParams;
+      const place = readPlace(query, deps.maxJsonDepth, deps.validate);
+      if (!deps.hasPresence(place.eventType))
+        return sendText(res, 403, 'Presence is not enabled for this event type.', cors);
       await allowed(req, place);
       const presence = await cached(place);
       sendJson(res, 200, forClients(presence), cors);

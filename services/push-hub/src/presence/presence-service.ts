@@ -4,9 +4,11 @@
  * the cluster's, made once in the store by the first replica that starts.
  */
 import { randomBytes } from 'node:crypto';
+import type { BlockList } from 'node:net';
 import { ReplicaChannel, type Bus } from '@gatehouse/bus';
 import { type CloudEvent, createEvent } from '@gatehouse/cloudevents';
-import type { CorsPolicy, Logger, Registry } from '@gatehouse/service-kit';
+import { clientAddress, type CorsPolicy, type Logger, type Registry } from '@gatehouse/service-kit';
+import { AddressBudget } from '../limits/index.ts';
 import type { Store } from '@gatehouse/store';
 import type { BearerTokens } from '../auth/index.ts';
 import { presenceChanged } from '../connections/index.ts';
@@ -27,6 +29,9 @@ export interface PresenceSettings {
   PRESENCE_LEAVE_DELAY: number;
   PRESENCE_MAX_MEMBERS: number;
   PRESENCE_MAX_LISTED: number;
+  PRESENCE_MAX_PLACES_PER_CONNECTION: number;
+  PRESENCE_QUERIES_PER_MINUTE: number;
+  TRUSTED_PROXIES: BlockList | undefined;
   PRESENCE_CACHE_TTL: number;
   CONNECTIONS_API_TIMEOUT: number;
 }
@@ -70,6 +75,7 @@ export function createPresence(config: PresenceSettings, deps: PresenceDeps) {
     replica: deps.replica,
     announces: (type) => announced.has(type),
     leaveDelayMs: config.PRESENCE_LEAVE_DELAY,
+    maxPlacesPerConnection: config.PRESENCE_MAX_PLACES_PER_CONNECTION,
     maxMembers: config.PRESENCE_MAX_MEMBERS,
     gather,
     liveReplicas: () => channel.live(),
@@ -126,6 +132,9 @@ export function createPresence(config: PresenceSettings, deps: PresenceDeps) {
     validate: (subs: Subscription[]) => deps.hub().index.validate(subs),
     maxListed: config.PRESENCE_MAX_LISTED,
     cacheTtlMs: config.PRESENCE_CACHE_TTL,
+    hasPresence: (type: string) => announced.has(type),
+    queries: new AddressBudget({ perMinute: config.PRESENCE_QUERIES_PER_MINUTE }),
+    addressOf: (req) => clientAddress(req, config.TRUSTED_PROXIES),
     publicMember,
     bearerTokens: deps.bearerTokens,
     resolve: deps.resolve,

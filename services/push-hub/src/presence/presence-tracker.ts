@@ -53,6 +53,8 @@ export interface PresenceTrackerDeps {
   /** Whether joins and leaves in places of this type are announced (PRESENCE_EVENT_TYPES). */
   announces: (type: string) => boolean;
   leaveDelayMs: number;
+  /** PRESENCE_MAX_PLACES_PER_CONNECTION: a connection's places announced (its first ones). */
+  maxPlacesPerConnection?: number;
   /** PRESENCE_MAX_MEMBERS: members announced at once, cluster-wide. */
   maxMembers: number;
   /** Asks the live replicas (those `ask` accepts; this one answers in-process). */
@@ -105,12 +107,19 @@ export class PresenceTracker {
   /** A connection's subscriptions changed: `before` empty for a new one, `after` empty for one gone. */
   changed(source: MemberSource, before: readonly Subscription[], after: readonly Subscription[]): void {
     if (this.stopped) return;
-    const was = placesOf(before, this.deps.announces);
-    const is = placesOf(after, this.deps.announces);
+    const was = this.announcedPlaces(before);
+    const is = this.announcedPlaces(after);
     if (was.size === 0 && is.size === 0) return;
     const member = memberOf(source);
     for (const place of was) if (!is.has(place)) this.leaveLocal(pmOf(place, member));
     for (const place of is) if (!was.has(place)) this.joinLocal(pmOf(place, member), source.user);
+  }
+
+  /** A connection's places whose joins and leaves are announced: its first ones, up to the bound. */
+  private announcedPlaces(subs: readonly Subscription[]): Set<string> {
+    const places = placesOf(subs, this.deps.announces);
+    const most = this.deps.maxPlacesPerConnection ?? Number.POSITIVE_INFINITY;
+    return places.size <= most ? places : new Set([...places].slice(0, most));
   }
 
   /** Answers the presence channel's requests but queries (replica-presence.ts answers those). */
