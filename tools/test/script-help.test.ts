@@ -69,12 +69,19 @@ const scripts = [
   'bench/src/run-all.ts',
 ];
 
+/**
+ * Folders other stages write while this file runs: in `make test` the deployment stages build the
+ * images beside the node tests (tools/beside.sh), and a `-h` run cannot have made them.
+ */
+const writtenBeside = new Set(['images', 'podman', 'k8s', 'beside']);
+
 /** The entries of .cache/ and of its real folders, without following links (into the build cache). */
 function cacheEntries(): Set<string> {
   const cache = join(root, '.cache');
   const entries = new Set<string>();
   if (!existsSync(cache)) return entries;
   for (const name of readdirSync(cache)) {
+    if (writtenBeside.has(name)) continue;
     entries.add(name);
     if (lstatSync(join(cache, name)).isDirectory())
       for (const inner of readdirSync(join(cache, name))) entries.add(`${name}/${inner}`);
