@@ -6,7 +6,7 @@
  * every join.
  */
 import { compileJsonPointer } from '@gatehouse/auth';
-import { type ExtractorConfig, ExtractorConfigError } from '../subscriptions/extractor-config.ts';
+import { type ExtractorConfig, ExtractorConfigError } from '../subscriptions/index.ts';
 
 export const PRESENCE_EVENT_TYPES = ['gw.presence.joined', 'gw.presence.left'] as const;
 

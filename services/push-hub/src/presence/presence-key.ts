@@ -4,7 +4,7 @@
  * presence key is the type and that object's canonical JSON; two clients that asked for the same
  * room with keys in another order are in the same place.
  */
-import { canonicalJson, type Subscription } from '../subscriptions/subscription.ts';
+import { canonicalJson, type Subscription } from '../subscriptions/index.ts';
 
 /** The constraint object of a subscription without constraints: present in the type as a whole. */
 export const WHOLE_TYPE = '{}';

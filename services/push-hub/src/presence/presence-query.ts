@@ -7,7 +7,7 @@
  */
 import type { Gathered } from '@gatehouse/bus';
 import { HttpError } from '@gatehouse/service-kit';
-import { canonicalJson, parseSubscriptions, type Subscription } from '../subscriptions/subscription.ts';
+import { canonicalJson, parseSubscriptions, type Subscription } from '../subscriptions/index.ts';
 import type { PresenceRequest, PresentConnection, QueryReply } from './presence-messages.ts';
 
 export interface Place {

@@ -1,5 +1,5 @@
 // Subscriptions: the model, extractor fields, the index that matches events, resolving a client's list.
-export { type ExtractorConfig, loadExtractorConfig } from './extractor-config.ts';
+export { type ExtractorConfig, ExtractorConfigError, loadExtractorConfig } from './extractor-config.ts';
 export { SubscriptionIndex } from './subscription-index.ts';
 export {
   authorizationProblem,
@@ -12,6 +12,7 @@ export {
   SubscriptionRequestError,
 } from './subscription-request.ts';
 export {
+  canonicalJson,
   InvalidSubscriptionError,
   parseSubscriptions,
   type Subscription,
