@@ -257,6 +257,8 @@ describe('CONNECT_CHECK', () => {
         json(200, { subscriptions: ['a', 'b', 'c', 'd', 'e'].map((t) => ({ eventType: t })) }),
       ],
       ['bad user', json(200, { user: 42 })],
+      ['user with a line break (a forged log line)', json(200, { user: 'eve\r\nadmin' })],
+      ['user too long', json(200, { user: 'u'.repeat(257) })],
       ['bad expireAt', json(200, { expireAt: 'tomorrow' })],
     ];
     for (const [what, answer] of outages) {

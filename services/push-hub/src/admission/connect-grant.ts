@@ -105,9 +105,15 @@ export function applyGrant(
   return granted;
 }
 
+/** A user name goes into the connections API, presence, lifecycle events and logs: short, printable. */
+const maxUserLength = 256;
+
 function userOf(user: unknown): string | undefined {
   if (user === undefined || user === null) return undefined;
   if (typeof user !== 'string' || user === '') throw new BadHookAnswer('user must be a non-empty string');
+  if (user.length > maxUserLength)
+    throw new BadHookAnswer(`user must be at most ${maxUserLength} characters`);
+  if (/[\u0000-\u001f\u007f]/.test(user)) throw new BadHookAnswer('user must hold no control characters');
   return user;
 }
 
