@@ -6,49 +6,12 @@
  * a cool-down after consecutive failures.
  */
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { openSse, openWs, sleep, waitFor } from '@gatehouse/testkit';
 import { io } from 'socket.io-client';
 import { connectionIds } from './connection-clients.ts';
+import { type Answer, Hook, json } from './connect-hook-server.ts';
 import { type HubFixture, startHubFixture, subs } from './hub-fixture.ts';
-
-interface HookCall {
-  body: Record<string, unknown>;
-  headers: IncomingMessage['headers'];
-}
-
-type Answer = (res: ServerResponse, call: HookCall) => void;
-
-const json =
-  (status: number, body: unknown): Answer =>
-  (res) =>
-    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-
-/** The hook: answers each call with `answer`, and keeps every call it got. */
-class Hook {
-  readonly calls: HookCall[] = [];
-  answer: Answer = json(200, {});
-  readonly server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const call = { body: JSON.parse(Buffer.concat(chunks).toString()), headers: req.headers };
-      this.calls.push(call);
-      this.answer(res, call);
-    });
-  });
-  async listen(): Promise<string> {
-    this.server.listen(0, '127.0.0.1');
-    await new Promise((r) => this.server.once('listening', r));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/connect`;
-  }
-  close(): void {
-    this.server.closeAllConnections();
-    this.server.close();
-  }
-}
 
 const greetings = [{ eventType: 'greeting' }];
 const idOf = connectionIds('a-token-secret-for-tests');

@@ -6,38 +6,19 @@
  * hook would; renewing the JWT of the same session, or changing without one, still works.
  */
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { openSse, sleep, waitFor } from '@gatehouse/testkit';
+import { Hook, json } from '../connect-hook-server.ts';
 import { type HubFixture, startHubFixture, subs } from '../hub-fixture.ts';
 
-/** A hook that bans bob (by his verified claims) and any subscription to a private greeting. */
-class BanningHook {
-  readonly calls: Array<Record<string, unknown>> = [];
-  readonly server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString()) as {
-        claims?: { username?: string };
-        subscriptions: Array<{ eventType: string; oneOf: Array<{ name?: string }> }>;
-      };
-      this.calls.push(body);
-      const banned = body.claims?.username === 'bob';
-      const wantsSecret = body.subscriptions.some((s) => s.oneOf.some((c) => c.name === 'secret'));
-      res.writeHead(banned || wantsSecret ? 403 : 200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  async listen(): Promise<string> {
-    this.server.listen(0, '127.0.0.1');
-    await new Promise((r) => this.server.once('listening', r));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/connect`;
-  }
-  close(): void {
-    this.server.closeAllConnections();
-    this.server.close();
-  }
+/** A hook that bans bob, by his verified claims. */
+function banningBob(): Hook {
+  const hook = new Hook();
+  hook.answer = (res, call) => {
+    const banned = (call.body['claims'] as { username?: string } | undefined)?.username === 'bob';
+    json(banned ? 403 : 200, {})(res, call);
+  };
+  return hook;
 }
 
 async function tokenOf(sse: Awaited<ReturnType<typeof openSse>>): Promise<string> {
@@ -47,7 +28,7 @@ async function tokenOf(sse: Awaited<ReturnType<typeof openSse>>): Promise<string
 }
 
 describe('CONNECT_CHECK: a connection is who its connect said', () => {
-  const hook = new BanningHook();
+  const hook = banningBob();
   let f: HubFixture;
   before(async () => {
     f = await startHubFixture({ CONNECT_CHECK: await hook.listen() });
