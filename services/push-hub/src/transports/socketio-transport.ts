@@ -34,7 +34,7 @@ import { socketIoPreflight } from './cors.ts';
 import { EngineOutput } from './engine-output.ts';
 import { socketIoFrameOf } from './socketio-frame.ts';
 import { refuseUpgrade } from './upgrade-refusal.ts';
-import type { TransportContext } from './transport-context.ts';
+import { addAdmitted, type TransportContext } from './transport-context.ts';
 
 export const SOCKETIO_PATH = '/_gw/v1/socket.io/';
 const engineMethods = new Set(['GET', 'POST', 'OPTIONS']);
@@ -146,23 +146,7 @@ export function createSocketIoTransport(ctx: TransportContext, limits: SocketIoL
     conn.sessionId = resolved.sessionId;
     socket.onAny(() => socket.disconnect(true));
     socket.on('disconnect', (why) => ctx.hub.remove(conn, endReasonOf(why)));
-    ctx.hub.add(
-      conn,
-      resolved.subscriptions,
-      {
-        token: ctx.tokens.issue(id, resolved.clientAddress),
-        resumeFrom: request.resumeFrom,
-        expiresAt: resolved.expiresAt,
-        data: resolved.welcomeData,
-      },
-      {
-        user: resolved.user,
-        remoteAddress: resolved.clientAddress,
-        jwtSubscriptions: resolved.jwtSubscriptions,
-        endsBy: resolved.endsBy,
-        grantedSubscriptions: resolved.grantedSubscriptions,
-      },
-    );
+    addAdmitted(ctx, conn, resolved, request.resumeFrom);
   });
 
   // The handshake's place passes to the session it opened (engine.io emits `connection` while it

@@ -16,7 +16,7 @@ import { type AdmittedConnect, type ConnectRequest, readConnectRequest } from '.
 import { SubscriptionRequestError } from '../subscriptions/index.ts';
 import { connectionPreflight } from './cors.ts';
 import { oncePerEvent } from './once-per-event.ts';
-import type { TransportContext } from './transport-context.ts';
+import { addAdmitted, type TransportContext } from './transport-context.ts';
 import { type TurnMark, writeInTurn } from './turn-writes.ts';
 
 export const SSE_PATH = '/_gw/v1/connection/sse';
@@ -247,23 +247,7 @@ export function createSseTransport(ctx: TransportContext) {
     conn.sessionId = resolved.sessionId;
     open.set(res, conn);
     res.on('close', onResponseClose);
-    ctx.hub.add(
-      conn,
-      resolved.subscriptions,
-      {
-        token: ctx.tokens.issue(id, resolved.clientAddress),
-        resumeFrom: connectReq.resumeFrom,
-        expiresAt: resolved.expiresAt,
-        data: resolved.welcomeData,
-      },
-      {
-        user: resolved.user,
-        remoteAddress: resolved.clientAddress,
-        jwtSubscriptions: resolved.jwtSubscriptions,
-        endsBy: resolved.endsBy,
-        grantedSubscriptions: resolved.grantedSubscriptions,
-      },
-    );
+    addAdmitted(ctx, conn, resolved, connectReq.resumeFrom);
   }
 
   return {

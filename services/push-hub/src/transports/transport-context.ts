@@ -1,8 +1,8 @@
 /** What every transport module is given: the hub core, the connect gate and shared settings. */
 import type { IncomingMessage } from 'node:http';
 import type { CorsPolicy, Logger } from '@gatehouse/service-kit';
-import type { TransportKind } from '../connections/index.ts';
-import type { ConnectionGate } from '../admission/index.ts';
+import type { Connection, TransportKind } from '../connections/index.ts';
+import type { AdmittedConnect, ConnectionGate } from '../admission/index.ts';
 import type { ConnectionPlaces, PlaceOwner } from '../limits/index.ts';
 import type { SubscriptionRequestError } from '../subscriptions/index.ts';
 import type { BearerTokens, ConnectionTokens } from '../auth/index.ts';
@@ -37,4 +37,34 @@ export interface TransportContext {
   reconnectDelayMs(): number;
   /** The client's address as the per-address budget takes it (TRUSTED_PROXIES applied). */
   addressOf(req: IncomingMessage): string;
+}
+
+/**
+ * Hands an admitted connection to the hub, with what its admission gave it (the JWT's and the
+ * connect hook's): its welcome (token, resume position, end, the hook's data) and what the
+ * connections API shows of it. The same for every transport the hub holds.
+ */
+export function addAdmitted(
+  ctx: Pick<TransportContext, 'hub' | 'tokens'>,
+  conn: Connection,
+  admitted: AdmittedConnect,
+  resumeFrom: string | undefined,
+): void {
+  ctx.hub.add(
+    conn,
+    admitted.subscriptions,
+    {
+      token: ctx.tokens.issue(conn.id, admitted.clientAddress),
+      resumeFrom,
+      expiresAt: admitted.expiresAt,
+      data: admitted.welcomeData,
+    },
+    {
+      user: admitted.user,
+      remoteAddress: admitted.clientAddress,
+      jwtSubscriptions: admitted.jwtSubscriptions,
+      endsBy: admitted.endsBy,
+      grantedSubscriptions: admitted.grantedSubscriptions,
+    },
+  );
 }

@@ -27,7 +27,7 @@ import { queryOf, readConnectRequest } from '../admission/index.ts';
 import { refusalOf } from '../subscriptions/index.ts';
 import { oncePerEvent } from './once-per-event.ts';
 import { refuseUpgrade } from './upgrade-refusal.ts';
-import type { TransportContext } from './transport-context.ts';
+import { addAdmitted, type TransportContext } from './transport-context.ts';
 import { WriteDrain } from './write-drain.ts';
 
 export const WS_PATH = '/_gw/v1/connection/ws';
@@ -216,23 +216,7 @@ export function createWsTransport(ctx: TransportContext, maxPayload: number) {
     open.set(ws, conn);
     ws.on('pong', onPong);
     ws.on('close', onClose);
-    ctx.hub.add(
-      conn,
-      resolved.subscriptions,
-      {
-        token: ctx.tokens.issue(id, resolved.clientAddress),
-        resumeFrom: connectReq.resumeFrom,
-        expiresAt: resolved.expiresAt,
-        data: resolved.welcomeData,
-      },
-      {
-        user: resolved.user,
-        remoteAddress: resolved.clientAddress,
-        jwtSubscriptions: resolved.jwtSubscriptions,
-        endsBy: resolved.endsBy,
-        grantedSubscriptions: resolved.grantedSubscriptions,
-      },
-    );
+    addAdmitted(ctx, conn, resolved, connectReq.resumeFrom);
   }
 
   // The socket holds the connection's place from the upgrade until it closes, however it ends.
