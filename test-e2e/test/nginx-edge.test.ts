@@ -235,6 +235,17 @@ describe('nginx edge in front of the services', () => {
     };
     assert.deepEqual([listed.connections.length, listed.partial], [1, false]);
     assert.equal((await fetch(`${internal}/v3/replicas`)).status, 200);
+    // presence → any hub, on the internal API and (refused by the hub itself, the type having no
+    // presence for clients) on the public edge.
+    const present = (await (await fetch(`${internal}/v3/presence?eventType=edge.msg`)).json()) as {
+      count: number;
+    };
+    assert.equal(present.count, 1);
+    const publicPresence = await fetch(`${edge.publicUrl}/_gw/v1/presence?eventType=edge.msg`);
+    assert.deepEqual(
+      [publicPresence.status, await publicPresence.text()],
+      [403, 'Presence is not enabled for this event type.'],
+    );
     // The console's test event → any hub: published on the fan-out stream, the subscriber listed.
     const probe = await fetch(`${internal}/v3/console/test-event`, {
       method: 'POST',

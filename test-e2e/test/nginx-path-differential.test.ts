@@ -21,7 +21,8 @@ type Service = keyof EdgeUpstreams;
 /** Which service serves a canonical public path (the services' own handlers). */
 function publicOwner(path: string): Service {
   if (path.startsWith('/_gw/v1/connection/') || path.startsWith('/_gw/v1/socket.io/')) return 'pushHub';
-  if (path === '/_gw/health' || path === '/_gw/v1/openapi.json') return 'pushHub';
+  if (path === '/_gw/health' || path === '/_gw/v1/openapi.json' || path === '/_gw/v1/presence')
+    return 'pushHub';
   if (path === '/_gw/v1/events') return 'publisher';
   return 'proxy';
 }
@@ -31,7 +32,10 @@ function internalOwner(path: string): Service | undefined {
   if (/^\/(v[23]\/)?messages$/.test(path) || path === '/swagger.json') return 'publisherApi';
   if (/^\/v[23]\/apis(\/|$)/.test(path) || /^\/v[1-3]\/responses$/.test(path)) return 'proxyApi';
   if (/^\/v[1-3]\/session-blacklist(\/|$)/.test(path)) return 'blacklistApi';
-  if (/^\/v3\/(connections(\/|$)|replicas$|console\/test-event$)/.test(path) || path.startsWith('/dashboard'))
+  if (
+    /^\/v3\/(connections(\/|$)|replicas$|presence$|console\/test-event$)/.test(path) ||
+    path.startsWith('/dashboard')
+  )
     return 'pushHubApi';
   return undefined;
 }
@@ -96,7 +100,14 @@ describe('nginx edge: the service nginx picks owns the path the service reads', 
   it('on the public edge', async () => {
     const result = await differences(
       edge.listen.publicPort,
-      ['/_gw/v1/events', '/_gw/v1/connection/sse', '/_gw/health', '/api/echo/1', '/_gw/v1/socket.io/x'],
+      [
+        '/_gw/v1/events',
+        '/_gw/v1/connection/sse',
+        '/_gw/health',
+        '/_gw/v1/presence',
+        '/api/echo/1',
+        '/_gw/v1/socket.io/x',
+      ],
       publicOwner,
     );
     console.log(`# public: ${result.tried} spellings, ${result.reached} reached a service`);
@@ -107,7 +118,14 @@ describe('nginx edge: the service nginx picks owns the path the service reads', 
   it('on the internal API', async () => {
     const result = await differences(
       edge.listen.internalPort,
-      ['/v3/apis/a', '/v3/messages', '/v1/session-blacklist/s', '/v3/connections', '/dashboard/x'],
+      [
+        '/v3/apis/a',
+        '/v3/messages',
+        '/v1/session-blacklist/s',
+        '/v3/connections',
+        '/v3/presence',
+        '/dashboard/x',
+      ],
       internalOwner,
       { host: 'localhost' },
     );
