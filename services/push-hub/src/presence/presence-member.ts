@@ -20,6 +20,11 @@ export function memberOf(c: MemberSource): string {
   return `c:${c.connectionId}`;
 }
 
+/** The session a member is, when it is one (for the operator's lifecycle events, never for clients). */
+export function sessionOfMember(member: string): string | undefined {
+  return member.startsWith('s:') ? member.slice(2) : undefined;
+}
+
 /** The id other clients see for a member: stable, and telling nothing of its session or connection. */
 export function publicMemberId(member: string, salt: string): string {
   return createHash('sha256').update(salt).update('\u0000').update(member).digest('base64url').slice(0, 22);

@@ -17,7 +17,7 @@ import { lifecycleSource } from '../lifecycle/index.ts';
 import type { ResolvedSubscriptions, Subscription, SubscriptionRequest } from '../subscriptions/index.ts';
 import type { LongPollSightings } from '../transports/index.ts';
 import { createPresenceApi } from './presence-api.ts';
-import { publicMemberId } from './presence-member.ts';
+import { publicMemberId, sessionOfMember } from './presence-member.ts';
 import type { PresenceRequest } from './presence-messages.ts';
 import { PresenceMetrics } from './presence-metrics.ts';
 import { PresenceQuery } from './presence-query.ts';
@@ -114,7 +114,7 @@ export function createPresence(config: PresenceSettings, deps: PresenceDeps) {
       data: {
         ...dataOf(change),
         replica: deps.replica,
-        sessionId: change.member.startsWith('s:') ? change.member.slice(2) : null,
+        sessionId: sessionOfMember(change.member) ?? null,
       },
     });
   }
