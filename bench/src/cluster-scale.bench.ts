@@ -18,6 +18,16 @@
  * per replica and in total (VmRSS loaded − idle, no forced GC). Then replica 0 is SIGKILLed: its
  * clients come back on the others, resuming; time to recover (kill → each one's first frame from
  * another replica: p50, p99, last), then every pair counted once the producer stopped.
+ * S1 (`--scenarios s1`, RIG's scenarios): `--s1-events` (1,000,000) records of `--s1-bytes` (1,024)
+ * produced straight to the fan-out topic while `--replicas` hold each of `--s1-clients` (10000,40000)
+ * clients; every `--s1-relevant-every` (10,000)th record, the first and the last are owed to the
+ * clients of their type, the rest to nobody. Time until each replica read every record, beside a
+ * bare kafkajs consume loop on the same topic, and until every owed pair arrived; CPU per record;
+ * every pair counted (scenario-rig.ts); `--s1-timeout` (600) seconds at most per client count.
+ * S3 (`--scenarios s3`, churn): N connections on K replicas with events flowing, then steps of
+ * `--churn-rates` (100,200,400,800) reconnects per second, `--seconds` each: random SSE and
+ * WebSocket clients close and connect again at once, resuming. Per step: reconnects done, close →
+ * first frame, hub CPU per reconnect, delivery latency; every pair counted (scenario-churn.ts).
  * S4 (`--scenarios s4`): the same connections and events over each of `--replica-counts` (default
  * 1,2,4), every time with one more replica, the bystander, holding `--bystanders` clients
  * subscribed only to types nobody publishes. Three windows of `--seconds` each: quiet (connections
@@ -40,7 +50,7 @@
  * Run: `node bench/src/cluster-scale.bench.ts [flags]`; needs Kafka and Redis (`make deps-up`;
  * KAFKA_BROKERS or KAFKA_PORT, REDIS_URL or REDIS_PORT). A smoke run (under a minute):
  * `node bench/src/cluster-scale.bench.ts --connections 2000 --replicas 2 --seconds 5 --scenarios s2`.
- * Flags: `--scenarios s2,s4` (default s2), `--connections 20000`, `--replicas 3` (S2),
+ * Flags: `--scenarios s1,s2,s3,s4` (default s2), `--connections 20000`, `--replicas 3` (S2),
  * `--replica-counts 1,2,4` (S4), `--bystanders 300` (S4), `--unwanted-rate 100` (S4), `--rate 3`
  * (events/s), `--types 30`, `--subscriptions 3`, `--seconds 20` (steady window), `--connect-rate
  * 1500` (connects/s, all client processes together), `--per-client-process 15000`, `--addresses 200`
@@ -54,7 +64,9 @@
 import './harness/help.ts'; // first: --help prints the comment above and exits before anything runs
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { s2Markdown, s4Markdown } from './cluster/report.ts';
+import { churnMarkdown, rigMarkdown, s2Markdown, s4Markdown } from './cluster/report.ts';
+import { type ChurnResult, runChurn } from './cluster/scenario-churn.ts';
+import { type RigResult, runRig } from './cluster/scenario-rig.ts';
 import { type ClusterOptions, runS2, runS4, type S2Result, type S4Result } from './cluster/scenarios.ts';
 import { boxLine, raiseFdLimit } from './harness/index.ts';
 
@@ -76,6 +88,12 @@ const { values } = parseArgs({
     'connect-timeout': { type: 'string' },
     'recovery-timeout': { type: 'string', default: '180' },
     'longpoll-timeout': { type: 'string' },
+    's1-clients': { type: 'string', default: '10000,40000' },
+    's1-events': { type: 'string', default: '1000000' },
+    's1-bytes': { type: 'string', default: '1024' },
+    's1-relevant-every': { type: 'string', default: '10000' },
+    's1-timeout': { type: 'string', default: '600' },
+    'churn-rates': { type: 'string', default: '100,200,400,800' },
     json: { type: 'string' },
     markdown: { type: 'string' },
   },
@@ -100,13 +118,32 @@ const options: ClusterOptions = {
   log: (line) => console.log(line),
 };
 const scenarios = new Set(values.scenarios.split(','));
-const out: { box: string; s2?: S2Result; s4?: S4Result } = { box: boxLine() };
+const out: { box: string; s1?: RigResult; s2?: S2Result; s3?: ChurnResult; s4?: S4Result } = {
+  box: boxLine(),
+};
 const report: string[] = [out.box, ''];
 console.log(out.box);
+if (scenarios.has('s1')) {
+  out.s1 = await runRig({
+    ...options,
+    clientCounts: values['s1-clients'].split(',').map(Number),
+    events: Number(values['s1-events']),
+    bytes: Number(values['s1-bytes']),
+    relevantEvery: Number(values['s1-relevant-every']),
+    timeout: Number(values['s1-timeout']),
+  });
+  report.push(rigMarkdown(out.s1));
+  console.log(`\n${rigMarkdown(out.s1)}`);
+}
 if (scenarios.has('s2')) {
   out.s2 = await runS2(options);
   report.push(s2Markdown(out.s2));
   console.log(`\n${s2Markdown(out.s2)}`);
+}
+if (scenarios.has('s3')) {
+  out.s3 = await runChurn(options, values['churn-rates'].split(',').map(Number));
+  report.push(churnMarkdown(out.s3));
+  console.log(`\n${churnMarkdown(out.s3)}`);
 }
 if (scenarios.has('s4')) {
   const { replicas: _, ...rest } = options;

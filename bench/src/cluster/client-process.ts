@@ -19,6 +19,7 @@ import {
 } from '@gatehouse/testkit';
 import { LatencyHistogram } from './histogram.ts';
 import type {
+  ChurnStatsReport,
   ClusterCommand,
   ClusterReport,
   RecoveryReport,
@@ -48,6 +49,8 @@ interface Counted {
   port: number;
   awaitingBack: boolean;
   backAt: number | undefined;
+  /** When the churn closed its stream (performance.now()), until its next frame. */
+  reconnectAt: number | undefined;
   client: ResumingSseClient | ResumingWsClient | ResumingLongPollClient;
 }
 
@@ -63,6 +66,9 @@ let bystanderDeliveries = 0;
 let beyondRange = 0;
 let phase = 'connect';
 const latency = new Map<string, LatencyHistogram>();
+/** Churn (S3): reconnects asked for and done, and close → first frame again, by phase. */
+const churnSteps = new Map<string, { requested: number; reopened: number; latency: LatencyHistogram }>();
+let churnTimer: NodeJS.Timeout | undefined;
 
 function histogram(transport: ClusterTransport): LatencyHistogram {
   const key = `${phase}\t${transport}`;
@@ -76,6 +82,12 @@ function histogram(transport: ClusterTransport): LatencyHistogram {
 
 /** Called by every client for every frame it reads (after the testkit client's own bookkeeping). */
 function onFrame(c: Counted, type: string, json: string): void {
+  if (c.reconnectAt !== undefined) {
+    const step = churnStep();
+    step.reopened++;
+    step.latency.add(performance.now() - c.reconnectAt);
+    c.reconnectAt = undefined;
+  }
   if (c.awaitingBack && c.port !== removedPort) {
     c.awaitingBack = false;
     c.backAt = Date.now();
@@ -149,6 +161,7 @@ function makeClient(
     port: homePort,
     awaitingBack: false,
     backAt: undefined,
+    reconnectAt: undefined,
     client,
   } satisfies Counted);
   return counted;
@@ -190,6 +203,50 @@ function start(cmd: StartCommand): void {
     for (let k = 0; k < perTick && next < clients.length; k++) clients[next++]!.client.start();
     if (next >= clients.length) clearInterval(tick);
   }, 20);
+}
+
+function churnStep(): { requested: number; reopened: number; latency: LatencyHistogram } {
+  let step = churnSteps.get(phase);
+  if (!step) {
+    step = { requested: 0, reopened: 0, latency: new LatencyHistogram() };
+    churnSteps.set(phase, step);
+  }
+  return step;
+}
+
+/**
+ * Churn at `perSecond` (0 stops it): every 20 ms, that share of random open SSE and WebSocket
+ * clients close their stream and connect again at once, resuming (long-polling has no stream to
+ * close: its polls are a connect each already).
+ */
+function churn(perSecond: number): void {
+  clearInterval(churnTimer);
+  if (perSecond <= 0) return;
+  const pool = clients.filter((c) => !c.bystander && c.transport !== 'longpolling');
+  let owed = 0;
+  churnTimer = setInterval(() => {
+    owed += perSecond / 50;
+    for (let tries = 0; owed >= 1 && tries < pool.length; tries++) {
+      const c = pool[Math.floor(Math.random() * pool.length)]!;
+      if (!c.client.record.open || c.reconnectAt !== undefined) continue;
+      owed--;
+      churnStep().requested++;
+      c.reconnectAt = performance.now();
+      c.client.reconnect();
+    }
+  }, 20);
+}
+
+function churnStats(): ChurnStatsReport {
+  return {
+    type: 'churn-stats',
+    steps: Object.fromEntries(
+      [...churnSteps].map(([name, s]) => [
+        name,
+        { requested: s.requested, reopened: s.reopened, latency: s.latency.sparse() },
+      ]),
+    ),
+  };
 }
 
 function status(): StatusReport {
@@ -301,7 +358,12 @@ process.on('message', (cmd: ClusterCommand) => {
     send({ type: 'ok' });
   } else if (cmd.type === 'recovery') send(recovery(cmd.killedAt));
   else if (cmd.type === 'tally') send(tally(cmd.accepted));
+  else if (cmd.type === 'churn') {
+    churn(cmd.perSecond);
+    send({ type: 'ok' });
+  } else if (cmd.type === 'churn-stats') send(churnStats());
   else {
+    clearInterval(churnTimer);
     for (const c of clients) c.client.stop();
     send({ type: 'stopped' });
   }

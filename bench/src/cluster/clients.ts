@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { cpuNanosOf } from '../harness/proc.ts';
 import { LatencyHistogram } from './histogram.ts';
 import type {
+  ChurnStatsReport,
   ClusterCommand,
   ClusterReport,
   RecoveryReport,
@@ -56,6 +57,10 @@ export interface ClientFleet {
   remove(port: number): Promise<void>;
   recovery(killedAt: number): Promise<RecoveryReport>;
   tally(accepted: number[]): Promise<MergedTally>;
+  /** Churn at `perSecond` over all processes (0 stops). */
+  churn(perSecond: number): Promise<void>;
+  /** Merged churn figures by phase. */
+  churnStats(): Promise<Map<string, { requested: number; reopened: number; latency: LatencyHistogram }>>;
   stop(): Promise<void>;
 }
 
@@ -183,6 +188,24 @@ export async function startClientFleet(processes: number, plan: ClientFleetPlan)
         latency,
         lostExamples: rs.flatMap((r) => r.lostExamples).slice(0, 10),
       };
+    },
+    churn: (perSecond) =>
+      all({ type: 'churn', perSecond: perSecond / processes }, 'ok').then(() => undefined),
+    async churnStats() {
+      const rs = await all<ChurnStatsReport>({ type: 'churn-stats' }, 'churn-stats');
+      const merged = new Map<string, { requested: number; reopened: number; latency: LatencyHistogram }>();
+      for (const r of rs)
+        for (const [name, s] of Object.entries(r.steps)) {
+          let into = merged.get(name);
+          if (!into) {
+            into = { requested: 0, reopened: 0, latency: new LatencyHistogram() };
+            merged.set(name, into);
+          }
+          into.requested += s.requested;
+          into.reopened += s.reopened;
+          into.latency.merge(s.latency);
+        }
+      return merged;
     },
     async stop() {
       await Promise.allSettled(children.map((c) => ask(c, { type: 'stop' }, 'stopped', 30_000)));

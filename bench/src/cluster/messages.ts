@@ -52,6 +52,16 @@ export interface TallyCommand {
   accepted: number[];
 }
 
+/** S3: SSE and WebSocket clients close and reconnect (resuming) at this rate, this process's share; 0 stops. */
+export interface ChurnCommand {
+  type: 'churn';
+  perSecond: number;
+}
+
+export interface ChurnStatsCommand {
+  type: 'churn-stats';
+}
+
 export interface StopCommand {
   type: 'stop';
 }
@@ -63,6 +73,8 @@ export type ClusterCommand =
   | RemoveCommand
   | RecoveryCommand
   | TallyCommand
+  | ChurnCommand
+  | ChurnStatsCommand
   | StopCommand;
 
 export interface StatusReport {
@@ -115,7 +127,14 @@ export interface TallyReport {
   lostExamples: string[];
 }
 
+/** By phase: reconnects asked for, done (a frame came again), and close → first frame, ms. */
+export interface ChurnStatsReport {
+  type: 'churn-stats';
+  steps: Record<string, { requested: number; reopened: number; latency: SparseHistogram }>;
+}
+
 export type ClusterReport =
+  | ChurnStatsReport
   | StatusReport
   | RecoveryReport
   | TallyReport

@@ -1,4 +1,7 @@
 /** The cluster bench's results as Markdown (printed, and what bench/results/ keeps). */
+import type { Counted } from './measure.ts';
+import { type ChurnResult, sustainedChurn } from './scenario-churn.ts';
+import type { RigResult } from './scenario-rig.ts';
 import type { CpuWindow, LatencyFigures, S2Result, S4Result } from './scenarios.ts';
 
 const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
@@ -181,5 +184,96 @@ export function s4Markdown(r: S4Result): string {
         .join('; '),
     '',
   );
+  return lines.join('\n');
+}
+
+function countedLine(c: Counted): string {
+  return (
+    `Counted: ${c.owed} (client, event) pairs owed, **lost ${c.lost}, duplicated ${c.duplicated}**, unwanted ${c.unwanted}, ` +
+    `resyncs ${c.resyncs}, copies of events owed to nobody ${c.beyondRange}. By transport: ${Object.entries(
+      c.byTransport,
+    )
+      .map(([t, v]) => `${t} owed ${v.owed}, lost ${v.lost}, duplicated ${v.duplicated}`)
+      .join('; ')}.` +
+    (c.lostExamples.length ? ` Lost, e.g.: ${c.lostExamples.join('; ')}` : '')
+  );
+}
+
+export function rigMarkdown(r: RigResult): string {
+  const o = r.options;
+  const s = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : 'not within the timeout');
+  const lines = [
+    `### S1 (RIG's scenarios): ${o.events.toLocaleString('en')} records of ${o.bytes} B produced to Kafka, ${o.replicas} replicas`,
+    '',
+    `Every ${o.relevantEvery.toLocaleString('en')}th record (and the first and the last) is of one of ${o.types} flowing types, ${o.subscriptions} per client; the rest of a type nobody subscribes to. ` +
+      `A bare kafkajs consume loop (\`eachBatch\`, counting) reads the same topic beside the replicas. Load average ${r.loadAtStart.toFixed(1)} at the start, ${r.loadAtEnd.toFixed(1)} at the end. Seconds from the first record produced.`,
+    '',
+    '| clients | produced (s) | each replica read all (s) | bare loop read all (s) | replica ÷ bare, slowest | clients had every owed pair (s) | pairs owed | hub CPU µs per record, each | bare loop CPU µs per record | kafka CPU µs per record | publish → client p50 / p99 ms | lost / duplicated |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  for (const row of r.rows) {
+    const hubs = Object.keys(row.cpu.cpu).filter((k) => k.startsWith('hub-'));
+    const slowest = Math.max(...row.replicaSeconds);
+    lines.push(
+      `| ${row.clients} | ${s(row.produceSeconds)} | ${row.replicaSeconds.map(s).join(', ')} | ${s(row.bareSeconds)} | ${(row.bareSeconds / slowest).toFixed(2)}× speed | ${s(row.clientsSeconds)} | ${row.owed} | ` +
+        `${hubs.map((k) => ((row.cpu.cpu[k]! * 1e6) / o.events).toFixed(1)).join(', ')} | ${((row.bareCpuSeconds * 1e6) / o.events).toFixed(1)} | ${(((row.cpu.cpu['kafka'] ?? 0) * 1e6) / o.events).toFixed(1)} | ` +
+        `${ms(row.latency?.p50 ?? Number.NaN)} / ${ms(row.latency?.p99 ?? Number.NaN)} | ${row.counted ? `${row.counted.lost} / ${row.counted.duplicated}` : '–'} |`,
+    );
+  }
+  for (const row of r.rows) {
+    lines.push(
+      '',
+      `${row.clients} clients${row.stoppedAt ? ` (**stopped: ${row.stoppedAt}**)` : ''}:`,
+      '',
+      ...cpuTable(row.cpu),
+    );
+    if (row.counted) lines.push('', countedLine(row.counted));
+  }
+  lines.push('');
+  return lines.join('\n');
+}
+
+export function churnMarkdown(r: ChurnResult): string {
+  const o = r.options;
+  const best = sustainedChurn(r);
+  const lines = [
+    `### S3 (churn): ${o.connections} connections, ${o.replicas} replicas, ${o.rate} events/s, churn steps ${r.churnRates.join(', ')}/s of ${o.seconds} s`,
+    '',
+    `SSE and WebSocket clients (two thirds) close and reconnect at once, resuming; load average ${r.loadAtStart.toFixed(1)} at the start, ${r.loadAtEnd.toFixed(1)} at the end; connected in ${r.connectSeconds.toFixed(1)} s.` +
+      (r.stoppedAt ? ` **Stopped early: ${r.stoppedAt}.**` : ''),
+    '',
+    '| churn asked /s | reconnects asked | done | done /s | per minute | close → first frame p50 / p99 ms | hub CPU µs per reconnect (less calm) | hubs % of a core | delivery p50 / p99 ms |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  if (r.calm)
+    lines.push(
+      `| 0 (calm) | – | – | – | – | – | – | ${(
+        (100 *
+          Object.entries(r.calm.cpu)
+            .filter(([k]) => k.startsWith('hub-'))
+            .reduce((a, [, v]) => a + v, 0)) /
+          r.calm.seconds
+      ).toFixed(
+        0,
+      )} % | ${ms(r.calmDelivery?.p50 ?? Number.NaN)} / ${ms(r.calmDelivery?.p99 ?? Number.NaN)} |`,
+    );
+  for (const st of r.steps) {
+    const hubs = Object.entries(st.cpu.cpu)
+      .filter(([k]) => k.startsWith('hub-'))
+      .reduce((a, [, v]) => a + v, 0);
+    const perSecond = st.reopened / st.cpu.seconds;
+    lines.push(
+      `| ${st.rate} | ${st.requested} | ${st.reopened} | ${perSecond.toFixed(0)} | ${(perSecond * 60).toFixed(0)} | ${ms(st.reconnect.p50)} / ${ms(st.reconnect.p99)} | ${us(st.hubCpuPerReconnect)} | ${((100 * hubs) / st.cpu.seconds).toFixed(0)} % | ${ms(st.delivery?.p50 ?? Number.NaN)} / ${ms(st.delivery?.p99 ?? Number.NaN)} |`,
+    );
+  }
+  lines.push(
+    '',
+    best
+      ? `Highest step sustained (≥ 95 % of the reconnects asked for were made and done): **${best.rate}/s** (${((best.reopened / best.cpu.seconds) * 60).toFixed(0)} a minute), delivery p99 ${ms(best.delivery?.p99 ?? Number.NaN)} ms during it.`
+      : 'No step was sustained.',
+  );
+  if (r.counted) lines.push('', countedLine(r.counted));
+  for (const st of r.steps) lines.push('', `Churn ${st.rate}/s:`, '', ...cpuTable(st.cpu));
+  lines.push('');
   return lines.join('\n');
 }

@@ -32,6 +32,8 @@ export interface Replica {
 
 export interface Cluster {
   run: string;
+  /** The fan-out topic of this run (FANOUT_TOPIC of every replica and the publisher). */
+  fanoutTopic: string;
   replicas: Replica[];
   publisher: ServiceProcess;
   publisherUrl: string;
@@ -105,6 +107,7 @@ export async function startCluster(
     }));
     return {
       run,
+      fanoutTopic: topic,
       replicas,
       publisher,
       publisherUrl: publisher.publicUrl!,

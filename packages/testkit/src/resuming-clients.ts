@@ -56,6 +56,8 @@ abstract class ResumingClient {
   private watching = false;
   protected stopped = false;
   private timer: NodeJS.Timeout | undefined;
+  /** The next connect goes at once, whatever delay the closed stream's handler asks for. */
+  private reconnectNow = false;
 
   constructor(pick: PickReplica, path: string, options: ResumingClientOptions = {}) {
     this.pick = pick;
@@ -75,6 +77,16 @@ abstract class ResumingClient {
     this.record.open = false;
   }
 
+  /**
+   * Closes the stream and connects again at once, resuming from the last position (a page that
+   * reloads and keeps its place): one disconnect and one connect, for a bench's churn.
+   */
+  reconnect(): void {
+    if (this.stopped) return;
+    this.reconnectNow = true;
+    this.close();
+  }
+
   /** From now on, `record.frameAfterWatch` notes when the next frame arrives. */
   watch(): void {
     this.watching = true;
@@ -87,6 +99,10 @@ abstract class ResumingClient {
   protected connectSoon(delayMs: number): void {
     if (this.stopped) return;
     clearTimeout(this.timer);
+    if (this.reconnectNow) {
+      this.reconnectNow = false;
+      delayMs = 0;
+    }
     this.timer = setTimeout(() => {
       const base = this.pick();
       if (base === undefined) return this.connectSoon(100);
