@@ -223,13 +223,16 @@ function churn(perSecond: number): void {
   clearInterval(churnTimer);
   if (perSecond <= 0) return;
   const pool = clients.filter((c) => !c.bystander && c.transport !== 'longpolling');
-  let owed = 0;
+  // Paced by the clock, not by the ticks: a busy loop fires them late, and the rate must hold.
+  const startedAt = performance.now();
+  let asked = 0;
   churnTimer = setInterval(() => {
-    owed += perSecond / 50;
+    let owed = Math.floor(((performance.now() - startedAt) * perSecond) / 1000) - asked;
     for (let tries = 0; owed >= 1 && tries < pool.length; tries++) {
       const c = pool[Math.floor(Math.random() * pool.length)]!;
       if (!c.client.record.open || c.reconnectAt !== undefined) continue;
       owed--;
+      asked++;
       churnStep().requested++;
       c.reconnectAt = performance.now();
       c.client.reconnect();
