@@ -255,11 +255,10 @@ async function replicaByFanout(n: number, rounds: number): Promise<void> {
     const session = { n, settleMs: 2000, batchSize: 500, batchIntervalMs: 20, publishes: 0, gapMs: 1000 };
     for (let round = 0; round < rounds; round++) {
       for (const bus of round % 2 === 0 ? buses : [...buses].reverse()) {
-        const env = gatewayEnv({
-          run: `memory-floor-${process.pid}-${round}`,
-          fanout: bus,
-          jwtSecret: randomUUID(),
-        });
+        const env = {
+          ...gatewayEnv({ run: `memory-floor-${process.pid}-${round}`, jwtSecret: randomUUID() }),
+          FANOUT_BUS: bus,
+        };
         const target = gatehouseHub({
           transport: 'sse',
           port: 23480,
