@@ -18,8 +18,13 @@
  * The loaded reading is taken twice: the embedded runner (every service in one process), and a
  * push-hub replica as deployed (Redis store and fan-out bus; no publish, memory only).
  *
+ * `--only fanout` (also part of a full run): one built push-hub replica with N SSE connections on
+ * each fan-out bus side by side, Kafka and the memory bus (Redis store and control bus for both),
+ * alternating which goes first over `--rounds`: what the Kafka client adds to a replica (issue 35's
+ * goal: ≤ the memory bus + 40 MiB), with the heap, `external` and ArrayBuffer parts of each.
+ *
  * Run: `node bench/src/memory-floor.bench.ts [--rounds 3] [--n 10000] [--compare <checkout>]
- * [--only idle|loaded]` (builds first).
+ * [--only idle|loaded|fanout]` (builds first).
  */
 import './harness/help.ts'; // first: --help prints the comment above and exits before anything runs
 import { execFileSync, spawn } from 'node:child_process';
@@ -42,6 +47,8 @@ const mib = 1024 * 1024;
 const readyGoalMs = 1000;
 const hubIdleGoal = 60 * mib;
 const hubLoadedGoal = 200 * mib;
+/** Issue 35: the replica on Kafka holds N SSE in at most the memory-bus replica's figure + this. */
+const kafkaShareGoal = 40 * mib;
 
 /** ts: this checkout's sources; js: this checkout built; base: the `--compare` checkout built. */
 type Mode = 'ts' | 'js' | 'base';
@@ -235,12 +242,57 @@ async function loadedReadings(
   }
 }
 
+/** The built replica on the Kafka and on the memory fan-out bus, the same session each, alternating. */
+async function replicaByFanout(n: number, rounds: number): Promise<void> {
+  const { soft } = raiseFdLimit(process.pid);
+  if (n + 500 > soft)
+    throw new Error(`N = ${n} needs an open-files limit of ${n + 500}; this process has ${soft}`);
+  const client = startPushClients(1, 1);
+  const buses = ['kafka', 'memory'] as const;
+  const totals = new Map<string, number[]>();
+  try {
+    console.log(`\nPush-hub replica, built, holding ${n} SSE connections, by fan-out bus:`);
+    const session = { n, settleMs: 2000, batchSize: 500, batchIntervalMs: 20, publishes: 0, gapMs: 1000 };
+    for (let round = 0; round < rounds; round++) {
+      for (const bus of round % 2 === 0 ? buses : [...buses].reverse()) {
+        const env = {
+          ...gatewayEnv({ run: `memory-floor-${process.pid}-${round}`, jwtSecret: randomUUID() }),
+          FANOUT_BUS: bus,
+        };
+        const target = gatehouseHub({
+          transport: 'sse',
+          port: 23480,
+          apiPort: 23490,
+          cpu: 0,
+          env,
+          main: `${root}services/push-hub/dist/main.js`,
+        });
+        const r = await fanoutSession(target, client, session, () => undefined);
+        const ext = (m: typeof r.idle) =>
+          m.external
+            ? `, external ${fmtMib(m.external.external)} (ArrayBuffers ${fmtMib(m.external.arrayBuffers)})`
+            : '';
+        console.log(
+          `  ${bus}: idle ${fmtMib(r.idle.rss)} (heap ${fmtMib(r.idle.heap ?? 0)}${ext(r.idle)}); with ${r.connected} connections ${fmtMib(r.loaded.rssNoGc)}, after a forced GC ${fmtMib(r.loaded.rss)} (heap ${fmtMib(r.loaded.heap ?? 0)}${ext(r.loaded)}), after a memory-reducing GC ${fmtMib(r.loaded.reducedRss)}; ${(r.rssPerConnection / 1024).toFixed(1)} KiB per connection`,
+        );
+        totals.set(bus, [...(totals.get(bus) ?? []), r.loaded.rss]);
+      }
+    }
+  } finally {
+    await client.stop();
+  }
+  const [kafka, memory] = buses.map((bus) => median(totals.get(bus)!));
+  console.log(
+    `  Kafka replica ≤ memory-bus replica + ${fmtMib(kafkaShareGoal)} with ${n} SSE (after a forced GC, medians: ${fmtMib(kafka!)} vs ${fmtMib(memory!)}, +${fmtMib(kafka! - memory!)}) → ${verdict(kafka! <= memory! + kafkaShareGoal)}`,
+  );
+}
+
 const { values } = parseArgs({
   options: {
     rounds: { type: 'string', default: '3' },
     n: { type: 'string', default: '10000' },
     compare: { type: 'string' },
-    // `idle` or `loaded`: one of the two parts only.
+    // `idle`, `loaded` or `fanout`: one of the parts only.
     only: { type: 'string' },
   },
 });
@@ -250,5 +302,7 @@ console.log(`Memory floor benchmark — ${boxLine()}; load average ${loadavg()[0
 await buildAll();
 if (compareRoot !== undefined)
   execFileSync(process.execPath, [`${compareRoot}tools/build.ts`], { stdio: 'inherit' });
-if (values.only !== 'loaded') await idleTable(Number(values.rounds));
-if (values.only !== 'idle') await loadedHub(Number(values.n));
+if (values.only === undefined || values.only === 'idle') await idleTable(Number(values.rounds));
+if (values.only === undefined || values.only === 'loaded') await loadedHub(Number(values.n));
+if (values.only === undefined || values.only === 'fanout')
+  await replicaByFanout(Number(values.n), Number(values.rounds));

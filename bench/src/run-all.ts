@@ -30,6 +30,7 @@ const allBenches = [
   'memory-floor.bench.ts',
   'flows.bench.ts',
   'unwanted-events.bench.ts',
+  'kafka-fetch.bench.ts',
   'client-bundles.bench.ts',
   'presence.bench.ts',
   // S2 at 20,000 connections over 3 replicas with a replica killed (several minutes; the larger

@@ -34,6 +34,11 @@ export interface HubMemory {
   /** Live heap after that GC: V8 heapUsed for Node hubs, HeapAlloc for Go. */
   heap: number | undefined;
   /**
+   * Node hubs, after that GC: memory outside the V8 heap (`external`) and the part of it in
+   * ArrayBuffers (`arrayBuffers`: Buffers, sockets' and broker clients' read buffers).
+   */
+  external?: { external: number; arrayBuffers: number };
+  /**
    * VmRSS after V8's memory-reducing GC, which also shrinks the young generation that a plain GC
    * leaves as large as the last allocation burst grew it (Node hubs; the same as `rss` for others).
    */
@@ -314,15 +319,15 @@ function nodeHub(
       if (when === 'idle') {
         await p.memoryAfterGc(true);
         const reducedRss = p.rssBytes();
-        const { heapUsed } = await p.memoryAfterGc();
+        const { heapUsed, external, arrayBuffers } = await p.memoryAfterGc();
         const rss = p.rssBytes();
-        return { rssNoGc: rss, rss, heap: heapUsed, reducedRss };
+        return { rssNoGc: rss, rss, heap: heapUsed, reducedRss, external: { external, arrayBuffers } };
       }
       const rssNoGc = p.rssBytes();
-      const { heapUsed } = await p.memoryAfterGc();
+      const { heapUsed, external, arrayBuffers } = await p.memoryAfterGc();
       const rss = p.rssBytes();
       await p.memoryAfterGc(true);
-      return { rssNoGc, rss, heap: heapUsed, reducedRss: p.rssBytes() };
+      return { rssNoGc, rss, heap: heapUsed, reducedRss: p.rssBytes(), external: { external, arrayBuffers } };
     },
     cpuSeconds: () => cpuNanosOf(p.child.pid!) / 1e9,
     statCpuSeconds: () => p.cpuSeconds(),

@@ -34,10 +34,18 @@ export type BusConfig = ConfigOf<typeof busConfig>;
  * Each adapter is imported here, when asked for: a process never loads the client library of a
  * broker it does not use (kafkajs alone is some 200 modules).
  */
+/** How a consumer batches its reads, where the bus has such a thing (Kafka's fetches). */
+export interface FetchSettings {
+  /** The broker answers a fetch once it holds this many bytes for it … */
+  minBytes: number;
+  /** … or after this long. */
+  maxWaitMs: number;
+}
+
 export async function connectBus(
   kind: BusKind,
   config: BusConfig,
-  extra: { leaseStore?: Store } = {},
+  extra: { leaseStore?: Store; fetch?: FetchSettings } = {},
 ): Promise<Bus> {
   switch (kind) {
     case 'memory':
@@ -62,7 +70,7 @@ export async function connectBus(
     }
     case 'kafka':
       if (config.KAFKA_BROKERS.length === 0) throw new Error('KAFKA_BROKERS must be set to use Kafka');
-      return connectKafka(config);
+      return connectKafka(config, extra.fetch);
     case 'kinesis': {
       const { KinesisBus } = await import('./kinesis-bus.ts');
       return new KinesisBus({
@@ -75,12 +83,17 @@ export async function connectBus(
 }
 
 /** A Kafka bus, after a TLS handshake with the first broker when TLS is on (kafka-tls-probe.ts). */
-async function connectKafka(config: BusConfig): Promise<KafkaBus> {
+async function connectKafka(config: BusConfig, fetch: FetchSettings | undefined): Promise<KafkaBus> {
   const security = kafkaSecurityOptions(config);
   const { KafkaBus } = await import('./kafka-bus.ts');
   if (security.ssl !== undefined) {
     const refusal = await kafkaTlsRefusal(config.KAFKA_BROKERS[0]!, security.ssl, security.socketFactory);
     if (refusal !== undefined) throw new BusError(refusal);
   }
-  return new KafkaBus({ brokers: config.KAFKA_BROKERS, clientId: config.KAFKA_CLIENT_ID, ...security });
+  return new KafkaBus({
+    brokers: config.KAFKA_BROKERS,
+    clientId: config.KAFKA_CLIENT_ID,
+    ...security,
+    ...(fetch && { fetchMinBytes: fetch.minBytes, maxWaitTimeMs: fetch.maxWaitMs }),
+  });
 }

@@ -83,8 +83,18 @@ export interface KafkaBusOptions {
   logLevel?: KafkaLogLevel;
   /** A group member that stops heartbeating is dropped after this long (default 10 s). */
   sessionTimeoutMs?: number;
-  /** How long the broker holds an empty fetch; also bounds how fast a rebalance is noticed (default 1 s). */
+  /**
+   * How long the broker holds a fetch that has less than `fetchMinBytes` for it (Java's
+   * `fetch.max.wait.ms`); also bounds how fast a rebalance is noticed (default 1 s).
+   */
   maxWaitTimeMs?: number;
+  /**
+   * The broker answers a fetch once it has this many bytes of records for it, or after
+   * `maxWaitTimeMs` (Java's `fetch.min.bytes`; default 1: at once). kafkajs' cost is per fetch
+   * more than per record, so a consumer of a trickle of records pays less per record when it
+   * waits for a few of them, at the price of up to `maxWaitTimeMs` of latency.
+   */
+  fetchMinBytes?: number;
   /** `ping` rejects after this long (default 3 s). */
   pingTimeoutMs?: number;
   /** `subscribe` rejects when the subscription is not live after this long (default 30 s). */
@@ -140,6 +150,7 @@ export class KafkaBus implements Bus {
       sessionTimeout,
       heartbeatInterval: Math.min(1_000, Math.floor(sessionTimeout / 3)),
       maxWaitTimeInMs: options.maxWaitTimeMs ?? 1_000,
+      minBytes: options.fetchMinBytes ?? 1,
     };
     // The Java client's murmur2 partitioner: the same key lands on the same partition as from Java.
     // Publishes set every message's partition (the same murmur2 choice for keys); this partitioner

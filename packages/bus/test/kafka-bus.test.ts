@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHook } from 'node:async_hooks';
 import { after, before, describe, it } from 'node:test';
 import {
   dependency,
@@ -210,6 +211,23 @@ describe('kafka bus specifics', () => {
       process.off('warning', onWarning);
     }
     assert.deepEqual(negative, []);
+  });
+
+  it('leaves the event loop asleep while an idle subscription waits (no 1 ms timer loop: kafkajs #1556)', async () => {
+    const fresh = await createBus();
+    const topic = await newTopic(1);
+    const sub = await fresh.subscribe(topic, () => {});
+    await sleep(500); // past the join's flurry of requests
+    let timers = 0;
+    const hook = createHook({ init: (_id, type) => void (type === 'Timeout' && timers++) });
+    hook.enable();
+    await sleep(2_000);
+    hook.disable();
+    await sub.close();
+    await fresh.close();
+    // An idle consumer makes a fetch per max wait (1 s) and a heartbeat a second: a few timers
+    // each. kafkajs' request queue re-armed a 1 ms timer per connection for ever (2,000 here).
+    assert.ok(timers < 200, `${timers} timers in 2 s of an idle subscription`);
   });
 
   it('creates a topic that several replicas ensure at once, each call resolving', async () => {

@@ -202,6 +202,7 @@ export const pushHubConfig = {
     { min: 1 },
   ),
   FANOUT_TOPIC: str('the fan-out stream every hub replica consumes', 'gw.events'),
+  ...fanoutFetchConfig(),
   ...lifecycleEventsConfig(),
 };
 
@@ -292,6 +293,26 @@ function lifecycleEventsConfig() {
       'bytes the lifecycle events waiting for the bus may take at most; later ones are dropped and counted',
       16 * 1024 * 1024,
       { min: 64 * 1024, max: 1024 * 1024 * 1024 },
+    ),
+  };
+}
+
+/**
+ * How the replica's fan-out consumer batches its reads (Kafka's fetches; other buses ignore it).
+ * kafkajs' cost is per fetch more than per record, so waiting for a few records saves CPU on every
+ * replica at low rates, for latency (bench/README.md, "kafka-fetch.bench.ts").
+ */
+function fanoutFetchConfig() {
+  return {
+    FANOUT_FETCH_MIN_BYTES: int(
+      "bytes of records the broker gathers for a fan-out fetch before it answers (Kafka's fetch.min.bytes; 1: at once)",
+      1,
+      { min: 1, max: 1024 * 1024 },
+    ),
+    FANOUT_FETCH_MAX_WAIT: duration(
+      "longest the broker holds a fan-out fetch with fewer bytes than FANOUT_FETCH_MIN_BYTES (Kafka's fetch.max.wait.ms): what an event may wait at low rates",
+      '1s',
+      { min: '1ms', max: '5s' },
     ),
   };
 }

@@ -17,7 +17,9 @@ const settings = {
 await serviceMain('push-hub', async ({ config: common, replica, logger, registry, health }) => {
   const config = loadConfig(settings);
   const store = await connectStore(config);
-  const fanoutBus = await connectBus(config.FANOUT_BUS, config);
+  const fanoutBus = await connectBus(config.FANOUT_BUS, config, {
+    fetch: { minBytes: config.FANOUT_FETCH_MIN_BYTES, maxWaitMs: config.FANOUT_FETCH_MAX_WAIT },
+  });
   const controlBus = await connectBus(config.CONTROL_BUS, config);
   // Its own connection, only when asked for (LIFECYCLE_EVENTS_TOPIC): closed after the hub flushed it.
   const lifecycleBus =
