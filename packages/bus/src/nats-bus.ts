@@ -28,6 +28,7 @@ import {
   type MessageHandler,
   type OutgoingMessage,
   type Position,
+  type PublishOptions,
   PositionUnavailableError,
   type SubscribeOptions,
   type Subscription,
@@ -39,6 +40,7 @@ import { NatsConnectionState } from './nats-connection-state.ts';
 import { ConsumerLoop } from './nats-consumer-loop.ts';
 import { fromNatsMessage, toNatsHeaders } from './nats-message.ts';
 import { NatsStreams, type StreamExtent, type StreamLimits } from './nats-streams.ts';
+import { noRouteSubject, routeSubject } from './nats-route-subject.ts';
 
 export interface NatsBusOptions {
   servers: string | string[];
@@ -78,7 +80,7 @@ const GROUP_PULL = { max_messages: 10, expires: 10_000 };
 
 export class NatsBus implements Bus {
   readonly kind = 'nats';
-  readonly capabilities = { replay: true, tail: true, headers: true };
+  readonly capabilities: { replay: boolean; tail: boolean; headers: boolean; routes: number };
   private readonly nc: NatsConnection;
   private readonly js: JetStreamClient;
   private readonly jsm: JetStreamManager;
@@ -95,6 +97,13 @@ export class NatsBus implements Bus {
     this.nc = nc;
     this.jsm = jsm;
     this.js = jsm.jetstream();
+    // A consumer filters by several subjects from server 2.10 on; before, by one.
+    this.capabilities = {
+      replay: true,
+      tail: true,
+      headers: true,
+      routes: serverAtLeast(nc, 2, 10) ? 1024 : 1,
+    };
     this.connection = new NatsConnectionState(nc);
     this.streams = new NatsStreams(jsm, { ...DEFAULT_LIMITS, ...options.streamLimits });
     this.publishTimeoutMs = options.publishTimeoutMs ?? 5000;
@@ -120,12 +129,13 @@ export class NatsBus implements Bus {
     }
   }
 
-  async publish(topic: string, message: OutgoingMessage): Promise<Position> {
+  async publish(topic: string, message: OutgoingMessage, options: PublishOptions = {}): Promise<Position> {
     this.assertOpen();
     const deadline = Date.now() + this.publishTimeoutMs;
+    const subject = options.route === undefined ? undefined : routeSubject(topic, options.route);
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.publishOnce(topic, message, deadline);
+        return await this.publishOnce(topic, message, deadline, subject);
       } catch (err) {
         this.streams.forget(topic);
         // A stream deleted behind our back stored nothing: create it again and retry once.
@@ -170,12 +180,18 @@ export class NatsBus implements Bus {
     await withTimeout(this.nc.drain(), this.requestTimeoutMs, 'nats drain').catch(() => this.nc.close());
   }
 
-  private async publishOnce(topic: string, message: OutgoingMessage, deadline: number): Promise<Position> {
+  /** `subject`: the routed subject of the topic it goes on (nats-route-subject.ts), else the topic. */
+  private async publishOnce(
+    topic: string,
+    message: OutgoingMessage,
+    deadline: number,
+    subject?: string,
+  ): Promise<Position> {
     await this.connection.whenConnected(deadline);
-    await this.streams.stream(topic);
+    await (subject === undefined ? this.streams.stream(topic) : this.streams.routedStream(topic));
     const left = deadline - Date.now();
     if (left <= 0) throw new BusError(`timed out after ${this.publishTimeoutMs} ms`);
-    const ack = await this.js.publish(topic, toBuffer(message.value), {
+    const ack = await this.js.publish(subject ?? topic, toBuffer(message.value), {
       headers: toNatsHeaders(message),
       timeout: left,
     });
@@ -191,10 +207,17 @@ export class NatsBus implements Bus {
     let next: number | undefined;
     let created: string | undefined;
     let liveAfter: Position | undefined;
+    // Routes asked for and routes the open consumer reads (counted): messages of a consumer opened
+    // before the newest routes are not delivered, and come again from `next` with the new filter.
+    let routes = options.routes;
+    let asked = 0;
+    let reading = 0;
     const loop = await ConsumerLoop.start(
       {
         open: () =>
           this.opening(topic, async (stream) => {
+            if (routes !== undefined) await this.streams.routedStream(topic);
+            const opening = asked;
             const extent = await this.streams.extent(stream);
             if (created === undefined) {
               next = firstSequence(options.from, from, options.last, extent);
@@ -207,10 +230,14 @@ export class NatsBus implements Bus {
             const consumer = await this.js.consumers.get(stream, {
               deliver_policy: DeliverPolicy.StartSequence,
               opt_start_seq: next,
+              ...(routes !== undefined && { filter_subjects: filterFor(topic, routes) }),
             });
-            return consumer.consume(BROADCAST_PULL);
+            const messages = await consumer.consume(BROADCAST_PULL);
+            reading = opening;
+            return messages;
           }),
         handle: async (msg) => {
+          if (reading !== asked) return;
           next = msg.seq + 1;
           await deliver(handler, options.onError, fromNatsMessage(topic, msg, String(msg.seq)));
         },
@@ -220,7 +247,18 @@ export class NatsBus implements Bus {
       },
       options.onError,
     );
-    return { liveAfter, close: () => loop.close() };
+    return {
+      liveAfter,
+      route: (wanted) => {
+        if (wanted !== undefined && wanted.size > this.capabilities.routes)
+          throw new BusError(`a nats consumer filters by at most ${this.capabilities.routes} routes`);
+        routes = wanted;
+        asked++;
+        loop.restart();
+        return String(next! - 1);
+      },
+      close: () => loop.close(),
+    };
   }
 
   private async subscribeGroup(
@@ -292,6 +330,7 @@ export class NatsBus implements Bus {
     this.subscriptions.add(sub);
     return {
       liveAfter: sub.liveAfter,
+      ...(sub.route && { route: sub.route }),
       close: async () => {
         this.subscriptions.delete(sub);
         await sub.close();
@@ -322,6 +361,23 @@ async function deliver(
     }
   }
   return true;
+}
+
+/** The subjects a consumer limited to `routes` reads (one that no message has when there are none). */
+function filterFor(topic: string, routes: ReadonlySet<string>): string[] | string {
+  const subjects: string[] = [];
+  for (const route of routes) {
+    const subject = routeSubject(topic, route);
+    if (subject !== undefined) subjects.push(subject);
+  }
+  // One subject goes as the single filter servers before 2.10 know.
+  if (subjects.length === 0) return noRouteSubject(topic);
+  return subjects.length === 1 ? subjects[0]! : subjects;
+}
+
+function serverAtLeast(nc: NatsConnection, major: number, minor: number): boolean {
+  const [a = 0, b = 0] = (nc.info?.version ?? '0.0').split('.').map(Number);
+  return a > major || (a === major && b >= minor);
 }
 
 /** No stream took the subject: the server stored nothing. */
