@@ -230,7 +230,7 @@ export class NatsBus implements Bus {
             const consumer = await this.js.consumers.get(stream, {
               deliver_policy: DeliverPolicy.StartSequence,
               opt_start_seq: next,
-              ...(routes !== undefined && { filter_subjects: filterFor(topic, routes) }),
+              ...filterFor(topic, routes, this.capabilities.routes > 1),
             });
             const messages = await consumer.consume(BROADCAST_PULL);
             reading = opening;
@@ -363,16 +363,26 @@ async function deliver(
   return true;
 }
 
-/** The subjects a consumer limited to `routes` reads (one that no message has when there are none). */
-function filterFor(topic: string, routes: ReadonlySet<string>): string[] | string {
-  const subjects: string[] = [];
+/**
+ * The filter of a consumer limited to `routes`: their subjects, and the topic's own (messages
+ * published without a route) where the server filters by several (`several`). None (read
+ * everything) without routes, or when one is too long to have a subject: its messages go unrouted.
+ */
+function filterFor(
+  topic: string,
+  routes: ReadonlySet<string> | undefined,
+  several: boolean,
+): { filter_subjects?: string[] | string } {
+  if (routes === undefined) return {};
+  const subjects: string[] = several ? [topic] : [];
   for (const route of routes) {
     const subject = routeSubject(topic, route);
-    if (subject !== undefined) subjects.push(subject);
+    if (subject === undefined) return {};
+    subjects.push(subject);
   }
   // One subject goes as the single filter servers before 2.10 know.
-  if (subjects.length === 0) return noRouteSubject(topic);
-  return subjects.length === 1 ? subjects[0]! : subjects;
+  if (subjects.length === 0) return { filter_subjects: noRouteSubject(topic) };
+  return { filter_subjects: subjects.length === 1 ? subjects[0]! : subjects };
 }
 
 function serverAtLeast(nc: NatsConnection, major: number, minor: number): boolean {

@@ -9,6 +9,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { dependencyAddress, uniqueName, waitFor } from '@gatehouse/testkit';
 import { type Message, NatsBus } from '../src/all.ts';
+import { MAX_ROUTE_TOKEN } from '../src/nats-route-subject.ts';
 
 describe('nats routes', () => {
   let bus: NatsBus;
@@ -74,6 +75,20 @@ describe('nats routes', () => {
       got.map((m) => m.value.toString()),
       ['a1', 'b2', 'c1'],
     );
+    await sub.close();
+  });
+
+  it('a subscriber limited to a route too long for a subject gets its messages (it reads everything)', async () => {
+    const topic = newTopic();
+    const long = 'x'.repeat(MAX_ROUTE_TOKEN + 1);
+    const got: string[] = [];
+    const sub = await bus.subscribe(topic, (m) => void got.push(m.value.toString()), {
+      routes: new Set([long]),
+    });
+    await send(topic, long, 'long');
+    await send(topic, 'other', 'other');
+    await waitFor(() => got.length === 2);
+    assert.deepEqual(got, ['long', 'other']);
     await sub.close();
   });
 
