@@ -88,12 +88,9 @@ const recordsRead = async (r: ServiceProcess) =>
 
 async function measure(mode: Row['mode'], count: number, bus: NatsBus): Promise<Row> {
   const run = `routing-${mode}-${count}-${Date.now().toString(36)}`;
-  const env = {
-    ...gatewayEnv({ run, jwtSecret: 'interest-routing-bench-secret-for-hs256', fanout: 'nats' }),
-    LOG_LEVEL: 'warn',
-    FANOUT_ROUTING: mode,
-  };
-  const topic = env.FANOUT_TOPIC;
+  const base = gatewayEnv({ run, jwtSecret: 'interest-routing-bench-secret-for-hs256', fanout: 'nats' });
+  const env = { ...base, LOG_LEVEL: 'warn', FANOUT_ROUTING: mode };
+  const topic = base['FANOUT_TOPIC']!;
   const replicas: ServiceProcess[] = [];
   const clients: Array<{ close(): void }> = [];
   try {
