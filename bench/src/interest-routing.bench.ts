@@ -10,10 +10,11 @@
  * holding `--clients` (20) SSE connections subscribed to one type nobody publishes here. Events are
  * written to the stream as the publisher writes them with FANOUT_ROUTING=interest (its CloudEvent
  * type as the route, the routing headers, ~500 bytes), by this process, so the publisher's CPU is
- * not in the figures. Two windows of `--seconds` (10) each: quiet (no events: each replica's own CPU
- * rate, timers and GC) and unwanted (`--rate` events/s, 200, of a type no client wants). Per
- * replica: CPU (schedstat, every thread) over the unwanted window until the replica has read every
- * event (all) or for the window plus a second (interest), less the quiet rate × that time, ÷ events;
+ * not in the figures. Three windows of `--seconds` (10) each: quiet (no events: each replica's own
+ * CPU rate, timers and GC), unwanted (`--rate` events/s, 200, of a type no client wants), quiet
+ * again. Per replica: CPU (schedstat, every thread) over the unwanted window until the replica has
+ * read every event (all) or for the window plus a second (interest), less the mean of its two quiet
+ * rates × that time, ÷ events;
  * the records it read (gw_fanout_events_total) and the NATS server's CPU per event likewise.
  *
  * What it does not measure: deliveries (no event is wanted), the publisher, the clients (idle).
@@ -86,6 +87,19 @@ const recordsRead = async (r: ServiceProcess) =>
   (await metric(r, 'gw_fanout_events_total', 'outcome="dispatched"')) +
   (await metric(r, 'gw_fanout_events_total', 'outcome="skipped"'));
 
+/** CPU seconds per second of each replica and of the NATS server over a window without events. */
+async function quietRates(cpus: () => number[], natsPid: number | undefined) {
+  const replicas0 = cpus();
+  const nats0 = cpuSeconds(natsPid);
+  const start = performance.now();
+  await sleep(windowMs);
+  const seconds = (performance.now() - start) / 1000;
+  return {
+    replicas: cpus().map((c, i) => (c - replicas0[i]!) / seconds),
+    nats: (cpuSeconds(natsPid) - nats0) / seconds,
+  };
+}
+
 async function measure(mode: Row['mode'], count: number, bus: NatsBus): Promise<Row> {
   const run = `routing-${mode}-${count}-${Date.now().toString(36)}`;
   const base = gatewayEnv({ run, jwtSecret: 'interest-routing-bench-secret-for-hs256', fanout: 'nats' });
@@ -113,14 +127,9 @@ async function measure(mode: Row['mode'], count: number, bus: NatsBus): Promise<
     const natsPid = listenerPid(Number(new URL(dependencyAddress.natsUrl).port || 4222));
     const cpus = () => replicas.map((r) => cpuSeconds(r.pid));
 
-    const quiet0 = cpus();
-    const quietNats0 = cpuSeconds(natsPid);
-    const quietStart = performance.now();
-    await sleep(windowMs);
-    const quietSeconds = (performance.now() - quietStart) / 1000;
-    const quietRates = cpus().map((c, i) => (c - quiet0[i]!) / quietSeconds);
-    const natsQuietRate = (cpuSeconds(natsPid) - quietNats0) / quietSeconds;
-
+    // Each replica's own rate without events, before and after the events (its start settling,
+    // timers, GC): the mean of the two is taken off.
+    const quietBefore = await quietRates(cpus, natsPid);
     const read0 = await Promise.all(replicas.map(recordsRead));
     const busy0 = cpus();
     const natsBusy0 = cpuSeconds(natsPid);
@@ -155,9 +164,15 @@ async function measure(mode: Row['mode'], count: number, bus: NatsBus): Promise<
     }
     const busySeconds = (performance.now() - start) / 1000;
     const busy = cpus();
-    const perReplicaUs = busy.map((c, i) => ((c - busy0[i]! - quietRates[i]! * busySeconds) / events) * 1e6);
+    const natsBusy = cpuSeconds(natsPid);
+    const quietAfter = await quietRates(cpus, natsPid);
+    const quietRatesOf = quietBefore.replicas.map((r, i) => (r + quietAfter.replicas[i]!) / 2);
+    const natsQuietRate = (quietBefore.nats + quietAfter.nats) / 2;
+    const perReplicaUs = busy.map(
+      (c, i) => ((c - busy0[i]! - quietRatesOf[i]! * busySeconds) / events) * 1e6,
+    );
     const read = await Promise.all(replicas.map(recordsRead));
-    const natsPerEventUs = ((cpuSeconds(natsPid) - natsBusy0 - natsQuietRate * busySeconds) / events) * 1e6;
+    const natsPerEventUs = ((natsBusy - natsBusy0 - natsQuietRate * busySeconds) / events) * 1e6;
     return {
       mode,
       replicas: count,
