@@ -102,6 +102,11 @@ export interface Subscription {
    * position after which every message of these routes comes, with no gap (the last one delivered).
    */
   route?(routes: ReadonlySet<string> | undefined): Position;
+  /**
+   * A subscription made with `routes`: the position through which every message of its routes was
+   * delivered (it may lie past the last one delivered: the broker read on without a match).
+   */
+  readThrough?(): Position;
   close(): Promise<void>;
 }
 

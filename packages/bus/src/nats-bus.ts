@@ -40,6 +40,7 @@ import { NatsConnectionState } from './nats-connection-state.ts';
 import { ConsumerLoop } from './nats-consumer-loop.ts';
 import { fromNatsMessage, toNatsHeaders } from './nats-message.ts';
 import { NatsStreams, type StreamExtent, type StreamLimits } from './nats-streams.ts';
+import { ReadThrough } from './nats-read-through.ts';
 import { noRouteSubject, routeSubject } from './nats-route-subject.ts';
 
 export interface NatsBusOptions {
@@ -75,6 +76,8 @@ const DEFAULT_LIMITS: StreamLimits = { maxAgeMs: 24 * 3600_000, maxMessages: 1_0
 const BROADCAST_PULL = { max_messages: 100, expires: 10_000 };
 /** A message a member could not handle comes again after this pause (no tight loop on one member). */
 const NAK_DELAY_MS = 500;
+/** How often a subscriber limited to routes asks the server how far its consumer has read. */
+const READ_THROUGH_PROBE_MS = 1000;
 /** Small batches for groups, so a member does not sit on messages another member could handle. */
 const GROUP_PULL = { max_messages: 10, expires: 10_000 };
 
@@ -212,6 +215,7 @@ export class NatsBus implements Bus {
     let routes = options.routes;
     let asked = 0;
     let reading = 0;
+    const readThrough = new ReadThrough();
     const loop = await ConsumerLoop.start(
       {
         open: () =>
@@ -233,12 +237,14 @@ export class NatsBus implements Bus {
               ...filterFor(topic, routes, this.capabilities.routes > 1),
             });
             const messages = await consumer.consume(BROADCAST_PULL);
+            readThrough.opened(consumer);
             reading = opening;
             return messages;
           }),
         handle: async (msg) => {
           if (reading !== asked) return;
           next = msg.seq + 1;
+          readThrough.handled(msg);
           await deliver(handler, options.onError, fromNatsMessage(topic, msg, String(msg.seq)));
         },
         release: () => {},
@@ -247,8 +253,20 @@ export class NatsBus implements Bus {
       },
       options.onError,
     );
+    // Limited to routes, `next` follows the server's view of how far the consumer read (it may have
+    // passed many messages it did not match since the last one delivered).
+    const probe = async () => {
+      const probing = asked;
+      if (routes === undefined || reading !== probing) return;
+      const through = await readThrough.probe().catch(() => undefined);
+      if (through !== undefined && asked === probing && reading === probing)
+        next = Math.max(next!, through + 1);
+    };
+    const probes = setInterval(() => void probe(), READ_THROUGH_PROBE_MS);
+    probes.unref();
     return {
       liveAfter,
+      readThrough: () => String(next! - 1),
       route: (wanted) => {
         if (wanted !== undefined && wanted.size > this.capabilities.routes)
           throw new BusError(`a nats consumer filters by at most ${this.capabilities.routes} routes`);
@@ -257,7 +275,10 @@ export class NatsBus implements Bus {
         loop.restart();
         return String(next! - 1);
       },
-      close: () => loop.close(),
+      close: () => {
+        clearInterval(probes);
+        return loop.close();
+      },
     };
   }
 
@@ -331,6 +352,7 @@ export class NatsBus implements Bus {
     return {
       liveAfter: sub.liveAfter,
       ...(sub.route && { route: sub.route }),
+      ...(sub.readThrough && { readThrough: sub.readThrough }),
       close: async () => {
         this.subscriptions.delete(sub);
         await sub.close();

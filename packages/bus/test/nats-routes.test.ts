@@ -92,6 +92,28 @@ describe('nats routes', () => {
     await sub.close();
   });
 
+  it("a change after a quiet spell of its routes starts at the broker's place, not at the last message delivered", async () => {
+    const topic = newTopic();
+    const got: string[] = [];
+    const sub = await bus.subscribe(topic, (m) => void got.push(m.value.toString()), {
+      routes: new Set(['a']),
+    });
+    await send(topic, 'a', 'a1');
+    await waitFor(() => got.length === 1);
+    let last = '';
+    for (let n = 1; n <= 5; n++) last = await send(topic, 'b', `old b${n}`);
+    // The broker read past them without a match: so has the subscriber.
+    await waitFor(() => sub.readThrough!() === last, {
+      what: 'the read-through position',
+      timeoutMs: 15_000,
+    });
+    assert.equal(sub.route!(new Set(['b'])), last);
+    await send(topic, 'b', 'new b');
+    await waitFor(() => got.length === 2);
+    assert.deepEqual(got, ['a1', 'new b'], 'the b events before the change are not read again');
+    await sub.close();
+  });
+
   it('a change made before any message is read starts where the subscription did', async () => {
     const topic = newTopic();
     await send(topic, 'a', 'old');
