@@ -78,6 +78,33 @@ describe('nats routes', () => {
     await sub.close();
   });
 
+  it('a change delivers nothing more from the consumer before it, whatever that one had fetched already', async () => {
+    const topic = newTopic();
+    for (let n = 0; n < 50; n++) {
+      await send(topic, 'a', `a${n}`);
+      await send(topic, 'b', `b${n}`);
+    }
+    const got: string[] = [];
+    let sub: Awaited<ReturnType<typeof bus.subscribe>> | undefined;
+    const changed = Promise.withResolvers<void>();
+    // The first message changes the routes while the batch it came in is still in hand.
+    sub = await bus.subscribe(
+      topic,
+      (m) => {
+        got.push(m.value.toString());
+        if (got.length === 1) {
+          sub!.route!(new Set(['b']));
+          changed.resolve();
+        }
+      },
+      { routes: new Set(['a']), last: 100 },
+    );
+    await changed.promise;
+    await waitFor(() => got.at(-1) === 'b49', { what: 'the last b' });
+    assert.deepEqual(got, ['a0', ...Array.from({ length: 50 }, (_, n) => `b${n}`)]);
+    await sub.close();
+  });
+
   it('a subscriber limited to a route too long for a subject gets its messages (it reads everything)', async () => {
     const topic = newTopic();
     const long = 'x'.repeat(MAX_ROUTE_TOKEN + 1);

@@ -92,6 +92,50 @@ describe('interest-based routing of the fan-out stream (NATS)', () => {
     first.close();
   });
 
+  it('a type new to a replica while its events flow: every one published after the welcome comes, none twice', async () => {
+    await startReplicas();
+    const [typeA, typeB] = [uniqueName('t.a'), uniqueName('t.b')];
+    const first = await openSse(sseUrl(a, typeA));
+    await waitFor(async () => (await a.metric('gw_fanout_routed_types')) === 1, { what: 'one type read' });
+    // Events of both types keep coming, one after the other, while the second client connects.
+    let welcomed = false;
+    let publishedBeforeWelcome = 0;
+    let n = 0;
+    const flowing = (async () => {
+      for (; n < 150; n++) {
+        await publish(typeB, n);
+        await publish(typeA, n);
+        if (!welcomed) publishedBeforeWelcome = n + 1;
+      }
+    })();
+    await waitFor(() => n >= 20, { what: 'events flowing' });
+    const second = await openSse(sseUrl(a, typeB));
+    await waitFor(() => second.events('gw.subscriptions_set').length === 1, { what: 'the welcome' });
+    welcomed = true;
+    await flowing;
+    await waitFor(() => numbers(second.events(), typeB).at(-1) === 149, { what: 'the last event' });
+    const got = numbers(second.events(), typeB);
+    const firstGot = got[0]!;
+    assert.ok(
+      firstGot <= publishedBeforeWelcome,
+      `every event published after the welcome (from ${publishedBeforeWelcome}), got from ${firstGot}`,
+    );
+    assert.deepEqual(
+      got,
+      Array.from({ length: 150 - firstGot }, (_, i) => firstGot + i),
+      'in order, no gap, none twice',
+    );
+    await waitFor(() => numbers(first.events(), typeA).length >= 150, { what: `every ${typeA} event` });
+    await sleep(100);
+    assert.deepEqual(
+      numbers(first.events(), typeA),
+      Array.from({ length: 150 }, (_, i) => i),
+      'the type read before goes on through the change: no gap, none twice',
+    );
+    first.close();
+    second.close();
+  });
+
   it('serves a resume from where the replica did not read the type by a broker replay, nothing missed or twice', async () => {
     await startReplicas();
     const [typeA, typeB] = [uniqueName('t.a'), uniqueName('t.b')];
