@@ -130,6 +130,8 @@ references follow unless env names them too; the EnvVar lists (extraEnv) come la
 {{- with $v.kafka.brokers }}{{ $_ := set $derived "KAFKA_BROKERS" (join "," .) }}{{ end -}}
 {{- with $v.nats.servers }}{{ $_ := set $derived "NATS_SERVERS" (join "," .) }}{{ end -}}
 {{- end -}}
+{{- /* Interest routing: the writers (publisher) and the readers (push hub) of the fan-out stream. */}}
+{{- if and $c.brokers (has .key (list "pushHub" "publisher")) }}{{ $_ := set $derived "FANOUT_ROUTING" $v.fanoutRouting }}{{ end -}}
 {{- /* Lifecycle events: the push hub only, and only with a topic (off by default). */}}
 {{- if and (eq .key "pushHub") $v.lifecycleEvents.topic -}}
 {{- $_ := set $derived "LIFECYCLE_EVENTS_TOPIC" $v.lifecycleEvents.topic -}}

@@ -56,6 +56,12 @@ export interface PublishOptions {
    * Kafka, NATS and Kinesis cannot tell a topic created on first publish and ignore it.
    */
   onlyIfTopicExists?: boolean;
+  /**
+   * What the message is about (a CloudEvent type), for adapters that can route by it
+   * (`capabilities.routes`): subscribers limited to other routes never receive it. Same topic,
+   * same positions; adapters without routes ignore it.
+   */
+  route?: string;
 }
 
 export interface SubscribeOptions {
@@ -68,6 +74,12 @@ export interface SubscribeOptions {
   from?: Position;
   /** Start with the newest `last` messages already stored, then go on live (broadcast only). */
   last?: number;
+  /**
+   * Broadcast only, adapters with `capabilities.routes`: receive only the messages published with
+   * one of these routes (none: only those published without a route). Change it with
+   * `Subscription.route`.
+   */
+  routes?: ReadonlySet<string>;
   /**
    * Called when the handler throws or the subscription hits a broker error it will retry.
    * The message is then considered handled; handlers that need retries must do them themselves.
@@ -84,6 +96,17 @@ export interface Subscription {
    * several partitions).
    */
   readonly liveAfter?: Position;
+  /**
+   * A subscription made with `routes`: limits it to these routes from now on (undefined: every
+   * message). No message is delivered until the broker reads with the new routes; answers the
+   * position after which every message of these routes comes, with no gap (the last one delivered).
+   */
+  route?(routes: ReadonlySet<string> | undefined): Position;
+  /**
+   * A subscription made with `routes`: the position through which every message of its routes was
+   * delivered (it may lie past the last one delivered: the broker read on without a match).
+   */
+  readThrough?(): Position;
   close(): Promise<void>;
 }
 
@@ -94,6 +117,11 @@ export interface BusCapabilities {
   tail: boolean;
   /** Message headers travel with the message. */
   headers: boolean;
+  /**
+   * How many routes one broadcast subscription can be limited to (`SubscribeOptions.routes`);
+   * absent where the broker cannot filter by route (every subscriber reads everything).
+   */
+  routes?: number;
 }
 
 export interface Bus {

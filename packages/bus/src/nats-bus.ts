@@ -28,6 +28,7 @@ import {
   type MessageHandler,
   type OutgoingMessage,
   type Position,
+  type PublishOptions,
   PositionUnavailableError,
   type SubscribeOptions,
   type Subscription,
@@ -39,6 +40,8 @@ import { NatsConnectionState } from './nats-connection-state.ts';
 import { ConsumerLoop } from './nats-consumer-loop.ts';
 import { fromNatsMessage, toNatsHeaders } from './nats-message.ts';
 import { NatsStreams, type StreamExtent, type StreamLimits } from './nats-streams.ts';
+import { ReadThrough } from './nats-read-through.ts';
+import { noRouteSubject, routeSubject } from './nats-route-subject.ts';
 
 export interface NatsBusOptions {
   servers: string | string[];
@@ -73,12 +76,14 @@ const DEFAULT_LIMITS: StreamLimits = { maxAgeMs: 24 * 3600_000, maxMessages: 1_0
 const BROADCAST_PULL = { max_messages: 100, expires: 10_000 };
 /** A message a member could not handle comes again after this pause (no tight loop on one member). */
 const NAK_DELAY_MS = 500;
+/** How often a subscriber limited to routes asks the server how far its consumer has read. */
+const READ_THROUGH_PROBE_MS = 1000;
 /** Small batches for groups, so a member does not sit on messages another member could handle. */
 const GROUP_PULL = { max_messages: 10, expires: 10_000 };
 
 export class NatsBus implements Bus {
   readonly kind = 'nats';
-  readonly capabilities = { replay: true, tail: true, headers: true };
+  readonly capabilities: { replay: boolean; tail: boolean; headers: boolean; routes: number };
   private readonly nc: NatsConnection;
   private readonly js: JetStreamClient;
   private readonly jsm: JetStreamManager;
@@ -95,6 +100,13 @@ export class NatsBus implements Bus {
     this.nc = nc;
     this.jsm = jsm;
     this.js = jsm.jetstream();
+    // A consumer filters by several subjects from server 2.10 on; before, by one.
+    this.capabilities = {
+      replay: true,
+      tail: true,
+      headers: true,
+      routes: serverAtLeast(nc, 2, 10) ? 1024 : 1,
+    };
     this.connection = new NatsConnectionState(nc);
     this.streams = new NatsStreams(jsm, { ...DEFAULT_LIMITS, ...options.streamLimits });
     this.publishTimeoutMs = options.publishTimeoutMs ?? 5000;
@@ -120,12 +132,13 @@ export class NatsBus implements Bus {
     }
   }
 
-  async publish(topic: string, message: OutgoingMessage): Promise<Position> {
+  async publish(topic: string, message: OutgoingMessage, options: PublishOptions = {}): Promise<Position> {
     this.assertOpen();
     const deadline = Date.now() + this.publishTimeoutMs;
+    const subject = options.route === undefined ? undefined : routeSubject(topic, options.route);
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.publishOnce(topic, message, deadline);
+        return await this.publishOnce(topic, message, deadline, subject);
       } catch (err) {
         this.streams.forget(topic);
         // A stream deleted behind our back stored nothing: create it again and retry once.
@@ -170,12 +183,18 @@ export class NatsBus implements Bus {
     await withTimeout(this.nc.drain(), this.requestTimeoutMs, 'nats drain').catch(() => this.nc.close());
   }
 
-  private async publishOnce(topic: string, message: OutgoingMessage, deadline: number): Promise<Position> {
+  /** `subject`: the routed subject of the topic it goes on (nats-route-subject.ts), else the topic. */
+  private async publishOnce(
+    topic: string,
+    message: OutgoingMessage,
+    deadline: number,
+    subject?: string,
+  ): Promise<Position> {
     await this.connection.whenConnected(deadline);
-    await this.streams.stream(topic);
+    await (subject === undefined ? this.streams.stream(topic) : this.streams.routedStream(topic));
     const left = deadline - Date.now();
     if (left <= 0) throw new BusError(`timed out after ${this.publishTimeoutMs} ms`);
-    const ack = await this.js.publish(topic, toBuffer(message.value), {
+    const ack = await this.js.publish(subject ?? topic, toBuffer(message.value), {
       headers: toNatsHeaders(message),
       timeout: left,
     });
@@ -191,10 +210,18 @@ export class NatsBus implements Bus {
     let next: number | undefined;
     let created: string | undefined;
     let liveAfter: Position | undefined;
+    // Routes asked for and routes the open consumer reads (counted): messages of a consumer opened
+    // before the newest routes are not delivered, and come again from `next` with the new filter.
+    let routes = options.routes;
+    let asked = 0;
+    let reading = 0;
+    const readThrough = new ReadThrough();
     const loop = await ConsumerLoop.start(
       {
         open: () =>
           this.opening(topic, async (stream) => {
+            if (routes !== undefined) await this.streams.routedStream(topic);
+            const opening = asked;
             const extent = await this.streams.extent(stream);
             if (created === undefined) {
               next = firstSequence(options.from, from, options.last, extent);
@@ -207,11 +234,17 @@ export class NatsBus implements Bus {
             const consumer = await this.js.consumers.get(stream, {
               deliver_policy: DeliverPolicy.StartSequence,
               opt_start_seq: next,
+              ...filterFor(topic, routes, this.capabilities.routes > 1),
             });
-            return consumer.consume(BROADCAST_PULL);
+            const messages = await consumer.consume(BROADCAST_PULL);
+            readThrough.opened(consumer);
+            reading = opening;
+            return messages;
           }),
         handle: async (msg) => {
+          if (reading !== asked) return;
           next = msg.seq + 1;
+          readThrough.handled(msg);
           await deliver(handler, options.onError, fromNatsMessage(topic, msg, String(msg.seq)));
         },
         release: () => {},
@@ -220,7 +253,33 @@ export class NatsBus implements Bus {
       },
       options.onError,
     );
-    return { liveAfter, close: () => loop.close() };
+    // Limited to routes, `next` follows the server's view of how far the consumer read (it may have
+    // passed many messages it did not match since the last one delivered).
+    const probe = async () => {
+      const probing = asked;
+      if (routes === undefined || reading !== probing) return;
+      const through = await readThrough.probe().catch(() => undefined);
+      if (through !== undefined && asked === probing && reading === probing)
+        next = Math.max(next!, through + 1);
+    };
+    const probes = setInterval(() => void probe(), READ_THROUGH_PROBE_MS);
+    probes.unref();
+    return {
+      liveAfter,
+      readThrough: () => String(next! - 1),
+      route: (wanted) => {
+        if (wanted !== undefined && wanted.size > this.capabilities.routes)
+          throw new BusError(`a nats consumer filters by at most ${this.capabilities.routes} routes`);
+        routes = wanted;
+        asked++;
+        loop.restart();
+        return String(next! - 1);
+      },
+      close: () => {
+        clearInterval(probes);
+        return loop.close();
+      },
+    };
   }
 
   private async subscribeGroup(
@@ -292,6 +351,8 @@ export class NatsBus implements Bus {
     this.subscriptions.add(sub);
     return {
       liveAfter: sub.liveAfter,
+      ...(sub.route && { route: sub.route }),
+      ...(sub.readThrough && { readThrough: sub.readThrough }),
       close: async () => {
         this.subscriptions.delete(sub);
         await sub.close();
@@ -322,6 +383,33 @@ async function deliver(
     }
   }
   return true;
+}
+
+/**
+ * The filter of a consumer limited to `routes`: their subjects, and the topic's own (messages
+ * published without a route) where the server filters by several (`several`). None (read
+ * everything) without routes, or when one is too long to have a subject: its messages go unrouted.
+ */
+function filterFor(
+  topic: string,
+  routes: ReadonlySet<string> | undefined,
+  several: boolean,
+): { filter_subjects?: string[] | string } {
+  if (routes === undefined) return {};
+  const subjects: string[] = several ? [topic] : [];
+  for (const route of routes) {
+    const subject = routeSubject(topic, route);
+    if (subject === undefined) return {};
+    subjects.push(subject);
+  }
+  // One subject goes as the single filter servers before 2.10 know.
+  if (subjects.length === 0) return { filter_subjects: noRouteSubject(topic) };
+  return { filter_subjects: subjects.length === 1 ? subjects[0]! : subjects };
+}
+
+function serverAtLeast(nc: NatsConnection, major: number, minor: number): boolean {
+  const [a = 0, b = 0] = (nc.info?.version ?? '0.0').split('.').map(Number);
+  return a > major || (a === major && b >= minor);
 }
 
 /** No stream took the subject: the server stored nothing. */

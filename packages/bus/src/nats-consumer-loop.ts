@@ -34,6 +34,8 @@ export class ConsumerLoop implements Subscription {
   private readonly onError: ((err: Error) => void) | undefined;
   private current: ConsumerMessages | undefined;
   private closing = false;
+  /** A restart was asked for after the current consumer was opened: it is closed and opened anew. */
+  private restarting = false;
   private wakeUp: (() => void) | undefined;
   private done: Promise<void> = Promise.resolve();
 
@@ -59,10 +61,22 @@ export class ConsumerLoop implements Subscription {
     await this.done;
   }
 
+  /**
+   * Closes the current consumer and opens a new one at once (the source's `open` reads what
+   * changed, e.g. its filter). Asked while one is opening, that one is closed and opened again.
+   */
+  restart(): void {
+    if (this.closing) return;
+    this.restarting = true;
+    this.wakeUp?.();
+    void this.current?.close();
+  }
+
   private async run(first: ConsumerMessages): Promise<void> {
     let messages: ConsumerMessages | undefined = first;
     while (messages) {
       this.current = messages;
+      if (this.restarting) void messages.close();
       void this.watch(messages);
       try {
         for await (const msg of messages) {
@@ -80,9 +94,12 @@ export class ConsumerLoop implements Subscription {
   /** Opens a new consumer after a pause, retrying with growing pauses; undefined once closing. */
   private async reopen(): Promise<ConsumerMessages | undefined> {
     for (let attempt = 0; !this.closing; attempt++) {
-      await this.pause(REOPEN_DELAYS_MS[Math.min(attempt, REOPEN_DELAYS_MS.length - 1)]!);
+      if (!this.restarting || attempt > 0)
+        await this.pause(REOPEN_DELAYS_MS[Math.min(attempt, REOPEN_DELAYS_MS.length - 1)]!);
       if (this.closing) break;
       try {
+        // A restart asked from here on finds this consumer opened before it: it is reopened.
+        this.restarting = false;
         const messages = await this.source.open();
         if (!this.closing) return messages;
         await messages.close();

@@ -15,6 +15,7 @@ import {
 } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import { BusError } from './bus.ts';
+import { routedSubjects } from './nats-route-subject.ts';
 
 /** Limits of the streams this bus creates; NATS conventions: 0 age and -1 counts mean unlimited. */
 export interface StreamLimits {
@@ -55,6 +56,8 @@ export class NatsStreams {
   private readonly limits: StreamLimits;
   /** Topic → stream name, once the stream is known to exist (a failed lookup is not kept). */
   private readonly known = new Map<string, Promise<string>>();
+  /** Topics whose stream is known to hold their routed subjects too. */
+  private readonly routed = new Map<string, Promise<string>>();
 
   constructor(jsm: JetStreamManager, limits: StreamLimits) {
     this.jsm = jsm;
@@ -72,9 +75,32 @@ export class NatsStreams {
     return name;
   }
 
+  /**
+   * As `stream`, and the stream holds the topic's routed subjects (nats-route-subject.ts): added to
+   * a stream made before routing was used on it (the only change made to an existing stream).
+   */
+  routedStream(topic: string): Promise<string> {
+    let name = this.routed.get(topic);
+    if (!name) {
+      name = this.stream(topic).then((stream) => this.addRoutedSubjects(stream, topic));
+      this.routed.set(topic, name);
+      name.catch(() => this.forget(topic));
+    }
+    return name;
+  }
+
   /** Called after a failure that may mean the stream is gone, so the next use checks again. */
   forget(topic: string): void {
     this.known.delete(topic);
+    this.routed.delete(topic);
+  }
+
+  private async addRoutedSubjects(stream: string, topic: string): Promise<string> {
+    const { config } = await this.jsm.streams.info(stream);
+    const wildcard = routedSubjects(topic);
+    if (!config.subjects.includes(wildcard))
+      await this.jsm.streams.update(stream, { subjects: [...config.subjects, wildcard] });
+    return stream;
   }
 
   /** Where the stream stands; `created` tells a stream deleted and created again from the old one. */

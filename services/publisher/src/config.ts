@@ -1,7 +1,7 @@
 /** The publisher's settings (environment variables; defaults documented in the README). */
 import { accessCheckField } from '@gatehouse/auth';
 import { schemaRegistryConfig } from '@gatehouse/avro';
-import { bool, corsConfig, duration, int, list, optionalStr, str } from '@gatehouse/service-kit';
+import { bool, corsConfig, duration, int, list, oneOf, optionalStr, str } from '@gatehouse/service-kit';
 import { sourceClaimField } from './source-claim.ts';
 
 export const publisherConfig = {
@@ -28,6 +28,11 @@ export const publisherConfig = {
     { min: 0, max: 86_400 },
   ),
   FANOUT_TOPIC: str('the fan-out stream every hub replica consumes', 'gw.events'),
+  FANOUT_ROUTING: oneOf(
+    'interest: each event goes on the fan-out stream with its type as its route (NATS: subject <FANOUT_TOPIC>.~t.<type> of the one stream), so hubs with FANOUT_ROUTING=interest read only the types their clients want; all: unrouted (hubs read everything). Other buses ignore it',
+    ['all', 'interest'],
+    'all',
+  ),
   KAFKA_SOURCE_TOPICS: list('Kafka topics whose events go to frontends (needs KAFKA_BROKERS)', ['gw']),
   KAFKATOFILTER_KAFKA_GROUP_ID: str(
     'consumer group of the Kafka source topics, the same on every replica',

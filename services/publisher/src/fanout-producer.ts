@@ -16,7 +16,13 @@ export interface FanoutProducer {
   publish(event: CloudEvent, origin: { source: string; topic: string; receivedAt: bigint }): Promise<string>;
 }
 
-export function createFanoutProducer(bus: Bus, topic: string, metrics: PublisherMetrics): FanoutProducer {
+/** `routed` (FANOUT_ROUTING=interest): each event carries its type as its route (bus.ts). */
+export function createFanoutProducer(
+  bus: Bus,
+  topic: string,
+  metrics: PublisherMetrics,
+  routed = false,
+): FanoutProducer {
   return {
     async publish(event, origin) {
       const traced = isTracingActive() ? startFanoutSpan(bus.kind, topic, event) : undefined;
@@ -24,12 +30,16 @@ export function createFanoutProducer(bus: Bus, topic: string, metrics: Publisher
       try {
         // The hubs measure their delay behind the stream from this stamp (published-at.ts), and tell
         // from the type, source and id whether they need the body at all (stream-headers.ts).
-        await bus.publish(topic, {
-          value: json,
-          ...(bus.capabilities.headers && {
-            headers: { ...publishedAtHeaders(), ...streamEventHeaders(event) },
-          }),
-        });
+        await bus.publish(
+          topic,
+          {
+            value: json,
+            ...(bus.capabilities.headers && {
+              headers: { ...publishedAtHeaders(), ...streamEventHeaders(event) },
+            }),
+          },
+          routed ? { route: event.type } : {},
+        );
         if (traced) endSpan(traced.span);
         metrics.producedOk(bus.kind, topic);
         metrics.consumedOk(

@@ -52,7 +52,12 @@ export function createPublisher(
   );
   const logger = deps.logger.child({ service: 'publisher' });
   const metrics = new PublisherMetrics(deps.registry);
-  const producer = createFanoutProducer(deps.fanoutBus, config.FANOUT_TOPIC, metrics);
+  const producer = createFanoutProducer(
+    deps.fanoutBus,
+    config.FANOUT_TOPIC,
+    metrics,
+    config.FANOUT_ROUTING === 'interest',
+  );
   const maxJsonDepth = deps.maxJsonDepth ?? defaultMaxJsonDepth;
   const endpoint = createEventsEndpoint({
     producer,

@@ -203,6 +203,21 @@ export const pushHubConfig = {
   ),
   FANOUT_TOPIC: str('the fan-out stream every hub replica consumes', 'gw.events'),
   ...fanoutFetchConfig(),
+  FANOUT_ROUTING: oneOf(
+    'all: every replica reads the whole fan-out stream; interest: a replica reads only the event types its connections and waiting long polls subscribe to (NATS, with the publishers on FANOUT_ROUTING=interest; other buses read everything)',
+    ['all', 'interest'],
+    'all',
+  ),
+  FANOUT_ROUTING_MAX_TYPES: int(
+    'with FANOUT_ROUTING=interest: most event types one replica filters the stream by; with more wanted it reads everything (NATS before 2.10 filters by one)',
+    256,
+    { min: 1, max: 1024 },
+  ),
+  FANOUT_ROUTING_LINGER: duration(
+    'with FANOUT_ROUTING=interest: how long a replica goes on reading a type after its last subscriber left (each change of the types read reopens the broker consumer)',
+    '5s',
+    { min: '0ms', max: '10m' },
+  ),
   ...lifecycleEventsConfig(),
 };
 

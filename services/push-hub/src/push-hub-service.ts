@@ -29,7 +29,14 @@ import {
   openFilesShortfall,
   openFilesWarning,
 } from './limits/index.ts';
-import { consumeFanout, drainConnections, EventRing, Hub, StreamReplay } from './delivery/index.ts';
+import {
+  consumeFanout,
+  drainConnections,
+  EventRing,
+  FanoutInterest,
+  Hub,
+  StreamReplay,
+} from './delivery/index.ts';
 import {
   connectHookFrom,
   createConnectionGate,
@@ -132,10 +139,12 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
         onError: (err) => logger.warn({ err }, 'fan-out replay error'),
       })
     : undefined;
+  const interest = interestRouting(config, deps.fanoutBus, metrics, logger);
   const hub = new Hub({
     extractors,
     ring,
     replay,
+    interest,
     metrics,
     maxUnreadBytes: config.MAX_BUFFERED_BYTES,
     fanout: { system: deps.fanoutBus.kind, topic: config.FANOUT_TOPIC },
@@ -346,6 +355,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
   const testEvent = createTestEvent({
     bus: deps.fanoutBus,
     topic: config.FANOUT_TOPIC,
+    routed: config.FANOUT_ROUTING === 'interest',
     cluster,
     replica: deps.replica,
     maxLimit: config.CONNECTIONS_API_MAX_LIMIT,
@@ -405,12 +415,15 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
         bus: deps.fanoutBus,
         topic: config.FANOUT_TOPIC,
         hub,
-        warmUp: config.EVENT_BUFFER_WARMUP,
+        // With interest routing the ring holds only the types read: nothing to warm up before any is.
+        warmUp: config.EVENT_BUFFER_WARMUP && !interest,
+        routes: interest && new Set(),
         dispatched: (e) => longpoll.eventArrived(e),
         wants: (type) => longpoll.wants(type),
         metrics,
         logger,
       });
+      interest?.attach(fanout);
       deps.health.addCheck('fanout-bus', () => deps.fanoutBus.ping());
       logger.info(
         { replica: deps.replica, topic: config.FANOUT_TOPIC },
@@ -429,6 +442,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       });
       logger.info({ moved, spreadMs }, 'connections moved away');
       rescan.stop();
+      interest?.close();
       await fanout?.close();
       await replay?.close();
       hub.closeAll();
@@ -447,4 +461,31 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       await lifecycle?.close(stopStarted + 0.9 * (deps.drainTimeoutMs ?? 10_000));
     },
   };
+}
+
+/**
+ * FANOUT_ROUTING=interest on a bus that routes (NATS): the fan-out subscription follows the types
+ * wanted here. Elsewhere the setting has no effect beyond a warning: every replica reads everything.
+ */
+function interestRouting(
+  config: ConfigOf<typeof pushHubConfig>,
+  bus: Bus,
+  metrics: HubMetrics,
+  logger: Logger,
+): FanoutInterest | undefined {
+  if (config.FANOUT_ROUTING !== 'interest') return undefined;
+  const filterable = bus.capabilities.routes;
+  if (filterable === undefined) {
+    logger.warn(
+      { bus: bus.kind },
+      'FANOUT_ROUTING=interest needs a bus that routes (nats): reading everything',
+    );
+    return undefined;
+  }
+  return new FanoutInterest({
+    compare: (a, b) => bus.comparePositions(a, b),
+    maxTypes: Math.min(config.FANOUT_ROUTING_MAX_TYPES, filterable),
+    lingerMs: config.FANOUT_ROUTING_LINGER,
+    changed: (types) => metrics.fanoutRoutes(types),
+  });
 }

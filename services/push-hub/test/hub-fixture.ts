@@ -32,13 +32,14 @@ export type HubFixture = Awaited<ReturnType<typeof startHubFixture>>;
 
 /**
  * `shared` lets two hubs (two "replicas") meet on one memory bus and store (a Redis store where a
- * test measures Redis), and gives them a control bus of their own when a test cuts it. With `tls`, the edge also serves HTTPS and HTTP/2 (a certificate made for
+ * test measures Redis), and gives them a control bus of their own when a test cuts it. `fanoutBus`
+ * puts the fan-out stream on another bus (a real broker; the test closes it). With `tls`, the edge also serves HTTPS and HTTP/2 (a certificate made for
  * the run, for 127.0.0.1): `tlsUrl`, `ca`.
  */
 export async function startHubFixture(
   env: Record<string, string> = {},
   shared?: { bus: MemoryBus; store: Store; controlBus?: Bus; lifecycleBus?: Bus },
-  options: { tls?: boolean } = {},
+  options: { tls?: boolean; fanoutBus?: Bus } = {},
 ) {
   const cert = options.tls ? selfSignedCertificate() : undefined;
   const bus = shared?.bus ?? new MemoryBus();
@@ -59,7 +60,7 @@ export async function startHubFixture(
   const registry = createRegistry();
   const health = new Health();
   const service = createPushHub(config, {
-    fanoutBus: bus,
+    fanoutBus: options.fanoutBus ?? bus,
     controlBus: shared?.controlBus ?? bus,
     store,
     auth,

@@ -20,6 +20,8 @@ export interface TestEventDeps {
   replica: string;
   /** CONNECTIONS_API_MAX_LIMIT: the most connections listed. */
   maxLimit: number;
+  /** FANOUT_ROUTING=interest: published with its type as its route, as the publisher does then. */
+  routed?: boolean;
 }
 
 const typePattern = /^[\x21-\x7e]{1,200}$/;
@@ -38,12 +40,16 @@ export function createTestEvent(deps: TestEventDeps) {
     };
     // Who subscribes is read first: a connection that the event ends (none should) still counts.
     const reached = await deps.cluster.list({ eventType: type }, undefined, deps.maxLimit);
-    await deps.bus.publish(deps.topic, {
-      value: JSON.stringify(event),
-      ...(deps.bus.capabilities.headers && {
-        headers: { ...publishedAtHeaders(), ...streamEventHeaders(event) },
-      }),
-    });
+    await deps.bus.publish(
+      deps.topic,
+      {
+        value: JSON.stringify(event),
+        ...(deps.bus.capabilities.headers && {
+          headers: { ...publishedAtHeaders(), ...streamEventHeaders(event) },
+        }),
+      },
+      deps.routed ? { route: type } : {},
+    );
     sendJson(res, 200, { event: { id: event.id, type }, ...reached });
   }
 

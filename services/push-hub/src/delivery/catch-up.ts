@@ -51,6 +51,8 @@ export interface CatchUpDeps {
   /** Bytes written to one connection in one turn of the event loop before the rest waits for the next. */
   turnBytes?: number;
   matches(conn: Connection, e: RingEvent): boolean;
+  /** Whether the ring has (or will have) every event after `position` of the types `conn` wants. */
+  covers(conn: Connection, position: string): boolean;
   /** The position of `conn` can no longer be served: tell it (`gw.resync_required`); it goes live. */
   resync(conn: Connection, from: string): void;
   closeSlow(conn: Connection): void;
@@ -86,7 +88,7 @@ export class CatchUp {
     const { ring, replay } = this.deps;
     const b = this.track(conn, from, undefined);
     const next = ring.seqAfter(from, wellFormed ? replay?.compare : undefined);
-    if (next !== undefined) {
+    if (next !== undefined && this.deps.covers(conn, from)) {
       this.deps.resumed('ring');
       b.next = next;
       this.pump(conn, b);
@@ -119,6 +121,18 @@ export class CatchUp {
   /** A gateway event written to a connection that is behind said it is full. */
   wroteOwn(conn: Connection, b: Behind, more: boolean): void {
     if (!more && !b.full) this.full(conn, b);
+  }
+
+  /**
+   * `conn` changed its subscriptions: if it is written from the ring at a place where the ring
+   * lacks a type it wants now (interest routing), a broker replay takes over from that place.
+   */
+  recheck(conn: Connection): void {
+    const b = this.behind.get(conn);
+    if (!b || b.target || b.next === undefined || b.at === undefined) return;
+    if (this.deps.covers(conn, b.at) || !this.deps.replay) return;
+    b.next = undefined;
+    if (!b.full) this.replayFor(conn, b);
   }
 
   forget(conn: Connection): void {
@@ -223,6 +237,7 @@ export class CatchUp {
       get wanted() {
         return catchUp.behind.get(conn) === b;
       },
+      covers: (position) => this.deps.covers(conn, position),
       event: (e) => {
         b.at = e.position;
         if (this.deps.matches(conn, e) && !conn.send({ type: e.type, json: e.json, position: e.position }))

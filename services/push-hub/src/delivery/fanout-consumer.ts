@@ -27,6 +27,8 @@ export interface FanoutConsumerOptions {
   hub: Hub;
   /** Fill the ring from the stream first (where the bus can start with the newest messages). */
   warmUp: boolean;
+  /** Interest routing (fanout-interest.ts): the subscription starts limited to these types. */
+  routes?: ReadonlySet<string> | undefined;
   /** Called for every event dispatched live (long-poll wake-ups). */
   dispatched(e: RingEvent): void;
   /** Whether something besides the hub's connections waits for events of the type (long polls). */
@@ -81,6 +83,7 @@ export async function consumeFanout(options: FanoutConsumerOptions): Promise<Sub
   subscription = await bus.subscribe(options.topic, (m) => (early ? void early.push(m) : route(m)), {
     onError: (err) => logger.warn({ err }, 'fan-out stream error'),
     ...(warmUp && { last: hub.ring.capacity }),
+    ...(options.routes && { routes: options.routes }),
   });
   // Messages may arrive before subscribe resolves with `liveAfter`: they wait until it is known.
   const arrived = early;

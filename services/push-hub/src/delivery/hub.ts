@@ -27,6 +27,7 @@ import {
 } from '../connections/index.ts';
 import { type FanoutSource, traceDelivery } from './delivery-span.ts';
 import type { EventRing, RingEvent } from './event-ring.ts';
+import type { FanoutInterest } from './fanout-interest.ts';
 import { type ExtractorConfig, type Subscription, SubscriptionIndex } from '../subscriptions/index.ts';
 import { keepGranted } from '../admission/index.ts';
 import type { HubMetrics } from '../metrics/index.ts';
@@ -41,6 +42,11 @@ export interface HubOptions {
   ring: EventRing;
   /** Resumes older than the ring; without it they get `gw.resync_required`. */
   replay?: StreamReplay;
+  /**
+   * FANOUT_ROUTING=interest: the types the fan-out subscription reads follow the subscriptions
+   * held, and the ring serves a position only for the types read since (fanout-interest.ts).
+   */
+  interest?: FanoutInterest | undefined;
   metrics: HubMetrics;
   /** Where dispatched events come from; with it, each delivery is a span while tracing. */
   fanout?: FanoutSource;
@@ -91,11 +97,14 @@ export class Hub {
   private readonly fanout: FanoutSource | undefined;
   private readonly membership: HubOptions['membership'];
   private readonly lifecycle: ConnectionLifecycle | undefined;
+  /** The types the fan-out subscription reads, with interest routing (long polls tell it theirs). */
+  readonly interest: FanoutInterest | undefined;
 
   constructor(options: HubOptions) {
     this.ring = options.ring;
     this.replay = options.replay;
-    this.index = new SubscriptionIndex(options.extractors);
+    this.interest = options.interest;
+    this.index = new SubscriptionIndex(options.extractors, options.interest);
     this.metrics = options.metrics;
     this.aheadGraceMs = options.aheadGraceMs ?? 5000;
     this.fanout = options.fanout;
@@ -108,6 +117,7 @@ export class Hub {
       // The type first: an event kept unread that the connection does not subscribe to stays unread.
       matches: (conn, e) =>
         this.index.subscribes(conn, e.type) && this.index.matches(conn, e.event as { type: string }),
+      covers: (conn, position) => this.covers(this.index.typesOf(conn), position),
       resync: (conn, from) => this.resyncOwn(conn, from),
       closeSlow: (conn) => {
         if (this.close(conn, 'slow_consumer')) this.metrics.slowConsumerClosed(conn.transport);
@@ -242,6 +252,8 @@ export class Hub {
     const expiresAt =
       from.expiresAt === undefined ? undefined : Math.min(from.expiresAt, facts?.endsBy ?? Infinity);
     this.index.set(conn, subs);
+    // A type added while it catches up from the ring: the ring may lack that type's events.
+    this.catchUp.recheck(conn);
     if (expiresAt !== undefined) this.expiries.set(conn, expiresAt);
     const before = facts?.subscriptions ?? [];
     if (facts) {
@@ -389,11 +401,19 @@ export class Hub {
   }
 
   /**
-   * The ring's events after `from` when it holds all of them: `from` is held, or lies between the
-   * oldest and the newest event held. Undefined otherwise (older, newer, malformed).
+   * The ring's events after `from` when it holds all of them (of `types`, with interest routing):
+   * `from` is held, or lies between the oldest and the newest event held. Undefined otherwise
+   * (older, newer, malformed, a type not read here since then).
    */
-  eventsAfter(from: string): RingEvent[] | undefined {
+  eventsAfter(from: string, types: Iterable<string> = []): RingEvent[] | undefined {
+    if (!this.covers(types, from)) return undefined;
     return this.ring.after(from) ?? this.withinRing(from);
+  }
+
+  /** Whether every event of `types` after `position` reaches this replica (always, without routing). */
+  covers(types: Iterable<string>, position: string): boolean {
+    if (this.interest === undefined) return true;
+    return this.wellFormed(position) && this.interest.covers(types, position);
   }
 
   /** Serves a resume from the ring when it holds everything after `from`, else from the broker. */

@@ -2,5 +2,6 @@
 export { drainConnections } from './connection-drain.ts';
 export { EventRing, type RingEvent } from './event-ring.ts';
 export { consumeFanout } from './fanout-consumer.ts';
+export { FanoutInterest } from './fanout-interest.ts';
 export { Hub, type HubOptions, type MembershipChange } from './hub.ts';
 export { type ReplayTarget, StreamReplay } from './stream-replay.ts';

@@ -31,6 +31,11 @@ export interface ReplayTarget {
   readonly from: Position;
   /** False once the target is gone (connection closed): it is dropped. */
   readonly wanted: boolean;
+  /**
+   * Whether the ring has (or will have) every event the target wants after `position` (interest
+   * routing); absent: whenever the stream is covered. The target is handed over only then.
+   */
+  covers?(position: Position): boolean;
   /** One replayed event after `from`, in stream order, not filtered; false: send nothing more. */
   event(e: RingEvent): boolean | undefined;
   /** A promise when the target cannot take more yet: the round waits for it (at most `stallMs`). */
@@ -303,9 +308,12 @@ class ReplayRound {
   /** Hands every target over to the ring and live delivery once `position` is covered. */
   private catchUp(position: Position): void {
     if (this.targets.size > 0 && this.replay.covered(position)) {
-      for (const t of this.takeTargets()) {
-        if (!t.wanted) continue;
+      for (const t of [...this.targets]) {
         const at = this.replay.compare(t.from, position) > 0 ? t.from : position;
+        // A type it wants that this replica reads only since later: the round reads on for it.
+        if (t.wanted && t.covers?.(at) === false) continue;
+        this.targets.delete(t);
+        if (!t.wanted) continue;
         const { rest, beyondRing } = this.replay.ringAfter(at);
         t.caughtUp(at, rest, beyondRing);
       }

@@ -70,6 +70,7 @@ export class HubMetrics {
   private readonly expired: Counter;
   private readonly resumes: Counter<'source'>;
   private readonly replayReaders: Gauge;
+  private readonly routedTypes: Gauge;
   private readonly replayReadersOpened: Counter;
   private readonly replayedEvents: Counter;
   private readonly admitted: Counter<'kind'>;
@@ -163,6 +164,10 @@ export class HubMetrics {
       name: 'gw_resumes_total',
       help: 'Resumed connections and polls by where their missed events came from (ring, broker) or resync when they could not be served',
       labelNames: ['source'],
+    });
+    this.routedTypes = gauge(registry, {
+      name: 'gw_fanout_routed_types',
+      help: 'With FANOUT_ROUTING=interest: event types this replica reads from the fan-out stream (-1: every type, more are wanted than it filters by)',
     });
     this.replayReaders = gauge(registry, {
       name: 'gw_replay_readers',
@@ -263,6 +268,10 @@ export class HubMetrics {
 
   resumed(source: 'ring' | 'broker' | 'resync'): void {
     this.resumes.inc({ source });
+  }
+
+  fanoutRoutes(types: number): void {
+    this.routedTypes.set(types);
   }
 
   readersChanged(open: number, opened: boolean): void {

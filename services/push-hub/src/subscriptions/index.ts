@@ -1,6 +1,6 @@
 // Subscriptions: the model, extractor fields, the index that matches events, resolving a client's list.
 export { type ExtractorConfig, ExtractorConfigError, loadExtractorConfig } from './extractor-config.ts';
-export { SubscriptionIndex } from './subscription-index.ts';
+export { SubscriptionIndex, type TypeInterest } from './subscription-index.ts';
 export {
   authorizationProblem,
   badRequest,

@@ -17,15 +17,25 @@ type CompiledSubscription = Clause[];
  */
 const EVERY_EVENT: readonly CompiledSubscription[] = Object.freeze([Object.freeze<Clause[]>([]) as Clause[]]);
 
+/** Told of the types an index holds (the fan-out stream's interest routing, fanout-interest.ts). */
+export interface TypeInterest {
+  /** A type has its first subscriber in the index. */
+  up(type: string): void;
+  /** A type has lost its last subscriber in the index. */
+  down(type: string): void;
+}
+
 export class SubscriptionIndex<C> {
   private readonly byType = new Map<string, Map<C, readonly CompiledSubscription[]>>();
   /** The types a subscriber is indexed under: one type as is, several as a list (no list per connection). */
   private readonly bySubscriber = new Map<C, string | string[]>();
   private readonly extractors: ExtractorConfig;
+  private readonly interest: TypeInterest | undefined;
   private count = 0;
 
-  constructor(extractors: ExtractorConfig) {
+  constructor(extractors: ExtractorConfig, interest?: TypeInterest) {
     this.extractors = extractors;
+    this.interest = interest;
   }
 
   /** Throws InvalidSubscriptionError for a constraint on a field the extractor config lacks. */
@@ -43,6 +53,7 @@ export class SubscriptionIndex<C> {
       if (!entries) {
         entries = new Map();
         this.byType.set(type, entries);
+        this.interest?.up(type);
       }
       const list = entries.get(subscriber);
       if (list) entries.set(subscriber, [...list, sub]);
@@ -62,7 +73,10 @@ export class SubscriptionIndex<C> {
       const entries = this.byType.get(type);
       this.count -= entries?.get(subscriber)?.length ?? 0;
       entries?.delete(subscriber);
-      if (entries?.size === 0) this.byType.delete(type);
+      if (entries?.size === 0) {
+        this.byType.delete(type);
+        this.interest?.down(type);
+      }
     }
     this.bySubscriber.delete(subscriber);
   }
@@ -75,6 +89,12 @@ export class SubscriptionIndex<C> {
   /** Whether any subscriber subscribes to events of `type` (whatever its constraints). */
   has(type: string): boolean {
     return this.byType.has(type);
+  }
+
+  /** The types `subscriber` subscribes to. */
+  typesOf(subscriber: C): readonly string[] {
+    const indexed = this.bySubscriber.get(subscriber);
+    return indexed === undefined ? [] : typeof indexed === 'string' ? [indexed] : indexed;
   }
 
   /** Whether `subscriber` subscribes to events of `type` (whatever its constraints). */

@@ -115,7 +115,8 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     ttlSeconds: opts.sessionTtlSeconds,
     maxQueued: opts.maxQueued,
   });
-  const waiters = new LongPollWaiters(opts.extractors);
+  // Waiting polls are interest too: the types they wait for are read while they wait (and a while after).
+  const waiters = new LongPollWaiters(opts.extractors, ctx.hub.interest);
   const sightings = new LongPollSightings(opts.sessionTtlSeconds * 1000, Date.now, (id) =>
     ctx.places.release(id),
   );
@@ -210,6 +211,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
   /** Stream events after the cursor: from the ring, or a page of a broker replay. */
   function readStream(
     cursor: string,
+    types: ReadonlySet<string>,
     closed: AbortSignal,
     deadline: number,
   ): StreamSlice | Promise<StreamSlice> {
@@ -218,10 +220,10 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       const all = ring.fromStart();
       return all ? { events: all, cursor: head ?? '' } : { events: [], cursor: head ?? '', resync: true };
     }
-    const held = ctx.hub.eventsAfter(cursor);
+    const held = ctx.hub.eventsAfter(cursor, types);
     if (held) return { events: held, cursor: held.at(-1)?.position ?? cursor };
     if (!ctx.hub.replay) return { events: [], cursor: head ?? cursor, resync: true };
-    return replayPage(cursor, closed, deadline);
+    return replayPage(cursor, types, closed, deadline);
   }
 
   /**
@@ -229,7 +231,12 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
    * ring, or at `deadline` with what it has (a replay that does not progress, e.g. on a stream with
    * no event yet, must neither hold the poll past its window nor keep a replay reader).
    */
-  function replayPage(cursor: string, closed: AbortSignal, deadline: number): Promise<StreamSlice> {
+  function replayPage(
+    cursor: string,
+    types: ReadonlySet<string>,
+    closed: AbortSignal,
+    deadline: number,
+  ): Promise<StreamSlice> {
     const replay = ctx.hub.replay!;
     return new Promise((resolve) => {
       const events: RingEvent[] = [];
@@ -254,6 +261,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
         get wanted() {
           return !settled;
         },
+        covers: (position) => ctx.hub.covers(types, position),
         event: (e) => {
           events.push(e);
           bytes += e.json.length;
@@ -315,7 +323,8 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       for (;;) {
         const closing = privateEvents.findIndex(isConnectionClosed);
         if (closing >= 0) return answerClosed(res, id, privateEvents.slice(0, closing + 1));
-        const slice = await readStream(cursor, closed.signal, deadline);
+        const wanted = new Set(rec.subscriptions.map((s) => s.eventType));
+        const slice = await readStream(cursor, wanted, closed.signal, deadline);
         if (closed.signal.aborted) return;
         if (slice.failed) return answerUnavailable(res);
         // Subscriptions read after the events were taken: a change made before one of them was

@@ -4,7 +4,12 @@
  * (kills). A fan-out event wakes only the polls whose subscriptions it matches; the others sleep
  * on, costing nothing per event.
  */
-import { type ExtractorConfig, type Subscription, SubscriptionIndex } from '../subscriptions/index.ts';
+import {
+  type ExtractorConfig,
+  type Subscription,
+  SubscriptionIndex,
+  type TypeInterest,
+} from '../subscriptions/index.ts';
 import type { RingEvent } from '../delivery/index.ts';
 
 export type WakeReason = 'stream' | 'private' | 'killed' | 'timeout' | 'closed';
@@ -43,8 +48,8 @@ export class LongPollWaiters {
   private readonly index: SubscriptionIndex<Waiter>;
   private readonly byId = new Map<string, Set<Waiter>>();
   private readonly bySession = new Map<string, Set<Waiter>>();
-  constructor(extractors: ExtractorConfig) {
-    this.index = new SubscriptionIndex(extractors);
+  constructor(extractors: ExtractorConfig, interest?: TypeInterest) {
+    this.index = new SubscriptionIndex(extractors, interest);
   }
 
   /** Polls in flight on this replica. */

@@ -1,0 +1,156 @@
+/**
+ * Routes on NATS (nats-route-subject.ts): a message published with a route stays in the topic's one
+ * stream (one order of positions), and a subscriber limited to routes reads only those; changing
+ * them mid-stream loses nothing and repeats nothing.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { dependencyAddress, uniqueName, waitFor } from '@gatehouse/testkit';
+import { type Message, NatsBus } from '../src/all.ts';
+import { MAX_ROUTE_TOKEN } from '../src/nats-route-subject.ts';
+
+describe('nats routes', () => {
+  let bus: NatsBus;
+  const topics: string[] = [];
+  const newTopic = () => {
+    const topic = uniqueName('routes');
+    topics.push(topic);
+    return topic;
+  };
+
+  before(async () => {
+    bus = await NatsBus.connect({ servers: dependencyAddress.natsUrl, name: 'routes-test' });
+  });
+  after(async () => {
+    await bus?.close();
+    const nc = await connect({ servers: dependencyAddress.natsUrl });
+    const jsm = await jetstreamManager(nc);
+    for (const t of topics) await jsm.streams.delete(t.replaceAll('.', '_')).catch(() => {});
+    await nc.close();
+  });
+
+  const send = (topic: string, route: string | undefined, value: string) =>
+    bus.publish(topic, { value }, route === undefined ? {} : { route });
+
+  it('keeps routed messages in one order that a subscriber without routes reads whole', async () => {
+    const topic = newTopic();
+    const got: Message[] = [];
+    const sub = await bus.subscribe(topic, (m) => void got.push(m));
+    const positions = [
+      await send(topic, 'com.example.a', '1'),
+      await send(topic, undefined, '2'),
+      await send(topic, 'type with spaces.*>~é', '3'),
+    ];
+    await waitFor(() => got.length === 3);
+    assert.deepEqual(
+      got.map((m) => [m.position, m.value.toString(), m.topic]),
+      positions.map((p, i) => [p, String(i + 1), topic]),
+    );
+    await sub.close();
+  });
+
+  it('reads only its routes, and after a change every message of the new ones, none twice', async () => {
+    const topic = newTopic();
+    const got: Message[] = [];
+    const sub = await bus.subscribe(topic, (m) => void got.push(m), { routes: new Set(['a']) });
+    await send(topic, 'b', 'b1');
+    await send(topic, undefined, 'plain');
+    await send(topic, 'a', 'a1');
+    await waitFor(() => got.length === 1);
+    assert.equal(got[0]!.value.toString(), 'a1');
+    // Switched to b: b's messages after the last one delivered come (b1 was before it: not), a's stop.
+    const since = sub.route!(new Set(['b']));
+    assert.equal(since, got[0]!.position);
+    await send(topic, 'a', 'a2');
+    const b2 = await send(topic, 'b', 'b2');
+    await waitFor(() => got.length === 2);
+    assert.deepEqual([got[1]!.value.toString(), got[1]!.position], ['b2', b2]);
+    // Every message again: what was not read since the switch comes, in order, once.
+    sub.route!(undefined);
+    await send(topic, 'c', 'c1');
+    await waitFor(() => got.at(-1)?.value.toString() === 'c1');
+    assert.deepEqual(
+      got.map((m) => m.value.toString()),
+      ['a1', 'b2', 'c1'],
+    );
+    await sub.close();
+  });
+
+  it('a change delivers nothing more from the consumer before it, whatever that one had fetched already', async () => {
+    const topic = newTopic();
+    for (let n = 0; n < 50; n++) {
+      await send(topic, 'a', `a${n}`);
+      await send(topic, 'b', `b${n}`);
+    }
+    const got: string[] = [];
+    let sub: Awaited<ReturnType<typeof bus.subscribe>> | undefined;
+    const changed = Promise.withResolvers<void>();
+    // The first message changes the routes while the batch it came in is still in hand.
+    sub = await bus.subscribe(
+      topic,
+      (m) => {
+        got.push(m.value.toString());
+        if (got.length === 1) {
+          sub!.route!(new Set(['b']));
+          changed.resolve();
+        }
+      },
+      { routes: new Set(['a']), last: 100 },
+    );
+    await changed.promise;
+    await waitFor(() => got.at(-1) === 'b49', { what: 'the last b' });
+    assert.deepEqual(got, ['a0', ...Array.from({ length: 50 }, (_, n) => `b${n}`)]);
+    await sub.close();
+  });
+
+  it('a subscriber limited to a route too long for a subject gets its messages (it reads everything)', async () => {
+    const topic = newTopic();
+    const long = 'x'.repeat(MAX_ROUTE_TOKEN + 1);
+    const got: string[] = [];
+    const sub = await bus.subscribe(topic, (m) => void got.push(m.value.toString()), {
+      routes: new Set([long]),
+    });
+    await send(topic, long, 'long');
+    await send(topic, 'other', 'other');
+    await waitFor(() => got.length === 2);
+    assert.deepEqual(got, ['long', 'other']);
+    await sub.close();
+  });
+
+  it("a change after a quiet spell of its routes starts at the broker's place, not at the last message delivered", async () => {
+    const topic = newTopic();
+    const got: string[] = [];
+    const sub = await bus.subscribe(topic, (m) => void got.push(m.value.toString()), {
+      routes: new Set(['a']),
+    });
+    await send(topic, 'a', 'a1');
+    await waitFor(() => got.length === 1);
+    let last = '';
+    for (let n = 1; n <= 5; n++) last = await send(topic, 'b', `old b${n}`);
+    // The broker read past them without a match: so has the subscriber.
+    await waitFor(() => sub.readThrough!() === last, {
+      what: 'the read-through position',
+      timeoutMs: 15_000,
+    });
+    assert.equal(sub.route!(new Set(['b'])), last);
+    await send(topic, 'b', 'new b');
+    await waitFor(() => got.length === 2);
+    assert.deepEqual(got, ['a1', 'new b'], 'the b events before the change are not read again');
+    await sub.close();
+  });
+
+  it('a change made before any message is read starts where the subscription did', async () => {
+    const topic = newTopic();
+    await send(topic, 'a', 'old');
+    const got: string[] = [];
+    const sub = await bus.subscribe(topic, (m) => void got.push(m.value.toString()), { routes: new Set() });
+    const since = sub.route!(new Set(['a']));
+    assert.equal(since, sub.liveAfter);
+    await send(topic, 'a', 'new');
+    await waitFor(() => got.length === 1);
+    assert.deepEqual(got, ['new']);
+    await sub.close();
+  });
+});
