@@ -51,6 +51,8 @@ interface Counted {
   backAt: number | undefined;
   /** When the churn closed its stream (performance.now()), until its next frame. */
   reconnectAt: number | undefined;
+  /** The churn step that closed it: its reopening counts there, whenever it comes. */
+  reconnectStep: ChurnStep | undefined;
   client: ResumingSseClient | ResumingWsClient | ResumingLongPollClient;
 }
 
@@ -67,7 +69,12 @@ let beyondRange = 0;
 let phase = 'connect';
 const latency = new Map<string, LatencyHistogram>();
 /** Churn (S3): reconnects asked for and done, and close → first frame again, by phase. */
-const churnSteps = new Map<string, { requested: number; reopened: number; latency: LatencyHistogram }>();
+interface ChurnStep {
+  requested: number;
+  reopened: number;
+  latency: LatencyHistogram;
+}
+const churnSteps = new Map<string, ChurnStep>();
 let churnTimer: NodeJS.Timeout | undefined;
 
 function histogram(transport: ClusterTransport): LatencyHistogram {
@@ -83,10 +90,10 @@ function histogram(transport: ClusterTransport): LatencyHistogram {
 /** Called by every client for every frame it reads (after the testkit client's own bookkeeping). */
 function onFrame(c: Counted, type: string, json: string): void {
   if (c.reconnectAt !== undefined) {
-    const step = churnStep();
-    step.reopened++;
-    step.latency.add(performance.now() - c.reconnectAt);
+    c.reconnectStep!.reopened++;
+    c.reconnectStep!.latency.add(performance.now() - c.reconnectAt);
     c.reconnectAt = undefined;
+    c.reconnectStep = undefined;
   }
   if (c.awaitingBack && c.port !== removedPort) {
     c.awaitingBack = false;
@@ -162,6 +169,7 @@ function makeClient(
     awaitingBack: false,
     backAt: undefined,
     reconnectAt: undefined,
+    reconnectStep: undefined,
     client,
   } satisfies Counted);
   return counted;
@@ -205,7 +213,7 @@ function start(cmd: StartCommand): void {
   }, 20);
 }
 
-function churnStep(): { requested: number; reopened: number; latency: LatencyHistogram } {
+function churnStep(): ChurnStep {
   let step = churnSteps.get(phase);
   if (!step) {
     step = { requested: 0, reopened: 0, latency: new LatencyHistogram() };
@@ -233,7 +241,9 @@ function churn(perSecond: number): void {
       if (!c.client.record.open || c.reconnectAt !== undefined) continue;
       owed--;
       asked++;
-      churnStep().requested++;
+      const step = churnStep();
+      step.requested++;
+      c.reconnectStep = step;
       c.reconnectAt = performance.now();
       c.client.reconnect();
     }

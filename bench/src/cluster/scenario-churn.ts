@@ -11,7 +11,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { signJwt } from '@gatehouse/auth';
 import { loadAverage } from '../harness/box.ts';
-import { startClientFleet } from './clients.ts';
+import { type ClientFleet, startClientFleet } from './clients.ts';
 import {
   type Counted,
   type CpuWindow,
@@ -123,7 +123,8 @@ export async function runChurn(o: ClusterOptions, churnRates: number[]): Promise
       await fleet.phase(`churn-${rate}`);
       await fleet.churn(rate);
       const cpu = await window(meter, fleet, producer, o.seconds);
-      const stats = (await fleet.churnStats()).get(`churn-${rate}`);
+      await fleet.churn(0);
+      const stats = await settledChurn(fleet, `churn-${rate}`);
       const reopened = stats?.reopened ?? 0;
       const step: ChurnStep = {
         rate,
@@ -159,6 +160,16 @@ export async function runChurn(o: ClusterOptions, churnRates: number[]): Promise
     result.loadAtEnd = loadAverage();
     await fleet.stop();
     await cluster.stop();
+  }
+}
+
+/** The step's figures once every reconnect it asked for is done (or 30 s passed: those are not). */
+async function settledChurn(fleet: ClientFleet, step: string) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const stats = (await fleet.churnStats()).get(step);
+    if (!stats || stats.reopened >= stats.requested || Date.now() > deadline) return stats;
+    await sleep(250);
   }
 }
 
