@@ -35,10 +35,10 @@ export interface OutgoingEvent {
  * the object to serialize it cost more than the text itself. Types are our own constants; the
  * data goes through JSON.stringify.
  */
-function gatewayEvent(type: string, data: unknown): OutgoingEvent {
+function gatewayEvent(type: string, data: unknown, position?: string): OutgoingEvent {
   const head = `{"specversion":"0.2","id":"${randomUUID()}","type":${JSON.stringify(type)},"source":"${GATEWAY_EVENT_SOURCE}","time":"${isoNow()}"`;
   const json = data === undefined ? `${head}}` : `${head},"data":${JSON.stringify(data)}}`;
-  return { type, json, position: undefined, own: true };
+  return { type, json, position, own: true };
 }
 
 let isoMs = Number.NaN;
@@ -57,14 +57,19 @@ export function isoNow(now = Date.now()): string {
   return isoText;
 }
 
-/** The welcome event; `data` is what the connect hook gave the connection (CONNECT_CHECK), when any. */
-export const connectionCreated = (token: string, data?: unknown) =>
+/**
+ * The welcome event; `data` is what the connect hook gave the connection (CONNECT_CHECK), when any.
+ * The welcome pair is made at the position it is sent at (hub.ts), so it is not copied to add it.
+ */
+export const connectionCreated = (token: string, data?: unknown, position?: string) =>
   gatewayEvent(
     'gw.connection.create',
     data === undefined ? { connection_token: token } : { connection_token: token, data },
+    position,
   );
 
-export const subscriptionsSet = (subs: Subscription[]) => gatewayEvent('gw.subscriptions_set', subs);
+export const subscriptionsSet = (subs: Subscription[], position?: string) =>
+  gatewayEvent('gw.subscriptions_set', subs, position);
 
 /**
  * `gw.subscriptions_set` without its list: what a long-poll queue keeps for a change, since the
