@@ -207,20 +207,20 @@ export function createSseTransport(ctx: TransportContext) {
     },
   };
   // One listener shared by every response (`this` is the response): a connection has no closure.
+  // The response holds the connection's place from before the gate until it closes, however it
+  // ends; the connection, once added, goes with it. One listener for both: a listener added to a
+  // response that has some grows its list (node:events copies it), once more per connect.
   function onResponseClose(this: ServerResponse): void {
+    ctx.places.release(this);
     const conn = open.get(this);
     if (conn) state.forget(conn);
-  }
-  // The response holds the connection's place from before the gate until it closes, however it ends.
-  function releasePlace(this: ServerResponse): void {
-    ctx.places.release(this);
   }
 
   async function connect(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const cors = ctx.cors.headers(req);
     const full = ctx.takePlace('sse', res, req);
     if (full) return sendText(res, full.status, full.message, { ...cors, ...full.headers });
-    res.on('close', releasePlace);
+    res.on('close', onResponseClose);
     let connectReq: ConnectRequest;
     let resolved: AdmittedConnect;
     try {
@@ -263,7 +263,6 @@ export function createSseTransport(ctx: TransportContext) {
     const conn = new SseConnection(id, res, state);
     conn.sessionId = resolved.sessionId;
     open.set(res, conn);
-    res.on('close', onResponseClose);
     addAdmitted(ctx, conn, resolved, connectReq.resumeFrom);
   }
 
