@@ -13,7 +13,7 @@
  * Method: the hubs are pinned to cpu0, the client process (push-client.ts, raw sockets from
  * 127.0.0.2–.201, 500 connects every 20 ms with at most 1000 unanswered, the first byte with status
  * 200 counts) and this orchestrator to cpu1. One hub at a time: started, one warm-up burst (JIT),
- * then each of its rows' bursts, every connection closed and 1 s of quiet between bursts, stopped.
+ * then each of its rows' bursts, every connection closed, 1 s of quiet and then until the hub is idle between bursts, stopped.
  * The hubs take turns in each round, the order rotating; medians over rounds. A burst's time runs
  * from the first connect to the last answer; CPU per connect is the hub's CPU time (schedstat) over
  * the same interval ÷ N, steadier than the time on a shared box. The load average is printed with
@@ -339,7 +339,7 @@ function pathsFor(hub: RunningHub, plan: HubPlan, row: Row, n: number, k: number
   return plan.tokens[k].map((token) => `${base}&jwt=${token}`);
 }
 
-/** N connects from the client; all connections closed afterwards and 1 s of quiet. */
+/** N connects from the client; all connections closed afterwards, 1 s of quiet, then until the hub is idle. */
 async function burst(
   hub: RunningHub,
   client: PushClient,
@@ -366,6 +366,7 @@ async function burst(
   if (c.connected < n) throw new Error(`${c.connected}/${n} connected, ${c.failed} failed (${c.firstError})`);
   await client.closeAll();
   await sleep(1000);
+  await untilQuiet(hub);
   // Counted through the closes and the quiet second: what a connect costs the store, coming and going.
   const commands = commandsBefore === undefined ? undefined : (await storeCommands!()) - commandsBefore;
   return {
@@ -375,6 +376,23 @@ async function burst(
     ...(commands !== undefined && { storeCommandsPerConnect: commands / n }),
     load,
   };
+}
+
+/**
+ * Waits until the hub has gone a tenth of a second using at most 5 ms of CPU (at most 10 s): the
+ * closes of the burst before must not be counted in the next one. A Gatehouse hub closing 10k
+ * connections can take longer than the second of quiet on a busy box, and its closes then fell into
+ * the next burst's CPU, never into B-sse's (whose closes are cheap).
+ */
+async function untilQuiet(hub: RunningHub): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  let before = hub.cpuSeconds();
+  while (Date.now() < deadline) {
+    await sleep(100);
+    const now = hub.cpuSeconds();
+    if (now - before <= 0.005) return;
+    before = now;
+  }
 }
 
 /**

@@ -159,13 +159,15 @@ export function createEventsEndpoint(deps: EventsEndpointDeps) {
   }
 
   return {
-    public: async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
+    // Not async: in the embedded gateway every public request passes here first, and a promise
+    // for a path that is not ours cost each (an SSE connect of a reconnect storm) a turn.
+    public: (req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean> => {
       if (requestPath(req) !== EVENTS_PATH) return false;
       const cors = deps.cors.headers(req);
       if (req.method === 'OPTIONS') deps.cors.preflight(req, res, eventsPreflight);
       else if (req.method !== 'POST')
         sendText(res, 405, `Method not allowed.\n\n${usage}\n`, { allow: 'POST, OPTIONS', ...cors });
-      else await accept(req, res, true, cors);
+      else return accept(req, res, true, cors).then(() => true);
       return true;
     },
     internal: async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {

@@ -7,6 +7,7 @@
  * On the internal API, the connections API (connections-api.ts) over a control channel of its own,
  * and the operator console at /dashboard (console-files.ts, test-event.ts).
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Auth, blacklistKey, blacklistPrefix, createAccessCheck } from '@gatehouse/auth';
 import { type Bus, type Subscription as BusSubscription, ReplicaChannel } from '@gatehouse/bus';
 import {
@@ -18,6 +19,7 @@ import {
   type Logger,
   openFilesLimit,
   type Registry,
+  type RequestHandler,
 } from '@gatehouse/service-kit';
 import type { Store } from '@gatehouse/store';
 import { bearerTokens, connectionTokensFrom, hubAuthFrom } from './auth/index.ts';
@@ -389,12 +391,13 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     name: 'push-hub',
     hub,
     lifecycle,
-    public: async (req, res) =>
-      (await sse.handle(req, res)) ||
-      (await longpoll.handle(req, res)) ||
-      (await subscriptions(req, res)) ||
-      (await presence.public(req, res)) ||
-      socketio.handle(req, res),
+    public: firstToHandle([
+      (req, res) => sse.handle(req, res),
+      (req, res) => longpoll.handle(req, res),
+      subscriptions,
+      presence.public,
+      (req, res) => socketio.handle(req, res),
+    ]),
     internal: async (req, res) =>
       (await connectionsApi(req, res)) ||
       (await presence.internal(req, res)) ||
@@ -488,4 +491,24 @@ function interestRouting(
     lingerMs: config.FANOUT_ROUTING_LINGER,
     changed: (types) => metrics.fanoutRoutes(types),
   });
+}
+
+/**
+ * The handlers in turn until one takes the request, awaiting only what a handler answers later:
+ * an SSE connect (the first) returns its own promise, with no async wrapper and no turn of the
+ * microtask queue for each handler before it (a reconnect storm's connects each paid both).
+ */
+function firstToHandle(handlers: RequestHandler[]): RequestHandler {
+  const from = (i: number, req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean> => {
+    for (; i < handlers.length; i++) {
+      const handled = handlers[i]!(req, res);
+      if (handled === true) return true;
+      if (handled !== false) {
+        const next = i + 1;
+        return handled.then((taken) => taken || from(next, req, res));
+      }
+    }
+    return false;
+  };
+  return (req, res) => from(0, req, res);
 }

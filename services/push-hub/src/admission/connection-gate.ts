@@ -69,7 +69,9 @@ export function createConnectionGate(deps: ConnectionGateDeps): ConnectionGate {
         throw err;
       }
       deps.metrics.connectAdmitted(admission.kind);
-      return { ...resolved, clientAddress: address };
+      // The resolver's answer is made for this connect: the address is added to it, not to a copy.
+      resolved.clientAddress = address;
+      return resolved as AdmittedConnect;
     } catch (err) {
       const refusal = refusalOf(err);
       if (!refusal) throw err;

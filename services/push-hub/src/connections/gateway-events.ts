@@ -35,10 +35,27 @@ export interface OutgoingEvent {
  * the object to serialize it cost more than the text itself. Types are our own constants; the
  * data goes through JSON.stringify.
  */
-function gatewayEvent(type: string, data: unknown): OutgoingEvent {
-  const head = `{"specversion":"0.2","id":"${randomUUID()}","type":${JSON.stringify(type)},"source":"${GATEWAY_EVENT_SOURCE}","time":"${isoNow()}"`;
-  const json = data === undefined ? `${head}}` : `${head},"data":${JSON.stringify(data)}}`;
-  return { type, json, position: undefined, own: true };
+function gatewayEvent(type: string, data: unknown, position?: string): OutgoingEvent {
+  return gatewayEventOfJson(type, data === undefined ? undefined : JSON.stringify(data), position);
+}
+
+/** The same, with the data as JSON text already (undefined: none). */
+function gatewayEventOfJson(type: string, dataJson: string | undefined, position?: string): OutgoingEvent {
+  const head = `{"specversion":"0.2","id":"${randomUUID()}","type":${quotedType(type)},"source":"${GATEWAY_EVENT_SOURCE}","time":"${isoNow()}"`;
+  const json = dataJson === undefined ? `${head}}` : `${head},"data":${dataJson}}`;
+  return { type, json, position, own: true };
+}
+
+/** The types are the hub's own, a handful: each is written as a JSON string once. */
+const quotedTypes = new Map<string, string>();
+
+function quotedType(type: string): string {
+  let quoted = quotedTypes.get(type);
+  if (quoted === undefined) {
+    quoted = JSON.stringify(type);
+    quotedTypes.set(type, quoted);
+  }
+  return quoted;
 }
 
 let isoMs = Number.NaN;
@@ -57,14 +74,24 @@ export function isoNow(now = Date.now()): string {
   return isoText;
 }
 
-/** The welcome event; `data` is what the connect hook gave the connection (CONNECT_CHECK), when any. */
-export const connectionCreated = (token: string, data?: unknown) =>
-  gatewayEvent(
-    'gw.connection.create',
-    data === undefined ? { connection_token: token } : { connection_token: token, data },
-  );
+/**
+ * The welcome event; `data` is what the connect hook gave the connection (CONNECT_CHECK), when any.
+ * The welcome pair is made at the position it is sent at (hub.ts), so it is not copied to add it.
+ */
+export const connectionCreated = (token: string, data?: unknown, position?: string) =>
+  data === undefined && base64url.test(token)
+    ? gatewayEventOfJson('gw.connection.create', `{"connection_token":"${token}"}`, position)
+    : gatewayEvent(
+        'gw.connection.create',
+        data === undefined ? { connection_token: token } : { connection_token: token, data },
+        position,
+      );
 
-export const subscriptionsSet = (subs: Subscription[]) => gatewayEvent('gw.subscriptions_set', subs);
+/** A token as the hub issues it needs no JSON escaping: written as it is, without JSON.stringify. */
+const base64url = /^[A-Za-z0-9_-]*$/;
+
+export const subscriptionsSet = (subs: Subscription[], position?: string) =>
+  gatewayEvent('gw.subscriptions_set', subs, position);
 
 /**
  * `gw.subscriptions_set` without its list: what a long-poll queue keeps for a change, since the

@@ -18,17 +18,20 @@ import { CounterTally, DELIVERY_BUCKETS } from './replica-counters.ts';
 /**
  * Counts by one label's value, kept as plain numbers and added to `counter` when the registry is
  * read (its `collect`): an inc with labels hashes them, which costs more than a fan-out event no
- * connection here wants may cost in all (bench/src/unwanted-events.bench.ts). Hub metrics that
- * share a registry (metricOnce) share the counter, each adding its own counts.
+ * connection here wants may cost in all (bench/src/unwanted-events.bench.ts), and a labelled child
+ * (`labels()`) hashes them again on each inc. The connect path counts this way too: three
+ * labelled incs per connect were a reconnect storm's label hashing (connect-burst.bench.ts). A
+ * gauge takes its changes the same way (`add` with -1). Hub metrics that share a registry
+ * (metricOnce) share the metric, each adding its own counts.
  */
 class PendingCounts<L extends string> {
   private static readonly byCounter = new WeakMap<object, Set<PendingCounts<string>>>();
   /** A cell per value, so that a count is one Map look-up (an event kept unread pays two of these). */
   private readonly counts = new Map<string, { n: number }>();
-  private readonly counter: Counter<L>;
+  private readonly counter: Counter<L> | Gauge<L>;
   private readonly label: L;
 
-  constructor(counter: Counter<L>, label: L) {
+  constructor(counter: Counter<L> | Gauge<L>, label: L) {
     this.counter = counter;
     this.label = label;
     let all = PendingCounts.byCounter.get(counter);
@@ -44,21 +47,22 @@ class PendingCounts<L extends string> {
     for (const pending of PendingCounts.byCounter.get(counter) ?? []) pending.flush();
   }
 
-  add(value: string): void {
+  add(value: string, n = 1): void {
     const count = this.counts.get(value);
-    if (count !== undefined) count.n++;
-    else this.counts.set(value, { n: 1 });
+    if (count !== undefined) count.n += n;
+    else this.counts.set(value, { n });
   }
 
   private flush(): void {
-    for (const [value, { n }] of this.counts) this.counter.inc({ [this.label]: value } as never, n);
+    for (const [value, { n }] of this.counts)
+      if (n !== 0) this.counter.inc({ [this.label]: value } as never, n);
     this.counts.clear();
   }
 }
 
 export class HubMetrics {
-  private readonly connections: Gauge<'transport'>;
-  private readonly connectionsTotal: Counter<'transport'>;
+  private readonly connections: PendingCounts<'transport'>;
+  private readonly connectionsTotal: PendingCounts<'transport'>;
   private readonly subscriptions: Gauge;
   private readonly forwarded: Counter<'type'>;
   private readonly deliveries: Counter;
@@ -73,7 +77,7 @@ export class HubMetrics {
   private readonly routedTypes: Gauge;
   private readonly replayReadersOpened: Counter;
   private readonly replayedEvents: Counter;
-  private readonly admitted: Counter<'kind'>;
+  private readonly admitted: PendingCounts<'kind'>;
   private readonly drained: Counter;
   private readonly rescans: Counter;
   private readonly apiRequests: Counter<'operation' | 'answer'>;
@@ -104,16 +108,28 @@ export class HubMetrics {
 
   constructor(registry: Registry, maxEventTypes = 100) {
     this.typeLabel = boundedLabel(maxEventTypes);
-    this.connections = gauge(registry, {
-      name: 'gw_connections',
-      help: 'Open frontend connections',
-      labelNames: ['transport'],
-    });
-    this.connectionsTotal = counter(registry, {
-      name: 'gw_connections_opened_total',
-      help: 'Frontend connections accepted',
-      labelNames: ['transport'],
-    });
+    this.connections = new PendingCounts(
+      gauge(registry, {
+        name: 'gw_connections',
+        help: 'Open frontend connections',
+        labelNames: ['transport'],
+        collect() {
+          PendingCounts.flushInto(this);
+        },
+      }),
+      'transport',
+    );
+    this.connectionsTotal = new PendingCounts(
+      counter(registry, {
+        name: 'gw_connections_opened_total',
+        help: 'Frontend connections accepted',
+        labelNames: ['transport'],
+        collect() {
+          PendingCounts.flushInto(this);
+        },
+      }),
+      'transport',
+    );
     this.subscriptions = gauge(registry, {
       name: 'gw_subscriptions',
       help: 'Subscriptions held by this replica',
@@ -181,11 +197,17 @@ export class HubMetrics {
       name: 'gw_replayed_events_total',
       help: 'Events read from a broker replay for resuming clients (before their subscription filter)',
     });
-    this.admitted = counter(registry, {
-      name: 'gw_connects_admitted_total',
-      help: 'Connects the rate limit admitted, as new connections or as reconnects (a connection token or a resume position, counted against MAX_RECONNECTS_PER_MINUTE)',
-      labelNames: ['kind'],
-    });
+    this.admitted = new PendingCounts(
+      counter(registry, {
+        name: 'gw_connects_admitted_total',
+        help: 'Connects the rate limit admitted, as new connections or as reconnects (a connection token or a resume position, counted against MAX_RECONNECTS_PER_MINUTE)',
+        labelNames: ['kind'],
+        collect() {
+          PendingCounts.flushInto(this);
+        },
+      }),
+      'kind',
+    );
     this.drained = counter(registry, {
       name: 'gw_connections_drained_total',
       help: 'Connections a stopping replica closed so that their clients reconnect elsewhere',
@@ -254,7 +276,7 @@ export class HubMetrics {
   }
 
   connectAdmitted(kind: ConnectKind): void {
-    this.admitted.inc({ kind });
+    this.admitted.add(kind);
     this.tally.connected();
   }
 
@@ -284,13 +306,13 @@ export class HubMetrics {
   }
 
   connectionOpened(transport: TransportKind, subscriptions: number): void {
-    this.connections.inc({ transport });
-    this.connectionsTotal.inc({ transport });
+    this.connections.add(transport);
+    this.connectionsTotal.add(transport);
     this.subscriptions.set(subscriptions);
   }
 
   connectionClosed(transport: TransportKind, subscriptions: number): void {
-    this.connections.dec({ transport });
+    this.connections.add(transport, -1);
     this.subscriptions.set(subscriptions);
   }
 

@@ -107,12 +107,19 @@ export class PresenceTracker {
   /** A connection's subscriptions changed: `before` empty for a new one, `after` empty for one gone. */
   changed(source: MemberSource, before: readonly Subscription[], after: readonly Subscription[]): void {
     if (this.stopped) return;
+    // Most connections subscribe to no type with presence: their connect and close make no places.
+    if (!this.announcesAny(before) && !this.announcesAny(after)) return;
     const was = this.announcedPlaces(before);
     const is = this.announcedPlaces(after);
     if (was.size === 0 && is.size === 0) return;
     const member = memberOf(source);
     for (const place of was) if (!is.has(place)) this.leaveLocal(pmOf(place, member));
     for (const place of is) if (!was.has(place)) this.joinLocal(pmOf(place, member), source.user);
+  }
+
+  private announcesAny(subs: readonly Subscription[]): boolean {
+    for (const s of subs) if (this.deps.announces(s.eventType)) return true;
+    return false;
   }
 
   /** A connection's places whose joins and leaves are announced: its first ones, up to the bound. */

@@ -169,6 +169,30 @@ function dataLines(data: string): string {
 /** The bytes are made once per event, for its first subscriber, and reused for the others. */
 const sseBytesOf = oncePerEvent((e) => sseBytes(sseFrame(e)));
 
+/**
+ * The 200 head of a stream. The CORS policy answers most requests with one of its constant header
+ * sets (cors.ts), so the HTTP/1.1 head for each is made once, not spread into a new object per
+ * connect; a head with a request's own origin is made for it.
+ */
+function streamHead(cors: Readonly<Record<string, string>>, h2: boolean): Record<string, string> {
+  if (h2) return { ...SSE_HEAD, ...cors };
+  let head = h1Heads.get(cors);
+  if (head === undefined) {
+    // HTTP/2 has no connection-specific headers: the stream stays open by itself.
+    head = { ...SSE_HEAD, connection: 'keep-alive', ...cors };
+    if (Object.isFrozen(cors)) h1Heads.set(cors, Object.freeze(head));
+  }
+  return head;
+}
+
+const SSE_HEAD: Readonly<Record<string, string>> = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  'x-accel-buffering': 'no',
+};
+
+const h1Heads = new WeakMap<object, Record<string, string>>();
+
 export function createSseTransport(ctx: TransportContext) {
   const open = new Map<ServerResponse, SseConnection>();
   const timer = setInterval(() => {
@@ -183,20 +207,20 @@ export function createSseTransport(ctx: TransportContext) {
     },
   };
   // One listener shared by every response (`this` is the response): a connection has no closure.
+  // The response holds the connection's place from before the gate until it closes, however it
+  // ends; the connection, once added, goes with it. One listener for both: a listener added to a
+  // response that has some grows its list (node:events copies it), once more per connect.
   function onResponseClose(this: ServerResponse): void {
+    ctx.places.release(this);
     const conn = open.get(this);
     if (conn) state.forget(conn);
-  }
-  // The response holds the connection's place from before the gate until it closes, however it ends.
-  function releasePlace(this: ServerResponse): void {
-    ctx.places.release(this);
   }
 
   async function connect(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const cors = ctx.cors.headers(req);
     const full = ctx.takePlace('sse', res, req);
     if (full) return sendText(res, full.status, full.message, { ...cors, ...full.headers });
-    res.on('close', releasePlace);
+    res.on('close', onResponseClose);
     let connectReq: ConnectRequest;
     let resolved: AdmittedConnect;
     try {
@@ -229,14 +253,7 @@ export function createSseTransport(ctx: TransportContext) {
     resolved: AdmittedConnect,
   ): void {
     const h2 = req.httpVersionMajor === 2;
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      'x-accel-buffering': 'no',
-      // HTTP/2 has no connection-specific headers: the stream stays open by itself.
-      ...(!h2 && { connection: 'keep-alive' }),
-      ...cors,
-    });
+    res.writeHead(200, streamHead(cors, h2));
     // Writes the header as a string of its own (into the cork): node:http keeps the header text for
     // the life of the response, and only writing it as it is flattens it (otherwise it stays a rope
     // of ~27 string pieces, ~1 KiB per connection).
@@ -246,7 +263,6 @@ export function createSseTransport(ctx: TransportContext) {
     const conn = new SseConnection(id, res, state);
     conn.sessionId = resolved.sessionId;
     open.set(res, conn);
-    res.on('close', onResponseClose);
     addAdmitted(ctx, conn, resolved, connectReq.resumeFrom);
   }
 
