@@ -108,6 +108,8 @@ interface StreamSlice {
   cursor: string;
   resync?: boolean;
   failed?: Error;
+  /** A page of a broker replay that ended before the stream's newest event: more follows at once. */
+  more?: boolean;
 }
 
 export function createLongPollTransport(ctx: TransportContext, opts: LongPollOptions) {
@@ -259,7 +261,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
           bytes += e.json.length;
           if (events.length < pageSize && bytes < opts.maxResponseBytes) return true;
           opts.metrics.resumed('broker');
-          settle({ events, cursor: e.position });
+          settle({ events, cursor: e.position, more: true });
           return false;
         },
         caughtUp: (at, rest) => {
@@ -336,6 +338,9 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
         const waitMs = deadline - Date.now();
         if (privateEvents.length > 0 || own.length > 0 || stream.length > 0 || waitMs <= 0 || draining)
           return answer(res, id, token, rec.expiresAt, cursor, privateEvents, own, stream);
+        // A replay page of events it does not want: the stream holds more after it now, and no
+        // wake-up may come for them (they were published before this poll, or never come again).
+        if (slice.more) continue;
         const reason = await armed.wait(waitMs, closed.signal);
         if (reason === 'closed') return;
         if (reason === 'killed' && (await blacklisted(rec))) return answerKilled(res, id, rec.sessionId!);
