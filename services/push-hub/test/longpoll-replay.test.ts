@@ -9,6 +9,7 @@
  * the same replay gets the same events.
  */
 import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { KafkaBus } from '@gatehouse/bus/all';
 import { streamEventHeaders } from '@gatehouse/cloudevents';
@@ -16,6 +17,7 @@ import {
   dependencyAddress,
   gatewayEnv,
   LongPollClient,
+  sleep,
   openSse,
   type ServiceProcess,
   type SseConnection,
@@ -23,6 +25,7 @@ import {
   uniqueName,
   waitFor,
 } from '@gatehouse/testkit';
+import { type HubFixture, startHubFixture } from './hub-fixture.ts';
 
 const run = uniqueName('longpoll-replay');
 /** Far longer than the test: a poll that sleeps through its window fails it by its answer, not a clock. */
@@ -47,8 +50,8 @@ const event = (type: string, n: number) => ({
   type,
   data: { n, filler },
 });
-const numbersOf = (events: Array<Record<string, unknown>>) =>
-  events.filter((e) => e['type'] === 'wanted').map((e) => (e['data'] as { n: number }).n);
+const numbersOf = (events: Array<Record<string, unknown>>, type = 'wanted') =>
+  events.filter((e) => e['type'] === type).map((e) => (e['data'] as { n: number }).n);
 const sseNumbers = (sse: SseConnection) =>
   sse.frames
     .filter((f) => f.event === 'wanted')
@@ -124,3 +127,80 @@ describe('long-polling from a cursor older than the ring (Kafka replay)', () => 
     assert.equal(resumed.events('gw.resync_required').length, 0);
   });
 });
+
+describe('a subscription change while a long poll waits for its broker replay', () => {
+  let f: HubFixture;
+  const sockets: Socket[] = [];
+  before(async () => {
+    f = await startHubFixture({
+      EVENT_BUFFER_SIZE: '2',
+      // One replay reader, held by a resuming SSE client that stops reading (2 s before it is detached).
+      RESUME_REPLAY_READERS: '1',
+      CONNECTION_HIGH_WATER_BYTES: String(16 * 1024),
+      LONGPOLL_TIMEOUT: '6s',
+    });
+  });
+  after(async () => {
+    for (const s of sockets) s.destroy();
+    await f.stop();
+  });
+
+  /** An SSE client resuming from `from` that stops reading once its subscription is confirmed. */
+  function stalledResume(from: string): Promise<void> {
+    const url = new URL(f.url);
+    const socket = connect(Number(url.port), url.hostname);
+    sockets.push(socket);
+    socket.on('error', () => undefined);
+    return new Promise((resolve) => {
+      let received = '';
+      socket.setEncoding('latin1');
+      socket.on('data', function onData(chunk: string) {
+        received += chunk;
+        if (!received.includes('gw.subscriptions_set')) return;
+        socket.off('data', onData);
+        socket.pause();
+        resolve();
+      });
+      socket.write(
+        `GET /_gw/v1/connection/sse?subscriptions=${subscribe('filler')} HTTP/1.1\r\nHost: ${url.host}\r\nLast-Event-ID: ${from}\r\n\r\n`,
+      );
+    });
+  }
+
+  it('reads the replayed page again with the new subscriptions: an event published after the change reaches it', async () => {
+    const client = new LongPollClient(f.url);
+    const query = `?subscriptions=${subscribe('a')}`;
+    assert.equal((await client.get(query)).body, 'ok');
+    await client.poll(); // the welcome events
+    await f.publish('a', { n: 1 });
+    assert.deepEqual(numbersOf(await client.poll(), 'a'), [1]);
+    const from = decodeURIComponent(client.cookies.get('last_event_id')!);
+    // Far more than a socket holds: the SSE client's replay stops on it, holding the one reader.
+    const big = 'x'.repeat(100 * 1024);
+    for (let n = 2; n < 120; n++) await f.publish('filler', { n, big });
+    await stalledResume(from);
+    await waitFor(() => f.hub.replay!.readers === 1, { what: 'the replay reader held' });
+
+    // The poll's replay waits for the reader with its subscriptions of then ('a').
+    const answer = client.get(query);
+    // Time for the poll to ask for its replay (were it later, it would read the new subscriptions
+    // first, and the test would pass without proving anything: it cannot fail wrongly).
+    await sleep(200);
+    await putSubscriptions(f.url, client.cookies.get('connection_token')!, ['b']);
+    await f.publish('b', { n: 200 });
+
+    const got: Array<Record<string, unknown>> = [];
+    got.push(...((await answer).body as { events: Array<Record<string, unknown>> }).events);
+    for (let i = 0; i < 3 && numbersOf(got, 'b').length === 0; i++) got.push(...(await client.poll()));
+    assert.deepEqual(numbersOf(got, 'b'), [200], 'the event of the new subscription, published after it');
+  });
+});
+
+async function putSubscriptions(url: string, token: string, types: string[]): Promise<void> {
+  const res = await fetch(`${url}/_gw/v1/connection/longpolling/${token}/subscriptions`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ subscriptions: types.map((eventType) => ({ eventType })) }),
+  });
+  assert.equal(res.status, 204, await res.text());
+}
