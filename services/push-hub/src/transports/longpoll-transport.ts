@@ -50,7 +50,7 @@ import type { Store } from '@gatehouse/store';
 import { type ConnectRequest, readConnectRequest } from '../admission/index.ts';
 import { type HubAuth, newConnectionId } from '../auth/index.ts';
 import type { ReplayTarget, RingEvent } from '../delivery/index.ts';
-import { type ExtractorConfig, refusalOf } from '../subscriptions/index.ts';
+import { type ExtractorConfig, refusalOf, type Subscription } from '../subscriptions/index.ts';
 import { connectionClosed, connectionCreated, resyncRequired, sessionKilled } from '../connections/index.ts';
 import type { HubMetrics } from '../metrics/index.ts';
 import {
@@ -108,6 +108,8 @@ interface StreamSlice {
   cursor: string;
   resync?: boolean;
   failed?: Error;
+  /** A page of a broker replay, which kept only the events these subscriptions match. */
+  keptFor?: Subscription[];
 }
 
 export function createLongPollTransport(ctx: TransportContext, opts: LongPollOptions) {
@@ -208,14 +210,19 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     ctx.places.release(this);
   }
 
-  /** Stream events after the cursor: from the ring, or a page of a broker replay. */
+  /**
+   * Stream events after the cursor: from the ring, or a page of a broker replay of the events
+   * `subscriptions` match.
+   */
   function readStream(
     cursor: string,
-    types: ReadonlySet<string>,
     closed: AbortSignal,
     deadline: number,
+    subscriptions: Subscription[],
   ): StreamSlice | Promise<StreamSlice> {
     const head = ring.head;
+    // The ring serves the cursor only for types read since it (FANOUT_ROUTING=interest).
+    const types = typesOf(subscriptions);
     if (cursor === '') {
       const all = ring.fromStart();
       return all ? { events: all, cursor: head ?? '' } : { events: [], cursor: head ?? '', resync: true };
@@ -223,24 +230,30 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     const held = ctx.hub.eventsAfter(cursor, types);
     if (held) return { events: held, cursor: held.at(-1)?.position ?? cursor };
     if (!ctx.hub.replay) return { events: [], cursor: head ?? cursor, resync: true };
-    return replayPage(cursor, types, closed, deadline);
+    return replayPage(cursor, closed, deadline, subscriptions);
   }
 
   /**
    * A page of a broker replay from the cursor, answered when it is full, when the replay reaches the
    * ring, or at `deadline` with what it has (a replay that does not progress, e.g. on a stream with
-   * no event yet, must neither hold the poll past its window nor keep a replay reader).
+   * no event yet, must neither hold the poll past its window nor keep a replay reader). It keeps
+   * only the events `subscriptions` match and reads past the others in the same broker
+   * subscription: a page cut by events nobody here wants cost a replay reader (a broker consumer,
+   * about a second to start on Kafka) per page, and its client a second per 1 MiB of them.
    */
   function replayPage(
     cursor: string,
-    types: ReadonlySet<string>,
     closed: AbortSignal,
     deadline: number,
+    subscriptions: Subscription[],
   ): Promise<StreamSlice> {
     const replay = ctx.hub.replay!;
+    const wanted = wantedBy(subscriptions);
+    const types = typesOf(subscriptions);
     return new Promise((resolve) => {
       const events: RingEvent[] = [];
       let bytes = 0;
+      let read = cursor;
       let settled = false;
       const settle = (slice: StreamSlice) => {
         if (settled) return;
@@ -252,7 +265,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       };
       const onClose = () => settle({ events: [], cursor, failed: new Error('client gone') });
       const timer = setTimeout(
-        () => settle({ events, cursor: events.at(-1)?.position ?? cursor }),
+        () => settle({ events, cursor: read, keptFor: subscriptions }),
         Math.max(0, deadline - Date.now()),
       );
       closed.addEventListener('abort', onClose);
@@ -263,16 +276,19 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
         },
         covers: (position) => ctx.hub.covers(types, position),
         event: (e) => {
+          read = e.position;
+          if (!wanted(e)) return true;
           events.push(e);
           bytes += e.json.length;
           if (events.length < pageSize && bytes < opts.maxResponseBytes) return true;
           opts.metrics.resumed('broker');
-          settle({ events, cursor: e.position });
+          settle({ events, cursor: e.position, keptFor: subscriptions });
           return false;
         },
         caughtUp: (at, rest) => {
           opts.metrics.resumed('broker');
-          settle({ events: [...events, ...rest], cursor: rest.at(-1)?.position ?? at });
+          const cursor = rest.at(-1)?.position ?? at;
+          settle({ events: [...events, ...rest.filter(wanted)], cursor, keptFor: subscriptions });
         },
         unavailable: () => {
           opts.metrics.resumed('resync');
@@ -323,22 +339,16 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       for (;;) {
         const closing = privateEvents.findIndex(isConnectionClosed);
         if (closing >= 0) return answerClosed(res, id, privateEvents.slice(0, closing + 1));
-        const wanted = new Set(rec.subscriptions.map((s) => s.eventType));
-        const slice = await readStream(cursor, wanted, closed.signal, deadline);
+        const slice = await readStream(cursor, closed.signal, deadline, rec.subscriptions);
         if (closed.signal.aborted) return;
         if (slice.failed) return answerUnavailable(res);
         // Subscriptions read after the events were taken: a change made before one of them was
         // published applies to it (a poll waiting since before the change has the old ones).
-        if (slice.events.length > 0) await reload();
-        const matches = ctx.hub.index.matcherFor(rec.subscriptions);
-        // The type first: an event kept unread (unread-event.ts) of a type the poll does not want stays so.
-        const types = new Set(rec.subscriptions.map((s) => s.eventType));
+        if (slice.events.length > 0 || slice.keptFor) await reload();
+        // A replay page kept what the subscriptions before a change wanted: read it again with the new ones.
+        if (slice.keptFor && !sameSubscriptions(slice.keptFor, rec.subscriptions)) continue;
         const room = opts.maxResponseBytes - privateEvents.reduce((n, e) => n + e.json.length, 0);
-        const taken = takeMatching(
-          slice,
-          (e) => types.has(e.type) && matches(e.event as { type: string }),
-          room,
-        );
+        const taken = takeMatching(slice, wantedBy(rec.subscriptions), room);
         const stream = taken.events;
         const own = slice.resync ? [resyncRequired(cursor).json] : [];
         cursor = taken.cursor;
@@ -353,6 +363,13 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     } finally {
       armed.disarm();
     }
+  }
+
+  /** Whether subscriptions want a stream event; the type first: an unread event of a type they do not want stays unread. */
+  function wantedBy(subscriptions: Subscription[]): (e: RingEvent) => boolean {
+    const matches = ctx.hub.index.matcherFor(subscriptions);
+    const types = typesOf(subscriptions);
+    return (e) => types.has(e.type) && matches(e.event as { type: string });
   }
 
   function blacklisted(rec: LongPollRecord): Promise<boolean> | false {
@@ -590,6 +607,10 @@ function answerBody(cursor: string, gatewayEvents: number, events: string[]): st
   return `{"last_event_id":${JSON.stringify(cursor)},"gateway_events":${gatewayEvents},"events":[${events.join(',')}]}`;
 }
 
+function sameSubscriptions(a: Subscription[], b: Subscription[]): boolean {
+  return a === b || JSON.stringify(a) === JSON.stringify(b);
+}
+
 function pollStateOf(req: IncomingMessage, sent: Record<string, string>): PollState {
   const query = new URL(req.url ?? '/', 'http://local').searchParams;
   const cookie = (name: string) => (sent[name] ? decodeCookieValue(sent[name]) : '');
@@ -605,6 +626,11 @@ function pollStateOf(req: IncomingMessage, sent: Record<string, string>): PollSt
  * was taken: the slice's own cursor when all of it fit, else the position of the last event looked
  * at before the first one that did not.
  */
+/** The event types of a poll's subscriptions. */
+function typesOf(subscriptions: Subscription[]): ReadonlySet<string> {
+  return new Set(subscriptions.map((s) => s.eventType));
+}
+
 export function takeMatching(
   slice: { events: RingEvent[]; cursor: string },
   matches: (e: RingEvent) => boolean,
