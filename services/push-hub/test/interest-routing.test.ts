@@ -95,7 +95,13 @@ describe('interest-based routing of the fan-out stream (NATS)', () => {
 
   it('a replica whose clients want three types reads only those; a type added and one dropped while events flow lose and repeat nothing', async () => {
     await startReplicas();
-    const [typeA, typeB, typeC, typeD, nobodys] = ['a', 'b', 'c', 'd', 'e'].map((t) => uniqueName(`t.${t}`));
+    const [typeA, typeB, typeC, typeD, nobodys] = [
+      uniqueName('t.a'),
+      uniqueName('t.b'),
+      uniqueName('t.c'),
+      uniqueName('t.d'),
+      uniqueName('t.e'),
+    ];
     const routedTypes = () => a.metric('gw_fanout_routed_types');
     const both = await openSse(
       `${a.url}/_gw/v1/connection/sse?subscriptions=${subs([{ eventType: typeA }, { eventType: typeB }])}`,
