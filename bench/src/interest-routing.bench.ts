@@ -229,7 +229,7 @@ console.log(
 console.log('|---|---|---|---|---|---|---|---|---|');
 for (const r of rows)
   console.log(
-    `| ${r.replicas} | ${r.mode} | ${r.events} | ${r.perEventUs.toFixed(1)} | ${Math.round(r.recordsRead.reduce((a, b) => a + b, 0) / r.replicas)} | ${[...new Set(r.routedTypes)].join('/')} | ${(r.perEventUs * r.replicas).toFixed(1)} | ${r.natsPerEventUs.toFixed(1)} | ${r.load.toFixed(1)} |`,
+    `| ${r.replicas} | ${r.mode} | ${r.events} | ${r.perEventUs.toFixed(1)} | ${Math.round(r.recordsRead.reduce((a, b) => a + b, 0) / r.replicas)} | ${r.mode === 'all' ? '–' : [...new Set(r.routedTypes)].join('/')} | ${(r.perEventUs * r.replicas).toFixed(1)} | ${r.natsPerEventUs.toFixed(1)} | ${r.load.toFixed(1)} |`,
   );
 if (values.json)
   writeFileSync(values.json, JSON.stringify({ box, clientsPerReplica, typesPerReplica, rows }, null, 2));
