@@ -17,8 +17,8 @@
 #        tools/deps.sh zipkin-jar   (only fetch Zipkin's jar; prints its path)
 # Names: kafka redis redis-cluster nats kinesis traces zipkin schema-registry redis-tls redis-tls-cluster nats-tls traces-tls kafka-tls schema-registry-tls (default: all;
 # schema-registry needs kafka up, schema-registry-tls the schema-registry). Idempotent: `up` skips what
-# already runs. State, logs and PID files live under .cache/deps/<name>/. Ports come from the
-# environment:
+# already runs, but restarts a nats or nats-tls that runs another binary than the pinned build.
+# State, logs and PID files live under .cache/deps/<name>/. Ports come from the environment:
 #   KAFKA_PORT (9092) KAFKA_CONTROLLER_PORT (9093) REDIS_PORT (6379) NATS_PORT (4222)
 #   NATS_MONITOR_PORT (8222) KINESIS_PORT (4567) TRACES_OTLP_PORT (4318) TRACES_QUERY_PORT (16686)
 #   TRACES_QUERY_GRPC_PORT (16685)
@@ -350,12 +350,28 @@ fetch_apicurio() {
 . "$root/tools/tls-deps.sh"
 
 up_one() {
-  if running_all "$1"; then say "$1 already running (pid $(pid_of "$1"))"; return; fi
-  # Some of its processes run (one of a cluster died): stop the rest, then start it whole.
-  [ "$(members_of "$1")" = "$1" ] || down_one "$1"
+  if running_all "$1"; then
+    if ! outdated "$1"; then say "$1 already running (pid $(pid_of "$1"))"; return; fi
+    say "$1 runs another server than the pinned one (e.g. Debian's NATS 2.9 before the pin): restarting it"
+  fi
+  # Some of its processes run (one of a cluster died), or an outdated server: stop them, then start
+  # it whole.
+  if [ "$(members_of "$1")" != "$1" ] || outdated "$1"; then down_one "$1"; fi
   local t=$SECONDS
   "${1}_up"
   say "$1 ready in $((SECONDS - t))s (pid $(pid_of "$1"))"
+}
+
+# A running NATS whose executable is not the pinned build (another binary, or one rebuilt since:
+# the kernel then names it "(deleted)").
+outdated() {
+  [[ $1 = nats || $1 = nats-tls ]] || return 1
+  local bin n exe; bin=$(readlink -f "$(nats_bin)")
+  for n in $(members_of "$1"); do
+    exe=$(readlink "/proc/$(pid_of "$n")/exe" 2>/dev/null) || continue
+    [ "$exe" = "$bin" ] || return 0
+  done
+  return 1
 }
 
 down_one() {
