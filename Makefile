@@ -49,14 +49,14 @@ run: install
 # release: mostly waiting on containers and a cluster) run beside the node tests at a lower CPU
 # priority (tools/beside.sh); their output is printed whole after the test runner's summary.
 test:
-	@tools/prebuild.sh start jaeger $(if $(SKIP_CLUSTER),,kubernetes)
+	@tools/prebuild.sh start nats jaeger $(if $(SKIP_CLUSTER),,kubernetes)
 	@tools/timed.sh install $(MAKE) -s install
 	@tools/timed.sh lint $(MAKE) -s lint
 	@tools/timed.sh typecheck $(MAKE) -s typecheck
 	@tools/timed.sh "chart checks" $(MAKE) -s chart-test
 	@tools/timed.sh "compose check" $(MAKE) -s compose-check
 	@tools/timed.sh "API fuzzing (internal API, public edge)" $(MAKE) -s fuzz-api
-	@tools/timed.sh dependencies sh -c 'tools/prebuild.sh wait jaeger && $(MAKE) -s deps-up'
+	@tools/timed.sh dependencies sh -c 'tools/prebuild.sh wait nats && tools/prebuild.sh wait jaeger && $(MAKE) -s deps-up'
 	@tools/beside.sh start deployment $(MAKE) -s test-deployment
 	@STORM_CLIENTS=$${STORM_CLIENTS:-2000} TEST_RETRIES=$${TEST_RETRIES:-1} tools/timed.sh "node tests" $(MAKE) -s test-only; status=$$?; tools/beside.sh wait deployment || status=1; exit $$status
 

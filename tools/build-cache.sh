@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The build cache outside the clone: what the long builds and downloads produce (Node and pnpm,
-# Kubernetes, Jaeger, Zipkin, helm and the chart tools, Kafka's jars, the schema registry, the
+# Kubernetes, Jaeger, nats-server, Zipkin, helm and the chart tools, Kafka's jars, the schema registry, the
 # Python fuzzer, the benchmark peers, the debootstrapped Debian base image and the stand-in images
 # as built) lives in GATEHOUSE_BUILD_CACHE, and the clone's .cache/<folder> is a symbolic link to
 # it. A fresh clone on the same machine so finds them built.
@@ -23,7 +23,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 store=${GATEHOUSE_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gatehouse-builds}
 # The folders of .cache/ that hold builds and downloads only (never state of a run), and the test
 # files' times of the last run (which to start first, tools/run-tests.ts).
-cached=(test-times node pnpm traces zipkin chart-tools kafka schema-registry schemathesis centrifugo mercury k8s/bin k8s/images
+cached=(test-times node pnpm traces nats zipkin chart-tools kafka schema-registry schemathesis centrifugo mercury k8s/bin k8s/images
   images/debian images/saved)
 
 link() {

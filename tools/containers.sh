@@ -207,6 +207,12 @@ stage_kafka() {
   cp -al "$libs" "$1/libs"
 }
 
+# nats-server as tools/deps.sh builds it for the tests (pinned there; one build for both).
+stage_nats() {
+  local bin; bin=$("$root/tools/deps.sh" nats-bin)
+  cp -a "$bin" "$1/nats-server"
+}
+
 # Apicurio Registry from the build tools/deps.sh fetches for the tests (one download for both).
 stage_schema-registry() {
   local app; app=$("$root/tools/deps.sh" schema-registry-app)
@@ -220,7 +226,7 @@ build_standin() {
     node) timed "node:24-bookworm-slim" build_from_containerfile node docker.io/library/node:24-bookworm-slim ;;
     kafka) timed "apache/kafka:3.9.1" build_from_containerfile kafka docker.io/apache/kafka:3.9.1 ;;
     redis) timed "redis:7.0-alpine" build_from_containerfile redis docker.io/library/redis:7.0-alpine ;;
-    nats) timed "nats:2.9-alpine" build_from_containerfile nats docker.io/library/nats:2.9-alpine ;;
+    nats) timed "nats:2.14-alpine" build_from_containerfile nats docker.io/library/nats:2.14-alpine ;;
     nginx) timed "nginx:1.22-alpine" build_from_containerfile nginx docker.io/library/nginx:1.22-alpine ;;
     prometheus) timed "prom/prometheus:v2.42.0" build_from_containerfile prometheus docker.io/prom/prometheus:v2.42.0 ;;
     schema-registry) timed "apicurio/apicurio-registry:3.0.9" build_from_containerfile schema-registry docker.io/apicurio/apicurio-registry:3.0.9 ;;
@@ -333,7 +339,7 @@ stop_service() {
 save() {
   local list=("$@")
   [ ${#list[@]} -eq 0 ] && list=("docker.io/library/$gatehouse_image" docker.io/apache/kafka:3.9.1
-    docker.io/library/redis:7.0-alpine docker.io/library/nats:2.9-alpine
+    docker.io/library/redis:7.0-alpine docker.io/library/nats:2.14-alpine
     docker.io/library/nginx:1.22-alpine docker.io/prom/prometheus:v2.42.0)
   mkdir -p "$images/archives"
   for image in "${list[@]}"; do

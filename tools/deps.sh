@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Starts and stops the real servers the tests use, on 127.0.0.1 only:
-#   Apache Kafka (KRaft, jars from Maven Central), Redis, a Redis Cluster of three masters and NATS
-#   (Debian packages), a Kinesis emulator (npm package kinesis-local), the two trace backends
+#   Apache Kafka (KRaft, jars from Maven Central), Redis and a Redis Cluster of three masters (Debian
+#   packages), NATS 2.14 with JetStream (nats-server built once from the Go module proxy, pinned in
+#   nats_server_version: Debian's 2.9 cannot filter a consumer by several subjects; `nats` and
+#   `nats-tls` run it), a Kinesis emulator (npm package kinesis-local), the two trace backends
 #   `traces`: Jaeger v2 (OTLP/HTTP in, query API out), built once from the Go module proxy
 #   (tools/jaeger/go.mod), and `zipkin`: a Zipkin server (its executable jar from Maven Central;
 #   Zipkin v2 JSON in at /api/v2/spans, query API at /api/v2/traces), and `schema-registry`: a
@@ -11,11 +13,12 @@
 #        tools/deps.sh kafka-libs   (only fetch the Kafka jars; prints their directory)
 #        tools/deps.sh schema-registry-app   (only fetch Apicurio Registry; prints its directory)
 #        tools/deps.sh jaeger-bin   (only build Jaeger when it is missing or stale; prints its path)
+#        tools/deps.sh nats-bin   (only build nats-server when it is missing or stale; prints its path)
 #        tools/deps.sh zipkin-jar   (only fetch Zipkin's jar; prints its path)
 # Names: kafka redis redis-cluster nats kinesis traces zipkin schema-registry redis-tls redis-tls-cluster nats-tls traces-tls kafka-tls schema-registry-tls (default: all;
 # schema-registry needs kafka up, schema-registry-tls the schema-registry). Idempotent: `up` skips what
-# already runs. State, logs and PID files live under .cache/deps/<name>/. Ports come from the
-# environment:
+# already runs, but restarts a nats or nats-tls that runs another binary than the pinned build.
+# State, logs and PID files live under .cache/deps/<name>/. Ports come from the environment:
 #   KAFKA_PORT (9092) KAFKA_CONTROLLER_PORT (9093) REDIS_PORT (6379) NATS_PORT (4222)
 #   NATS_MONITOR_PORT (8222) KINESIS_PORT (4567) TRACES_OTLP_PORT (4318) TRACES_QUERY_PORT (16686)
 #   TRACES_QUERY_GRPC_PORT (16685)
@@ -132,10 +135,40 @@ cluster-ok() { [ "$(cluster-info "$1" cluster_state)" = ok ] && [ "$(cluster-inf
 
 # ---- NATS with JetStream, file storage so a restart keeps streams ----
 nats_up() {
-  apt_install nats-server:nats-server curl:curl
+  apt_install curl:curl
+  local bin; bin=$(nats_bin)
   mkdir -p "$state/nats/data"
-  spawn nats nats-server -a 127.0.0.1 -p "$NATS_PORT" -m "$NATS_MONITOR_PORT" -js -sd "$state/nats/data"
+  spawn nats "$bin" -a 127.0.0.1 -p "$NATS_PORT" -m "$NATS_MONITOR_PORT" -js -sd "$state/nats/data"
   wait_ready nats 20 curl -fsS "http://127.0.0.1:$NATS_MONITOR_PORT/healthz?js-enabled-only=true"
+}
+# The NATS server of the tests and of the nats image stand-in (tools/containers.sh): built from the
+# Go module proxy at this pinned version, not Debian's 2.9, which refuses a consumer filtered by
+# several subjects (filter_subjects, 2.10+) and so never ran FANOUT_ROUTING=interest for a replica
+# whose clients want two types or more. Keep the image pins (docker-compose.yml, the chart's values,
+# tools/images/nats) on the same minor.
+nats_server_version=2.14.9
+# Builds nats-server when it is missing or the pin changed; prints the binary's path.
+nats_bin() {
+  local bin="$root/.cache/nats/bin/nats-server"
+  if [ ! -x "$bin" ] || [ "$(cat "$bin.stamp" 2>/dev/null)" != "$nats_server_version" ]; then
+    build_nats "$bin" >&2
+    echo "$nats_server_version" >"$bin.stamp"
+  fi
+  echo "$bin"
+}
+build_nats() {
+  local out=$1 t=$SECONDS cache="$root/.cache/nats/go"
+  command -v go >/dev/null || PATH="/usr/local/go/bin:$PATH"
+  command -v go >/dev/null || die "nats: Go is needed to build nats-server (https://go.dev/dl/)"
+  say "building nats-server $nats_server_version from the Go module proxy (about 2 minutes, once)"
+  mkdir -p "$(dirname "$out")"
+  # Static (CGO off), so the same binary runs in the Alpine image stand-in.
+  GOMODCACHE="$cache/mod" GOCACHE="$cache/build" GOPATH="$cache/path" GOTOOLCHAIN=local CGO_ENABLED=0 \
+    GOFLAGS="-buildvcs=false -modcacherw" GOBIN="$(dirname "$out")" \
+    go install -trimpath -ldflags "-s -w" "github.com/nats-io/nats-server/v2@v$nats_server_version"
+  # The module and build caches only serve a rebuild, which a new pin needs anyway.
+  rm -rf "$cache"
+  say "nats-server $nats_server_version built in $((SECONDS - t))s"
 }
 
 # ---- Kinesis emulator (kinesis-local = kinesis-mock); must run with its package as cwd ----
@@ -317,12 +350,28 @@ fetch_apicurio() {
 . "$root/tools/tls-deps.sh"
 
 up_one() {
-  if running_all "$1"; then say "$1 already running (pid $(pid_of "$1"))"; return; fi
-  # Some of its processes run (one of a cluster died): stop the rest, then start it whole.
-  [ "$(members_of "$1")" = "$1" ] || down_one "$1"
+  if running_all "$1"; then
+    if ! outdated "$1"; then say "$1 already running (pid $(pid_of "$1"))"; return; fi
+    say "$1 runs another server than the pinned one (e.g. Debian's NATS 2.9 before the pin): restarting it"
+  fi
+  # Some of its processes run (one of a cluster died), or an outdated server: stop them, then start
+  # it whole.
+  if [ "$(members_of "$1")" != "$1" ] || outdated "$1"; then down_one "$1"; fi
   local t=$SECONDS
   "${1}_up"
   say "$1 ready in $((SECONDS - t))s (pid $(pid_of "$1"))"
+}
+
+# A running NATS whose executable is not the pinned build (another binary, or one rebuilt since:
+# the kernel then names it "(deleted)").
+outdated() {
+  [[ $1 = nats || $1 = nats-tls ]] || return 1
+  local bin n exe; bin=$(readlink -f "$(nats_bin)")
+  for n in $(members_of "$1"); do
+    exe=$(readlink "/proc/$(pid_of "$n")/exe" 2>/dev/null) || continue
+    [ "$exe" = "$bin" ] || return 0
+  done
+  return 1
 }
 
 down_one() {
@@ -344,7 +393,7 @@ stop_process() {
 
 cmd=${1:-status}; shift || true
 names=("$@"); [ ${#names[@]} -eq 0 ] && names=("${all[@]}")
-[[ "$cmd" = tools || "$cmd" = kafka-libs || "$cmd" = schema-registry-app || "$cmd" = jaeger-bin || "$cmd" = zipkin-jar ]] &&
+[[ "$cmd" = tools || "$cmd" = kafka-libs || "$cmd" = schema-registry-app || "$cmd" = jaeger-bin || "$cmd" = nats-bin || "$cmd" = zipkin-jar ]] &&
   names=()
 for n in "${names[@]}"; do [[ " ${all[*]} " == *" $n "* ]] || die "unknown dependency '$n' (know: ${all[*]})"; done
 case "$cmd" in
@@ -358,9 +407,10 @@ case "$cmd" in
   kafka-libs) kafka_libs; echo "$root/.cache/kafka/libs" ;;
   schema-registry-app) apt_install curl:curl; apicurio_app ;;
   jaeger-bin) jaeger_bin ;;
+  nats-bin) nats_bin ;;
   zipkin-jar) apt_install curl:curl; zipkin_jar ;;
   status) for n in "${names[@]}"; do
       if running_all "$n"; then echo "$n: running (pid $(pid_of "$n"))"; else echo "$n: stopped"; fi
     done ;;
-  *) die "usage: $0 up|down|restart|status [${all[*]}] | tools | kafka-libs | schema-registry-app | jaeger-bin" ;;
+  *) die "usage: $0 up|down|restart|status [${all[*]}] | tools | kafka-libs | schema-registry-app | jaeger-bin | nats-bin | zipkin-jar" ;;
 esac

@@ -8,10 +8,11 @@
 #                      certificates: gRPC on TRACES_TLS_OTLP_GRPC_PORT (4327), HTTP on
 #                      TRACES_TLS_OTLP_HTTP_PORT (4328); its query API (plain) on TRACES_TLS_QUERY_PORT
 #                      (16696)
-#   nats-tls           NATS with JetStream on NATS_TLS_PORT (4232), TLS with client certificates
-#                      required, a user with a password; and on NATS_TLS_TOKEN_PORT (4233) a second
-#                      server, TLS without client certificates, that takes a token instead
-#                      (TLS_DEPS_TOKEN): a server has users or a token, never both
+#   nats-tls           NATS (the nats-server `nats` builds) with JetStream on NATS_TLS_PORT (4232),
+#                      TLS with client certificates required, a user with a password; and on
+#                      NATS_TLS_TOKEN_PORT (4233) a second server, TLS without client certificates,
+#                      that takes a token instead (TLS_DEPS_TOKEN): a server has users or a token,
+#                      never both
 #   kafka-tls          a KRaft broker taking clients only over TLS: SASL_SSL on KAFKA_TLS_SASL_PORT
 #                      (9193; SCRAM-SHA-256, SCRAM-SHA-512 and PLAIN, the same user) and SSL with
 #                      client certificates required on KAFKA_TLS_MTLS_PORT (9194)
@@ -116,7 +117,7 @@ redis-tls-cluster-ok() {
 }
 
 nats-tls_up() {
-  apt_install nats-server:nats-server
+  local bin; bin=$(nats_bin)
   tls_certificates
   mkdir -p "$state/nats-tls/data" "$state/nats-tls/token-data"
   cat >"$state/nats-tls/nats.conf" <<EOF
@@ -143,12 +144,12 @@ tls {
 }
 authorization { token: "$TLS_DEPS_TOKEN" }
 EOF
-  spawn nats-tls nats-server -c "$state/nats-tls/nats.conf"
+  spawn nats-tls "$bin" -c "$state/nats-tls/nats.conf"
   wait_ready nats-tls 20 nats-tls-ping "$NATS_TLS_PORT"
-  spawn nats-tls/token nats-server -c "$state/nats-tls/token.conf"
+  spawn nats-tls/token "$bin" -c "$state/nats-tls/token.conf"
   wait_ready nats-tls/token 20 nats-tls-ping "$NATS_TLS_TOKEN_PORT"
 }
-# The server greets with INFO (TLS starts after it, NATS 2.9 has no TLS-first handshake).
+# The server greets with INFO (TLS starts after it: these servers do not set handshake_first).
 nats-tls-ping() {
   [ "$(timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1 && head -c 4 <&3")" = INFO ]
 }

@@ -7,7 +7,8 @@
  *
  * Set-up per (replica count, mode): K push-hub processes (services/push-hub/src/main.ts) on a fresh
  * fan-out stream (`<run>-gw-events`), Redis for the store and the control channel, each replica
- * holding `--clients` (20) SSE connections subscribed to one type nobody publishes here. Events are
+ * holding `--clients` (20) SSE connections spread over `--types-per-replica` (1) types of its own
+ * that nobody publishes here (client c of replica r wants type c mod N of r). Events are
  * written to the stream as the publisher writes them with FANOUT_ROUTING=interest (its CloudEvent
  * type as the route, the routing headers, ~500 bytes), by this process, so the publisher's CPU is
  * not in the figures. Three windows of `--seconds` (10) each: quiet (no events: each replica's own
@@ -18,9 +19,11 @@
  * the records it read (gw_fanout_events_total) and the NATS server's CPU per event likewise.
  *
  * What it does not measure: deliveries (no event is wanted), the publisher, the clients (idle).
- * NATS before 2.10 filters a consumer by one subject: each replica's clients want one type here.
+ * NATS before 2.10 filters a consumer by one subject: there only `--types-per-replica 1` filters
+ * (with more, a replica reads everything: its row's routed types say -1); tools/deps.sh runs 2.14.
  * Run: `node bench/src/interest-routing.bench.ts [--replica-counts 1,2,4,8] [--rate 200]
- * [--seconds 10] [--clients 20] [--json <file>]`; needs NATS and Redis (`make deps-up`).
+ * [--seconds 10] [--clients 20] [--types-per-replica 1] [--json <file>]`; needs NATS and Redis
+ * (`make deps-up`).
  */
 import './harness/help.ts'; // first: --help prints the comment above and exits before anything runs
 import { writeFileSync } from 'node:fs';
@@ -44,13 +47,19 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '200' },
     seconds: { type: 'string', default: '10' },
     clients: { type: 'string', default: '20' },
+    'types-per-replica': { type: 'string', default: '1' },
     json: { type: 'string' },
   },
 });
 const rate = Number(values.rate);
 const windowMs = Number(values.seconds) * 1000;
 const clientsPerReplica = Number(values.clients);
-const wantedType = 'bench.wanted-by-clients';
+const typesPerReplica = Number(values['types-per-replica']);
+if (!(typesPerReplica >= 1 && typesPerReplica <= clientsPerReplica))
+  throw new Error('--types-per-replica must be between 1 and --clients');
+/** The type client `client` of replica `replica` subscribes to. */
+const wantedType = (replica: number, client: number) =>
+  `bench.wanted-by-clients.r${replica}.t${client % typesPerReplica}`;
 const unwantedType = 'bench.wanted-by-nobody';
 
 interface Row {
@@ -63,6 +72,8 @@ interface Row {
   perReplicaUs: number[];
   /** Records each replica read from the stream. */
   recordsRead: number[];
+  /** Types each replica's consumer filters by at the end (gw_fanout_routed_types; -1: every type). */
+  routedTypes: number[];
   /** µs of the NATS server's CPU per event (all its work: the publish, every consumer's reads). */
   natsPerEventUs: number;
 }
@@ -119,10 +130,11 @@ async function measure(mode: Row['mode'], count: number, bus: NatsBus): Promise<
           readyTimeoutMs: 120_000,
         }),
       );
-    const subscriptions = encodeURIComponent(JSON.stringify([{ eventType: wantedType }]));
-    for (const r of replicas)
-      for (let c = 0; c < clientsPerReplica; c++)
+    for (const [i, r] of replicas.entries())
+      for (let c = 0; c < clientsPerReplica; c++) {
+        const subscriptions = encodeURIComponent(JSON.stringify([{ eventType: wantedType(i, c) }]));
         clients.push(await openSse(`${r.publicUrl}/_gw/v1/connection/sse?subscriptions=${subscriptions}`));
+      }
     await sleep(2000);
     const natsPid = listenerPid(Number(new URL(dependencyAddress.natsUrl).port || 4222));
     const cpus = () => replicas.map((r) => cpuSeconds(r.pid));
@@ -172,6 +184,7 @@ async function measure(mode: Row['mode'], count: number, bus: NatsBus): Promise<
       (c, i) => ((c - busy0[i]! - quietRatesOf[i]! * busySeconds) / events) * 1e6,
     );
     const read = await Promise.all(replicas.map(recordsRead));
+    const routedTypes = await Promise.all(replicas.map((r) => metric(r, 'gw_fanout_routed_types', '')));
     const natsPerEventUs = ((natsBusy - natsBusy0 - natsQuietRate * busySeconds) / events) * 1e6;
     return {
       mode,
@@ -181,6 +194,7 @@ async function measure(mode: Row['mode'], count: number, bus: NatsBus): Promise<
       perEventUs: perReplicaUs.reduce((a, b) => a + b, 0) / count,
       perReplicaUs,
       recordsRead: read.map((n, i) => n - read0[i]!),
+      routedTypes,
       natsPerEventUs,
     };
   } finally {
@@ -201,20 +215,22 @@ try {
       console.log(
         `${mode.padEnd(8)} K=${count}: ${row.events} events, ${row.perEventUs.toFixed(1)} µs per unwanted event per replica ` +
           `(each: ${row.perReplicaUs.map((u) => u.toFixed(1)).join(', ')}), records read ${row.recordsRead.join(', ')}, ` +
-          `NATS ${row.natsPerEventUs.toFixed(1)} µs/event, load ${row.load.toFixed(1)}`,
+          `routed types ${row.routedTypes.join(', ')}, NATS ${row.natsPerEventUs.toFixed(1)} µs/event, load ${row.load.toFixed(1)}`,
       );
     }
   }
 } finally {
   await bus.close();
 }
+console.log(`\n${clientsPerReplica} clients per replica over ${typesPerReplica} type(s) of its own`);
 console.log(
-  '\n| replicas | mode | events | µs per unwanted event per replica | records read per replica | cluster µs per event (replicas) | NATS µs per event | load |',
+  '\n| replicas | mode | events | µs per unwanted event per replica | records read per replica | routed types | cluster µs per event (replicas) | NATS µs per event | load |',
 );
-console.log('|---|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|---|---|');
 for (const r of rows)
   console.log(
-    `| ${r.replicas} | ${r.mode} | ${r.events} | ${r.perEventUs.toFixed(1)} | ${Math.round(r.recordsRead.reduce((a, b) => a + b, 0) / r.replicas)} | ${(r.perEventUs * r.replicas).toFixed(1)} | ${r.natsPerEventUs.toFixed(1)} | ${r.load.toFixed(1)} |`,
+    `| ${r.replicas} | ${r.mode} | ${r.events} | ${r.perEventUs.toFixed(1)} | ${Math.round(r.recordsRead.reduce((a, b) => a + b, 0) / r.replicas)} | ${r.mode === 'all' ? '–' : [...new Set(r.routedTypes)].join('/')} | ${(r.perEventUs * r.replicas).toFixed(1)} | ${r.natsPerEventUs.toFixed(1)} | ${r.load.toFixed(1)} |`,
   );
-if (values.json) writeFileSync(values.json, JSON.stringify({ box, rows }, null, 2));
+if (values.json)
+  writeFileSync(values.json, JSON.stringify({ box, clientsPerReplica, typesPerReplica, rows }, null, 2));
 process.exit(0);

@@ -2,7 +2,8 @@
  * tools/prebuild.sh starts the long Go builds in the background when `make test` begins; a stage
  * waits for the one build it needs, not for both; a failed build is reported (the stage then
  * builds it itself) without failing the wait; `stop` ends what still runs. Fake builds stand in
- * for Jaeger's and Kubernetes': they record when they ran and take as long as they are told.
+ * for nats-server's, Jaeger's and Kubernetes': they record when they ran and take as long as they
+ * are told.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -36,11 +37,16 @@ function prebuild(...args: string[]) {
   });
 }
 
-/** A state folder and fake builds of the test's own: `setUp(() => [jaeger, kubernetes])`. */
-function setUp(builds: () => [string, string]): void {
+/** A state folder and fake builds of the test's own: `setUp(() => [jaeger, kubernetes, nats?])`. */
+function setUp(builds: () => [string, string, string?]): void {
   n++;
-  const [jaeger, kubernetes] = builds();
-  env = { PREBUILD_DIR: join(dir, `state-${n}`), PREBUILD_JAEGER: jaeger, PREBUILD_KUBERNETES: kubernetes };
+  const [jaeger, kubernetes, nats = fakeBuild('nats', 0)] = builds();
+  env = {
+    PREBUILD_DIR: join(dir, `state-${n}`),
+    PREBUILD_NATS: nats,
+    PREBUILD_JAEGER: jaeger,
+    PREBUILD_KUBERNETES: kubernetes,
+  };
 }
 
 afterEach(() => {
@@ -58,6 +64,16 @@ it('waits for the build a stage needs, not for the other one', () => {
   assert.ok(existsSync(join(dir, `jaeger-${n}.ran`)));
   assert.ok(!existsSync(join(dir, `kubernetes-${n}.ran`)), 'kubernetes is still building');
   assert.ok(Date.now() - started < 15_000);
+});
+
+it('builds nats-server first when asked (as make test does), and the brokers stage waits for it', () => {
+  setUp(() => [fakeBuild('jaeger', 20), fakeBuild('kubernetes', 20), fakeBuild('nats', 0.2)]);
+  assert.equal(prebuild('start', 'nats', 'jaeger', 'kubernetes').status, 0);
+  const waited = prebuild('wait', 'nats');
+  assert.equal(waited.status, 0);
+  assert.match(waited.stdout, /nats built in the background/);
+  assert.ok(existsSync(join(dir, `nats-${n}.ran`)));
+  assert.ok(!existsSync(join(dir, `jaeger-${n}.ran`)), 'jaeger is still building');
 });
 
 it('waits until the build is done, and runs the builds one after the other in the order given', () => {

@@ -237,7 +237,7 @@ export class NatsBus implements Bus {
               ...filterFor(topic, routes, this.capabilities.routes > 1),
             });
             const messages = await consumer.consume(BROADCAST_PULL);
-            readThrough.opened(consumer);
+            readThrough.opened(consumer, async () => (await this.streams.extent(stream)).nextSequence - 1);
             reading = opening;
             return messages;
           }),

@@ -4,7 +4,8 @@
  * clients want (its /metrics count of records read shows it), a type it did not read comes from
  * the moment a client wants it with no gap, it stops coming once the last client of it left, and a
  * resume from a position where the replica did not read the client's type is served by a broker
- * replay: nothing missed, nothing twice.
+ * replay: nothing missed, nothing twice. The project's NATS (tools/deps.sh) filters a consumer by
+ * several subjects (2.10+): a replica whose clients want two or three types reads only those.
  */
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
@@ -25,8 +26,8 @@ describe('interest-based routing of the fan-out stream (NATS)', () => {
   before(async () => {
     bus = await NatsBus.connect({ servers: dependencyAddress.natsUrl, name: 'interest-routing-test' });
   });
-  // Two fresh replicas on a stream of their own per test: a server before NATS 2.10 filters by one
-  // type, and a type left over from the test before would make a replica read everything.
+  // Two fresh replicas on a stream of their own per test: the types read and the records counted
+  // are this test's only.
   const startReplicas = async () => {
     topic = uniqueName('gw.interest');
     const shared = { bus: new MemoryBus(), store: new MemoryStore() };
@@ -90,6 +91,80 @@ describe('interest-based routing of the fan-out stream (NATS)', () => {
     await waitFor(() => numbers(first.events(), typeA).length === 2, { what: `${typeA} 2` });
     assert.equal((await recordsRead(a)) - before, 1, `no ${typeB} event read once its client left`);
     first.close();
+  });
+
+  it('a replica whose clients want three types reads only those; a type added and one dropped while events flow lose and repeat nothing', async () => {
+    await startReplicas();
+    const [typeA, typeB, typeC, typeD, nobodys] = [
+      uniqueName('t.a'),
+      uniqueName('t.b'),
+      uniqueName('t.c'),
+      uniqueName('t.d'),
+      uniqueName('t.e'),
+    ];
+    const routedTypes = () => a.metric('gw_fanout_routed_types');
+    const both = await openSse(
+      `${a.url}/_gw/v1/connection/sse?subscriptions=${subs([{ eventType: typeA }, { eventType: typeB }])}`,
+    );
+    const onC = await openSse(sseUrl(a, typeC));
+    await waitFor(async () => (await routedTypes()) === 3, { what: 'three types read' });
+    for (let n = 0; n < 10; n++) for (const type of [typeA, typeB, typeC, nobodys]) await publish(type, n);
+    await waitFor(
+      () => numbers(both.events(), typeB).length === 10 && numbers(onC.events(), typeC).length === 10,
+      {
+        what: 'the wanted events',
+      },
+    );
+    assert.equal(await recordsRead(a), 30, `the ${nobodys} events were not read`);
+
+    // Events of every type keep coming while a client wants typeD (added) and typeC's leaves (dropped).
+    let onD: Awaited<ReturnType<typeof openSse>> | undefined;
+    let publishedBeforeWelcome = 0;
+    let n = 10;
+    let last = Number.POSITIVE_INFINITY;
+    const flowing = (async () => {
+      for (; n < last && n < 2000; n++) {
+        for (const type of [typeA, typeB, typeC, typeD, nobodys]) await publish(type, n);
+        if (onD === undefined) publishedBeforeWelcome = n + 1;
+      }
+    })();
+    await waitFor(() => n >= 30, { what: 'events flowing' });
+    const d = await openSse(sseUrl(a, typeD));
+    await waitFor(() => d.events('gw.subscriptions_set').length === 1, { what: 'the welcome' });
+    onD = d;
+    await waitFor(async () => (await routedTypes()) === 4, { what: `${typeD} read` });
+    onC.close();
+    await waitFor(async () => (await routedTypes()) === 3, {
+      what: `${typeC} no longer read`,
+      timeoutMs: 15_000,
+    });
+    last = n + 20;
+    await flowing;
+    const end = n;
+    await waitFor(() => numbers(d.events(), typeD).at(-1) === end - 1, { what: `the last ${typeD}` });
+    await waitFor(() => numbers(both.events(), typeB).at(-1) === end - 1, { what: `the last ${typeB}` });
+    await sleep(100);
+    const all = Array.from({ length: end }, (_, i) => i);
+    assert.deepEqual(numbers(both.events(), typeA), all, `${typeA}, read throughout: no gap, none twice`);
+    assert.deepEqual(numbers(both.events(), typeB), all, `${typeB}, read throughout: no gap, none twice`);
+    const gotD = numbers(d.events(), typeD);
+    assert.ok(
+      gotD[0]! <= publishedBeforeWelcome,
+      `${typeD} from its welcome (${publishedBeforeWelcome}) on, got from ${gotD[0]}`,
+    );
+    assert.deepEqual(gotD, all.slice(gotD[0]), `${typeD}: in order, no gap, none twice`);
+    const gotC = numbers(onC.events(), typeC);
+    assert.deepEqual(gotC, all.slice(0, gotC.length), `${typeC} until its client left: no gap, none twice`);
+
+    // Dropped, typeC is no longer read, nor the type nobody wants.
+    const before = await recordsRead(a);
+    for (let k = 0; k < 5; k++) for (const type of [typeC, nobodys]) await publish(type, end + k);
+    await publish(typeA, end);
+    await waitFor(() => numbers(both.events(), typeA).at(-1) === end, { what: `${typeA} ${end}` });
+    assert.equal((await recordsRead(a)) - before, 1, `neither ${typeC} nor ${nobodys} read`);
+    assert.equal(await routedTypes(), 3);
+    both.close();
+    d.close();
   });
 
   it('a type new to a replica while its events flow: every one published after the welcome comes, none twice', async () => {
