@@ -24,7 +24,8 @@ import {
   type Subscription,
 } from '@gatehouse/bus';
 import { type EventRing, eventIdentity, type RingEvent } from './event-ring.ts';
-import { readStreamEvent } from './stream-event.ts';
+import { readEventHeaders, readStreamEvent, type UnreadableReason } from './stream-event.ts';
+import { UnreadEvent } from './unread-event.ts';
 
 export interface ReplayTarget {
   /** The target has everything up to this position; it gets the events after it. */
@@ -247,7 +248,7 @@ class ReplayRound {
   private handle(message: Message): void | Promise<void> {
     if (this.done) return;
     const { compare } = this.replay;
-    const e = readStreamEvent(message.position, message.value.toString('utf8'));
+    const e = replayedEvent(message);
     this.at = message.position;
     const deliverable = typeof e !== 'string' && this.firstTime(e);
     let sent = 0;
@@ -338,4 +339,15 @@ class ReplayRound {
     this.done = true;
     this.finished.resolve();
   }
+}
+
+/**
+ * A replayed record as an event: kept unread when its headers name its type, source and id, as
+ * the live stream keeps one nobody wants (unread-event.ts), so a target that skips the type (a long
+ * poll reading past the events it does not want) never parses its body; read at once otherwise.
+ */
+function replayedEvent(message: Message): RingEvent | UnreadableReason {
+  const headers = readEventHeaders(message.headers);
+  if (headers) return new UnreadEvent(message.position, message.value, headers);
+  return readStreamEvent(message.position, message.value.toString('utf8'));
 }
