@@ -185,11 +185,18 @@ class ReplayRound {
   private readonly released = new Map<ReplayTarget, PromiseWithResolvers<void>>();
   private readonly finished = Promise.withResolvers<void>();
   private subscription: Subscription | undefined;
+  /**
+   * Targets whose position the reader has not passed yet. Once it has, every later message is
+   * after it: a target's position is compared until then only, not for every message (a
+   * comparison parses both positions, and a round may serve hundreds of long polls).
+   */
+  private readonly notStarted: Set<ReplayTarget>;
 
   constructor(replay: StreamReplay, options: StreamReplayOptions, targets: ReplayTarget[]) {
     this.replay = replay;
     this.options = options;
     this.targets = new Set(targets);
+    this.notStarted = new Set(targets);
     this.at = this.oldestFrom();
   }
 
@@ -197,6 +204,7 @@ class ReplayRound {
   join(target: ReplayTarget): boolean {
     if (this.done || this.replay.compare(target.from, this.at) < 0) return false;
     this.targets.add(target);
+    this.notStarted.add(target);
     return true;
   }
 
@@ -251,10 +259,13 @@ class ReplayRound {
     const e = replayedEvent(message);
     this.at = message.position;
     const deliverable = typeof e !== 'string' && this.firstTime(e);
+    for (const t of this.notStarted)
+      if (!this.targets.has(t) || compare(message.position, t.from) > 0) this.notStarted.delete(t);
     let sent = 0;
-    for (const t of [...this.targets]) {
+    // A Set may lose its current entry while it is iterated: no copy per message.
+    for (const t of this.targets) {
       if (!t.wanted) this.targets.delete(t);
-      else if (deliverable && compare(message.position, t.from) > 0) {
+      else if (deliverable && !this.notStarted.has(t)) {
         sent++;
         if (t.event(e) === false) this.targets.delete(t);
       }
