@@ -186,17 +186,18 @@ class ReplayRound {
   private readonly finished = Promise.withResolvers<void>();
   private subscription: Subscription | undefined;
   /**
-   * Targets whose position the reader has not passed yet. Once it has, every later message is
-   * after it: a target's position is compared until then only, not for every message (a
+   * Targets whose position the reader has not passed yet, oldest position first. Once it has, every
+   * later message is after it: only the oldest is compared with each message, not every target (a
    * comparison parses both positions, and a round may serve hundreds of long polls).
    */
-  private readonly notStarted: Set<ReplayTarget>;
+  private readonly notStarted = new Set<ReplayTarget>();
+  private readonly startOrder: ReplayTarget[] = [];
 
   constructor(replay: StreamReplay, options: StreamReplayOptions, targets: ReplayTarget[]) {
     this.replay = replay;
     this.options = options;
     this.targets = new Set(targets);
-    this.notStarted = new Set(targets);
+    for (const t of targets) this.awaitStart(t);
     this.at = this.oldestFrom();
   }
 
@@ -204,8 +205,35 @@ class ReplayRound {
   join(target: ReplayTarget): boolean {
     if (this.done || this.replay.compare(target.from, this.at) < 0) return false;
     this.targets.add(target);
-    this.notStarted.add(target);
+    this.awaitStart(target);
     return true;
+  }
+
+  /** Files the target among those whose position is still ahead, in position order. */
+  private awaitStart(target: ReplayTarget): void {
+    const { compare } = this.replay;
+    let lo = 0;
+    let hi = this.startOrder.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compare(this.startOrder[mid]!.from, target.from) <= 0) lo = mid + 1;
+      else hi = mid;
+    }
+    this.startOrder.splice(lo, 0, target);
+    this.notStarted.add(target);
+  }
+
+  /** The targets whose position `position` is past start taking messages. */
+  private startPassed(position: Position): void {
+    const { compare } = this.replay;
+    let passed = 0;
+    while (passed < this.startOrder.length) {
+      const t = this.startOrder[passed]!;
+      if (this.targets.has(t) && compare(position, t.from) <= 0) break;
+      this.notStarted.delete(t);
+      passed++;
+    }
+    if (passed > 0) this.startOrder.splice(0, passed);
   }
 
   leave(target: ReplayTarget): void {
@@ -255,12 +283,10 @@ class ReplayRound {
 
   private handle(message: Message): void | Promise<void> {
     if (this.done) return;
-    const { compare } = this.replay;
     const e = replayedEvent(message);
     this.at = message.position;
     const deliverable = typeof e !== 'string' && this.firstTime(e);
-    for (const t of this.notStarted)
-      if (!this.targets.has(t) || compare(message.position, t.from) > 0) this.notStarted.delete(t);
+    if (this.startOrder.length > 0) this.startPassed(message.position);
     let sent = 0;
     // A Set may lose its current entry while it is iterated: no copy per message.
     for (const t of this.targets) {
