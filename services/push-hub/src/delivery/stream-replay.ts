@@ -37,7 +37,13 @@ export interface ReplayTarget {
    * routing); absent: whenever the stream is covered. The target is handed over only then.
    */
   covers?(position: Position): boolean;
-  /** One replayed event after `from`, in stream order, not filtered; false: send nothing more. */
+  /**
+   * The event types it wants, when it wants only some (a long poll): it is offered only events of
+   * those, and `StreamReplay.readTo` says how far the reader went past the others. Absent: every
+   * event is offered.
+   */
+  readonly types?: ReadonlySet<string>;
+  /** One replayed event after `from`, in stream order, filtered by `types` only; false: send nothing more. */
   event(e: RingEvent): boolean | undefined;
   /** A promise when the target cannot take more yet: the round waits for it (at most `stallMs`). */
   ready?(): Promise<void> | undefined;
@@ -119,6 +125,15 @@ export class StreamReplay {
     this.startRounds();
   }
 
+  /** How far the reader serving the target has read (it was offered every event it wants up to there). */
+  readTo(target: ReplayTarget): Position | undefined {
+    for (const round of this.rounds) {
+      const at = round.readTo(target);
+      if (at !== undefined) return at;
+    }
+    return undefined;
+  }
+
   /** The target no longer wants events (its connection closed). */
   cancel(target: ReplayTarget): void {
     this.waiting = this.waiting.filter((t) => t !== target);
@@ -192,21 +207,65 @@ class ReplayRound {
    */
   private readonly notStarted = new Set<ReplayTarget>();
   private readonly startOrder: ReplayTarget[] = [];
+  /**
+   * The targets by the types they want (`types`), and those that want every event: a message is
+   * offered to its type's targets and to those, not to every target (a round may serve hundreds
+   * of long polls, each wanting a few of many types).
+   */
+  private readonly byType = new Map<string, Set<ReplayTarget>>();
+  private readonly everyType = new Set<ReplayTarget>();
+  /** The targets that may ask the round to wait (`ready`). */
+  private readonly pacing = new Set<ReplayTarget>();
 
   constructor(replay: StreamReplay, options: StreamReplayOptions, targets: ReplayTarget[]) {
     this.replay = replay;
     this.options = options;
-    this.targets = new Set(targets);
-    for (const t of targets) this.awaitStart(t);
+    this.targets = new Set();
+    for (const t of targets) this.add(t);
     this.at = this.oldestFrom();
   }
 
   /** Takes a target whose position the reader has not passed yet. */
   join(target: ReplayTarget): boolean {
     if (this.done || this.replay.compare(target.from, this.at) < 0) return false;
-    this.targets.add(target);
-    this.awaitStart(target);
+    this.add(target);
     return true;
+  }
+
+  private add(t: ReplayTarget): void {
+    this.targets.add(t);
+    this.awaitStart(t);
+    if (t.ready) this.pacing.add(t);
+    if (!t.types) {
+      this.everyType.add(t);
+      return;
+    }
+    for (const type of t.types) {
+      let set = this.byType.get(type);
+      if (!set) {
+        set = new Set();
+        this.byType.set(type, set);
+      }
+      set.add(t);
+    }
+  }
+
+  /** Whether it was a target of the round. */
+  private drop(t: ReplayTarget): boolean {
+    if (!this.targets.delete(t)) return false;
+    this.pacing.delete(t);
+    this.everyType.delete(t);
+    for (const type of t.types ?? []) {
+      const set = this.byType.get(type);
+      set?.delete(t);
+      if (set?.size === 0) this.byType.delete(type);
+    }
+    return true;
+  }
+
+  /** The position of the last message read, once the reader has passed the target's own. */
+  readTo(target: ReplayTarget): Position | undefined {
+    return this.targets.has(target) && !this.notStarted.has(target) ? this.at : undefined;
   }
 
   /** Files the target among those whose position is still ahead, in position order. */
@@ -239,7 +298,7 @@ class ReplayRound {
   leave(target: ReplayTarget): void {
     // A round waiting for it to drain need not wait any more.
     this.released.get(target)?.resolve();
-    if (this.targets.delete(target) && this.targets.size === 0) this.finish();
+    if (this.drop(target) && this.targets.size === 0) this.finish();
   }
 
   async stop(): Promise<void> {
@@ -271,7 +330,7 @@ class ReplayRound {
         // Expired: so is every target at that position; the later ones may still be held.
         for (const t of [...this.targets]) {
           if (this.replay.compare(t.from, this.at) > 0) continue;
-          this.targets.delete(t);
+          this.drop(t);
           t.unavailable(err);
         }
         if (this.targets.size > 0) this.at = this.oldestFrom();
@@ -287,24 +346,33 @@ class ReplayRound {
     this.at = message.position;
     const deliverable = typeof e !== 'string' && this.firstTime(e);
     if (this.startOrder.length > 0) this.startPassed(message.position);
-    let sent = 0;
-    // A Set may lose its current entry while it is iterated: no copy per message.
-    for (const t of this.targets) {
-      if (!t.wanted) this.targets.delete(t);
-      else if (deliverable && !this.notStarted.has(t)) {
-        sent++;
-        if (t.event(e) === false) this.targets.delete(t);
-      }
+    if (deliverable) {
+      const typed = this.byType.get(e.type);
+      const sent = (typed ? this.offer(typed, e) : 0) + this.offer(this.everyType, e);
+      if (sent) this.options.metrics.replayed(sent);
     }
-    if (sent) this.options.metrics.replayed(sent);
     this.catchUp(message.position);
     return this.untilReady();
+  }
+
+  /** Offers the event to the started targets of `set`; how many took it. */
+  private offer(set: Set<ReplayTarget>, e: RingEvent): number {
+    let sent = 0;
+    // A Set may lose its current entry while it is iterated: no copy per message.
+    for (const t of set) {
+      if (!t.wanted) this.drop(t);
+      else if (!this.notStarted.has(t)) {
+        sent++;
+        if (t.event(e) === false) this.drop(t);
+      }
+    }
+    return sent;
   }
 
   /** Resolves once every target can take more; the ones still full after the stall are detached. */
   private untilReady(): Promise<void> | undefined {
     const full: ReplayTarget[] = [];
-    for (const t of this.targets) {
+    for (const t of this.pacing) {
       const ready = t.ready?.();
       if (!ready) continue;
       const released = Promise.withResolvers<void>();
@@ -326,7 +394,7 @@ class ReplayRound {
     clearTimeout(timer);
     for (const t of full) {
       this.released.delete(t);
-      if (!drained.has(t) && this.targets.delete(t)) t.detach?.();
+      if (!drained.has(t) && this.drop(t)) t.detach?.();
     }
     if (this.targets.size === 0) this.finish();
   }
@@ -350,7 +418,7 @@ class ReplayRound {
         const at = this.replay.compare(t.from, position) > 0 ? t.from : position;
         // A type it wants that this replica reads only since later: the round reads on for it.
         if (t.wanted && t.covers?.(at) === false) continue;
-        this.targets.delete(t);
+        this.drop(t);
         if (!t.wanted) continue;
         const { rest, beyondRing } = this.replay.ringAfter(at);
         t.caughtUp(at, rest, beyondRing);
@@ -361,7 +429,7 @@ class ReplayRound {
 
   private takeTargets(): ReplayTarget[] {
     const all = [...this.targets];
-    this.targets.clear();
+    for (const t of all) this.drop(t);
     return all;
   }
 

@@ -264,8 +264,10 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
         resolve(slice);
       };
       const onClose = () => settle({ events: [], cursor, failed: new Error('client gone') });
+      // At the window's end the cursor goes as far as the reader went: past the events of other
+      // types it was never offered, which the next poll must not read again.
       const timer = setTimeout(
-        () => settle({ events, cursor: read, keptFor: subscriptions }),
+        () => settle({ events, cursor: replay.readTo(target) ?? read, keptFor: subscriptions }),
         Math.max(0, deadline - Date.now()),
       );
       closed.addEventListener('abort', onClose);
@@ -274,6 +276,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
         get wanted() {
           return !settled;
         },
+        types,
         covers: (position) => ctx.hub.covers(types, position),
         event: (e) => {
           read = e.position;
