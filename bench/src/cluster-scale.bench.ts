@@ -50,7 +50,7 @@
  * Run: `node bench/src/cluster-scale.bench.ts [flags]`; needs Kafka and Redis (`make deps-up`;
  * KAFKA_BROKERS or KAFKA_PORT, REDIS_URL or REDIS_PORT). A smoke run (under a minute):
  * `node bench/src/cluster-scale.bench.ts --connections 2000 --replicas 2 --seconds 5 --scenarios s2`.
- * Flags: `--scenarios s1,s2,s3,s4` (default s2), `--connections 20000`, `--replicas 3` (S2),
+ * Flags: `--scenarios s1,s2,s3,s4` (default s1,s2,s3), `--connections 20000`, `--replicas 3` (S2),
  * `--replica-counts 1,2,4` (S4), `--bystanders 300` (S4), `--unwanted-rate 100` (S4), `--rate 3`
  * (events/s), `--types 30`, `--subscriptions 3`, `--seconds 20` (steady window), `--connect-rate
  * 1500` (connects/s, all client processes together), `--per-client-process 15000`, `--addresses 200`
@@ -72,7 +72,7 @@ import { boxLine, raiseFdLimit } from './harness/index.ts';
 
 const { values } = parseArgs({
   options: {
-    scenarios: { type: 'string', default: 's2' },
+    scenarios: { type: 'string', default: 's1,s2,s3' },
     connections: { type: 'string', default: '20000' },
     replicas: { type: 'string', default: '3' },
     'replica-counts': { type: 'string', default: '1,2,4' },

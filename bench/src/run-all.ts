@@ -31,10 +31,12 @@ const allBenches = [
   'flows.bench.ts',
   'unwanted-events.bench.ts',
   'kafka-fetch.bench.ts',
+  'interest-routing.bench.ts',
   'client-bundles.bench.ts',
   'presence.bench.ts',
-  // S2 at 20,000 connections over 3 replicas with a replica killed (several minutes; the larger
-  // runs and S4 are its flags: bench/README.md, "cluster-scale.bench.ts").
+  // S1 (RIG's 1M records at 10k and 40k clients), S2 (20,000 connections over 3 replicas with a
+  // replica killed) and S3 (churn): about half an hour; the 100k run and S4 are its flags
+  // (bench/README.md, "cluster-scale.bench.ts").
   'cluster-scale.bench.ts',
 ];
 /** The benchmarks that write their results as JSON (`--json <file>`) for tables and plots. */
