@@ -13,27 +13,29 @@ import { it } from 'node:test';
 import { dependencyAddress } from '@gatehouse/testkit';
 import { churnMarkdown, s2Markdown } from '../src/cluster/report.ts';
 import { runChurn } from '../src/cluster/scenario-churn.ts';
-import { runS2 } from '../src/cluster/scenarios.ts';
+import { type ClusterOptions, runS2 } from '../src/cluster/scenarios.ts';
+
+/** Two replicas, 10 events/s of 30 types, 3 per client, one client process. */
+const smoke: Omit<ClusterOptions, 'connections'> = {
+  replicas: 2,
+  rate: 10,
+  types: 30,
+  subscriptions: 3,
+  seconds: 5,
+  connectRate: 1500,
+  perClientProcess: 15_000,
+  addresses: 50,
+  // Bounds against a hang, not speed checks.
+  connectTimeout: 120,
+  recoveryTimeout: 120,
+  log: (line) => console.log(line),
+};
 
 it('holds 2,000 clients over 2 replicas on Kafka and Redis, and a SIGKILL loses and repeats nothing', {
   timeout: 300_000,
 }, async () => {
   assert.ok(dependencyAddress.kafkaBrokers.length > 0);
-  const result = await runS2({
-    connections: 2000,
-    replicas: 2,
-    rate: 10,
-    types: 30,
-    subscriptions: 3,
-    seconds: 5,
-    connectRate: 1500,
-    perClientProcess: 15_000,
-    addresses: 50,
-    // Bounds against a hang, not speed checks.
-    connectTimeout: 120,
-    recoveryTimeout: 120,
-    log: (line) => console.log(line),
-  });
+  const result = await runS2({ ...smoke, connections: 2000 });
   console.log(s2Markdown(result));
   assert.equal(result.stoppedAt, undefined, 'the run reached its end');
   assert.ok(result.kill, 'a replica was killed');
@@ -50,23 +52,7 @@ it('holds 2,000 clients over 2 replicas on Kafka and Redis, and a SIGKILL loses 
 it('churns 100 reconnects a second over 2 replicas while events flow, and the churned clients lose and repeat nothing', {
   timeout: 300_000,
 }, async () => {
-  const result = await runChurn(
-    {
-      connections: 1200,
-      replicas: 2,
-      rate: 10,
-      types: 30,
-      subscriptions: 3,
-      seconds: 5,
-      connectRate: 1500,
-      perClientProcess: 15_000,
-      addresses: 50,
-      connectTimeout: 120,
-      recoveryTimeout: 120,
-      log: (line) => console.log(line),
-    },
-    [100],
-  );
+  const result = await runChurn({ ...smoke, connections: 1200 }, [100]);
   console.log(churnMarkdown(result));
   assert.equal(result.stoppedAt, undefined, 'the run reached its end');
   const [step] = result.steps;

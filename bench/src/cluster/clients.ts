@@ -18,6 +18,7 @@ import type {
   TransportTally,
 } from './messages.ts';
 import { type ClusterTransport, transports } from './plan.ts';
+import { type Cluster, clusterJwt } from './topology.ts';
 
 const script = fileURLToPath(new URL('./client-process.ts', import.meta.url));
 
@@ -257,5 +258,34 @@ function ask<T extends ClusterReport>(
     child.on('message', onMessage);
     child.once('exit', onExit);
     child.send(command);
+  });
+}
+
+export interface FleetOptions {
+  clients: number;
+  /** Clients held on the bystander replica (S4), after the ordinary ones. */
+  bystanders?: number;
+  /** Replicas the ordinary clients are spread over. */
+  replicas: number;
+  types: number;
+  subscriptions: number;
+  connectRate: number;
+  perClientProcess: number;
+  addresses: number;
+  maxEvents: number;
+}
+
+/** The client processes for a cluster: as many as `perClientProcess` asks, the JWT clients with the cluster's token. */
+export function startFleetOn(cluster: Cluster, f: FleetOptions): Promise<ClientFleet> {
+  const bystanders = f.bystanders ?? 0;
+  return startClientFleet(Math.ceil((f.clients + bystanders) / f.perClientProcess), {
+    clients: f.clients,
+    bystanderCount: bystanders,
+    totalConnectsPerSecond: f.connectRate,
+    mix: { types: f.types, subscriptions: f.subscriptions, replicas: f.replicas },
+    ports: cluster.replicas.map((r) => r.port),
+    jwt: clusterJwt(),
+    maxEvents: f.maxEvents,
+    addresses: f.addresses,
   });
 }

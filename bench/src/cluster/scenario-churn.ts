@@ -9,9 +9,8 @@
  * The highest rate the box sustains is the highest step whose reconnects were all done.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { signJwt } from '@gatehouse/auth';
 import { loadAverage } from '../harness/box.ts';
-import { type ClientFleet, startClientFleet } from './clients.ts';
+import { type ClientFleet, startFleetOn } from './clients.ts';
 import {
   type Counted,
   type CpuWindow,
@@ -27,7 +26,7 @@ import {
 } from './measure.ts';
 import { Producer } from './producer.ts';
 import type { ClusterOptions } from './scenarios.ts';
-import { brokerPids, JWT_SECRET, startCluster } from './topology.ts';
+import { brokerPids, startCluster } from './topology.ts';
 
 export interface ChurnStep {
   /** Reconnects per second asked for. */
@@ -87,21 +86,8 @@ export async function runChurn(o: ClusterOptions, churnRates: number[]): Promise
     limit,
     o.longpollTimeout ? { LONGPOLL_TIMEOUT: o.longpollTimeout } : {},
   );
-  const jwt = signJwt(
-    { username: 'cluster', exp: Math.floor(Date.now() / 1000) + 7200 },
-    { alg: 'HS256', key: JWT_SECRET },
-  );
   const maxEvents = Math.ceil(o.rate * (o.seconds * (churnRates.length + 1) + 100)) + 100;
-  const fleet = await startClientFleet(Math.ceil(o.connections / o.perClientProcess), {
-    clients: o.connections,
-    bystanderCount: 0,
-    totalConnectsPerSecond: o.connectRate,
-    mix: { types: o.types, subscriptions: o.subscriptions, replicas: o.replicas },
-    ports: cluster.replicas.map((r) => r.port),
-    jwt,
-    maxEvents,
-    addresses: o.addresses,
-  });
+  const fleet = await startFleetOn(cluster, { ...o, clients: o.connections, maxEvents });
   const producer = new Producer(cluster.publisherUrl, o.rate, o.types, cluster.run, maxEvents);
   try {
     const meter = meterOf(cluster, fleet, brokerPids());

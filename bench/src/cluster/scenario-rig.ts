@@ -13,13 +13,12 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { signJwt } from '@gatehouse/auth';
 import { publishedAtHeaders } from '@gatehouse/bus';
 import { streamEventHeaders } from '@gatehouse/cloudevents';
 import { dependencyAddress } from '@gatehouse/testkit';
 import { Kafka, logLevel } from 'kafkajs';
 import { loadAverage } from '../harness/box.ts';
-import { startClientFleet } from './clients.ts';
+import { startFleetOn } from './clients.ts';
 import {
   type Counted,
   type CpuWindow,
@@ -34,7 +33,7 @@ import {
   untilConnected,
 } from './measure.ts';
 import { clientSpec, eventType } from './plan.ts';
-import { brokerPids, type Cluster, JWT_SECRET, startCluster } from './topology.ts';
+import { brokerPids, type Cluster, startCluster } from './topology.ts';
 
 export interface RigOptions {
   /** Client counts, one cluster run each (RIG: 10k and 40k). */
@@ -116,20 +115,7 @@ async function rigRow(o: RigOptions, clients: number): Promise<RigRow> {
   const brokers = brokerPids();
   const relevant = relevantIndexes(o.events, o.relevantEvery);
   const mix = { types: o.types, subscriptions: o.subscriptions, replicas: o.replicas };
-  const jwt = signJwt(
-    { username: 'cluster', exp: Math.floor(Date.now() / 1000) + 7200 },
-    { alg: 'HS256', key: JWT_SECRET },
-  );
-  const fleet = await startClientFleet(Math.ceil(clients / o.perClientProcess), {
-    clients,
-    bystanderCount: 0,
-    totalConnectsPerSecond: o.connectRate,
-    mix,
-    ports: cluster.replicas.map((r) => r.port),
-    jwt,
-    maxEvents: relevant.size,
-    addresses: o.addresses,
-  });
+  const fleet = await startFleetOn(cluster, { ...o, clients, maxEvents: relevant.size });
   const accepted = Array.from({ length: relevant.size }, (_, j) => j % o.types);
   let owed = 0;
   for (let i = 0; i < clients; i++) {

@@ -5,10 +5,9 @@
  * Both count every (client, event) pair (client-process.ts).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { signJwt } from '@gatehouse/auth';
 import { loadAverage } from '../harness/box.ts';
 import { percentile } from '../harness/stats.ts';
-import { startClientFleet } from './clients.ts';
+import { startFleetOn } from './clients.ts';
 import {
   boxBusySeconds,
   type Counted,
@@ -24,7 +23,7 @@ import {
   window,
 } from './measure.ts';
 import { Producer } from './producer.ts';
-import { brokerPids, JWT_SECRET, rssOf, startCluster } from './topology.ts';
+import { brokerPids, rssOf, startCluster } from './topology.ts';
 
 export type { Counted, CpuWindow, LatencyFigures } from './measure.ts';
 
@@ -91,10 +90,6 @@ export async function runS2(o: ClusterOptions): Promise<S2Result> {
   // After the kill K−1 replicas hold everyone.
   const limit = checkCapacity(o, Math.max(1, o.replicas - 1));
   const loadAtStart = loadAverage();
-  const jwt = signJwt(
-    { username: 'cluster', exp: Math.floor(Date.now() / 1000) + 7200 },
-    { alg: 'HS256', key: JWT_SECRET },
-  );
   log(
     `S2: ${o.connections} connections, ${o.replicas} replicas, ${o.rate} events/s, load ${loadAtStart.toFixed(1)}`,
   );
@@ -110,16 +105,7 @@ export async function runS2(o: ClusterOptions): Promise<S2Result> {
   // Warm-up 3 s + steady + up to the recovery timeout + 10 s after it.
   const maxEvents = maxEventsFor(o, 3 + o.recoveryTimeout + 15);
   const processes = Math.ceil(o.connections / o.perClientProcess);
-  const fleet = await startClientFleet(processes, {
-    clients: o.connections,
-    bystanderCount: 0,
-    totalConnectsPerSecond: o.connectRate,
-    mix: { types: o.types, subscriptions: o.subscriptions, replicas: o.replicas },
-    ports: cluster.replicas.map((r) => r.port),
-    jwt,
-    maxEvents,
-    addresses: o.addresses,
-  });
+  const fleet = await startFleetOn(cluster, { ...o, clients: o.connections, maxEvents });
   const producer = new Producer(cluster.publisherUrl, o.rate, o.types, cluster.run, maxEvents);
   const result: S2Result = {
     options,
@@ -273,10 +259,6 @@ export async function runS4(
     rows: [],
     stoppedAt: undefined,
   };
-  const jwt = signJwt(
-    { username: 'cluster', exp: Math.floor(Date.now() / 1000) + 7200 },
-    { alg: 'HS256', key: JWT_SECRET },
-  );
   for (const k of replicaCounts) {
     const limit = checkCapacity(o, k);
     log(
@@ -289,15 +271,12 @@ export async function runS4(
     );
     const brokers = brokerPids();
     const maxEvents = maxEventsFor({ ...o, replicas: k }, 10);
-    const fleet = await startClientFleet(Math.ceil((o.connections + bystanders) / o.perClientProcess), {
+    const fleet = await startFleetOn(cluster, {
+      ...o,
       clients: o.connections,
-      bystanderCount: bystanders,
-      totalConnectsPerSecond: o.connectRate,
-      mix: { types: o.types, subscriptions: o.subscriptions, replicas: k },
-      ports: cluster.replicas.map((r) => r.port),
-      jwt,
+      bystanders,
+      replicas: k,
       maxEvents,
-      addresses: o.addresses,
     });
     const producer = new Producer(cluster.publisherUrl, o.rate, o.types, cluster.run, maxEvents);
     try {

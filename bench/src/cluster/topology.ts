@@ -8,6 +8,7 @@
  */
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { signJwt } from '@gatehouse/auth';
 import { KafkaBus } from '@gatehouse/bus/all';
 import { scanKeys } from '@gatehouse/store/redis';
 import { dependencyAddress, gatewayEnv, type ServiceProcess, spawnService } from '@gatehouse/testkit';
@@ -22,6 +23,14 @@ const hubMain = `${root}services/push-hub/dist/main.js`;
 const publisherMain = `${root}services/publisher/dist/main.js`;
 
 export const JWT_SECRET = 'cluster-bench-secret-long-enough-for-hs256';
+
+/** The HS256 token the clients with a JWT send, valid for two hours. */
+export function clusterJwt(): string {
+  return signJwt(
+    { username: 'cluster', exp: Math.floor(Date.now() / 1000) + 7200 },
+    { alg: 'HS256', key: JWT_SECRET },
+  );
+}
 
 export interface Replica {
   name: string;
