@@ -164,6 +164,9 @@ async function rigRow(o: RigOptions, clients: number): Promise<RigRow> {
     });
     const deadline = t0 + o.timeout * 1000;
     let lastLog = 0;
+    // Once every replica has read everything, a minute without a new pair ends the wait: what is
+    // missing then is counted below, not waited for until the timeout.
+    let lastProgress = { deliveries: -1, at: Date.now() };
     while (Date.now() < deadline) {
       await sleep(500);
       const counts = await Promise.all(cluster.replicas.map((r) => recordsRead(r.service.apiUrl)));
@@ -174,6 +177,15 @@ async function rigRow(o: RigOptions, clients: number): Promise<RigRow> {
       const status = await fleet.status();
       if (status.deliveries >= owed && Number.isNaN(row.clientsSeconds))
         row.clientsSeconds = (Date.now() - t0) / 1000;
+      if (status.deliveries !== lastProgress.deliveries)
+        lastProgress = { deliveries: status.deliveries, at: Date.now() };
+      const allRead = row.replicaSeconds.every((v) => !Number.isNaN(v)) && !Number.isNaN(row.produceSeconds);
+      if (allRead && Date.now() - lastProgress.at > 60_000) {
+        o.log(
+          `  no pair arrived for 60 s after every replica read everything: ${status.deliveries} of ${owed}`,
+        );
+        break;
+      }
       const done =
         row.replicaSeconds.every((s) => !Number.isNaN(s)) &&
         !Number.isNaN(row.clientsSeconds) &&
