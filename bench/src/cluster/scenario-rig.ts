@@ -115,6 +115,13 @@ async function rigRow(o: RigOptions, clients: number): Promise<RigRow> {
   const brokers = brokerPids();
   const relevant = relevantIndexes(o.events, o.relevantEvery);
   const mix = { types: o.types, subscriptions: o.subscriptions, replicas: o.replicas };
+  // A stream with a past, as a deployment's is: the clients connect after an event nobody wants, so
+  // each connection starts at a position. On a topic that never held an event a long-polling
+  // connection starts without one, and its first poll after the ring turned over is told to resync
+  // (bench/results/2026-11-29-vm-cluster-2.md, fault 3): that edge is the first minutes of a new
+  // deployment, not this scenario.
+  await produceOpening(cluster);
+  await untilRead(cluster, 1);
   const fleet = await startFleetOn(cluster, { ...o, clients, maxEvents: relevant.size });
   const accepted = Array.from({ length: relevant.size }, (_, j) => j % o.types);
   let owed = 0;
@@ -124,7 +131,7 @@ async function rigRow(o: RigOptions, clients: number): Promise<RigRow> {
   }
   const bare = fork(fileURLToPath(new URL('./bare-consumer.ts', import.meta.url)), [
     cluster.fanoutTopic,
-    String(o.events),
+    String(o.events + 1),
   ]);
   const row: RigRow = {
     clients,
@@ -171,7 +178,7 @@ async function rigRow(o: RigOptions, clients: number): Promise<RigRow> {
       await sleep(500);
       const counts = await Promise.all(cluster.replicas.map((r) => recordsRead(r.service.apiUrl)));
       counts.forEach((n, i) => {
-        if (n >= o.events && Number.isNaN(row.replicaSeconds[i]!))
+        if (n >= o.events + 1 && Number.isNaN(row.replicaSeconds[i]!))
           row.replicaSeconds[i] = (Date.now() - t0) / 1000;
       });
       const status = await fleet.status();
@@ -219,6 +226,45 @@ async function rigRow(o: RigOptions, clients: number): Promise<RigRow> {
     await fleet.stop();
     await cluster.stop();
   }
+}
+
+/** One record nobody subscribes to, before the clients connect. */
+async function produceOpening(cluster: Cluster): Promise<void> {
+  const kafka = new Kafka({
+    brokers: dependencyAddress.kafkaBrokers,
+    clientId: `${cluster.run}-s1-opening`,
+    logLevel: logLevel.NOTHING,
+  });
+  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  await producer.connect();
+  try {
+    const id = `${cluster.run}-s1-opening`;
+    const type = 'cl.s1none';
+    const value = `{"specversion":"1.0","id":"${id}","source":"/cluster-bench","type":"${type}","data":{}}`;
+    await producer.send({
+      topic: cluster.fanoutTopic,
+      acks: 1,
+      messages: [
+        {
+          value,
+          headers: { ...publishedAtHeaders(), ...streamEventHeaders({ type, source: '/cluster-bench', id }) },
+        },
+      ],
+    });
+  } finally {
+    await producer.disconnect();
+  }
+}
+
+/** Waits (up to a minute) until every replica has read `n` records. */
+async function untilRead(cluster: Cluster, n: number): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const counts = await Promise.all(cluster.replicas.map((r) => recordsRead(r.service.apiUrl)));
+    if (counts.every((c) => c >= n)) return;
+    await sleep(200);
+  }
+  throw new Error(`the replicas did not read ${n} records within a minute`);
 }
 
 /** Records a replica has read from the fan-out stream, skipped or dispatched (its /metrics). */
