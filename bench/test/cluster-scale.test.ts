@@ -13,7 +13,17 @@ import { it } from 'node:test';
 import { dependencyAddress } from '@gatehouse/testkit';
 import { churnMarkdown, s2Markdown } from '../src/cluster/report.ts';
 import { runChurn } from '../src/cluster/scenario-churn.ts';
-import { type ClusterOptions, runS2 } from '../src/cluster/scenarios.ts';
+import { type ClusterOptions, type Counted, runS2 } from '../src/cluster/scenarios.ts';
+
+/** Every (client, event) pair owed was counted once: none lost, none twice, none to a client that did not ask. */
+function assertEveryPairOnce(counted: Counted | undefined): void {
+  assert.ok(counted, 'pairs counted');
+  assert.ok(counted.owed > 0, 'pairs owed');
+  assert.equal(counted.lost, 0, 'lost (client, event) pairs');
+  assert.equal(counted.duplicated, 0, 'duplicated (client, event) pairs');
+  assert.equal(counted.unwanted, 0, 'events delivered to clients that did not subscribe to them');
+  assert.equal(counted.resyncs, 0, 'clients told to resync');
+}
 
 /** Two replicas, 10 events/s of 30 types, 3 per client, one client process. */
 const smoke: Omit<ClusterOptions, 'connections'> = {
@@ -41,12 +51,7 @@ it('holds 2,000 clients over 2 replicas on Kafka and Redis, and a SIGKILL loses 
   assert.ok(result.kill, 'a replica was killed');
   assert.equal(result.kill.back, result.kill.watched, 'every client of the killed replica back');
   assert.ok(result.kill.watched > 0);
-  const counted = result.counted!;
-  assert.ok(counted.owed > 0, 'pairs owed');
-  assert.equal(counted.lost, 0, 'lost (client, event) pairs');
-  assert.equal(counted.duplicated, 0, 'duplicated (client, event) pairs');
-  assert.equal(counted.unwanted, 0, 'events delivered to clients that did not subscribe to them');
-  assert.equal(counted.resyncs, 0, 'clients told to resync');
+  assertEveryPairOnce(result.counted);
 });
 
 it('churns 100 reconnects a second over 2 replicas while events flow, and the churned clients lose and repeat nothing', {
@@ -58,10 +63,5 @@ it('churns 100 reconnects a second over 2 replicas while events flow, and the ch
   const [step] = result.steps;
   assert.ok(step && step.requested > 0, 'reconnects were asked for');
   assert.equal(step.reopened, step.requested, 'every churned client is back');
-  const counted = result.counted!;
-  assert.ok(counted.owed > 0, 'pairs owed');
-  assert.equal(counted.lost, 0, 'lost (client, event) pairs');
-  assert.equal(counted.duplicated, 0, 'duplicated (client, event) pairs');
-  assert.equal(counted.unwanted, 0, 'events delivered to clients that did not subscribe to them');
-  assert.equal(counted.resyncs, 0, 'clients told to resync');
+  assertEveryPairOnce(result.counted);
 });
