@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { publishedAtHeaders } from '@gatehouse/bus';
 import { streamEventHeaders } from '@gatehouse/cloudevents';
 import { dependencyAddress } from '@gatehouse/testkit';
-import { Kafka, logLevel } from 'kafkajs';
+import { Kafka, type Producer as KafkaProducer, logLevel } from 'kafkajs';
 import { loadAverage } from '../harness/box.ts';
 import { startFleetOn } from './clients.ts';
 import {
@@ -230,30 +230,16 @@ async function rigRow(o: RigOptions, clients: number): Promise<RigRow> {
 
 /** One record nobody subscribes to, before the clients connect. */
 async function produceOpening(cluster: Cluster): Promise<void> {
-  const kafka = new Kafka({
-    brokers: dependencyAddress.kafkaBrokers,
-    clientId: `${cluster.run}-s1-opening`,
-    logLevel: logLevel.NOTHING,
-  });
-  const producer = kafka.producer({ allowAutoTopicCreation: false });
-  await producer.connect();
-  try {
-    const id = `${cluster.run}-s1-opening`;
-    const type = 'cl.s1none';
-    const value = `{"specversion":"1.0","id":"${id}","source":"/cluster-bench","type":"${type}","data":{}}`;
-    await producer.send({
+  const id = `${cluster.run}-s1-opening`;
+  const type = 'cl.s1none';
+  const value = `{"specversion":"1.0","id":"${id}","source":"${source}","type":"${type}","data":{}}`;
+  await withProducer(cluster, (producer) =>
+    producer.send({
       topic: cluster.fanoutTopic,
       acks: 1,
-      messages: [
-        {
-          value,
-          headers: { ...publishedAtHeaders(), ...streamEventHeaders({ type, source: '/cluster-bench', id }) },
-        },
-      ],
-    });
-  } finally {
-    await producer.disconnect();
-  }
+      messages: [fanoutRecord(id, type, value, publishedAtHeaders())],
+    }),
+  );
 }
 
 /** Waits (up to a minute) until every replica has read `n` records. */
@@ -293,16 +279,9 @@ function messageOf(child: ChildProcess, type: string): Promise<Record<string, un
 
 /** The records, in batches with a few in flight, as a producer of the fan-out stream writes them. */
 async function produce(cluster: Cluster, o: RigOptions, relevant: Set<number>): Promise<void> {
-  const kafka = new Kafka({
-    brokers: dependencyAddress.kafkaBrokers,
-    clientId: `${cluster.run}-s1`,
-    logLevel: logLevel.NOTHING,
-  });
-  const producer = kafka.producer({ allowAutoTopicCreation: false });
-  await producer.connect();
-  const inFlight: Promise<unknown>[] = [];
-  let j = 0;
-  try {
+  await withProducer(cluster, async (producer) => {
+    const inFlight: Promise<unknown>[] = [];
+    let j = 0;
     for (let i = 0; i < o.events; i += 500) {
       const sentAt = Math.round((performance.timeOrigin + performance.now()) * 1000) / 1000;
       const stamp = publishedAtHeaders();
@@ -312,17 +291,38 @@ async function produce(cluster: Cluster, o: RigOptions, relevant: Set<number>): 
         const type = isRelevant ? eventType(j % o.types) : 'cl.s1none';
         const id = `${cluster.run}-s1-${k}`;
         const data = isRelevant ? `{"n":${j++},"sentAt":${sentAt},"pad":"` : `{"k":${k},"pad":"`;
-        const head = `{"specversion":"1.0","id":"${id}","source":"/cluster-bench","type":"${type}","data":${data}`;
+        const head = `{"specversion":"1.0","id":"${id}","source":"${source}","type":"${type}","data":${data}`;
         const value = `${head}${'x'.repeat(Math.max(0, o.bytes - head.length - 3))}"}}`;
-        messages.push({
-          value,
-          headers: { ...stamp, ...streamEventHeaders({ type, source: '/cluster-bench', id }) },
-        });
+        messages.push(fanoutRecord(id, type, value, stamp));
       }
       inFlight.push(producer.send({ topic: cluster.fanoutTopic, acks: 1, messages }));
       if (inFlight.length >= 4) await inFlight.shift();
     }
     await Promise.all(inFlight);
+  });
+}
+
+const source = '/cluster-bench';
+
+/** A fan-out record as the publisher writes it: the structured CloudEvent, the stamp and the routing headers. */
+function fanoutRecord(id: string, type: string, value: string, stamp: Record<string, string>) {
+  return { value, headers: { ...stamp, ...streamEventHeaders({ type, source, id }) } };
+}
+
+/** A Kafka producer of the run's fan-out topic for `use`, disconnected after it. */
+async function withProducer(
+  cluster: Cluster,
+  use: (producer: KafkaProducer) => Promise<unknown>,
+): Promise<void> {
+  const kafka = new Kafka({
+    brokers: dependencyAddress.kafkaBrokers,
+    clientId: `${cluster.run}-s1`,
+    logLevel: logLevel.NOTHING,
+  });
+  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  await producer.connect();
+  try {
+    await use(producer);
   } finally {
     await producer.disconnect();
   }

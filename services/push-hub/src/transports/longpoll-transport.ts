@@ -230,7 +230,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     const held = ctx.hub.eventsAfter(cursor, types);
     if (held) return { events: held, cursor: held.at(-1)?.position ?? cursor };
     if (!ctx.hub.replay) return { events: [], cursor: head ?? cursor, resync: true };
-    return replayPage(cursor, closed, deadline, subscriptions);
+    return replayPage(cursor, closed, deadline, subscriptions, types);
   }
 
   /**
@@ -246,10 +246,11 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     closed: AbortSignal,
     deadline: number,
     subscriptions: Subscription[],
+    /** The types of `subscriptions`. */
+    types: ReadonlySet<string>,
   ): Promise<StreamSlice> {
     const replay = ctx.hub.replay!;
     const wanted = wantedBy(subscriptions);
-    const types = typesOf(subscriptions);
     return new Promise((resolve) => {
       const events: RingEvent[] = [];
       let bytes = 0;
@@ -614,6 +615,11 @@ function sameSubscriptions(a: Subscription[], b: Subscription[]): boolean {
   return a === b || JSON.stringify(a) === JSON.stringify(b);
 }
 
+/** The event types of a poll's subscriptions. */
+function typesOf(subscriptions: Subscription[]): ReadonlySet<string> {
+  return new Set(subscriptions.map((s) => s.eventType));
+}
+
 function pollStateOf(req: IncomingMessage, sent: Record<string, string>): PollState {
   const query = new URL(req.url ?? '/', 'http://local').searchParams;
   const cookie = (name: string) => (sent[name] ? decodeCookieValue(sent[name]) : '');
@@ -629,11 +635,6 @@ function pollStateOf(req: IncomingMessage, sent: Record<string, string>): PollSt
  * was taken: the slice's own cursor when all of it fit, else the position of the last event looked
  * at before the first one that did not.
  */
-/** The event types of a poll's subscriptions. */
-function typesOf(subscriptions: Subscription[]): ReadonlySet<string> {
-  return new Set(subscriptions.map((s) => s.eventType));
-}
-
 export function takeMatching(
   slice: { events: RingEvent[]; cursor: string },
   matches: (e: RingEvent) => boolean,
