@@ -62,6 +62,7 @@
  * report, also written there).
  */
 import './harness/help.ts'; // first: --help prints the comment above and exits before anything runs
+import './harness/exit-on-signal.ts';
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { churnMarkdown, rigMarkdown, s2Markdown, s4Markdown } from './cluster/report.ts';

@@ -21,7 +21,9 @@
  * `--only fanout` (also part of a full run): one built push-hub replica with N SSE connections on
  * each fan-out bus side by side, Kafka and the memory bus (Redis store and control bus for both),
  * alternating which goes first over `--rounds`: what the Kafka client adds to a replica (issue 35's
- * goal: ≤ the memory bus + 40 MiB), with the heap, `external` and ArrayBuffer parts of each.
+ * goal: ≤ the memory bus + 40 MiB), with the heap, `external` and ArrayBuffer parts of each; and
+ * B-sse on the replica's V8 settings beside them (goal: the Kafka replica's RSS per connection ≤
+ * B-sse's; `--n 14286` is one replica's share of the 100k cluster).
  *
  * Run: `node bench/src/memory-floor.bench.ts [--rounds 3] [--n 10000] [--compare <checkout>]
  * [--only idle|loaded|fanout]` (builds first).
@@ -39,7 +41,7 @@ import { dependencyAddress, gatewayEnv } from '@gatehouse/testkit';
 import { buildAll } from '../../tools/build.ts';
 import { startPushClients } from './clients/push-client-process.ts';
 import { boxLine, median, pinProcess, raiseFdLimit } from './harness/index.ts';
-import { gatehouseHub } from './push-hub/hub-targets.ts';
+import { gatehouseHub, HUB_NODE_ARGS, type HubTarget, rawHub } from './push-hub/hub-targets.ts';
 import { fanoutSession } from './push-hub/sessions.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -242,32 +244,25 @@ async function loadedReadings(
   }
 }
 
-/** The built replica on the Kafka and on the memory fan-out bus, the same session each, alternating. */
+/**
+ * The built replica on the Kafka and on the memory fan-out bus, and B-sse (the bare node:http SSE
+ * hub, on the replica's V8 settings), the same session each, the order rotating per round. At
+ * `--n 14286` this is one replica of the 100k cluster (cluster-scale.bench.ts S2: 7 replicas).
+ */
 async function replicaByFanout(n: number, rounds: number): Promise<void> {
   const { soft } = raiseFdLimit(process.pid);
   if (n + 500 > soft)
     throw new Error(`N = ${n} needs an open-files limit of ${n + 500}; this process has ${soft}`);
   const client = startPushClients(1, 1);
-  const buses = ['kafka', 'memory'] as const;
+  const rows = ['kafka', 'memory', 'B-sse'] as const;
   const totals = new Map<string, number[]>();
+  const perConnection = new Map<string, number[]>();
   try {
-    console.log(`\nPush-hub replica, built, holding ${n} SSE connections, by fan-out bus:`);
+    console.log(`\nPush-hub replica, built, holding ${n} SSE connections, by fan-out bus, and B-sse:`);
     const session = { n, settleMs: 2000, batchSize: 500, batchIntervalMs: 20, publishes: 0, gapMs: 1000 };
     for (let round = 0; round < rounds; round++) {
-      for (const bus of round % 2 === 0 ? buses : [...buses].reverse()) {
-        const env = {
-          ...gatewayEnv({ run: `memory-floor-${process.pid}-${round}`, jwtSecret: randomUUID() }),
-          FANOUT_BUS: bus,
-        };
-        const target = gatehouseHub({
-          transport: 'sse',
-          port: 23480,
-          apiPort: 23490,
-          cpu: 0,
-          env,
-          main: `${root}services/push-hub/dist/main.js`,
-        });
-        const r = await fanoutSession(target, client, session, () => undefined);
+      for (const bus of rotate(rows, round)) {
+        const r = await fanoutSession(replicaOrBaseline(bus, round), client, session, () => undefined);
         const ext = (m: typeof r.idle) =>
           m.external
             ? `, external ${fmtMib(m.external.external)} (ArrayBuffers ${fmtMib(m.external.arrayBuffers)})`
@@ -276,15 +271,42 @@ async function replicaByFanout(n: number, rounds: number): Promise<void> {
           `  ${bus}: idle ${fmtMib(r.idle.rss)} (heap ${fmtMib(r.idle.heap ?? 0)}${ext(r.idle)}); with ${r.connected} connections ${fmtMib(r.loaded.rssNoGc)}, after a forced GC ${fmtMib(r.loaded.rss)} (heap ${fmtMib(r.loaded.heap ?? 0)}${ext(r.loaded)}), after a memory-reducing GC ${fmtMib(r.loaded.reducedRss)}; ${(r.rssPerConnection / 1024).toFixed(1)} KiB per connection`,
         );
         totals.set(bus, [...(totals.get(bus) ?? []), r.loaded.rss]);
+        perConnection.set(bus, [...(perConnection.get(bus) ?? []), r.rssPerConnection]);
       }
     }
   } finally {
     await client.stop();
   }
-  const [kafka, memory] = buses.map((bus) => median(totals.get(bus)!));
+  const [kafka, memory] = (['kafka', 'memory'] as const).map((bus) => median(totals.get(bus)!));
   console.log(
     `  Kafka replica ≤ memory-bus replica + ${fmtMib(kafkaShareGoal)} with ${n} SSE (after a forced GC, medians: ${fmtMib(kafka!)} vs ${fmtMib(memory!)}, +${fmtMib(kafka! - memory!)}) → ${verdict(kafka! <= memory! + kafkaShareGoal)}`,
   );
+  const [replica, bare] = (['kafka', 'B-sse'] as const).map((row) => median(perConnection.get(row)!));
+  console.log(
+    `  Kafka replica per connection ≤ B-sse's with ${n} SSE (after a forced GC, medians: ${(replica! / 1024).toFixed(1)} vs ${(bare! / 1024).toFixed(1)} KiB = ${(replica! / bare!).toFixed(2)}×) → ${verdict(replica! <= bare!)}`,
+  );
+}
+
+/** The rows in a different order each round: each goes first, second and last in turn. */
+function rotate<T>(rows: readonly T[], round: number): T[] {
+  const k = round % rows.length;
+  return [...rows.slice(k), ...rows.slice(0, k)];
+}
+
+function replicaOrBaseline(row: 'kafka' | 'memory' | 'B-sse', round: number): HubTarget {
+  if (row === 'B-sse') return rawHub('sse', 23480, 0, HUB_NODE_ARGS);
+  const env = {
+    ...gatewayEnv({ run: `memory-floor-${process.pid}-${round}`, jwtSecret: randomUUID() }),
+    FANOUT_BUS: row,
+  };
+  return gatehouseHub({
+    transport: 'sse',
+    port: 23480,
+    apiPort: 23490,
+    cpu: 0,
+    env,
+    main: `${root}services/push-hub/dist/main.js`,
+  });
 }
 
 const { values } = parseArgs({

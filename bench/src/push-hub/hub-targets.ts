@@ -106,7 +106,8 @@ export function subscriptionPath(base: string, subscriptions: unknown[]): string
   return `${base}?subscriptions=${encodeURIComponent(JSON.stringify(subscriptions))}`;
 }
 
-export function rawHub(transport: PushTransport, port: number, cpu: number): HubTarget {
+/** `nodeArgs`: e.g. HUB_NODE_ARGS, for a row on the V8 settings Gatehouse's hub runs with. */
+export function rawHub(transport: PushTransport, port: number, cpu: number, nodeArgs?: string[]): HubTarget {
   return {
     name: transport === 'sse' ? 'B-sse' : 'B-ws',
     transport,
@@ -118,6 +119,7 @@ export function rawHub(transport: PushTransport, port: number, cpu: number): Hub
         cpu,
         env: { PORT: String(port) },
         probe: true,
+        ...(nodeArgs && { nodeArgs }),
       });
       return nodeHub(p, {
         transport,
