@@ -3,7 +3,7 @@
  * the bridge tests (REST_CONFIG_FOLDER):
  *   POST /api/news     → gatehouse.event.publish: the request body is the CloudEvent, the caller's
  *                        Authorization header goes along for SUBMISSION_CHECK; the flow answers 202
- *   POST /api/answer   → kafka.notification to the response topic in ?topic with the proxy's
+ *   POST /api/answer   → kafka.notification to the response topic FLOW_RESPONSE_TOPIC with the proxy's
  *                        correlation id (?correlation) and status 201: the answer of a proxy
  *                        endpoint with `response_from: kafka`; the flow itself answers 202
  */
@@ -34,7 +34,7 @@ const flows: Record<string, string> = {
     'answer',
     'kafka.notification',
     [
-      'input.query.topic -> topic',
+      'text(${FLOW_RESPONSE_TOPIC}) -> topic',
       'input.query.correlation -> headers.gw-correlation',
       'text(201) -> headers.gw-response-code',
       'input.body -> body.echo',
