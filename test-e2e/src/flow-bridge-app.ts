@@ -34,6 +34,7 @@ const flows: Record<string, string> = {
     'answer',
     'kafka.notification',
     [
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the flow loader resolves ${…} from the environment
       'text(${FLOW_RESPONSE_TOPIC}) -> topic',
       'input.query.correlation -> headers.gw-correlation',
       'text(201) -> headers.gw-response-code',
