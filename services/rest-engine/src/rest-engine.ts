@@ -98,6 +98,7 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
     auth: options.auth,
     maxJsonDepth: options.maxJsonDepth ?? defaultMaxJsonDepth,
     logger,
+    registry: options.registry,
   });
   let server: Server | undefined;
   let endpoints: Endpoint[] = [];

@@ -20,6 +20,7 @@ import {
 import { AppException, defineFunction, type FunctionRegistration, type TaskBody } from '@gatehouse/functions';
 import type { Logger } from '@gatehouse/service-kit';
 import type { OutboundBuses } from './outbound-buses.ts';
+import type { OutboundMetrics } from './outbound-metrics.ts';
 import { flowExceptionOf } from './outbound-failure.ts';
 
 export const eventPublishRoute = 'gatehouse.event.publish';
@@ -31,6 +32,7 @@ export interface EventPublishDeps {
   /** FANOUT_TOPIC and FANOUT_ROUTING=interest. */
   topic: string;
   routed: boolean;
+  metrics: OutboundMetrics;
   logger: Logger;
 }
 
@@ -47,9 +49,12 @@ export function eventPublishFunction(deps: EventPublishDeps): FunctionRegistrati
           { bus, topic: deps.topic, routed: deps.routed, component: 'rest-engine' },
           event,
         );
+        deps.metrics.count(eventPublishRoute, 200);
         return JSON.parse(json) as unknown;
       } catch (err) {
-        throw flowExceptionOf(err, eventPublishRoute, deps.logger);
+        const exception = flowExceptionOf(err, eventPublishRoute, deps.logger);
+        deps.metrics.count(eventPublishRoute, exception.status);
+        throw exception;
       }
     },
   });

@@ -18,6 +18,7 @@ import {
 } from './notification-message.ts';
 import { AvroNotConfiguredError, flowExceptionOf } from './outbound-failure.ts';
 import type { OutboundBuses } from './outbound-buses.ts';
+import type { OutboundMetrics } from './outbound-metrics.ts';
 
 export const kafkaNotificationRoute = 'kafka.notification';
 export const natsNotificationRoute = 'nats.notification';
@@ -26,6 +27,7 @@ export interface NotificationDeps {
   buses: OutboundBuses;
   registry: SchemaRegistryClient | undefined;
   limits: NotificationLimits;
+  metrics: OutboundMetrics;
   logger: Logger;
 }
 
@@ -51,9 +53,12 @@ function notificationFunction(
         const message =
           notification.schema === undefined ? notification.message : await avro(notification, deps);
         const position = await (await bus()).publish(notification.topic, message);
+        deps.metrics.count(route, 200);
         return { topic: notification.topic, position };
       } catch (err) {
-        throw flowExceptionOf(err, route, deps.logger);
+        const exception = flowExceptionOf(err, route, deps.logger);
+        deps.metrics.count(route, exception.status);
+        throw exception;
       }
     },
   });

@@ -7,11 +7,12 @@ import { schemaRegistryFrom } from '@gatehouse/avro';
 import type { Bus } from '@gatehouse/bus';
 import { submissionCheckOf } from '@gatehouse/event-submission';
 import type { FunctionRegistration } from '@gatehouse/functions';
-import type { Logger } from '@gatehouse/service-kit';
+import type { Logger, Registry } from '@gatehouse/service-kit';
 import type { OutboundConfig } from '../config/index.ts';
 import { eventPublishFunction } from './event-publish-function.ts';
 import { notificationFunctions } from './notification-functions.ts';
 import { OutboundBuses } from './outbound-buses.ts';
+import { OutboundMetrics } from './outbound-metrics.ts';
 
 export interface OutboundDeps {
   /** The fan-out bus to use instead of connecting FANOUT_BUS (the embedded gateway's own). */
@@ -20,6 +21,7 @@ export interface OutboundDeps {
   auth?: Pick<Auth, 'verifyAndCheck'> | undefined;
   maxJsonDepth: number;
   logger: Logger;
+  registry: Registry;
 }
 
 export interface OutboundFunctions {
@@ -31,6 +33,7 @@ export interface OutboundFunctions {
 export function outboundFunctions(config: OutboundConfig, deps: OutboundDeps): OutboundFunctions {
   const buses = new OutboundBuses(config, deps.fanoutBus);
   const { logger } = deps;
+  const metrics = new OutboundMetrics(deps.registry);
   const functions = [
     ...notificationFunctions({
       buses,
@@ -39,6 +42,7 @@ export function outboundFunctions(config: OutboundConfig, deps: OutboundDeps): O
         maxBytes: config.FLOW_NOTIFICATION_MAX_BYTES,
         maxHeaders: config.FLOW_NOTIFICATION_MAX_HEADERS,
       },
+      metrics,
       logger,
     }),
     eventPublishFunction({
@@ -51,6 +55,7 @@ export function outboundFunctions(config: OutboundConfig, deps: OutboundDeps): O
       },
       topic: config.FANOUT_TOPIC,
       routed: config.FANOUT_ROUTING === 'interest',
+      metrics,
       logger,
     }),
   ];

@@ -172,3 +172,13 @@ describe('nats.notification', () => {
     assert.equal((await fetch(`${bare.base}/health`)).status, 200);
   });
 });
+
+describe('metrics', () => {
+  it('counts each publish by function and status, without a label per topic', async () => {
+    const text = await engine.registry.metrics();
+    assert.match(text, /gw_rest_flow_published_total\{function="kafka\.notification",status="200"\} [1-9]/);
+    assert.match(text, /gw_rest_flow_published_total\{function="kafka\.notification",status="413"\} [1-9]/);
+    assert.match(text, /gw_rest_flow_published_total\{function="nats\.notification",status="200"\} 1/);
+    assert.doesNotMatch(text, new RegExp(run));
+  });
+});
