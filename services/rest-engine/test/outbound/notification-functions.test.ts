@@ -111,7 +111,7 @@ describe('kafka.notification', () => {
     const record = await waitFor(() => kafkaSeen.find((m) => m.key === 'avro-1'), { timeoutMs: 20_000 });
     assert.equal(record.headers['content-type'], 'avro/binary');
     assert.equal(record.value[0], 0, 'the wire format: magic byte, schema id, Avro');
-    assert.deepEqual({ ...(await registry.decode(record.value)) }, { item: 'cake', qty: 5 });
+    assert.deepEqual({ ...((await registry.decode(record.value)) as object) }, { item: 'cake', qty: 5 });
   });
 
   it('refuses a body that does not fit the schema (400)', async () => {
