@@ -38,7 +38,7 @@ const lineBreakOrNul = /[\r\n\0]/;
 export function kafkaNotification(input: unknown, limits: NotificationLimits): Notification {
   const map = mapOf(input, 'kafka.notification');
   const topic = text(map['topic']);
-  if (topic === undefined || !kafkaTopic.test(topic))
+  if (topic === undefined || !kafkaTopic.test(topic) || topic === '.' || topic === '..')
     throw new AppException(400, 'kafka.notification needs a topic: 1 to 249 of A-Z a-z 0-9 . _ -');
   return notification(map, topic, limits);
 }
