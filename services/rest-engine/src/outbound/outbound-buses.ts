@@ -17,6 +17,7 @@ export class OutboundBuses {
   private readonly config: OutboundConfig;
   private readonly connecting = new Map<string, Promise<Bus>>();
   private readonly given: Bus | undefined;
+  private closed = false;
 
   constructor(config: OutboundConfig, fanoutBus: Bus | undefined) {
     this.config = config;
@@ -44,7 +45,9 @@ export class OutboundBuses {
     return this.given ? Promise.resolve(this.given) : this.connect(this.config.FANOUT_BUS);
   }
 
+  /** Closes the buses connected here; a publish after it fails (503) instead of connecting anew. */
   async close(): Promise<void> {
+    this.closed = true;
     const open = [...this.connecting.values()];
     this.connecting.clear();
     const buses = await Promise.allSettled(open);
@@ -53,6 +56,7 @@ export class OutboundBuses {
 
   /** One connection per kind, shared by every publish (the fan-out bus may be Kafka or NATS too). */
   private connect(kind: BusKind): Promise<Bus> {
+    if (this.closed) return Promise.reject(new BusUnavailableError('the REST engine is stopping'));
     let bus = this.connecting.get(kind);
     if (bus === undefined) {
       bus = connectBus(kind, this.config).catch((err: unknown) => {
