@@ -3,11 +3,7 @@
  * functions: each endpoint runs a one-task flow whose task takes what the request's JSON body says.
  *   POST /api/kafka    → kafka.notification  (body: topic, key, headers, body, schema)
  *   POST /api/nats     → nats.notification   (body: subject, headers, body)
- *   POST /api/events   → gatehouse.event.publish (the body is the event; the caller's Authorization
- *                        header goes along, for SUBMISSION_CHECK)
- *   POST /api/answer   → kafka.notification to the response topic in ?topic, with the proxy's
- *                        correlation id (?correlation) and a status: the answer to a proxy endpoint's
- *                        `response_from: kafka`; the flow itself answers 202 (the proxy then waits)
+ * (The bridge and the response_from answer are tested end to end: test-e2e/test/flow-*.test.ts.)
  */
 import { configFolder } from '../engine-fixture.ts';
 
@@ -42,25 +38,6 @@ const flows: Record<string, string> = {
     'nats.notification',
     ['input.body.subject -> subject', 'input.body.headers -> headers', 'input.body.body -> body'],
     ['result -> output.body'],
-  ),
-  events: oneTask(
-    'events',
-    'gatehouse.event.publish',
-    ['input.body -> event', 'input.header.authorization -> authorization'],
-    ['result -> output.body', 'int(202) -> output.status'],
-  ),
-  answer: oneTask(
-    'answer',
-    'kafka.notification',
-    [
-      'input.query.topic -> topic',
-      'input.query.correlation -> headers.gw-correlation',
-      'text(201) -> headers.gw-response-code',
-      'text(application/json) -> headers.content-type',
-      'input.body -> body.echo',
-      'text(answered by a flow) -> body.by',
-    ],
-    ['text(waiting for the response) -> output.body.message', 'int(202) -> output.status'],
   ),
 };
 
