@@ -211,6 +211,9 @@ async function startServices(
     // The proxy of this process reaches it on loopback, with the client's scheme and address in
     // X-Forwarded-* (what an untrusted client sent is dropped at the edge).
     trustedProxies: withLoopback(env['TRUSTED_PROXIES']),
+    // A flow's gatehouse.event.publish reaches the hubs of this process, under the publisher's rules.
+    fanoutBus: bus,
+    auth,
   });
   const services: GatewayService[] = [
     restEngine,

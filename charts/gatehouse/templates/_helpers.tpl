@@ -130,16 +130,16 @@ references follow unless env names them too; the EnvVar lists (extraEnv) come la
 {{- with $v.kafka.brokers }}{{ $_ := set $derived "KAFKA_BROKERS" (join "," .) }}{{ end -}}
 {{- with $v.nats.servers }}{{ $_ := set $derived "NATS_SERVERS" (join "," .) }}{{ end -}}
 {{- end -}}
-{{- /* Interest routing: the writers (publisher) and the readers (push hub) of the fan-out stream. */}}
-{{- if and $c.brokers (has .key (list "pushHub" "publisher")) }}{{ $_ := set $derived "FANOUT_ROUTING" $v.fanoutRouting }}{{ end -}}
+{{- /* Interest routing: the writers (publisher, the REST engine's flows) and the readers (push hub) of the fan-out stream. */}}
+{{- if and $c.brokers (has .key (list "pushHub" "publisher" "restEngine")) }}{{ $_ := set $derived "FANOUT_ROUTING" $v.fanoutRouting }}{{ end -}}
 {{- /* Lifecycle events: the push hub only, and only with a topic (off by default). */}}
 {{- if and (eq .key "pushHub") $v.lifecycleEvents.topic -}}
 {{- $_ := set $derived "LIFECYCLE_EVENTS_TOPIC" $v.lifecycleEvents.topic -}}
 {{- $_ := set $derived "LIFECYCLE_EVENTS_BUS" $v.lifecycleEvents.bus -}}
 {{- end -}}
-{{- /* The schema registry: only the proxy (Avro writes, the request log) and the publisher (Avro reads). */}}
+{{- /* The schema registry: only the proxy (Avro writes, the request log), the publisher (Avro reads) and the REST engine (a flow's kafka.notification with a schema). */}}
 {{- $registry := $v.kafka.schemaRegistry -}}
-{{- $readsRegistry := and $registry.url (has .key (list "proxy" "publisher")) -}}
+{{- $readsRegistry := and $registry.url (has .key (list "proxy" "publisher" "restEngine")) -}}
 {{- if $readsRegistry -}}
 {{- $_ := set $derived "KAFKA_SCHEMA_REGISTRY_HOST" $registry.url -}}
 {{- with $registry.caFile }}{{ $_ := set $derived "KAFKA_SCHEMA_REGISTRY_CA_FILE" . }}{{ end -}}
@@ -207,13 +207,13 @@ The settings an operator must choose, for they have no safe default: who may pus
 browser, who may subscribe, and which issuers and audiences a token may come from. A JSON list of
 {name, param, value, anyChosen, reader, hint}: the variable, the value's path, the value (null or ""
 when not chosen; for anyChosen ones "" and [] are a choice: "any"), and which components read it
-("authSecrets": every one that checks tokens). templates/choices.yaml stops the install while one is
+(a comma list of component keys, or "authSecrets": every one that checks tokens). templates/choices.yaml stops the install while one is
 missing; gatehouse.env passes each to its readers.
 */}}
 {{- define "gatehouse.choices" -}}
 {{- $v := .Values -}}
 {{- list
-  (dict "name" "SUBMISSION_CHECK" "param" "access.submissionCheck" "value" $v.access.submissionCheck "anyChosen" false "reader" "publisher" "hint" "jwt_validation, the URL of a check service, or no_check (anyone may push events to every browser)")
+  (dict "name" "SUBMISSION_CHECK" "param" "access.submissionCheck" "value" $v.access.submissionCheck "anyChosen" false "reader" "publisher,restEngine" "hint" "jwt_validation, the URL of a check service, or no_check (anyone may push events to every browser)")
   (dict "name" "SUBSCRIPTION_CHECK" "param" "access.subscriptionCheck" "value" $v.access.subscriptionCheck "anyChosen" false "reader" "pushHub" "hint" "jwt_validation, the URL of a check service, or no_check (anyone may subscribe to every event type)")
   (dict "name" "JWT_ISSUER" "param" "auth.jwtIssuer" "value" $v.auth.jwtIssuer "anyChosen" true "reader" "authSecrets" "hint" "the iss values your tokens carry, or [] to accept any issuer")
   (dict "name" "JWT_AUDIENCE" "param" "auth.jwtAudience" "value" $v.auth.jwtAudience "anyChosen" true "reader" "authSecrets" "hint" "the aud values your tokens carry, or [] to accept any audience")
@@ -235,7 +235,7 @@ missing; gatehouse.env passes each to its readers.
 
 {{/* Whether a component reads a choice. Call with (dict "choice" $choice "key" $key "c" $component). */}}
 {{- define "gatehouse.reads" -}}
-{{- if or (eq .choice.reader .key) (and (eq .choice.reader "authSecrets") .c.authSecrets) }}true{{ end -}}
+{{- if or (has .key (splitList "," .choice.reader)) (and (eq .choice.reader "authSecrets") .c.authSecrets) }}true{{ end -}}
 {{- end -}}
 
 {{/* The labels of one alert: its severity, then the operator's for every alert. Call with (dict "rule" <rule values> "root" $). */}}

@@ -6,20 +6,19 @@
  * answered 202 with `Gatehouse-Duplicate: true` and not published again (duplicate-window.ts); 400 with usage text for a body that is not a valid CloudEvent or nests deeper than
  * MAX_JSON_DEPTH, and 400 for a type or source of the gateway's own events (`gw.…`, `gatehouse`:
  * gateway-namespace.ts in @gatehouse/cloudevents) or a source in the namespace of the events wrapped
- * from source topics (wrapped-source.ts); 403 when the check
+ * from source topics (reserved-event.ts in @gatehouse/event-submission); 403 when the check
  * denies; 413 beyond MAX_EVENT_BYTES or MAX_EVENT_KEYS; 415 for batch mode or another event format; 503 when the
  * fan-out stream cannot take the event. While tracing, each submission is a SERVER span
  * (event-request-span.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
-  type CloudEvent,
-  gatewayNamespaceProblems,
   InvalidCloudEventError,
   parseHttpEvent,
   serializeJsonEvent,
   UnsupportedCloudEventError,
 } from '@gatehouse/cloudevents';
+import { reservedEventProblem, type SubmissionCheck } from '@gatehouse/event-submission';
 import {
   assertJsonDepth,
   exceedsJsonMembers,
@@ -40,15 +39,6 @@ import { EventRequestSpan } from './event-request-span.ts';
 import type { DuplicateWindow } from './duplicate-window.ts';
 import type { FanoutProducer } from './fanout-producer.ts';
 import type { PublisherMetrics } from './publisher-metrics.ts';
-import { reservedSourceProblem } from './wrapped-source.ts';
-
-/** Why no producer may publish the event: the gateway's own namespace, or a wrapped source's. */
-function reservedProblem(event: CloudEvent): string | undefined {
-  const problems = gatewayNamespaceProblems(event).map((p) => p.message);
-  const wrapped = reservedSourceProblem(event.source);
-  if (wrapped) problems.push(wrapped);
-  return problems.length > 0 ? problems.join('; ') : undefined;
-}
 
 export const EVENTS_PATH = '/_gw/v1/events';
 export const MESSAGE_PATHS = ['/v2/messages', '/v3/messages', '/messages'];
@@ -68,12 +58,10 @@ Binary mode: the attributes as headers (ce-specversion, ce-id, ce-type, ce-sourc
 ce-subject …), the data as the body and its media type as content-type.
 Batch mode is not supported.`;
 
-/** Decides whether a submission is allowed (SUBMISSION_CHECK); the internal endpoints skip it. */
-export type SubmissionCheck = (req: IncomingMessage, event: CloudEvent) => Promise<boolean>;
-
 export interface EventsEndpointDeps {
   producer: FanoutProducer;
   duplicates: DuplicateWindow;
+  /** SUBMISSION_CHECK, given the request's Authorization header; the internal endpoints skip it. */
   check: SubmissionCheck;
   metrics: PublisherMetrics;
   logger: Logger;
@@ -116,13 +104,13 @@ export function createEventsEndpoint(deps: EventsEndpointDeps) {
         throw new JsonTooManyMembersError('The event', 'MAX_EVENT_KEYS', deps.maxEventKeys);
       const event = parseHttpEvent({ headers: req.headers, body });
       assertJsonDepth(event, deps.maxJsonDepth, 'the event');
-      const reserved = reservedProblem(event);
+      const reserved = reservedEventProblem(event);
       if (reserved) {
         deps.metrics.consumedFailed(source, 'http', 'invalid');
         return sendText(res, 400, `${reserved}\n`, extra);
       }
       const admit = async () => {
-        if (checked && !(await deps.check(req, event))) {
+        if (checked && !(await deps.check(req.headers.authorization, event))) {
           deps.metrics.consumedFailed(source, 'http', 'denied');
           return sendText(res, 403, 'Submission denied.', extra);
         }

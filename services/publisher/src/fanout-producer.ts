@@ -1,15 +1,12 @@
 /**
- * Puts accepted CloudEvents on the fan-out stream as structured JSON (one line), the form every hub
- * replica reads, with the type, source and id in the record's headers too where the bus has them
- * (stream-headers in @gatehouse/cloudevents). A publish the bus cannot deliver rejects, so the
- * caller can answer 503 rather than acknowledge an event that went nowhere. While tracing, each
- * publish is a PRODUCER span and the event carries its context (fanout-span.ts); otherwise the
- * event's own traceparent is kept as is.
+ * The publisher's way onto the fan-out stream: publishOnFanout (@gatehouse/event-submission), with
+ * the publisher's metrics of each event produced and of how long it took from receipt. A publish
+ * the bus cannot deliver rejects, so the caller can answer 503 rather than acknowledge an event
+ * that went nowhere.
  */
-import { type Bus, publishedAtHeaders } from '@gatehouse/bus';
-import { type CloudEvent, serializeJsonEvent, streamEventHeaders } from '@gatehouse/cloudevents';
-import { endSpan, isTracingActive } from '@gatehouse/tracing';
-import { startFanoutSpan } from './fanout-span.ts';
+import type { Bus } from '@gatehouse/bus';
+import type { CloudEvent } from '@gatehouse/cloudevents';
+import { publishOnFanout } from '@gatehouse/event-submission';
 import type { PublisherMetrics } from './publisher-metrics.ts';
 
 export interface FanoutProducer {
@@ -23,24 +20,11 @@ export function createFanoutProducer(
   metrics: PublisherMetrics,
   routed = false,
 ): FanoutProducer {
+  const target = { bus, topic, routed, component: 'publisher' };
   return {
     async publish(event, origin) {
-      const traced = isTracingActive() ? startFanoutSpan(bus.kind, topic, event) : undefined;
-      const json = serializeJsonEvent(traced?.sent ?? event);
       try {
-        // The hubs measure their delay behind the stream from this stamp (published-at.ts), and tell
-        // from the type, source and id whether they need the body at all (stream-headers.ts).
-        await bus.publish(
-          topic,
-          {
-            value: json,
-            ...(bus.capabilities.headers && {
-              headers: { ...publishedAtHeaders(), ...streamEventHeaders(event) },
-            }),
-          },
-          routed ? { route: event.type } : {},
-        );
-        if (traced) endSpan(traced.span);
+        const json = await publishOnFanout(target, event);
         metrics.producedOk(bus.kind, topic);
         metrics.consumedOk(
           origin.source,
@@ -49,7 +33,6 @@ export function createFanoutProducer(
         );
         return json;
       } catch (err) {
-        if (traced) endSpan(traced.span, err);
         metrics.producedFailed(bus.kind, topic);
         metrics.consumedFailed(origin.source, origin.topic, 'fanout_unavailable');
         throw err;

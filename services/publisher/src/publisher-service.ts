@@ -2,9 +2,10 @@
  * The publisher service: takes events in over HTTP and from source topics, validates and normalises
  * them as CloudEvents, and puts them on the fan-out stream that every push-hub replica consumes.
  */
-import { type Auth, createAccessCheck } from '@gatehouse/auth';
+import type { Auth } from '@gatehouse/auth';
 import { type SchemaRegistryClient, schemaRegistryFrom } from '@gatehouse/avro';
 import type { Bus } from '@gatehouse/bus';
+import { submissionCheckOf } from '@gatehouse/event-submission';
 import {
   type ConfigOf,
   defaultMaxJsonDepth,
@@ -20,8 +21,6 @@ import { createEventsEndpoint } from './events-endpoint.ts';
 import { createFanoutProducer } from './fanout-producer.ts';
 import { PublisherMetrics } from './publisher-metrics.ts';
 import { type SourceConsumers, type SourceSpec, startSourceConsumers } from './source-consumers.ts';
-import { checkSourceClaimMode } from './source-claim.ts';
-import { submissionCheckFrom } from './submission-check.ts';
 import { checkWrappedTypes } from './wrapped-type.ts';
 
 export interface PublisherDeps {
@@ -45,12 +44,12 @@ export function createPublisher(
   config: ConfigOf<typeof publisherConfig>,
   deps: PublisherDeps,
 ): GatewayService {
-  checkSourceClaimMode(config.SUBMISSION_SOURCE_CLAIM, config.SUBMISSION_CHECK);
   checkWrappedTypes(
     deps.sources.flatMap((s) => s.topics),
     config.WRAPPED_EVENT_TYPE,
   );
   const logger = deps.logger.child({ service: 'publisher' });
+  const check = submissionCheckOf(config, deps.auth, logger);
   const metrics = new PublisherMetrics(deps.registry);
   const producer = createFanoutProducer(
     deps.fanoutBus,
@@ -62,14 +61,7 @@ export function createPublisher(
   const endpoint = createEventsEndpoint({
     producer,
     duplicates: new DuplicateWindow(deps.store, config.EVENT_DEDUPE_WINDOW_SECONDS, logger),
-    check: submissionCheckFrom(
-      createAccessCheck(config.SUBMISSION_CHECK, {
-        verify: (jwt) => deps.auth.verifyAndCheck(jwt),
-        timeoutMs: config.SUBMISSION_CHECK_TIMEOUT,
-        onProblem: (p) => logger.warn(p, 'submission check failed; denying'),
-      }),
-      config.SUBMISSION_SOURCE_CLAIM,
-    ),
+    check,
     metrics,
     logger,
     cors: config.CORS_ALLOWED_ORIGINS,

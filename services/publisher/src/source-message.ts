@@ -8,7 +8,7 @@
  * A wrapper's id is the message's position in its source (Kafka partition and offset, NATS stream
  * sequence, Kinesis shard and sequence number) and its source names the broker and topic: a source
  * message that is delivered again (at least once) becomes the very same event, which the hubs
- * recognise as a duplicate. Those sources are the publisher's own (wrapped-source.ts): HTTP
+ * recognise as a duplicate. Those sources are the publisher's own (wrapped-source.ts in @gatehouse/event-submission): HTTP
  * producers may not use them.
  */
 import type { Message } from '@gatehouse/bus';
@@ -19,7 +19,7 @@ import {
   parseKafkaEvent,
   wrapAsCloudEvent,
 } from '@gatehouse/cloudevents';
-import { wrappedSource } from './wrapped-source.ts';
+import { wrappedSource } from '@gatehouse/event-submission';
 import { wrappedTypeOf } from './wrapped-type.ts';
 
 export function sourceMessageToEvent(

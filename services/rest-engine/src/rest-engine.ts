@@ -8,6 +8,8 @@ import { existsSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, BlockList } from 'node:net';
 import { hostname } from 'node:os';
+import type { Auth } from '@gatehouse/auth';
+import type { Bus } from '@gatehouse/bus';
 import {
   defaultMaxJsonDepth,
   dropUntrustedForwarding,
@@ -20,6 +22,7 @@ import { type Tracer, trace } from '@opentelemetry/api';
 import {
   defaultConfigFolder,
   loadAppProperties,
+  loadOutboundConfig,
   loadRestFiles,
   loadRestSettings,
   loggingReport,
@@ -39,6 +42,7 @@ import {
 } from './functions/index.ts';
 import { compileEndpoints, type Endpoint } from './endpoints/index.ts';
 import { checkFlowEndpoints, registerFlowFunctions, startFlowEngine } from './flows/index.ts';
+import { outboundFunctions } from './outbound/index.ts';
 import { requestHandler, RestMetrics } from './pipeline/index.ts';
 import { RouteTable } from './routing/index.ts';
 import { compileStaticContent, StaticFolder } from './static/index.ts';
@@ -60,6 +64,13 @@ export interface RestEngineOptions {
    * From any other peer those headers are removed before a function sees the request.
    */
   trustedProxies?: BlockList | undefined;
+  /**
+   * The bus of the fan-out stream for `gatehouse.event.publish` (the embedded gateway's in-process
+   * bus); unset: FANOUT_BUS is connected at the first publish.
+   */
+  fanoutBus?: Bus | undefined;
+  /** Verifies tokens for SUBMISSION_CHECK=jwt_validation on `gatehouse.event.publish`. */
+  auth?: Auth | undefined;
 }
 
 export interface RestEngineService extends GatewayService {
@@ -81,6 +92,14 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
   const report = loggingReport(logger);
   const metrics = RestMetrics.of(options.registry);
   const origin = `${settings['application.name']}-${hostname()}-${process.pid}`;
+  // Flows that publish (outbound/): read here, so bad settings stop the host before it listens.
+  const outbound = outboundFunctions(loadOutboundConfig(env), {
+    fanoutBus: options.fanoutBus,
+    auth: options.auth,
+    maxJsonDepth: options.maxJsonDepth ?? defaultMaxJsonDepth,
+    logger,
+    registry: options.registry,
+  });
   let server: Server | undefined;
   let endpoints: Endpoint[] = [];
 
@@ -113,6 +132,7 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
       };
       for (const fn of builtinFunctions(appIdentity(settings, origin), new Date(), dependencies, registry))
         registry.register(fn, 'built-in');
+      for (const fn of outbound.functions) registry.register(fn, 'built-in');
       const folders = settings['functions.path'].map((p) => resolveLocation(p, configFolder));
       registerFlowFunctions(registry);
       const loaded = await loadFunctions(folders, registry, report);
@@ -170,16 +190,9 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
       logger.info({ port, endpoints: endpoints.length, static: staticFolder?.root }, 'REST engine listening');
     },
     async stop() {
-      if (!server) return;
-      const s = server;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => s.closeAllConnections(), options.drainTimeoutMs ?? 10_000);
-        s.close(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-        s.closeIdleConnections();
-      });
+      if (server) await drain(server, options.drainTimeoutMs ?? 10_000);
+      // After the drain: the flows of the requests it let finish may still publish.
+      await outbound.close();
     },
   };
 }
@@ -241,6 +254,17 @@ function describeEndpoint(e: Endpoint): string {
   const target = e.relay ? e.relay.origin.origin : [e.primary, ...e.secondaries].join(', ');
   const flow = e.flow ? `, flow=${e.flow}` : '';
   return `${e.label}${auth} [${target}], timeout=${e.timeoutMs / 1000}s, tracing=${e.tracing}${flow}`;
+}
+
+function drain(s: Server, timeoutMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(() => s.closeAllConnections(), timeoutMs);
+    s.close(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+    s.closeIdleConnections();
+  });
 }
 
 function listen(server: Server, port: number, host: string): Promise<number> {

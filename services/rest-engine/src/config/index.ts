@@ -12,3 +12,4 @@ export {
   restSettingsSpec,
 } from './rest-settings.ts';
 export { loadRestFiles } from './rest-yaml-loader.ts';
+export { loadOutboundConfig, type OutboundConfig, outboundConfig } from './outbound-config.ts';
