@@ -94,6 +94,7 @@ export async function runRig(o: RigOptions): Promise<RigResult> {
 }
 
 function rigLine(r: RigRow): string {
+  if (r.stoppedAt !== undefined) return `  S1 ${r.clients} clients: stopped at ${r.stoppedAt}`;
   return `  S1 ${r.clients} clients: produced in ${r.produceSeconds.toFixed(1)} s; replicas read all in ${r.replicaSeconds.map((s) => s.toFixed(1)).join(', ')} s (bare loop ${r.bareSeconds.toFixed(1)} s); clients had all in ${r.clientsSeconds.toFixed(1)} s; lost ${r.counted.lost}, duplicated ${r.counted.duplicated}`;
 }
 
