@@ -95,6 +95,8 @@ export function writeError(target: ResponseTarget, status: number, message: stri
   const headers = target.headers;
   headers['content-type'] = contentType;
   headers['content-length'] = Buffer.byteLength(body);
+  // A 503 is an outage (a broker, the registry, an upstream): say when to retry, as every service does.
+  if (status === 503 && headers['retry-after'] === undefined) headers['retry-after'] = '1';
   target.res.writeHead(status, headers);
   if (target.head) target.res.end();
   else target.res.end(body);

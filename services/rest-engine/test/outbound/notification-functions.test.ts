@@ -75,8 +75,14 @@ const post = (base: string, path: string, body: unknown, headers: Record<string,
     body: JSON.stringify(body),
   });
 
-async function answer(res: Response): Promise<{ status: number; body: Record<string, unknown> }> {
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+async function answer(
+  res: Response,
+): Promise<{ status: number; body: Record<string, unknown>; retryAfter: string | null }> {
+  return {
+    status: res.status,
+    body: (await res.json()) as Record<string, unknown>,
+    retryAfter: res.headers.get('retry-after'),
+  };
 }
 
 describe('kafka.notification', () => {
@@ -141,6 +147,7 @@ describe('kafka.notification', () => {
   it('answers 503 where Kafka or the schema registry is not configured', async () => {
     const plain = await answer(await post(bare.base, 'kafka', { topic, body: 'x' }));
     assert.equal(plain.status, 503);
+    assert.equal(plain.retryAfter, '1', 'our outage says when to retry');
     assert.match(String(plain.body['message']), /KAFKA_BROKERS/);
     const avro = await answer(await post(bare.base, 'kafka', { topic, schema: avroSubject, body: {} }));
     assert.equal(avro.status, 503);
@@ -166,8 +173,9 @@ describe('nats.notification', () => {
   });
 
   it('answers 503 while the NATS server cannot be reached, without its address, and the engine stays up', async () => {
-    const { status, body } = await answer(await post(bare.base, 'nats', { subject, body: 'x' }));
+    const { status, body, retryAfter } = await answer(await post(bare.base, 'nats', { subject, body: 'x' }));
     assert.equal(status, 503, JSON.stringify(body));
+    assert.equal(retryAfter, '1', 'our outage says when to retry');
     assert.doesNotMatch(String(body['message']), /127\.0\.0\.1/, 'no address in the answer');
     assert.equal((await fetch(`${bare.base}/health`)).status, 200);
   });
