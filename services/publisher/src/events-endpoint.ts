@@ -15,6 +15,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   type CloudEvent,
   gatewayNamespaceProblems,
+  wildcardTypeProblems,
   InvalidCloudEventError,
   parseHttpEvent,
   serializeJsonEvent,
@@ -42,9 +43,12 @@ import type { FanoutProducer } from './fanout-producer.ts';
 import type { PublisherMetrics } from './publisher-metrics.ts';
 import { reservedSourceProblem } from './wrapped-source.ts';
 
-/** Why no producer may publish the event: the gateway's own namespace, or a wrapped source's. */
+/**
+ * Why no producer may publish the event: the gateway's own namespace, a wrapped source's, or a type
+ * that reads as a subscription pattern.
+ */
 function reservedProblem(event: CloudEvent): string | undefined {
-  const problems = gatewayNamespaceProblems(event).map((p) => p.message);
+  const problems = [...gatewayNamespaceProblems(event), ...wildcardTypeProblems(event)].map((p) => p.message);
   const wrapped = reservedSourceProblem(event.source);
   if (wrapped) problems.push(wrapped);
   return problems.length > 0 ? problems.join('; ') : undefined;
