@@ -87,7 +87,9 @@ describe('type patterns through the public edge', () => {
     const one = await openSse(`${edge}/_gw/v1/connection/sse?${q(s.one)}`);
     const rest = await openSse(`${edge}/_gw/v1/connection/sse?${q(s.rest)}`);
     assert.equal(one.status, 200, one.errorBody);
-    await waitFor(() => one.events('gw.subscriptions_set').length + rest.events('gw.subscriptions_set').length === 2);
+    await waitFor(
+      () => one.events('gw.subscriptions_set').length + rest.events('gw.subscriptions_set').length === 2,
+    );
     await publishShapes(p);
     await waitFor(() => one.events(`${p}.marker`).length === 1 && rest.events(`${p}.marker`).length === 1);
     assert.deepEqual(typesIn(one.events()), s.oneExpected);
@@ -178,7 +180,9 @@ describe('type patterns through the public edge', () => {
     const bob = await openSse(`${edge}/_gw/v1/connection/sse?jwt=${jwt({ customer: 'bob' })}`);
     assert.equal(alice.status, 200, alice.errorBody);
     assert.equal(bob.status, 200, bob.errorBody);
-    await waitFor(() => alice.events('gw.subscriptions_set').length + bob.events('gw.subscriptions_set').length === 2);
+    await waitFor(
+      () => alice.events('gw.subscriptions_set').length + bob.events('gw.subscriptions_set').length === 2,
+    );
     assert.deepEqual(bob.events('gw.subscriptions_set')[0]!['data'], [
       { eventType: `${p}.orders.*`, oneOf: [{ customer: 'bob' }] },
     ]);
@@ -194,9 +198,10 @@ describe('type patterns through the public edge', () => {
     await waitFor(() => alice.events(`${p}.marker`).length === 1, { what: 'the marker' });
     await waitFor(() => bob.events(`${p}.orders.shipped`).length === 1, { what: "bob's shipped" });
     const seen = (c: typeof alice) =>
-      c.events().filter((e) => !(e['type'] as string).startsWith('gw.') && e['type'] !== `${p}.marker`).map(
-        (e) => `${e['type']}/${(e['data'] as { customer: string }).customer}`,
-      );
+      c
+        .events()
+        .filter((e) => !(e['type'] as string).startsWith('gw.') && e['type'] !== `${p}.marker`)
+        .map((e) => `${e['type']}/${(e['data'] as { customer: string }).customer}`);
     assert.deepEqual(seen(alice), [`${p}.orders.created/alice`, `${p}.orders.shipped/alice`]);
     assert.deepEqual(seen(bob), [`${p}.orders.created/bob`, `${p}.orders.shipped/bob`]);
     alice.close();
@@ -210,7 +215,10 @@ describe('type patterns through the public edge', () => {
       [[{ eventType: 'a.>x' }], /wildcards only as a whole segment/],
       [[{ eventType: 'gw.>' }], /gw\.… events are subscribed to by name/],
       [[{ eventType: 'gw.presence.*' }], /gw\.… events are subscribed to by name/],
-      [[{ eventType: 'a.*', oneOf: [{ customer: 'x' }] }], /field "customer" is not defined for event type "a\.\*"/],
+      [
+        [{ eventType: 'a.*', oneOf: [{ customer: 'x' }] }],
+        /field "customer" is not defined for event type "a\.\*"/,
+      ],
       [[{ eventType: '*.*.*.*.*.*.*.*.*' }], /9 segments, at most 8 \(MAX_PATTERN_SEGMENTS\)/],
       [
         ['a.*', 'b.*', 'c.*', 'd.*'].map((eventType) => ({ eventType })),
@@ -307,7 +315,10 @@ describe('type patterns a token allows (SUBSCRIPTION_TYPES_CLAIM)', () => {
   });
 
   it('delivers what the allowed pattern matches and nothing else', async () => {
-    const sse = await connect([{ eventType: 'com.example.orders.*' }], jwt({ types: 'com.example.orders.*' }));
+    const sse = await connect(
+      [{ eventType: 'com.example.orders.*' }],
+      jwt({ types: 'com.example.orders.*' }),
+    );
     assert.equal(sse.status, 200, sse.errorBody);
     await waitFor(() => sse.events('gw.subscriptions_set').length === 1);
     for (const type of ['com.example.payments.created', 'com.example.orders.eu.x', 'com.example.orders.done'])

@@ -109,10 +109,7 @@ describe('type pattern index against a brute-force matcher', () => {
     };
     const all = typesUpTo(6);
     const small = fc
-      .tuple(
-        fc.array(fc.constantFrom('a', 'b', '', '*'), { minLength: 1, maxLength: 4 }),
-        fc.boolean(),
-      )
+      .tuple(fc.array(fc.constantFrom('a', 'b', '', '*'), { minLength: 1, maxLength: 4 }), fc.boolean())
       .map(([segments, rest]) => (rest ? [...segments, '>'] : segments).join('.'));
     fc.assert(
       fc.property(small, small, (outer, inner) => {
