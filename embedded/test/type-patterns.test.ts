@@ -248,6 +248,36 @@ describe('type patterns through the public edge', () => {
     sse.close();
   });
 
+  it("shows pattern subscribers in the console: a connection search by type and a test event's reach", async () => {
+    const api = `http://127.0.0.1:${gw.apiPort}`;
+    const sse = await openSse(`${edge}/_gw/v1/connection/sse?${q([{ eventType: 'console.orders.*' }])}`);
+    await waitFor(() => sse.events('gw.connection.create').length === 1);
+    const listed = async (eventType: string) => {
+      const res = await fetch(`${api}/v3/connections?eventType=${encodeURIComponent(eventType)}`);
+      assert.equal(res.status, 200);
+      return ((await res.json()) as { connections: unknown[] }).connections.length;
+    };
+    assert.equal(await listed('console.orders.created'), 1, 'found by a type its pattern matches');
+    assert.equal(await listed('console.orders.*'), 1, 'found by the pattern as named');
+    assert.equal(await listed('console.orders.eu.created'), 0);
+    const sent = await fetch(`${api}/v3/console/test-event`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'console.orders.tested' }),
+    });
+    assert.equal(sent.status, 200);
+    assert.equal(((await sent.json()) as { connections: unknown[] }).connections.length, 1);
+    await waitFor(() => sse.events('console.orders.tested').length === 1, { what: 'the test event' });
+    const wildcard = await fetch(`${api}/v3/console/test-event`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'console.orders.*' }),
+    });
+    assert.equal(wildcard.status, 400);
+    assert.match(((await wildcard.json()) as { error: string }).error, /holds "\*" or ">"/);
+    sse.close();
+  });
+
   it('refuses a publish of a type holding a wildcard with a 400 saying so', async () => {
     for (const type of ['com.example.orders.*', 'com.example.>', 'a*b', '>']) {
       const res = await publish(edge, type);
