@@ -6,11 +6,14 @@
  * gateway's own events or passes a bound is a 400 naming the rule, and a publish of a type holding
  * a wildcard is a 400. With SUBSCRIPTION_TYPES_CLAIM a token allowing `com.example.orders.*`
  * allows exactly what it matches: `>`, `*.*.*.*` and the patterns that overlap other types get the
- * 403 of a disallowed type. The replica's distinct patterns are bounded (503 with Retry-After).
+ * 403 of a disallowed type. The replica's distinct patterns are bounded (503 with Retry-After). A
+ * check service not declared to judge patterns (a deny-list reads `>` as a type) never sees one.
  * Each stream's last event is a marker every subscriber wants: once it came, what came before it
  * is all that will.
  */
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { signJwt, withExpiry } from '@gatehouse/auth';
 import { LongPollClient, openSse, openWs, waitFor } from '@gatehouse/testkit';
@@ -383,5 +386,54 @@ describe('type patterns a token allows (SUBSCRIPTION_TYPES_CLAIM)', () => {
       { what: 'room for a pattern once its last subscriber left' },
     );
     for (const sse of held) sse.close();
+  });
+});
+
+describe('type patterns and a subscription check service (SUBSCRIPTION_CHECK_PATTERNS)', () => {
+  // A deny-list check, as one written before patterns: everything but `admin.secrets`.
+  const asked: string[] = [];
+  const checker = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => {
+      body += chunk;
+    });
+    req.on('end', () => {
+      asked.push(body);
+      res.writeHead(body.includes('"admin.secrets"') ? 403 : 204).end();
+    });
+  });
+  const gateways: EmbeddedGateway[] = [];
+  const start = async (extra: Record<string, string>) => {
+    const gw = await startEmbeddedGateway({
+      ...ephemeralGatewaySettings,
+      SUBSCRIPTION_CHECK: `http://127.0.0.1:${(checker.address() as AddressInfo).port}/check`,
+      ...extra,
+    });
+    gateways.push(gw);
+    return `http://127.0.0.1:${gw.publicPort}`;
+  };
+  before(async () => {
+    await new Promise<void>((resolve) => checker.listen(0, '127.0.0.1', resolve));
+  });
+  after(async () => {
+    for (const gw of gateways) await gw.stop();
+    checker.close();
+  });
+
+  it('refuses a pattern the service was not declared to judge, before asking it; declared, the service sees the pattern', async () => {
+    const edge = await start({});
+    const pattern = await openSse(`${edge}/_gw/v1/connection/sse?${q([{ eventType: '>' }])}`);
+    assert.equal(pattern.status, 400);
+    assert.match(pattern.errorBody ?? '', /SUBSCRIPTION_CHECK_PATTERNS/);
+    assert.deepEqual(asked, [], 'the service was not asked');
+    const named = await openSse(`${edge}/_gw/v1/connection/sse?${q([{ eventType: 'admin.audit' }])}`);
+    assert.equal(named.status, 200, named.errorBody);
+    named.close();
+
+    const judged = await start({ SUBSCRIPTION_CHECK_PATTERNS: 'true' });
+    const allowed = await openSse(`${judged}/_gw/v1/connection/sse?${q([{ eventType: 'admin.*' }])}`);
+    assert.equal(allowed.status, 200, allowed.errorBody);
+    assert.match(asked.at(-1)!, /"eventType":"admin\.\*"/);
+    allowed.close();
   });
 });

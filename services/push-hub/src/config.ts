@@ -46,6 +46,10 @@ export const pushHubConfig = {
     10_000,
     { min: 0 },
   ),
+  SUBSCRIPTION_CHECK_PATTERNS: bool(
+    'with SUBSCRIPTION_CHECK a URL: the check service judges type patterns (what `>` or `com.example.*` reach), so clients may name them; off: a list naming a pattern is refused 400 before the service is asked',
+    false,
+  ),
   SUBSCRIPTION_TYPES_CLAIM: typesClaimField(
     'JSON pointer to the JWT claim naming the event types and type patterns a token may subscribe to (a string or a list); needs SUBSCRIPTION_CHECK=jwt_validation; unset: any type',
   ),

@@ -179,6 +179,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     maxJsonDepth: deps.maxJsonDepth ?? defaultMaxJsonDepth,
     bounds,
     typesClaim: config.SUBSCRIPTION_TYPES_CLAIM,
+    patternsUnchecked: config.SUBSCRIPTION_CHECK instanceof URL && !config.SUBSCRIPTION_CHECK_PATTERNS,
   });
   const operatorChange = createOperatorChange(resolve, bounds);
   const addressBudget = new AddressBudget({ perMinute: config.MAX_CONNECTIONS_PER_IP_PER_MINUTE });

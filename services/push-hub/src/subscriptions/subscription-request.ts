@@ -13,6 +13,7 @@ import type { ExtractorConfig } from './extractor-config.ts';
 import type { HubAuth } from '../auth/index.ts';
 import { subscriptionsFromClaims } from './jwt-subscriptions.ts';
 import { type SubscriptionBounds, subscriptionBoundProblem } from './subscription-bounds.ts';
+import { hasPattern } from './type-filter.ts';
 import { claimAllowsTypes, type TypesClaim } from './types-claim.ts';
 import {
   InvalidSubscriptionError,
@@ -119,7 +120,15 @@ export interface SubscriptionResolverDeps {
   bounds: SubscriptionBounds;
   /** SUBSCRIPTION_TYPES_CLAIM: with jwt_validation, the types a token lets its holder name. */
   typesClaim?: TypesClaim | undefined;
+  /**
+   * A check service that was not declared to judge type patterns (SUBSCRIPTION_CHECK_PATTERNS off):
+   * one written before them reads `>` as a type name, so a deny-list would let every type through.
+   */
+  patternsUnchecked?: boolean | undefined;
 }
+
+const UNCHECKED_PATTERNS =
+  'type patterns are not accepted here: the subscription check service is not declared to judge them (SUBSCRIPTION_CHECK_PATTERNS)';
 
 /** With a types claim, whether a token's claims allow the subscriptions the client named. */
 function typesAllowed(claim: TypesClaim | undefined, named: Subscription[]) {
@@ -164,6 +173,8 @@ export function createSubscriptionResolver(deps: SubscriptionResolverDeps) {
       const subscriptions = uniqueSubscriptions([...fromJwt, ...manual]);
       const overBound = subscriptionBoundProblem(subscriptions, deps.bounds);
       if (overBound) throw badRequestOf(req, overBound);
+      if (deps.patternsUnchecked && req.checkBody !== undefined && hasPattern(manual))
+        throw badRequestOf(req, UNCHECKED_PATTERNS);
       deps.validate(subscriptions);
       // Under no_check the body is not made and nothing is awaited: a reconnect storm's connects
       // each made the `{"subscriptions": …}` text and a promise only to be allowed.
