@@ -342,6 +342,8 @@ describe('type patterns a token allows (SUBSCRIPTION_TYPES_CLAIM)', () => {
       assert.equal(sse.status, 403, JSON.stringify(subs));
       assert.equal(sse.errorBody, 'Subscription denied.');
     }
+    const malformed = await connect([{ eventType: 'com.example.orders.created' }], jwt({ types: 'com.>.x' }));
+    assert.equal(malformed.status, 403, 'a claim entry that is no pattern allows nothing, not `com.>`');
     const none = await connect([{ eventType: 'com.example.orders.created' }], jwt({}));
     assert.equal(none.status, 403, 'a token without the claim allows nothing');
     await none.ended.catch(() => {});

@@ -10,7 +10,7 @@
  * pointers) are the issuer's own and need no entry.
  */
 import { compileJsonPointer, type JwtClaims } from '@gatehouse/auth';
-import { patternCovers } from '@gatehouse/cloudevents';
+import { isTypePattern, patternCovers, typePatternProblem } from '@gatehouse/cloudevents';
 import { ConfigError, type Field } from '@gatehouse/service-kit';
 import type { Subscription } from './subscription.ts';
 
@@ -27,9 +27,14 @@ export function typesClaimField(description: string): Field<TypesClaim | undefin
 /** Whether the claim's value allows every one of `subscriptions`. */
 export function claimAllowsTypes(value: unknown, subscriptions: readonly Subscription[]): boolean {
   const entries = (typeof value === 'string' ? [value] : Array.isArray(value) ? value : []).filter(
-    (entry): entry is string => typeof entry === 'string' && entry !== '',
+    (entry): entry is string => typeof entry === 'string' && entry !== '' && !malformed(entry),
   );
   return subscriptions.every((s) => entries.some((entry) => patternCovers(entry, s.eventType)));
+}
+
+/** An entry that is no pattern (`a.>.b`) allows nothing: read as far as it goes it would allow `a.>`. */
+function malformed(entry: string): boolean {
+  return isTypePattern(entry) && typePatternProblem(entry, Number.POSITIVE_INFINITY) !== undefined;
 }
 
 /** Allowing types needs tokens: a check service sees the subscriptions itself, no_check sees no token. */
