@@ -32,6 +32,7 @@ const allBenches = [
   'unwanted-events.bench.ts',
   'kafka-fetch.bench.ts',
   'interest-routing.bench.ts',
+  'type-patterns.bench.ts',
   'client-bundles.bench.ts',
   'presence.bench.ts',
   // S1 (RIG's 1M records at 10k and 40k clients), S2 (20,000 connections over 3 replicas with a

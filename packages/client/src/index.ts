@@ -9,6 +9,7 @@ export {
 export { GatehouseError, type GatehouseErrorCode } from './gatehouse-error.ts';
 export { SubscriptionError } from './subscription-error.ts';
 export type { TransportName } from './transports/transport.ts';
+export { matchesType } from './type-pattern.ts';
 export {
   type CloudEvent,
   type EventTypes,

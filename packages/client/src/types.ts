@@ -32,7 +32,11 @@ export function extensionOf(event: CloudEvent, name: string): unknown {
   return Object.hasOwn(event, name) ? (event as unknown as Record<string, unknown>)[name] : undefined;
 }
 
-/** A subscription: an event type, and optionally field constraints (any one of them matches). */
+/**
+ * A subscription: an event type or a type pattern (`com.example.orders.*`: one segment,
+ * `com.example.orders.>`: one or more; docs/client.md "Type patterns"), and optionally field
+ * constraints (any one of them matches).
+ */
 export interface Subscription {
   eventType: string;
   oneOf?: Array<Record<string, unknown>>;

@@ -15,7 +15,9 @@ export type ProblemRule =
   | 'exclusive'
   | 'json'
   /** A type or source of the gateway's own namespace (gateway-namespace.ts). */
-  | 'reserved';
+  | 'reserved'
+  /** An event type holding a wildcard of type patterns (type-pattern.ts). */
+  | 'wildcard';
 
 export interface CloudEventProblem {
   /** The attribute (or `event` for the whole value, `body` for the message body). */

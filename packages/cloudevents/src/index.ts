@@ -11,5 +11,6 @@ export * from './kafka-binding.ts';
 export * from './media-type.ts';
 export * from './stream-headers.ts';
 export * from './timestamp.ts';
+export * from './type-pattern.ts';
 export * from './validate.ts';
 export * from './wrap-event.ts';

@@ -2,7 +2,8 @@
  * The proxy's publish-to-topic path is a producer surface: a topic it writes may be a publisher's
  * source topic, or the fan-out stream itself. Through the proxy's own port, a request whose event
  * names the gateway's own namespace (a `gw.…` type, the source `gatehouse`) is refused with 400 and
- * nothing is published; a body that is not a CloudEvent is wrapped into a type outside it.
+ * nothing is published, as is one whose type holds `*` or `>` (the wildcards of subscription type
+ * patterns); a body that is not a CloudEvent is wrapped into a type outside it.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -131,6 +132,23 @@ describe('the gw namespace on the proxy publish path', () => {
     await waitFor(() => published.length >= 1);
     assert.equal(published.length, 1, 'only the plain body was published');
     assert.equal(JSON.parse(published[0]!.value.toString()).type, 'proxy.request');
+  });
+
+  it('refuses a type holding a wildcard of subscription patterns with 400, and publishes none', async () => {
+    const before = published.length;
+    for (const type of ['order.*', 'order.>', 'a*b']) {
+      const res = await post(
+        { 'content-type': 'application/cloudevents+json' },
+        JSON.stringify({ specversion: '1.0', id: type, type, source: 'app' }),
+      );
+      const text = await res.text();
+      assert.equal(res.status, 400, text);
+      assert.match(text, /holds "\*" or ">": they are the wildcards of subscription patterns/);
+    }
+    const plain = await post({ 'content-type': 'application/json' }, '{"order":2}');
+    assert.equal(plain.status, 202, await plain.text());
+    await waitFor(() => published.length > before);
+    assert.equal(published.length, before + 1, 'only the plain body was published');
   });
 
   it('refuses at start a PROXY_WRAPPED_EVENT_TYPE in the gateway namespace', async () => {

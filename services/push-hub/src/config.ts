@@ -12,6 +12,7 @@ import {
   trustedProxiesConfig,
 } from '@gatehouse/service-kit';
 import { busKinds } from '@gatehouse/bus';
+import { typesClaimField } from './subscriptions/types-claim.ts';
 
 export const pushHubConfig = {
   ...corsConfig,
@@ -29,6 +30,28 @@ export const pushHubConfig = {
     'subscriptions one connection may hold, JWT-inferred and manual together, duplicates removed (400 beyond, at connect and on PUT)',
     128,
     { min: 1 },
+  ),
+  MAX_PATTERNS_PER_CONNECTION: int(
+    'of those, type patterns (`com.example.orders.*`, `com.example.orders.>`) one connection may hold (400 beyond)',
+    16,
+    { min: 0 },
+  ),
+  MAX_PATTERN_SEGMENTS: int(
+    'segments (split on `.`) a type pattern may have (400 beyond); an event costs at most 2^(segments+1) trie nodes to match',
+    16,
+    { min: 1, max: 64 },
+  ),
+  MAX_TYPE_PATTERNS: int(
+    'distinct type patterns one replica holds, every connection and waiting long poll together (a connect or change adding one beyond is refused 503 with Retry-After)',
+    10_000,
+    { min: 0 },
+  ),
+  SUBSCRIPTION_CHECK_PATTERNS: bool(
+    'with SUBSCRIPTION_CHECK a URL: the check service judges type patterns (what `>` or `com.example.*` reach), so clients may name them; off: a list naming a pattern is refused 400 before the service is asked',
+    false,
+  ),
+  SUBSCRIPTION_TYPES_CLAIM: typesClaimField(
+    'JSON pointer to the JWT claim naming the event types and type patterns a token may subscribe to (a string or a list); needs SUBSCRIPTION_CHECK=jwt_validation; unset: any type',
   ),
   WS_MAX_PAYLOAD_BYTES: int(
     'largest WebSocket message a client may send, fragments together (the hub takes none: close 1003; beyond this, 1009 before it is read whole)',

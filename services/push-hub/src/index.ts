@@ -4,6 +4,9 @@ export { Hub, type HubOptions } from './delivery/index.ts';
 // The fan-out path in one process, for bench/src/unwanted-events.bench.ts.
 export { consumeFanout, EventRing } from './delivery/index.ts';
 export { HubMetrics } from './metrics/index.ts';
+// The matching path alone, for bench/src/type-patterns.bench.ts.
+export { parseExtractorConfig } from './subscriptions/extractor-config.ts';
+export { SubscriptionIndex } from './subscriptions/index.ts';
 export * from './push-hub-service.ts';
 // The public paths, for the public edge's OpenAPI document test (embedded/test/public-edge-document.test.ts).
 export { TRANSPORTS } from './connections/index.ts';

@@ -55,8 +55,10 @@ import {
   ReplicaConnections,
 } from './connections-api/index.ts';
 import {
+  checkTypesClaimMode,
   createSubscriptionResolver,
   loadExtractorConfig,
+  PatternBudget,
   type Subscription,
   SubscriptionRequestError,
 } from './subscriptions/index.ts';
@@ -117,6 +119,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     logger.warn({ ...shortfall, maxConnections: config.MAX_CONNECTIONS }, openFilesWarning(shortfall));
   const metrics = new HubMetrics(deps.registry, config.METRICS_MAX_EVENT_TYPES);
   const auth = hubAuthFrom(deps.auth);
+  checkTypesClaimMode(config.SUBSCRIPTION_TYPES_CLAIM, config.SUBSCRIPTION_CHECK);
   const tokens = connectionTokensFrom(deps.auth, deps.replica, config.CONNECTION_TOKEN_TTL);
   const extractors = withPresenceExtractors(
     loadExtractorConfig(config.EXTRACTORS),
@@ -147,6 +150,10 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     ring,
     replay,
     interest,
+    patternLimits: {
+      maxSegments: config.MAX_PATTERN_SEGMENTS,
+      budget: new PatternBudget(config.MAX_TYPE_PATTERNS),
+    },
     metrics,
     maxUnreadBytes: config.MAX_BUFFERED_BYTES,
     fanout: { system: deps.fanoutBus.kind, topic: config.FANOUT_TOPIC },
@@ -161,6 +168,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
   const bounds = {
     maxCount: config.MAX_SUBSCRIPTIONS_PER_CONNECTION,
     maxBytes: config.MAX_SUBSCRIPTIONS_BYTES,
+    maxPatterns: config.MAX_PATTERNS_PER_CONNECTION,
   };
   const resolve = createSubscriptionResolver({
     auth,
@@ -170,6 +178,8 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     check,
     maxJsonDepth: deps.maxJsonDepth ?? defaultMaxJsonDepth,
     bounds,
+    typesClaim: config.SUBSCRIPTION_TYPES_CLAIM,
+    patternsUnchecked: config.SUBSCRIPTION_CHECK instanceof URL && !config.SUBSCRIPTION_CHECK_PATTERNS,
   });
   const operatorChange = createOperatorChange(resolve, bounds);
   const addressBudget = new AddressBudget({ perMinute: config.MAX_CONNECTIONS_PER_IP_PER_MINUTE });

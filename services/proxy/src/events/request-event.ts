@@ -19,6 +19,7 @@ import {
   essence,
   fromJsonValue,
   gatewayNamespaceProblems,
+  wildcardTypeProblems,
   InvalidCloudEventError,
   isJsonMediaType,
   looksLikeCloudEvent,
@@ -59,7 +60,7 @@ export interface RequestEventOptions {
 export function requestEvent(req: IncomingMessage, body: Buffer, options: RequestEventOptions): CloudEvent {
   let event = bodyEvent(req, body, options.wrappedType);
   // The target may be a publisher's source topic or the fan-out stream: the proxy is a producer.
-  const reserved = gatewayNamespaceProblems(event);
+  const reserved = [...gatewayNamespaceProblems(event), ...wildcardTypeProblems(event)];
   if (reserved.length > 0) throw new InvalidCloudEventError(reserved);
   const connection = connectionDataFromRequest(req);
   const { auth, keep } = options.credentials;

@@ -1,9 +1,10 @@
 /**
  * Which connections a connections API request is about: every criterion given must hold (AND).
- * `eventType` is a type the connection subscribes to; `user` the JWT claim JWT_USER_FIELD names.
+ * `eventType` is a type the connection subscribes to, by name or through a type pattern (or the
+ * pattern itself, as named); `user` the JWT claim JWT_USER_FIELD names.
  */
 import type { TransportKind } from '../connections/index.ts';
-import type { Subscription } from '../subscriptions/index.ts';
+import { type Subscription, typeFilterOf } from '../subscriptions/index.ts';
 
 export interface ConnectionFilter {
   session?: string;
@@ -26,6 +27,10 @@ export function passes(filter: ConnectionFilter, c: Filterable): boolean {
     (filter.transport === undefined || c.transport === filter.transport) &&
     (filter.session === undefined || c.session === filter.session) &&
     (filter.user === undefined || c.user === filter.user) &&
-    (filter.eventType === undefined || c.subscriptions.some((s) => s.eventType === filter.eventType))
+    (filter.eventType === undefined || subscribesTo(c.subscriptions, filter.eventType))
   );
+}
+
+function subscribesTo(subscriptions: readonly Subscription[], type: string): boolean {
+  return subscriptions.some((s) => s.eventType === type) || typeFilterOf(subscriptions)(type);
 }

@@ -2,14 +2,14 @@
  * The console's test event: `POST /v3/console/test-event {"type": "…"}` puts one CloudEvent of
  * that type on the fan-out stream — the same bus and form the publisher uses (structured JSON with
  * the publish stamp), so every replica delivers it like any other event — and answers with the
- * connections, cluster-wide, whose subscriptions name that type when it was published (the
+ * connections, cluster-wide, whose subscriptions name that type (or a pattern matching it) when it was published (the
  * connections API's `eventType` filter over the control channel). That list is what the event
  * was routed to; a subscription's data filter may still hold it back, which the list does not see.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type Bus, publishedAtHeaders } from '@gatehouse/bus';
-import { streamEventHeaders } from '@gatehouse/cloudevents';
+import { streamEventHeaders, wildcardTypeProblems } from '@gatehouse/cloudevents';
 import { HttpError, Router, readBody, sendJson } from '@gatehouse/service-kit';
 import type { ConnectionsCluster } from '../connections-api/index.ts';
 
@@ -67,5 +67,7 @@ function readType(text: string): string {
   const type = (body as { type?: unknown } | null)?.type;
   if (typeof type !== 'string' || !typePattern.test(type))
     throw new HttpError(400, 'type: expected 1 to 200 printable ASCII characters, no spaces');
+  const wildcard = wildcardTypeProblems({ type })[0];
+  if (wildcard) throw new HttpError(400, wildcard.message);
   return type;
 }

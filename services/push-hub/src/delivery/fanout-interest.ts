@@ -15,8 +15,13 @@
  * longer wanted is dropped only after `lingerMs` (a long poll comes back between its polls; each
  * change of routes reopens the broker consumer). More types than `maxTypes` (FANOUT_ROUTING_MAX_TYPES,
  * or what the broker can filter by) and the replica reads everything until they are fewer again.
+ *
+ * A type pattern (`com.example.orders.*`) is read the same way, as every type, for as long as one
+ * is wanted: a route is one subject token per type (nats-route-subject.ts encodes the dots), so no
+ * filter subject selects a pattern's types. Nothing is missed, the replica only reads more.
  */
 import type { Position, Subscription } from '@gatehouse/bus';
+import { isTypePattern } from '@gatehouse/cloudevents';
 import type { TypeInterest } from '../subscriptions/index.ts';
 
 export interface FanoutInterestOptions {
@@ -95,7 +100,7 @@ export class FanoutInterest implements TypeInterest {
       return;
     }
     const routes = new Set([...this.since.keys(), type]);
-    const everything = routes.size > this.options.maxTypes;
+    const everything = routes.size > this.options.maxTypes || isTypePattern(type);
     const at = sub.route(everything ? undefined : routes);
     if (everything) this.allSince = at;
     this.since.set(type, at);
@@ -110,7 +115,8 @@ export class FanoutInterest implements TypeInterest {
       if (!this.counts.has(type)) dropped = this.since.delete(type) || dropped;
     const sub = this.subscription;
     if (!sub?.route) return;
-    const filterable = this.since.size <= this.options.maxTypes;
+    const filterable =
+      this.since.size <= this.options.maxTypes && ![...this.since.keys()].some(isTypePattern);
     if (!filterable || (!dropped && this.allSince === undefined)) return;
     // Back to (or still) a filter: the types kept have been read all along, their `since` holds.
     this.allSince = undefined;

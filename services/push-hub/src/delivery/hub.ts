@@ -28,7 +28,12 @@ import {
 import { type FanoutSource, traceDelivery } from './delivery-span.ts';
 import type { EventRing, RingEvent } from './event-ring.ts';
 import type { FanoutInterest } from './fanout-interest.ts';
-import { type ExtractorConfig, type Subscription, SubscriptionIndex } from '../subscriptions/index.ts';
+import {
+  type ExtractorConfig,
+  type PatternLimits,
+  type Subscription,
+  SubscriptionIndex,
+} from '../subscriptions/index.ts';
 import { keepGranted } from '../admission/index.ts';
 import type { HubMetrics } from '../metrics/index.ts';
 import type { ChangeCause, ConnectionLifecycle, ConnectionSnapshot, EndReason } from '../lifecycle/index.ts';
@@ -47,6 +52,8 @@ export interface HubOptions {
    * held, and the ring serves a position only for the types read since (fanout-interest.ts).
    */
   interest?: FanoutInterest | undefined;
+  /** MAX_PATTERN_SEGMENTS and MAX_TYPE_PATTERNS (subscription-index.ts). */
+  patternLimits?: PatternLimits | undefined;
   metrics: HubMetrics;
   /** Where dispatched events come from; with it, each delivery is a span while tracing. */
   fanout?: FanoutSource;
@@ -104,7 +111,7 @@ export class Hub {
     this.ring = options.ring;
     this.replay = options.replay;
     this.interest = options.interest;
-    this.index = new SubscriptionIndex(options.extractors, options.interest);
+    this.index = new SubscriptionIndex(options.extractors, options.interest, options.patternLimits);
     this.metrics = options.metrics;
     this.aheadGraceMs = options.aheadGraceMs ?? 5000;
     this.fanout = options.fanout;

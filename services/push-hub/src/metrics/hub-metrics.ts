@@ -183,7 +183,7 @@ export class HubMetrics {
     });
     this.routedTypes = gauge(registry, {
       name: 'gw_fanout_routed_types',
-      help: 'With FANOUT_ROUTING=interest: event types this replica reads from the fan-out stream (-1: every type, more are wanted than it filters by)',
+      help: 'With FANOUT_ROUTING=interest: event types this replica reads from the fan-out stream (-1: every type, more are wanted than it filters by or a type pattern is wanted)',
     });
     this.replayReaders = gauge(registry, {
       name: 'gw_replay_readers',

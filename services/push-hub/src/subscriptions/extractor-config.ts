@@ -1,6 +1,7 @@
 /**
  * The extractor configuration (`EXTRACTORS`, a file path or inline JSON): per event type, the
- * fields a subscription may constrain, where each field's value sits in the event (a JSON pointer
+ * fields a subscription may constrain (a key may be a type pattern, `com.example.orders.*`: its
+ * fields are those of the pattern's subscriptions), where each field's value sits in the event (a JSON pointer
  * into the whole CloudEvent) and optionally in the JWT (for subscriptions inferred from claims).
  *
  * { "greeting": { "name": { "stable_field_index": 1, "event": { "json_pointer": "/data/name" },
@@ -8,6 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { compileJsonPointer } from '@gatehouse/auth';
+import { isTypePattern, typePatternProblem } from '@gatehouse/cloudevents';
 
 export interface ExtractorField {
   name: string;
@@ -51,6 +53,9 @@ export function parseExtractorConfig(json: unknown): ExtractorConfig {
   const problems: string[] = [];
   const config: ExtractorConfig = new Map();
   for (const [eventType, fieldsJson] of Object.entries(json)) {
+    // A key may be a type pattern: a malformed one would fail every connect its claims infer.
+    const notPattern = isTypePattern(eventType) ? typePatternProblem(eventType, 64) : undefined;
+    if (notPattern) problems.push(notPattern);
     if (!isObject(fieldsJson)) {
       problems.push(`${eventType}: must be an object of fields`);
       continue;

@@ -1,6 +1,9 @@
 // Subscriptions: the model, extractor fields, the index that matches events, resolving a client's list.
 export { type ExtractorConfig, ExtractorConfigError, loadExtractorConfig } from './extractor-config.ts';
-export { SubscriptionIndex, type TypeInterest } from './subscription-index.ts';
+export { type PatternLimits, SubscriptionIndex, type TypeInterest } from './subscription-index.ts';
+export { PatternBudget } from './pattern-budget.ts';
+export { checkTypesClaimMode, claimAllowsTypes, type TypesClaim } from './types-claim.ts';
+export { hasPattern, type TypeFilter, typeFilterOf } from './type-filter.ts';
 export {
   authorizationProblem,
   badRequest,

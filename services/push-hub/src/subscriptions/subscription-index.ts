@@ -1,10 +1,18 @@
 /**
  * Which local connections want an event. Subscriptions are indexed by event type (exact match), and
- * each subscription's constraints are compiled against the type's extractor fields, so matching an
- * event extracts each field once and compares canonical JSON text per constraint.
+ * type patterns (`com.example.orders.*`, `com.example.orders.>`, type-pattern.ts in
+ * @gatehouse/cloudevents) by segment in a trie, so an event costs a map lookup plus the patterns
+ * that could match it, never the others. Each subscription's constraints are compiled against the
+ * extractor fields of what it names (a type, or a pattern: the extractor configuration may name
+ * patterns too), so matching an event extracts each field once and compares canonical JSON text
+ * per constraint.
  */
+import { isTypePattern, typePatternProblem } from '@gatehouse/cloudevents';
 import type { ExtractorConfig, ExtractorField } from './extractor-config.ts';
+import type { PatternBudget } from './pattern-budget.ts';
 import { canonicalJson, InvalidSubscriptionError, type Subscription } from './subscription.ts';
+import { isGatewayType, patternMatches } from './type-filter.ts';
+import { TypeTrie } from './type-trie.ts';
 
 /** One AND-clause: pairs of (field position in the type's field list, canonical value). */
 type Clause = Array<[number, string]>;
@@ -17,30 +25,55 @@ type CompiledSubscription = Clause[];
  */
 const EVERY_EVENT: readonly CompiledSubscription[] = Object.freeze([Object.freeze<Clause[]>([]) as Clause[]]);
 
+type Entries<C> = Map<C, readonly CompiledSubscription[]>;
+
+/** The subscribers of one pattern, and the extractor fields its constraints were compiled against. */
+interface PatternGroup<C> {
+  fields: ExtractorField[];
+  entries: Entries<C>;
+}
+
+/** MAX_PATTERN_SEGMENTS, and the replica's MAX_TYPE_PATTERNS shared by its indexes. */
+export interface PatternLimits {
+  maxSegments: number;
+  budget?: PatternBudget | undefined;
+}
+
+const defaultPatternLimits: PatternLimits = { maxSegments: 16 };
+
 /** Told of the types an index holds (the fan-out stream's interest routing, fanout-interest.ts). */
 export interface TypeInterest {
-  /** A type has its first subscriber in the index. */
+  /** A type (or a type pattern) has its first subscriber in the index. */
   up(type: string): void;
   /** A type has lost its last subscriber in the index. */
   down(type: string): void;
 }
 
 export class SubscriptionIndex<C> {
-  private readonly byType = new Map<string, Map<C, readonly CompiledSubscription[]>>();
+  private readonly byType = new Map<string, Entries<C>>();
+  private readonly patterns = new TypeTrie<PatternGroup<C>>();
   /** The types a subscriber is indexed under: one type as is, several as a list (no list per connection). */
   private readonly bySubscriber = new Map<C, string | string[]>();
   private readonly extractors: ExtractorConfig;
   private readonly interest: TypeInterest | undefined;
+  /** Its pattern bounds, for an index beside it to share (long polls). */
+  readonly limits: PatternLimits;
   private count = 0;
 
-  constructor(extractors: ExtractorConfig, interest?: TypeInterest) {
+  constructor(extractors: ExtractorConfig, interest?: TypeInterest, limits = defaultPatternLimits) {
     this.extractors = extractors;
     this.interest = interest;
+    this.limits = limits;
   }
 
-  /** Throws InvalidSubscriptionError for a constraint on a field the extractor config lacks. */
+  /**
+   * Throws InvalidSubscriptionError for a constraint on a field the extractor config lacks or a
+   * malformed pattern, and the 503 of MAX_TYPE_PATTERNS when its new patterns would not fit.
+   */
   validate(subs: Subscription[]): void {
     for (const s of subs) this.compile(s);
+    const patterns = subs.filter((s) => isTypePattern(s.eventType)).map((s) => s.eventType);
+    if (patterns.length > 0) this.limits.budget?.admit(patterns);
   }
 
   /** Replaces all subscriptions of `subscriber`. */
@@ -49,12 +82,7 @@ export class SubscriptionIndex<C> {
     this.remove(subscriber);
     const types: string[] = [];
     for (const [type, sub] of compiled) {
-      let entries = this.byType.get(type);
-      if (!entries) {
-        entries = new Map();
-        this.byType.set(type, entries);
-        this.interest?.up(type);
-      }
+      const entries = this.entriesOf(type) ?? this.addType(type);
       const list = entries.get(subscriber);
       if (list) entries.set(subscriber, [...list, sub]);
       else {
@@ -70,15 +98,39 @@ export class SubscriptionIndex<C> {
     const indexed = this.bySubscriber.get(subscriber);
     if (indexed === undefined) return;
     for (const type of typeof indexed === 'string' ? [indexed] : indexed) {
-      const entries = this.byType.get(type);
+      const entries = this.entriesOf(type);
       this.count -= entries?.get(subscriber)?.length ?? 0;
       entries?.delete(subscriber);
-      if (entries?.size === 0) {
-        this.byType.delete(type);
-        this.interest?.down(type);
-      }
+      if (entries?.size === 0) this.dropType(type);
     }
     this.bySubscriber.delete(subscriber);
+  }
+
+  /** Type patterns held (distinct). */
+  get patternCount(): number {
+    return this.patterns.size;
+  }
+
+  private entriesOf(type: string): Entries<C> | undefined {
+    return isTypePattern(type) ? this.patterns.get(type)?.entries : this.byType.get(type);
+  }
+
+  private addType(type: string): Entries<C> {
+    const entries: Entries<C> = new Map();
+    if (isTypePattern(type)) {
+      this.patterns.set(type, { fields: this.extractors.get(type) ?? [], entries });
+      this.limits.budget?.add(type);
+    } else this.byType.set(type, entries);
+    this.interest?.up(type);
+    return entries;
+  }
+
+  private dropType(type: string): void {
+    if (isTypePattern(type)) {
+      this.patterns.delete(type);
+      this.limits.budget?.release(type);
+    } else this.byType.delete(type);
+    this.interest?.down(type);
   }
 
   /** Number of subscriptions held (for the subscriptions gauge). */
@@ -88,7 +140,10 @@ export class SubscriptionIndex<C> {
 
   /** Whether any subscriber subscribes to events of `type` (whatever its constraints). */
   has(type: string): boolean {
-    return this.byType.has(type);
+    if (this.byType.has(type)) return true;
+    let found = false;
+    if (!isGatewayType(type)) this.patterns.match(type, () => (found = true));
+    return found;
   }
 
   /** The types `subscriber` subscribes to. */
@@ -99,44 +154,106 @@ export class SubscriptionIndex<C> {
 
   /** Whether `subscriber` subscribes to events of `type` (whatever its constraints). */
   subscribes(subscriber: C, type: string): boolean {
-    return this.byType.get(type)?.has(subscriber) === true;
+    if (this.byType.get(type)?.has(subscriber) === true) return true;
+    const patterns = this.patternsOf(subscriber);
+    return patterns.length > 0 && patternMatches(patterns, type);
   }
 
   /** The subscribers to events of `type`, whatever their constraints. */
   subscribersOf(type: string): Iterable<C> {
-    return this.byType.get(type)?.keys() ?? [];
+    const groups = this.patternGroupsOf(type);
+    const exact = this.byType.get(type)?.keys() ?? [];
+    if (groups.length === 0) return exact;
+    const all = new Set<C>(exact);
+    for (const g of groups) for (const subscriber of g.entries.keys()) all.add(subscriber);
+    return all;
   }
 
   /** Calls `deliver` once for every subscriber with at least one matching subscription. */
   match(event: { type: string }, deliver: (subscriber: C) => void): void {
     const entries = this.byType.get(event.type);
-    if (!entries) return;
-    const fields = new EventFields(event, this.extractors.get(event.type) ?? []);
-    for (const [subscriber, subs] of entries) if (anyMatches(subs, fields)) deliver(subscriber);
+    const groups = this.patternGroupsOf(event.type);
+    if (groups.length === 0) {
+      if (entries) this.matchEntries(entries, event, this.fieldsOf(event.type), deliver);
+      return;
+    }
+    if (!entries && groups.length === 1) {
+      this.matchEntries(groups[0]!.entries, event, groups[0]!.fields, deliver);
+      return;
+    }
+    // A subscriber may be in more than one of them: once each.
+    const delivered = new Set<C>();
+    const once = (subscriber: C) => {
+      if (delivered.has(subscriber)) return;
+      delivered.add(subscriber);
+      deliver(subscriber);
+    };
+    if (entries) this.matchEntries(entries, event, this.fieldsOf(event.type), once);
+    for (const g of groups) this.matchEntries(g.entries, event, g.fields, once);
   }
 
   /** Whether one subscriber wants the event (replaying buffered events to one connection). */
   matches(subscriber: C, event: { type: string }): boolean {
     const subs = this.byType.get(event.type)?.get(subscriber);
-    return (
-      subs !== undefined && anyMatches(subs, new EventFields(event, this.extractors.get(event.type) ?? []))
-    );
+    if (subs !== undefined && anyMatches(subs, new EventFields(event, this.fieldsOf(event.type))))
+      return true;
+    for (const pattern of this.patternsOf(subscriber)) {
+      if (!patternMatches([pattern], event.type)) continue;
+      const group = this.patterns.get(pattern)!;
+      const own = group.entries.get(subscriber);
+      if (own !== undefined && anyMatches(own, new EventFields(event, group.fields))) return true;
+    }
+    return false;
   }
 
   /** A standalone matcher for subscriptions not held in the index (long-poll connections). */
   matcherFor(subs: Subscription[]): (event: { type: string }) => boolean {
     const byType = new Map<string, CompiledSubscription[]>();
     for (const s of subs) byType.set(s.eventType, [...(byType.get(s.eventType) ?? []), this.compile(s)]);
+    const patterns = [...byType.keys()].filter(isTypePattern);
     return (event) => {
       const compiled = byType.get(event.type);
-      return (
-        compiled !== undefined &&
-        anyMatches(compiled, new EventFields(event, this.extractors.get(event.type) ?? []))
-      );
+      if (compiled !== undefined && anyMatches(compiled, new EventFields(event, this.fieldsOf(event.type))))
+        return true;
+      for (const pattern of patterns)
+        if (
+          patternMatches([pattern], event.type) &&
+          anyMatches(byType.get(pattern)!, new EventFields(event, this.fieldsOf(pattern)))
+        )
+          return true;
+      return false;
     };
   }
 
+  private matchEntries(
+    entries: Entries<C>,
+    event: { type: string },
+    fields: ExtractorField[],
+    deliver: (subscriber: C) => void,
+  ): void {
+    const values = new EventFields(event, fields);
+    for (const [subscriber, subs] of entries) if (anyMatches(subs, values)) deliver(subscriber);
+  }
+
+  /** The pattern groups that match `type`: none for the gateway's own types. */
+  private patternGroupsOf(type: string): PatternGroup<C>[] {
+    const groups: PatternGroup<C>[] = [];
+    if (this.patterns.size === 0 || isGatewayType(type)) return groups;
+    this.patterns.match(type, (g) => groups.push(g));
+    return groups;
+  }
+
+  private patternsOf(subscriber: C): string[] {
+    if (this.patterns.size === 0) return [];
+    return this.typesOf(subscriber).filter(isTypePattern);
+  }
+
+  private fieldsOf(typeOrPattern: string): ExtractorField[] {
+    return this.extractors.get(typeOrPattern) ?? [];
+  }
+
   private compile(sub: Subscription): CompiledSubscription {
+    if (isTypePattern(sub.eventType)) this.checkPattern(sub.eventType);
     const fields = this.extractors.get(sub.eventType) ?? [];
     return sub.oneOf.map((constraint) =>
       Object.entries(constraint).map(([name, value]): [number, string] => {
@@ -155,6 +272,15 @@ export class SubscriptionIndex<C> {
         return [i, canonical];
       }),
     );
+  }
+
+  private checkPattern(pattern: string): void {
+    const problem = typePatternProblem(pattern, this.limits.maxSegments);
+    if (problem) throw new InvalidSubscriptionError(problem);
+    if (isGatewayType(pattern))
+      throw new InvalidSubscriptionError(
+        `pattern "${pattern.slice(0, 80)}": the gateway's own gw.… events are subscribed to by name, not by pattern`,
+      );
   }
 }
 

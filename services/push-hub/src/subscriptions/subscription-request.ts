@@ -1,7 +1,7 @@
 /**
  * Turning what a client sends (a JWT and/or a manual subscription list) into the effective
  * subscriptions: JWT-inferred ∪ manual, validated against the extractor configuration, then
- * authorised by SUBSCRIPTION_CHECK when the client named subscriptions (as RIG: a connect without
+ * authorised by SUBSCRIPTION_CHECK (and SUBSCRIPTION_TYPES_CLAIM) when the client named subscriptions (as RIG: a connect without
  * any has nothing to check; its JWT-inferred ones need no more than a valid JWT, and a later PUT is
  * checked). Shared by every transport's connect and by the PUT endpoint, whose 400 texts are RIG's
  * (`cannot accept subscription request: could not parse given subscriptions: …`,
@@ -13,6 +13,8 @@ import type { ExtractorConfig } from './extractor-config.ts';
 import type { HubAuth } from '../auth/index.ts';
 import { subscriptionsFromClaims } from './jwt-subscriptions.ts';
 import { type SubscriptionBounds, subscriptionBoundProblem } from './subscription-bounds.ts';
+import { hasPattern } from './type-filter.ts';
+import { claimAllowsTypes, type TypesClaim } from './types-claim.ts';
 import {
   InvalidSubscriptionError,
   parseSubscriptions,
@@ -116,6 +118,21 @@ export interface SubscriptionResolverDeps {
   /** MAX_JSON_DEPTH: a manual list nested deeper is refused. */
   maxJsonDepth: number;
   bounds: SubscriptionBounds;
+  /** SUBSCRIPTION_TYPES_CLAIM: with jwt_validation, the types a token lets its holder name. */
+  typesClaim?: TypesClaim | undefined;
+  /**
+   * A check service that was not declared to judge type patterns (SUBSCRIPTION_CHECK_PATTERNS off):
+   * one written before them reads `>` as a type name, so a deny-list would let every type through.
+   */
+  patternsUnchecked?: boolean | undefined;
+}
+
+const UNCHECKED_PATTERNS =
+  'type patterns are not accepted here: the subscription check service is not declared to judge them (SUBSCRIPTION_CHECK_PATTERNS)';
+
+/** With a types claim, whether a token's claims allow the subscriptions the client named. */
+function typesAllowed(claim: TypesClaim | undefined, named: Subscription[]) {
+  return claim && ((claims: Record<string, unknown>) => claimAllowsTypes(claim(claims), named));
 }
 
 export function createSubscriptionResolver(deps: SubscriptionResolverDeps) {
@@ -156,13 +173,20 @@ export function createSubscriptionResolver(deps: SubscriptionResolverDeps) {
       const subscriptions = uniqueSubscriptions([...fromJwt, ...manual]);
       const overBound = subscriptionBoundProblem(subscriptions, deps.bounds);
       if (overBound) throw badRequestOf(req, overBound);
+      if (deps.patternsUnchecked && req.checkBody !== undefined && hasPattern(manual))
+        throw badRequestOf(req, UNCHECKED_PATTERNS);
       deps.validate(subscriptions);
       // Under no_check the body is not made and nothing is awaited: a reconnect storm's connects
       // each made the `{"subscriptions": …}` text and a promise only to be allowed.
       const allowed =
         req.checkBody === undefined ||
         deps.check === allowAll ||
-        (await deps.check({ jwts: req.jwts, authorization: req.authorization, body: req.checkBody() }));
+        (await deps.check({
+          jwts: req.jwts,
+          authorization: req.authorization,
+          body: req.checkBody(),
+          allows: typesAllowed(deps.typesClaim, manual),
+        }));
       if (!allowed) throw new SubscriptionRequestError(403, 'denied', 'Subscription denied.');
       const jwtSubscriptions = uniqueSubscriptions(fromJwt);
       return {

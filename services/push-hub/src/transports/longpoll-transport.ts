@@ -50,7 +50,13 @@ import type { Store } from '@gatehouse/store';
 import { type ConnectRequest, readConnectRequest } from '../admission/index.ts';
 import { type HubAuth, newConnectionId } from '../auth/index.ts';
 import type { ReplayTarget, RingEvent } from '../delivery/index.ts';
-import { type ExtractorConfig, refusalOf, type Subscription } from '../subscriptions/index.ts';
+import {
+  type ExtractorConfig,
+  hasPattern,
+  refusalOf,
+  type Subscription,
+  typeFilterOf,
+} from '../subscriptions/index.ts';
 import { connectionClosed, connectionCreated, resyncRequired, sessionKilled } from '../connections/index.ts';
 import type { HubMetrics } from '../metrics/index.ts';
 import {
@@ -118,7 +124,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     maxQueued: opts.maxQueued,
   });
   // Waiting polls are interest too: the types they wait for are read while they wait (and a while after).
-  const waiters = new LongPollWaiters(opts.extractors, ctx.hub.interest);
+  const waiters = new LongPollWaiters(opts.extractors, ctx.hub.interest, ctx.hub.index.limits);
   const sightings = new LongPollSightings(opts.sessionTtlSeconds * 1000, Date.now, (id) =>
     ctx.places.release(id),
   );
@@ -277,7 +283,8 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
         get wanted() {
           return !settled;
         },
-        types,
+        // A pattern's types are not known beforehand: its poll is offered every event.
+        ...(!hasPattern(subscriptions) && { types }),
         covers: (position) => ctx.hub.covers(types, position),
         event: (e) => {
           read = e.position;
@@ -372,8 +379,8 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
   /** Whether subscriptions want a stream event; the type first: an unread event of a type they do not want stays unread. */
   function wantedBy(subscriptions: Subscription[]): (e: RingEvent) => boolean {
     const matches = ctx.hub.index.matcherFor(subscriptions);
-    const types = typesOf(subscriptions);
-    return (e) => types.has(e.type) && matches(e.event as { type: string });
+    const wantsType = typeFilterOf(subscriptions);
+    return (e) => wantsType(e.type) && matches(e.event as { type: string });
   }
 
   function blacklisted(rec: LongPollRecord): Promise<boolean> | false {

@@ -6,6 +6,7 @@
  */
 import {
   type ExtractorConfig,
+  type PatternLimits,
   type Subscription,
   SubscriptionIndex,
   type TypeInterest,
@@ -48,8 +49,8 @@ export class LongPollWaiters {
   private readonly index: SubscriptionIndex<Waiter>;
   private readonly byId = new Map<string, Set<Waiter>>();
   private readonly bySession = new Map<string, Set<Waiter>>();
-  constructor(extractors: ExtractorConfig, interest?: TypeInterest) {
-    this.index = new SubscriptionIndex(extractors, interest);
+  constructor(extractors: ExtractorConfig, interest?: TypeInterest, limits?: PatternLimits) {
+    this.index = new SubscriptionIndex(extractors, interest, limits);
   }
 
   /** Polls in flight on this replica. */

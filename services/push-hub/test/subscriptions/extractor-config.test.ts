@@ -46,4 +46,11 @@ describe('extractor config', () => {
     assert.throws(() => loadExtractorConfig('{not json'), /EXTRACTORS is not valid JSON/);
     assert.throws(() => loadExtractorConfig('/no/such/file.json'), /cannot read EXTRACTORS file/);
   });
+
+  it('takes a type pattern as a key and refuses a malformed one at start', () => {
+    const field = { f: { stable_field_index: 0, event: { json_pointer: '/data/f' } } };
+    assert.deepEqual([...parseExtractorConfig({ 'a.*': field, 'a.>': field }).keys()], ['a.*', 'a.>']);
+    assert.throws(() => parseExtractorConfig({ 'a.>.b': field }), /">" may only be the last segment/);
+    assert.throws(() => parseExtractorConfig({ 'orders*': field }), /wildcards only as a whole segment/);
+  });
 });
