@@ -22,6 +22,7 @@ const errorLevel = 50;
 
 let engine: RunningEngine;
 let registryDown: RunningEngine;
+let kafkaDown: RunningEngine;
 
 before(async () => {
   const app = publishingApp();
@@ -48,10 +49,12 @@ before(async () => {
   };
   engine = await startEngine({ ...env, KAFKA_SCHEMA_REGISTRY_HOST: dependencyAddress.schemaRegistryUrl });
   registryDown = await startEngine({ ...env, KAFKA_SCHEMA_REGISTRY_HOST: 'http://127.0.0.1:1' });
+  kafkaDown = await startEngine({ ...env, KAFKA_BROKERS: '127.0.0.1:1' });
 });
 after(async () => {
   await engine?.stop();
   await registryDown?.stop();
+  await kafkaDown?.stop();
 });
 
 async function post(
@@ -160,5 +163,15 @@ describe('kafka.notification with Avro', () => {
     assert.equal(retryAfter, '1');
     assert.doesNotMatch(text, /127\.0\.0\.1/);
     assert.equal((await fetch(`${registryDown.base}/health`)).status, 200);
+  });
+});
+
+describe('kafka.notification while Kafka is out of reach', () => {
+  it('answers 503 with Retry-After, naming no address, and the engine stays up', async () => {
+    const { status, text, retryAfter } = await post(kafkaDown, 'kafka', { topic, body: 'x' });
+    assert.equal(status, 503, text);
+    assert.equal(retryAfter, '1');
+    assert.doesNotMatch(text, /127\.0\.0\.1/);
+    assert.equal((await fetch(`${kafkaDown.base}/health`)).status, 200);
   });
 });
