@@ -3,8 +3,9 @@
  * `nats.notification` (the publishing app: topic, key, headers, body and schema all from the
  * request), attacking the input the functions read: control characters and other alphabets in a
  * NATS subject, keys of the wrong kind or beyond the bound, bodies nested past MAX_JSON_DEPTH or cut
- * short, Avro subjects spelled as paths and bodies that do not fit the schema, and a schema registry
- * out of reach. Each gets its 4xx (or our 503 with Retry-After), and the engine stays up without an
+ * short, Avro subjects spelled as paths and bodies that do not fit the schema, JetStream's own
+ * `Nats-*` headers (names are lower-cased, and JetStream reads only its exact spelling), and a
+ * schema registry or Kafka out of reach. Each gets its 4xx (or our 503 with Retry-After), and the engine stays up without an
  * error logged. Real Kafka, NATS and schema registry; unique names.
  */
 import assert from 'node:assert/strict';
@@ -95,6 +96,26 @@ describe('nats.notification subjects', () => {
       const { status, text } = await post(engine, 'nats', { subject, body: 'x' });
       assert.equal(status, 400, `${JSON.stringify(subject).slice(0, 40)}: ${text}`);
     }
+    await assertUnharmed(engine);
+  });
+});
+
+describe('nats.notification headers', () => {
+  it("gives a caller's Nats-* headers no say over JetStream: no duplicate drop, expectation or roll-up", async () => {
+    const subject = `${run}.jetstream`;
+    const positions: string[] = [];
+    for (const headers of [
+      { 'Nats-Msg-Id': 'same' },
+      { 'Nats-Msg-Id': 'same' },
+      { 'Nats-Expected-Stream': 'another' },
+      { 'Nats-Expected-Last-Sequence': '0' },
+      { 'Nats-Rollup': 'all' },
+    ]) {
+      const { status, text } = await post(engine, 'nats', { subject, headers, body: 'x' });
+      assert.equal(status, 200, `${JSON.stringify(headers)}: ${text}`);
+      positions.push(String((JSON.parse(text) as { position: unknown }).position));
+    }
+    assert.deepEqual(positions, ['1', '2', '3', '4', '5'], 'each stored as a message of its own');
     await assertUnharmed(engine);
   });
 });
