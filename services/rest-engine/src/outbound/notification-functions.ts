@@ -60,6 +60,7 @@ function notificationFunction(
         const message =
           notification.schema === undefined ? notification.message : await avro(notification, deps);
         const position = await (await bus()).publish(notification.topic, message);
+        deps.destinations.published(notification.topic);
         deps.metrics.count(route, 200);
         return { topic: notification.topic, position };
       } catch (err) {

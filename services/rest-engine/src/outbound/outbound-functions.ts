@@ -43,7 +43,11 @@ export function outboundFunctions(config: OutboundConfig, deps: OutboundDeps): O
         maxBytes: config.FLOW_NOTIFICATION_MAX_BYTES,
         maxHeaders: config.FLOW_NOTIFICATION_MAX_HEADERS,
       },
-      destinations: new NotificationDestinations(config.FLOW_NOTIFICATION_TOPICS, config.FANOUT_TOPIC),
+      destinations: new NotificationDestinations(
+        config.FLOW_NOTIFICATION_TOPICS,
+        config.FANOUT_TOPIC,
+        config.FLOW_NOTIFICATION_MAX_TOPICS,
+      ),
       metrics,
       logger,
     }),

@@ -119,3 +119,28 @@ describe('FLOW_NOTIFICATION_TOPICS', () => {
       assert.equal((await statusOf(listed, path, body))[0], 403, JSON.stringify(body));
   });
 });
+
+describe('FLOW_NOTIFICATION_MAX_TOPICS', () => {
+  let bounded: RunningEngine;
+  before(async () => {
+    bounded = await startEngine({
+      REST_CONFIG_FOLDER: publishingApp(),
+      ...brokers,
+      FLOW_NOTIFICATION_TOPICS: `${run}.made.*,${run}.fixed`,
+      FLOW_NOTIFICATION_MAX_TOPICS: '2',
+    });
+  });
+  after(() => bounded?.stop());
+
+  it('bounds the topics callers make through a prefix entry (each a new stream on the broker); named ones stay open', async () => {
+    const publish = (subject: string) => statusOf(bounded, 'nats', { subject, body: 'x' });
+    assert.equal((await publish(`${run}.made.1`))[0], 200);
+    assert.equal((await publish(`${run}.made.2`))[0], 200);
+    const [status, text] = await publish(`${run}.made.3`);
+    assert.equal(status, 403, text);
+    assert.match(text, /FLOW_NOTIFICATION_MAX_TOPICS/);
+    assert.equal((await publish(`${run}.made.1`))[0], 200, 'a topic already made stays open');
+    assert.equal((await publish(`${run}.fixed`))[0], 200, 'a topic named exactly is not counted');
+    await assertUp(bounded);
+  });
+});
