@@ -47,6 +47,7 @@ describe('a flow answers response_from: kafka', () => {
       REST_CONFIG_FOLDER: flowBridgeApp(),
       KAFKA_BROKERS: brokers,
       FLOW_RESPONSE_TOPIC: responseTopic,
+      FLOW_NOTIFICATION_TOPICS: responseTopic,
     });
     proxy = await spawnService({
       entry: 'services/proxy/src/main.ts',

@@ -10,11 +10,17 @@ import { schemaRegistryConfig } from '@gatehouse/avro';
 import { busConfig } from '@gatehouse/bus';
 import { submissionConfig } from '@gatehouse/event-submission';
 import { type ConfigOf, int, loadConfig } from '@gatehouse/service-kit';
+import {
+  maxNotificationTopicsSetting,
+  notificationTopicsSetting,
+} from '../outbound/notification-destinations.ts';
 
 export const outboundConfig = {
   ...busConfig,
   ...schemaRegistryConfig,
   ...submissionConfig,
+  FLOW_NOTIFICATION_TOPICS: notificationTopicsSetting(),
+  FLOW_NOTIFICATION_MAX_TOPICS: maxNotificationTopicsSetting(),
   FLOW_NOTIFICATION_MAX_BYTES: int(
     "largest record a flow's kafka.notification or nats.notification may publish, body and headers together, in bytes (413 beyond)",
     1024 * 1024,

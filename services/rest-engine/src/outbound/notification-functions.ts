@@ -4,11 +4,13 @@
  * `schema` writes the body Avro-encoded under that registry subject's latest schema (the Confluent
  * wire format, `content-type: avro/binary`), as the proxy's Avro endpoints do; the registry is asked
  * before anything is produced, so a registry outage sends nothing. Resolves `{ topic, position }`
- * once the broker took the record; fails with a flow exception (outbound-failure.ts).
+ * once the broker took the record; fails with a flow exception (outbound-failure.ts). A topic
+ * outside FLOW_NOTIFICATION_TOPICS, or one of the gateway's own, is 403 before any broker is asked
+ * (notification-destinations.ts).
  */
 import { avroContentType, type SchemaRegistryClient } from '@gatehouse/avro';
 import type { Bus } from '@gatehouse/bus';
-import { defineFunction, type FunctionRegistration, type TaskBody } from '@gatehouse/functions';
+import { AppException, defineFunction, type FunctionRegistration, type TaskBody } from '@gatehouse/functions';
 import type { Logger } from '@gatehouse/service-kit';
 import {
   kafkaNotification,
@@ -18,6 +20,7 @@ import {
 } from './notification-message.ts';
 import { AvroNotConfiguredError, flowExceptionOf } from './outbound-failure.ts';
 import type { OutboundBuses } from './outbound-buses.ts';
+import type { NotificationDestinations } from './notification-destinations.ts';
 import type { OutboundMetrics } from './outbound-metrics.ts';
 
 export const kafkaNotificationRoute = 'kafka.notification';
@@ -27,6 +30,8 @@ export interface NotificationDeps {
   buses: OutboundBuses;
   registry: SchemaRegistryClient | undefined;
   limits: NotificationLimits;
+  /** FLOW_NOTIFICATION_TOPICS and the names no flow may publish to. */
+  destinations: NotificationDestinations;
   metrics: OutboundMetrics;
   logger: Logger;
 }
@@ -50,9 +55,12 @@ function notificationFunction(
     handleEvent: async (_headers, input) => {
       try {
         const notification = read(input, deps.limits);
+        const refused = deps.destinations.problem(notification.topic);
+        if (refused !== undefined) throw new AppException(403, `${route}: ${refused}`);
         const message =
           notification.schema === undefined ? notification.message : await avro(notification, deps);
         const position = await (await bus()).publish(notification.topic, message);
+        deps.destinations.published(notification.topic);
         deps.metrics.count(route, 200);
         return { topic: notification.topic, position };
       } catch (err) {

@@ -10,6 +10,7 @@ import type { FunctionRegistration } from '@gatehouse/functions';
 import type { Logger, Registry } from '@gatehouse/service-kit';
 import type { OutboundConfig } from '../config/index.ts';
 import { eventPublishFunction } from './event-publish-function.ts';
+import { NotificationDestinations } from './notification-destinations.ts';
 import { notificationFunctions } from './notification-functions.ts';
 import { OutboundBuses } from './outbound-buses.ts';
 import { OutboundMetrics } from './outbound-metrics.ts';
@@ -42,6 +43,11 @@ export function outboundFunctions(config: OutboundConfig, deps: OutboundDeps): O
         maxBytes: config.FLOW_NOTIFICATION_MAX_BYTES,
         maxHeaders: config.FLOW_NOTIFICATION_MAX_HEADERS,
       },
+      destinations: new NotificationDestinations(
+        config.FLOW_NOTIFICATION_TOPICS,
+        config.FANOUT_TOPIC,
+        config.FLOW_NOTIFICATION_MAX_TOPICS,
+      ),
       metrics,
       logger,
     }),

@@ -56,9 +56,14 @@ before(async () => {
     KAFKA_SCHEMA_REGISTRY_HOST: dependencyAddress.schemaRegistryUrl,
     FLOW_NOTIFICATION_MAX_BYTES: '2048',
     FLOW_NOTIFICATION_MAX_HEADERS: '3',
+    FLOW_NOTIFICATION_TOPICS: `${topic},${subject}`,
   });
   // No Kafka, no registry, and a NATS server nobody listens on.
-  bare = await startEngine({ REST_CONFIG_FOLDER: app, NATS_SERVERS: 'nats://127.0.0.1:1' });
+  bare = await startEngine({
+    REST_CONFIG_FOLDER: app,
+    NATS_SERVERS: 'nats://127.0.0.1:1',
+    FLOW_NOTIFICATION_TOPICS: '*',
+  });
 });
 after(async () => {
   await engine?.stop();
