@@ -38,6 +38,7 @@ import {
   responseRoute,
 } from './functions/index.ts';
 import { compileEndpoints, type Endpoint } from './endpoints/index.ts';
+import { FlowAdapters } from './flow-adapters/index.ts';
 import { checkFlowEndpoints, registerFlowFunctions, startFlowEngine } from './flows/index.ts';
 import { requestHandler, RestMetrics } from './pipeline/index.ts';
 import { RouteTable } from './routing/index.ts';
@@ -83,9 +84,24 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
   const origin = `${settings['application.name']}-${hostname()}-${process.pid}`;
   let server: Server | undefined;
   let endpoints: Endpoint[] = [];
+  const tracer = options.tracer ?? trace.getTracer('@gatehouse/rest-engine');
+  const maxJsonDepth = options.maxJsonDepth ?? defaultMaxJsonDepth;
+  const adapters = new FlowAdapters({
+    settings,
+    props,
+    env,
+    logger,
+    registry: options.registry,
+    tracer,
+    origin,
+    maxJsonDepth,
+  });
 
   options.health?.addCheck('rest-engine', () => {
     if (settings['rest.automation'] && !server?.listening) throw new Error('not listening');
+  });
+  options.health?.addCheck('flow-adapters', () => {
+    if (settings['rest.automation'] && !adapters.ready) throw new Error('flow adapter consumers not reading');
   });
 
   return {
@@ -146,12 +162,12 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
           files: settings['rest.multipart.max-files'],
           fields: settings['rest.multipart.max-fields'],
         },
-        maxJsonDepth: options.maxJsonDepth ?? defaultMaxJsonDepth,
+        maxJsonDepth,
         trustedProxies: options.trustedProxies,
         origin,
         logger,
         metrics,
-        tracer: options.tracer ?? trace.getTracer('@gatehouse/rest-engine'),
+        tracer,
       });
       const handle = (req: IncomingMessage, res: ServerResponse) => {
         dropUntrustedForwarding(req, options.trustedProxies);
@@ -168,8 +184,11 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
       });
       const port = await listen(server, settings['rest.server.port'], settings['rest.server.host']);
       logger.info({ port, endpoints: endpoints.length, static: staticFolder?.root }, 'REST engine listening');
+      await adapters.start(flows);
     },
     async stop() {
+      // First: records in flows finish and commit while the engine still runs flows.
+      await adapters.stop(options.drainTimeoutMs ?? 10_000);
       if (!server) return;
       const s = server;
       await new Promise<void>((resolve) => {

@@ -1,0 +1,198 @@
+/**
+ * One Kafka binding's consumer: its own group, its topics (a pattern's current matches), records
+ * through their flows. At-least-once by default: a partition's records run one after another and
+ * each offset is committed only after its flow finished (or the record was dead-lettered), so a
+ * crash hands the uncommitted ones to the next member of the group. `auto-commit: true` hands
+ * records to flows without waiting (at most max-in-flight at once) and lets kafkajs commit what it
+ * handed over: faster, and a crash loses the records in flows.
+ */
+import type { Consumer, EachMessagePayload, Kafka, Producer } from 'kafkajs';
+import type { KafkaBinding } from './binding.ts';
+import { kafkaRecordOf } from './kafka-record.ts';
+import { pinnedAssigner } from './pinned-assigner.ts';
+import { deadLetterHeaders, type InboundRecord, type RecordRunContext, runRecord } from './record-run.ts';
+import { Slots } from './slots.ts';
+
+export interface KafkaBindingContext extends RecordRunContext {
+  kafka: Kafka;
+  producer: () => Promise<Producer>;
+  dlqTimeoutMs: number;
+  maxRecordBytes: number;
+}
+
+export class KafkaBindingConsumer {
+  readonly binding: KafkaBinding;
+  private readonly ctx: KafkaBindingContext;
+  private consumer: Consumer | undefined;
+  private joined = false;
+  private subscribed: string[] = [];
+  private readonly slots: Slots;
+
+  constructor(binding: KafkaBinding, ctx: KafkaBindingContext) {
+    this.binding = binding;
+    this.ctx = ctx;
+    this.slots = new Slots(binding.maxInFlight);
+  }
+
+  /** Ready when it reads: joined its group, or has no topic to read yet (a pattern without match). */
+  get ready(): boolean {
+    return this.consumer === undefined || this.joined;
+  }
+
+  get topics(): readonly string[] {
+    return this.subscribed;
+  }
+
+  /** Reads `topics` from now on (restarting the consumer when they changed). */
+  async read(topics: readonly string[]): Promise<void> {
+    const sorted = [...topics].sort();
+    if (sorted.join('\n') === this.subscribed.join('\n') && this.consumer) return;
+    if (this.consumer) await this.stop(this.ctx.dlqTimeoutMs);
+    this.subscribed = sorted;
+    if (sorted.length === 0) return;
+    const consumer = this.createConsumer();
+    this.consumer = consumer;
+    await consumer.connect();
+    await consumer.subscribe({ topics: sorted, fromBeginning: true });
+    await consumer.run({
+      autoCommit: this.binding.autoCommit,
+      // Manual commit: one record per partition at a time keeps commits in partition order.
+      partitionsConsumedConcurrently: this.binding.autoCommit ? 1 : this.binding.maxInFlight,
+      eachMessage: (payload) => (this.binding.autoCommit ? this.handOver(payload) : this.process(payload)),
+    });
+  }
+
+  /** Lets in-flight flows finish (within `graceMs`), commits, leaves the group. */
+  async stop(graceMs: number): Promise<void> {
+    const consumer = this.consumer;
+    this.consumer = undefined;
+    if (!consumer) return;
+    const deadline = Date.now() + graceMs;
+    await withDeadline(consumer.stop(), graceMs);
+    await this.slots.idle(Math.max(0, deadline - Date.now()));
+    await withDeadline(consumer.disconnect(), Math.max(1000, deadline - Date.now()));
+    this.joined = false;
+  }
+
+  private createConsumer(): Consumer {
+    const { binding, ctx } = this;
+    const consumer = ctx.kafka.consumer({
+      groupId: binding.group,
+      // A fetch brings at most one largest record per partition beyond what was asked.
+      maxBytesPerPartition: ctx.maxRecordBytes + 65_536,
+      maxBytes: (ctx.maxRecordBytes + 65_536) * binding.maxInFlight,
+      allowAutoTopicCreation: false,
+      ...(binding.partition !== undefined && {
+        partitionAssigners: [pinnedAssigner(binding.topic!, binding.partition)],
+      }),
+    });
+    consumer.on(consumer.events.GROUP_JOIN, () => {
+      this.joined = true;
+    });
+    consumer.on(consumer.events.CRASH, (e) => {
+      this.joined = false;
+      ctx.logger.error(
+        { binding: binding.label, err: e.payload.error },
+        'flow adapter: Kafka consumer crashed',
+      );
+    });
+    return consumer;
+  }
+
+  /** At-least-once: the flow (and a dead-letter write) first, then the commit. */
+  private async process({ topic, partition, message, heartbeat }: EachMessagePayload): Promise<void> {
+    const record = kafkaRecordOf(topic, partition, message);
+    await this.slots.take();
+    try {
+      await this.runAndSettle(record, heartbeat);
+    } finally {
+      this.slots.give();
+    }
+    await this.commit(topic, partition, message.offset);
+  }
+
+  /** Auto-commit: the record goes to its flow and the next one is read at once. */
+  private async handOver({ topic, partition, message }: EachMessagePayload): Promise<void> {
+    const record = kafkaRecordOf(topic, partition, message);
+    await this.slots.take();
+    void this.runAndSettle(record).finally(() => this.slots.give());
+  }
+
+  private async runAndSettle(record: InboundRecord, heartbeat?: () => Promise<void>): Promise<void> {
+    const { binding, ctx } = this;
+    ctx.metrics.inFlight.inc({ binding: binding.label });
+    try {
+      const outcome = await runRecord(binding, record, ctx, heartbeat);
+      if (outcome.kind === 'done') ctx.metrics.records.inc({ binding: binding.label, outcome: 'done' });
+      else await this.deadLetter(record, outcome.error);
+    } catch (err) {
+      ctx.logger.error({ binding: binding.label, err }, 'flow adapter: record handling failed');
+      ctx.metrics.records.inc({ binding: binding.label, outcome: 'dropped' });
+    } finally {
+      ctx.metrics.inFlight.dec({ binding: binding.label });
+    }
+  }
+
+  /**
+   * To the binding's dead-letter topic, confirmed within kafka.dlq.timeout.ms. Without one, or when
+   * the write fails, the record is dropped with an error (Mercury's rule: blocking the partition
+   * would re-run the failing flow forever).
+   */
+  private async deadLetter(record: InboundRecord, error: string): Promise<void> {
+    const { binding, ctx } = this;
+    const what = { binding: binding.label, ...record.metadata, error };
+    if (binding.dlqTopic === undefined) {
+      ctx.logger.error(what, 'flow adapter: record dropped after its retries (no dlq-topic)');
+      ctx.metrics.records.inc({ binding: binding.label, outcome: 'dropped' });
+      return;
+    }
+    try {
+      const producer = await ctx.producer();
+      const key = record.metadata['key'] as string | undefined;
+      const send = producer.send({
+        topic: binding.dlqTopic,
+        acks: -1,
+        messages: [
+          {
+            key: key ?? null,
+            value: record.value,
+            headers: deadLetterHeaders(record, 'dlq.origin.topic', error),
+          },
+        ],
+      });
+      await withDeadline(send, ctx.dlqTimeoutMs, true);
+      ctx.metrics.records.inc({ binding: binding.label, outcome: 'dead_lettered' });
+    } catch (err) {
+      ctx.logger.error({ ...what, err }, 'flow adapter: dead-letter write failed; record dropped');
+      ctx.metrics.records.inc({ binding: binding.label, outcome: 'dropped' });
+    }
+  }
+
+  private async commit(topic: string, partition: number, offset: string): Promise<void> {
+    const consumer = this.consumer;
+    if (!consumer) return;
+    try {
+      await consumer.commitOffsets([{ topic, partition, offset: String(BigInt(offset) + 1n) }]);
+    } catch (err) {
+      // A rebalance took the partition: its new owner reads the record again (at-least-once).
+      this.ctx.logger.warn(
+        { binding: this.binding.label, topic, partition, offset, err },
+        'flow adapter: commit failed',
+      );
+    }
+  }
+}
+
+/** Waits for `promise` at most `ms`; past it, resolves (or rejects when `strict`) without it. */
+async function withDeadline<T>(promise: Promise<T>, ms: number, strict = false): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve, reject) => {
+    timer = setTimeout(() => (strict ? reject(new Error(`not done within ${ms} ms`)) : resolve()), ms);
+  });
+  try {
+    const settled = strict ? promise : promise.catch(() => undefined);
+    await Promise.race([settled.then(() => undefined), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
