@@ -102,6 +102,11 @@ export const restSettingsSpec = {
     10_000,
     { min: 200 },
   ),
+  'kafka.flow.session.timeout.ms': int(
+    'how long the group waits for a silent member (a killed replica) before its partitions go to the others',
+    30_000,
+    { min: 6_000, max: 300_000 },
+  ),
   'kafka.flow.pattern.max-topics': int(
     'most topics one `topic-pattern` binding consumes; more matches are left out with a warning',
     100,

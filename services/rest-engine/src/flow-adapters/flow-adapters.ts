@@ -70,6 +70,7 @@ export class FlowAdapters {
       this.kafka = new KafkaFlowAdapter(kafka, host.env, ctx, {
         refreshMs: s['kafka.flow.metadata.refresh.ms'],
         maxPatternTopics: s['kafka.flow.pattern.max-topics'],
+        sessionTimeoutMs: s['kafka.flow.session.timeout.ms'],
         dlqTimeoutMs,
       });
     if (nats.length > 0)

@@ -17,6 +17,7 @@ export interface KafkaBindingContext extends RecordRunContext {
   kafka: Kafka;
   producer: () => Promise<Producer>;
   dlqTimeoutMs: number;
+  sessionTimeoutMs: number;
   maxRecordBytes: number;
 }
 
@@ -58,7 +59,8 @@ export class KafkaBindingConsumer {
       autoCommit: this.binding.autoCommit,
       // Manual commit: one record per partition at a time keeps commits in partition order.
       partitionsConsumedConcurrently: this.binding.autoCommit ? 1 : this.binding.maxInFlight,
-      eachMessage: (payload) => (this.binding.autoCommit ? this.handOver(payload) : this.process(payload)),
+      eachMessage: (payload) =>
+        this.binding.autoCommit ? this.handOver(payload) : this.process(consumer, payload),
     });
   }
 
@@ -78,6 +80,8 @@ export class KafkaBindingConsumer {
     const { binding, ctx } = this;
     const consumer = ctx.kafka.consumer({
       groupId: binding.group,
+      sessionTimeout: ctx.sessionTimeoutMs,
+      heartbeatInterval: Math.floor(ctx.sessionTimeoutMs / 10),
       // A fetch brings at most one largest record per partition beyond what was asked.
       maxBytesPerPartition: ctx.maxRecordBytes + 65_536,
       maxBytes: (ctx.maxRecordBytes + 65_536) * binding.maxInFlight,
@@ -100,15 +104,19 @@ export class KafkaBindingConsumer {
   }
 
   /** At-least-once: the flow (and a dead-letter write) first, then the commit. */
-  private async process({ topic, partition, message, heartbeat }: EachMessagePayload): Promise<void> {
+  private async process(
+    consumer: Consumer,
+    { topic, partition, message, heartbeat }: EachMessagePayload,
+  ): Promise<void> {
     const record = kafkaRecordOf(topic, partition, message);
     await this.slots.take();
+    // The slot is held until the commit: a stop waits for both before it leaves the group.
     try {
       await this.runAndSettle(record, heartbeat);
+      await this.commit(consumer, topic, partition, message.offset);
     } finally {
       this.slots.give();
     }
-    await this.commit(topic, partition, message.offset);
   }
 
   /** Auto-commit: the record goes to its flow and the next one is read at once. */
@@ -168,9 +176,8 @@ export class KafkaBindingConsumer {
     }
   }
 
-  private async commit(topic: string, partition: number, offset: string): Promise<void> {
-    const consumer = this.consumer;
-    if (!consumer) return;
+  /** Also while stopping: a record that finished then is committed before the group is left. */
+  private async commit(consumer: Consumer, topic: string, partition: number, offset: string): Promise<void> {
     try {
       await consumer.commitOffsets([{ topic, partition, offset: String(BigInt(offset) + 1n) }]);
     } catch (err) {

@@ -16,6 +16,7 @@ export interface KafkaAdapterSettings {
   refreshMs: number;
   maxPatternTopics: number;
   dlqTimeoutMs: number;
+  sessionTimeoutMs: number;
 }
 
 export class KafkaFlowAdapter {
@@ -43,6 +44,7 @@ export class KafkaFlowAdapter {
       kafka: this.kafka,
       producer: () => this.producer(),
       dlqTimeoutMs: settings.dlqTimeoutMs,
+      sessionTimeoutMs: settings.sessionTimeoutMs,
     };
     this.consumers = bindings.map((b) => new KafkaBindingConsumer(b, bindingCtx));
   }
