@@ -16,7 +16,13 @@ let validators: Record<AdapterDocumentKind, ValidateFunction> | undefined;
 
 function compile(): Record<AdapterDocumentKind, ValidateFunction> {
   const schema = JSON.parse(readFileSync(flowAdapterSchemaPath, 'utf8')) as { $id: string };
-  const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false, strictTypes: false });
+  const ajv = new Ajv({
+    allErrors: true,
+    strict: true,
+    strictRequired: false,
+    strictTypes: false,
+    verbose: true,
+  });
   ajv.addSchema(schema);
   const part = (name: string) => ajv.getSchema(`${schema.$id}#/definitions/${name}`)!;
   return { kafka: part('kafkaDocument'), nats: part('natsDocument') };
@@ -39,9 +45,12 @@ function describe(e: ErrorObject): string {
   const where = e.instancePath ? e.instancePath.slice(1).replaceAll('/', '.') : 'document';
   if (e.keyword === 'additionalProperties')
     return `${where} has an unknown key ${String(e.params['additionalProperty'])}`;
-  if (e.keyword === 'oneOf' && e.schemaPath.includes('/common/'))
-    return `${where} must set exactly one of flow or flows`;
-  if (e.keyword === 'oneOf')
-    return `${where} must set exactly one of topic or topic-pattern (partition only with topic)`;
+  if (e.keyword === 'oneOf') {
+    // Both oneOf lists sit at `#/oneOf` of their own definition: the branches tell which one failed.
+    const first = (e.parentSchema as { oneOf: Array<{ required: string[] }> }).oneOf[0]!.required[0];
+    return first === 'flow'
+      ? `${where} must set exactly one of flow or flows`
+      : `${where} must set exactly one of topic or topic-pattern (partition only with topic)`;
+  }
   return `${where} ${e.message ?? 'is invalid'}`;
 }
