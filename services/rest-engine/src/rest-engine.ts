@@ -134,6 +134,7 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
       const loaded = await loadFunctions(folders, registry, report);
       logger.info({ functions: loaded, folders }, 'functions loaded');
       const flows = startFlowEngine(settings, props, env, registry, logger);
+      adapters.checkFlows(flows);
 
       for (const route of [...dependencies.mandatory, ...dependencies.optional].filter(
         (r) => !registry.has(r),

@@ -44,13 +44,18 @@ export class FlowAdapters {
     return this.started && (this.kafka?.ready ?? true) && (this.nats?.ready ?? true);
   }
 
-  async start(runner: FlowRunner): Promise<void> {
-    if (this.bindings.length === 0) return;
-    const { host } = this;
+  /** Throws a ConfigError naming each binding's flow that did not load (before anything listens). */
+  checkFlows(runner: FlowRunner): void {
     const missing = this.bindings.flatMap((b) =>
       b.routing.flows.filter((f) => !runner.flows.get(f)).map((f) => `${b.label}: flow ${f} is not loaded`),
     );
     if (missing.length > 0) throw new ConfigError(missing);
+  }
+
+  async start(runner: FlowRunner): Promise<void> {
+    if (this.bindings.length === 0) return;
+    const { host } = this;
+    this.checkFlows(runner);
     const s = host.settings;
     const ctx = {
       runner,

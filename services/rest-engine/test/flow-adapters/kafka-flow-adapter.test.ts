@@ -19,6 +19,8 @@ const t = {
   prefix: kit.name('pattern').replaceAll('-', '_'),
   pinned: kit.name('pinned'),
   auto: kit.name('auto'),
+  big: kit.name('big'),
+  bigDlq: kit.name('big-dlq'),
 };
 const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
 let engine: RunningEngine;
@@ -35,6 +37,8 @@ before(async () => {
     kit.createTopic(t.dlq),
     kit.createTopic(t.pinned, 2),
     kit.createTopic(t.auto),
+    kit.createTopic(t.big),
+    kit.createTopic(t.bigDlq),
   ]);
   const file = adapterFile(
     'kafka-flow-adapter.yaml',
@@ -60,6 +64,9 @@ before(async () => {
   - topic: '${t.auto}'
     auto-commit: true
     flow: 'adapter-record-a'
+  - topic: '${t.big}'
+    flow: 'adapter-record-a'
+    dlq-topic: '${t.bigDlq}'
 `,
   );
   engine = await startEngine({
@@ -69,6 +76,7 @@ before(async () => {
     KAFKA_FLOW_MAX_RETRIES: '2',
     KAFKA_FLOW_RETRY_BACKOFF_MS: '20',
     KAFKA_FLOW_METADATA_REFRESH_MS: '300',
+    FLOW_ADAPTER_MAX_RECORD_BYTES: '4096',
   });
 });
 
@@ -200,6 +208,28 @@ describe('Kafka flow adapter', () => {
     await kit.producer.send({ topic: t.auto, messages: [{ value: 'a' }, { value: 'b' }] });
     await kit.waitCommitted(`kafka-flow-adapter.${t.auto}`, t.auto, 0, 2);
     await waitFor(() => seenOn(t.auto).length === 2, { timeoutMs: 10_000, what: 'both auto-commit records' });
+  });
+
+  it('sends a record larger than flow.adapter.max-record-bytes to the dead-letter topic without a flow run', async () => {
+    const dead = await kit.reader(t.bigDlq);
+    await kit.producer.send({
+      topic: t.big,
+      messages: [{ value: 'x'.repeat(5000) }, { value: JSON.stringify({ small: true }) }],
+    });
+    const [letter] = await waitFor(() => (dead.length > 0 ? dead : undefined), {
+      timeoutMs: 20_000,
+      what: 'the dead letter',
+    });
+    assert.match(
+      String(letter!.headers?.['dlq.error']),
+      /record of 5000 bytes is larger than flow\.adapter\.max-record-bytes \(4096\)/,
+    );
+    await kit.waitCommitted(`kafka-flow-adapter.${t.big}`, t.big, 0, 2);
+    assert.deepEqual(
+      seenOn(t.big).map((x) => (x['metadata'] as { offset: number }).offset),
+      [1],
+      'only the small record ran its flow',
+    );
   });
 
   it('shows consumer lag per binding and partition on /metrics', async () => {
