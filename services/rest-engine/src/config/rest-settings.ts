@@ -7,7 +7,17 @@
  * tests that want the example app (examples/rest-app) name it.
  */
 import { fileURLToPath } from 'node:url';
-import { bool, type ConfigOf, type Field, int, list, loadConfig, port, str } from '@gatehouse/service-kit';
+import {
+  bool,
+  type ConfigOf,
+  type Field,
+  int,
+  list,
+  loadConfig,
+  optionalStr,
+  port,
+  str,
+} from '@gatehouse/service-kit';
 import { type AppProperties, envNameOf } from './app-properties.ts';
 
 // src/ and dist/ (tools/build.ts) are both one level under the package.
@@ -57,13 +67,11 @@ export const restSettingsSpec = {
     'flows index files (Event Script), comma-separated, `classpath:` or `file:`; each lists flow files under its `location`',
     'classpath:/flows.yaml',
   ),
-  'yaml.kafka.flow.adapter': str(
+  'yaml.kafka.flow.adapter': optionalStr(
     'Kafka flow adapter file (kafka-flow-adapter.yaml: topics bound to flows), `classpath:` or `file:`; empty: no Kafka consumer starts',
-    '',
   ),
-  'yaml.nats.flow.adapter': str(
+  'yaml.nats.flow.adapter': optionalStr(
     'NATS flow adapter file (nats-flow-adapter.yaml: subjects bound to flows), `classpath:` or `file:`; empty: no NATS consumer starts',
-    '',
   ),
   'flow.adapter.max-bindings': int(
     'most bindings across the Kafka and NATS flow adapter files (start-up fails beyond)',

@@ -22,7 +22,7 @@ export function loadBindings(settings: RestSettings, props: AppProperties): Bind
   const problems: string[] = [];
   const bindings: Binding[] = [];
   for (const kind of ['kafka', 'nats'] as const) {
-    const location = settings[fileSetting[kind]].trim();
+    const location = settings[fileSetting[kind]]?.trim() ?? '';
     if (location === '') continue;
     const path = resolveLocation(location, settings.configFolder);
     const entries = readEntries(kind, path, props, problems);
