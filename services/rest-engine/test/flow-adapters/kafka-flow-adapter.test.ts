@@ -20,6 +20,7 @@ const t = {
   pinned: kit.name('pinned'),
   auto: kit.name('auto'),
   big: kit.name('big'),
+  custom: kit.name('custom'),
   bigDlq: kit.name('big-dlq'),
 };
 const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -39,6 +40,7 @@ before(async () => {
     kit.createTopic(t.auto),
     kit.createTopic(t.big),
     kit.createTopic(t.bigDlq),
+    kit.createTopic(t.custom),
   ]);
   const file = adapterFile(
     'kafka-flow-adapter.yaml',
@@ -64,6 +66,11 @@ before(async () => {
   - topic: '${t.auto}'
     auto-commit: true
     flow: 'adapter-record-a'
+  - topic: '${t.custom}'
+    flow: 'adapter-record-b'
+    group: '${t.custom}-own-group'
+    correlation.id.header: 'X-Correlation-ID'
+    traceparent.header: 'X-Trace-Context'
   - topic: '${t.big}'
     flow: 'adapter-record-a'
     dlq-topic: '${t.bigDlq}'
@@ -112,7 +119,34 @@ describe('Kafka flow adapter', () => {
     const events = got!['event_headers'] as Record<string, string>;
     assert.equal(events['my_correlation_id'], 'cid-1');
     assert.equal(events['my_trace_id'], traceId, 'the producer trace goes on in the flow');
+    const spans = engine.spans.getFinishedSpans().filter((x) => x.spanContext().traceId === traceId);
+    const parents = spans.map((x) => x.parentSpanContext?.spanId);
+    assert.ok(
+      parents.includes('00f067aa0ba902b7'),
+      `a span of the flow is a child of the producer's span: ${parents}`,
+    );
     await kit.waitCommitted(`kafka-flow-adapter.${t.direct}`, t.direct, 0, 1);
+  });
+
+  it('reads the correlation id and the trace context from the headers a binding names, in its own group', async () => {
+    const otherTrace = '0af7651916cd43dd8448eb211c80319c';
+    await kit.producer.send({
+      topic: t.custom,
+      messages: [
+        {
+          value: 'x',
+          headers: { 'X-Correlation-ID': 'mine', 'X-Trace-Context': `00-${otherTrace}-b7ad6b7169203331-01` },
+        },
+      ],
+    });
+    const [got] = await waitFor(() => (seenOn(t.custom).length > 0 ? seenOn(t.custom) : undefined), {
+      timeoutMs: 20_000,
+      what: 'the record with custom headers',
+    });
+    const events = got!['event_headers'] as Record<string, string>;
+    assert.equal(events['my_correlation_id'], 'mine');
+    assert.equal(events['my_trace_id'], otherTrace);
+    await kit.waitCommitted(`${t.custom}-own-group`, t.custom, 0, 1);
   });
 
   it('routes each record by a header or a body field, the first match winning, else the default', async () => {
