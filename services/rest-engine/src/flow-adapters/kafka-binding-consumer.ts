@@ -27,6 +27,8 @@ export class KafkaBindingConsumer {
   private consumer: Consumer | undefined;
   private joined = false;
   private subscribed: string[] = [];
+  /** Stopping: records still handed over by kafkajs are left uncommitted for the next member. */
+  private draining = false;
   private readonly slots: Slots;
 
   constructor(binding: KafkaBinding, ctx: KafkaBindingContext) {
@@ -64,16 +66,25 @@ export class KafkaBindingConsumer {
     });
   }
 
-  /** Lets in-flight flows finish (within `graceMs`), commits, leaves the group. */
+  /**
+   * Lets in-flight flows finish (within `graceMs`) and commit, then leaves the group. The consumer
+   * keeps running meanwhile, paused: kafkajs drops every commit once `stop()` has begun, so a flow
+   * that finished during a plain stop would be read again by the next member.
+   */
   async stop(graceMs: number): Promise<void> {
     const consumer = this.consumer;
     this.consumer = undefined;
     if (!consumer) return;
-    const deadline = Date.now() + graceMs;
-    await withDeadline(consumer.stop(), graceMs);
-    await this.slots.idle(Math.max(0, deadline - Date.now()));
-    await withDeadline(consumer.disconnect(), Math.max(1000, deadline - Date.now()));
+    this.draining = true;
+    try {
+      consumer.pause(this.subscribed.map((topic) => ({ topic })));
+    } catch {
+      // Not running (it never joined): nothing is in flight.
+    }
+    await this.slots.idle(graceMs);
+    await withDeadline(consumer.disconnect(), 10_000);
     this.joined = false;
+    this.draining = false;
   }
 
   private createConsumer(): Consumer {
@@ -108,6 +119,7 @@ export class KafkaBindingConsumer {
     consumer: Consumer,
     { topic, partition, message, heartbeat }: EachMessagePayload,
   ): Promise<void> {
+    if (this.draining) return;
     const record = kafkaRecordOf(topic, partition, message);
     await this.slots.take();
     // The slot is held until the commit: a stop waits for both before it leaves the group.
@@ -121,8 +133,14 @@ export class KafkaBindingConsumer {
 
   /** Auto-commit: the record goes to its flow and the next one is read at once. */
   private async handOver({ topic, partition, message }: EachMessagePayload): Promise<void> {
+    // kafkajs would commit a record passed over quietly; an error leaves it, and the rest, uncommitted.
+    if (this.draining) throw new Error('flow adapter stopping: record left for the next member');
     const record = kafkaRecordOf(topic, partition, message);
     await this.slots.take();
+    if (this.draining) {
+      this.slots.give();
+      throw new Error('flow adapter stopping: record left for the next member');
+    }
     void this.runAndSettle(record).finally(() => this.slots.give());
   }
 
