@@ -3,7 +3,7 @@ import type { KafkaMessage } from 'kafkajs';
 import type { InboundRecord } from './record-run.ts';
 
 export function kafkaRecordOf(topic: string, partition: number, message: KafkaMessage): InboundRecord {
-  const headers: Record<string, string> = {};
+  const entries: Array<[string, string]> = [];
   let bytes = (message.value?.length ?? 0) + (message.key?.length ?? 0);
   for (const [name, raw] of Object.entries(message.headers ?? {})) {
     if (raw === undefined) continue;
@@ -11,8 +11,10 @@ export function kafkaRecordOf(topic: string, partition: number, message: KafkaMe
     const value = Array.isArray(raw) ? raw.at(-1) : raw;
     const text = value === undefined ? '' : value.toString();
     bytes += name.length + text.length;
-    headers[name.toLowerCase()] = text;
+    entries.push([name.toLowerCase(), text]);
   }
+  // fromEntries makes every name an own data key, `__proto__` included (an assignment would not).
+  const headers: Record<string, string> = Object.fromEntries(entries);
   const metadata: Record<string, unknown> = {
     topic,
     partition,

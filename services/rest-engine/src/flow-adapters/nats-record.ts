@@ -17,13 +17,13 @@ export function natsRecordOf(msg: Msg | JsMsg, stream: string | undefined): Inbo
 }
 
 function headersOf(given: MsgHdrs | undefined): { headers: Record<string, string>; bytes: number } {
-  const headers: Record<string, string> = {};
+  const entries: Array<[string, string]> = [];
   let bytes = 0;
-  if (!given) return { headers, bytes };
-  for (const [name, values] of given) {
+  for (const [name, values] of given ?? []) {
     const text = values.at(-1) ?? '';
     bytes += name.length + text.length;
-    headers[name.toLowerCase()] = text;
+    entries.push([name.toLowerCase(), text]);
   }
-  return { headers, bytes };
+  // fromEntries makes every name an own data key, `__proto__` included (an assignment would not).
+  return { headers: Object.fromEntries(entries), bytes };
 }

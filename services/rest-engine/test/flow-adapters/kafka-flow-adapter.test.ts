@@ -266,6 +266,35 @@ describe('Kafka flow adapter', () => {
     );
   });
 
+  it('keeps hostile records as data: a header named __proto__, a JSON body nested 2,000 levels', async () => {
+    const deep = `${'['.repeat(2000)}${']'.repeat(2000)}`;
+    await kit.producer.send({
+      topic: t.direct,
+      messages: [
+        {
+          value: deep,
+          headers: Object.fromEntries([
+            ['__proto__', 'polluted'],
+            ['id', 'hostile'],
+          ]),
+        },
+        { value: JSON.stringify({ after: true }), headers: { id: 'after' } },
+      ],
+    });
+    const got = await waitFor(
+      () => {
+        const both = seenOn(t.direct).filter((x) => (x['record_header'] as Record<string, string>)['id']);
+        return both.length >= 2 ? both : undefined;
+      },
+      { timeoutMs: 20_000, what: 'the hostile record and the one after it' },
+    );
+    const hostile = got.find((x) => (x['record_header'] as Record<string, string>)['id'] === 'hostile')!;
+    assert.ok(Object.hasOwn(hostile['record_header'] as object, '__proto__'), 'the header is an own key');
+    assert.equal(Object.getPrototypeOf(hostile['record_header']), Object.prototype);
+    assert.ok(hostile['body'] instanceof Uint8Array, 'too deep for MAX_JSON_DEPTH: the bytes go on');
+    assert.equal(({} as Record<string, unknown>)['polluted'], undefined);
+  });
+
   it('shows consumer lag per binding and partition on /metrics', async () => {
     const metrics = await waitFor(
       async () => {
