@@ -2,6 +2,7 @@
 export class Slots {
   private used = 0;
   private readonly waiting: Array<() => void> = [];
+  private readonly idleWaiters: Array<() => void> = [];
   private readonly size: number;
 
   constructor(size: number) {
@@ -26,15 +27,21 @@ export class Slots {
 
   give(): void {
     const next = this.waiting.shift();
-    if (next)
-      next(); // the slot passes to the next holder
-    else this.used--;
+    // The slot passes to the next holder as it is.
+    if (next) return next();
+    this.used--;
+    if (this.used === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
   /** Resolves once no slot is held, or after `ms`; true when none is. */
   async idle(ms: number): Promise<boolean> {
-    const until = Date.now() + ms;
-    while (this.used > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    if (this.used === 0) return true;
+    let timer: NodeJS.Timeout | undefined;
+    await new Promise<void>((resolve) => {
+      this.idleWaiters.push(resolve);
+      timer = setTimeout(resolve, ms);
+    });
+    clearTimeout(timer);
     return this.used === 0;
   }
 }

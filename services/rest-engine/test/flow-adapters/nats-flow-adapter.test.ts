@@ -16,6 +16,7 @@ const id = randomUUID().slice(0, 8);
 const stream = `FA_${id}`;
 const s = {
   core: `fa.${id}.core`,
+  busy: `fa.${id}.busy`,
   ok: `fa.${id}.js.ok`,
   failing: `fa.${id}.js.failing`,
   dlq: `fa.${id}.js.dlq`,
@@ -35,6 +36,9 @@ before(async () => {
   - subject: '${s.core}'
     flow: 'adapter-record-a'
     serializer: 'json'
+  - subject: '${s.busy}'
+    max-in-flight: 1
+    flow: 'adapter-slow'
   - subject: '${s.ok}'
     stream: '${stream}'
     queue: 'ok-${id}'
@@ -46,6 +50,7 @@ before(async () => {
     dlq-subject: '${s.dlq}'
 `,
   );
+  process.env['PAUSE_MS'] = '300';
   engine = await startEngine({
     REST_CONFIG_FOLDER: fixtureApp,
     YAML_NATS_FLOW_ADAPTER: file,
@@ -76,6 +81,28 @@ describe('NATS flow adapter', () => {
     assert.deepEqual(got!['body'], { n: 2 });
     assert.equal((got!['record_header'] as Record<string, string>)['x-tag'], 'core');
     assert.equal((got!['event_headers'] as Record<string, string>)['my_correlation_id'], 'nats-cid');
+  });
+
+  it('drops core NATS messages beyond max-in-flight and counts them (at-most-once)', async () => {
+    for (let i = 0; i < 5; i++) nc.publish(s.busy, `m${i}`);
+    await nc.flush();
+    await waitFor(() => seenOn(s.busy).length === 1, {
+      timeoutMs: 10_000,
+      what: 'the one message in flight',
+    });
+    const metrics = await engine.registry.metrics();
+    assert.match(
+      metrics,
+      new RegExp(
+        `gw_flow_adapter_records_total\\{binding="nats:${s.busy.replaceAll('.', '\\.')}",outcome="dropped"\\} 4`,
+      ),
+    );
+    assert.equal(Buffer.from(seenOn(s.busy)[0]!['body'] as Uint8Array).toString(), 'm0');
+    nc.publish(s.busy, 'later');
+    await waitFor(() => seenOn(s.busy).length === 2, {
+      timeoutMs: 10_000,
+      what: 'a message once the slot is free',
+    });
   });
 
   it('acks a JetStream message once its flow finished', async () => {
