@@ -27,8 +27,10 @@ export class Slots {
 
   give(): void {
     const next = this.waiting.shift();
-    // The slot passes to the next holder as it is.
-    if (next) return next();
+    if (next) {
+      next(); // the slot passes to the next holder as it is
+      return;
+    }
     this.used--;
     if (this.used === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
