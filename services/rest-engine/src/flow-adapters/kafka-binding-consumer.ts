@@ -122,11 +122,15 @@ export class KafkaBindingConsumer {
     if (this.draining) return;
     const record = kafkaRecordOf(topic, partition, message);
     await this.slots.take();
+    // kafkajs heartbeats between records only: a flow longer than the session would cost the
+    // partition. heartbeat() sends at most one per heartbeat interval, so calling it often is cheap.
+    const beat = setInterval(() => void heartbeat().catch(() => undefined), this.ctx.sessionTimeoutMs / 10);
     // The slot is held until the commit: a stop waits for both before it leaves the group.
     try {
       await this.runAndSettle(record, heartbeat);
       await this.commit(consumer, topic, partition, message.offset);
     } finally {
+      clearInterval(beat);
       this.slots.give();
     }
   }

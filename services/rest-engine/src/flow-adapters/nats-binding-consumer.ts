@@ -102,9 +102,14 @@ export class NatsBindingConsumer {
         await this.slots.take();
         void this.handle(m).finally(() => this.slots.give());
       }
-    })().catch((err: unknown) =>
-      ctx.logger.error({ binding: binding.label, err }, 'flow adapter: JetStream consumer ended'),
-    );
+    })()
+      .finally(() => {
+        // Ended, by a stop or by the server: readiness says so until the engine is restarted.
+        this.messages = undefined;
+      })
+      .catch((err: unknown) =>
+        ctx.logger.error({ binding: binding.label, err }, 'flow adapter: JetStream consumer ended'),
+      );
   }
 
   private async handle(msg: Msg | JsMsg): Promise<void> {
