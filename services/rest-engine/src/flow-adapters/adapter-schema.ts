@@ -36,9 +36,9 @@ export function adapterSchemaErrors(kind: AdapterDocumentKind, value: unknown): 
   return [...new Set((validate.errors ?? []).filter(isReportable).map(describe))];
 }
 
-/** oneOf summaries repeat what their branches say, except when no branch fits at all. */
+/** A oneOf's branches each say what they missed; its own summary (below) says it once. */
 function isReportable(e: ErrorObject): boolean {
-  return e.keyword !== 'if';
+  return !e.schemaPath.includes('/oneOf/');
 }
 
 function describe(e: ErrorObject): string {
