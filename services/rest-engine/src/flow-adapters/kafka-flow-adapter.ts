@@ -2,8 +2,8 @@
  * The Kafka side of the flow adapters: one kafkajs client (KAFKA_BROKERS and the project's Kafka
  * security settings), a consumer per binding, one producer for dead letters, and a timer
  * (kafka.flow.metadata.refresh.ms) that matches topic patterns again — kafkajs resolves a pattern
- * only when it subscribes, so a topic created later joins its binding at the next tick — and reads
- * each binding's consumer lag for /metrics.
+ * only when it subscribes, so a topic created later joins its binding at the next tick (a literal
+ * topic that does not exist yet too) — and reads each binding's consumer lag for /metrics.
  */
 import { busConfig, kafkaSecurityOptions } from '@gatehouse/bus';
 import { ConfigError, loadConfig } from '@gatehouse/service-kit';
@@ -55,7 +55,7 @@ export class KafkaFlowAdapter {
 
   async start(): Promise<void> {
     await this.admin.connect();
-    const all = this.consumers.some((c) => c.binding.pattern) ? await this.admin.listTopics() : [];
+    const all = await this.admin.listTopics();
     await Promise.all(this.consumers.map((c) => c.read(this.topicsOf(c.binding, all))));
     this.timer = setInterval(() => {
       this.refreshing ??= this.refresh().finally(() => {
@@ -77,10 +77,11 @@ export class KafkaFlowAdapter {
   /** New pattern matches join their binding; lag is read for every binding. */
   private async refresh(): Promise<void> {
     try {
-      const patterns = this.consumers.filter((c) => c.binding.pattern);
-      if (patterns.length > 0) {
+      // Patterns, and literal topics that did not exist yet.
+      const waiting = this.consumers.filter((c) => c.binding.pattern || c.topics.length === 0);
+      if (waiting.length > 0) {
         const all = await this.admin.listTopics();
-        for (const c of patterns) await c.read(this.topicsOf(c.binding, all));
+        for (const c of waiting) await c.read(this.topicsOf(c.binding, all));
       }
       for (const c of this.consumers) await this.readLag(c);
     } catch (err) {
@@ -92,7 +93,15 @@ export class KafkaFlowAdapter {
   }
 
   private topicsOf(binding: KafkaBinding, all: readonly string[]): string[] {
-    if (binding.topic !== undefined) return [binding.topic];
+    if (binding.topic !== undefined) {
+      if (all.includes(binding.topic)) return [binding.topic];
+      // Topics are provisioned, not made by a consumer: the binding starts reading once it exists.
+      this.ctx.logger.warn(
+        { binding: binding.label },
+        'flow adapter: topic not found yet; looking again at each refresh',
+      );
+      return [];
+    }
     const matches = all.filter((t) => binding.pattern!.test(t)).sort();
     const most = this.settings.maxPatternTopics;
     if (matches.length > most)
