@@ -117,6 +117,19 @@ references follow unless env names them too; the EnvVar lists (extraEnv) come la
 {{- end -}}
 {{- /* The proxy refuses private targets unless listed: the release's REST engine is (env overrides). */}}
 {{- if and (eq .key "proxy") $v.components.restEngine.enabled }}{{ $_ := set $derived "PROXY_TARGET_ALLOW" (include "gatehouse.componentFullname" (dict "root" $root "key" "restEngine")) }}{{ end -}}
+{{- /* The REST engine's flow adapters: the mounted files, and the brokers they read. */}}
+{{- with $c.flowAdapters -}}
+{{- if .kafka -}}
+{{- $_ := set $derived "YAML_KAFKA_FLOW_ADAPTER" "file:/etc/gatehouse/flow-adapters/kafka-flow-adapter.yaml" -}}
+{{- $_ := set $derived "KAFKA_CLIENT_ID" $v.kafka.clientId -}}
+{{- $_ := set $derived "KAFKA_SSL_ENABLED" $v.kafka.ssl -}}
+{{- with $v.kafka.brokers }}{{ $_ := set $derived "KAFKA_BROKERS" (join "," .) }}{{ end -}}
+{{- end -}}
+{{- if .nats -}}
+{{- $_ := set $derived "YAML_NATS_FLOW_ADAPTER" "file:/etc/gatehouse/flow-adapters/nats-flow-adapter.yaml" -}}
+{{- with $v.nats.servers }}{{ $_ := set $derived "NATS_SERVERS" (join "," .) }}{{ end -}}
+{{- end -}}
+{{- end -}}
 {{- if $c.brokers -}}
 {{- $_ := set $derived "REDIS_URL" $v.redis.url -}}
 {{- $_ := set $derived "REDIS_CLUSTER" $v.redis.cluster -}}

@@ -41,6 +41,7 @@ import {
   responseRoute,
 } from './functions/index.ts';
 import { compileEndpoints, type Endpoint } from './endpoints/index.ts';
+import { FlowAdapters } from './flow-adapters/index.ts';
 import { checkFlowEndpoints, registerFlowFunctions, startFlowEngine } from './flows/index.ts';
 import { outboundFunctions } from './outbound/index.ts';
 import { requestHandler, RestMetrics } from './pipeline/index.ts';
@@ -102,9 +103,24 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
   });
   let server: Server | undefined;
   let endpoints: Endpoint[] = [];
+  const tracer = options.tracer ?? trace.getTracer('@gatehouse/rest-engine');
+  const maxJsonDepth = options.maxJsonDepth ?? defaultMaxJsonDepth;
+  const adapters = new FlowAdapters({
+    settings,
+    props,
+    env,
+    logger,
+    registry: options.registry,
+    tracer,
+    origin,
+    maxJsonDepth,
+  });
 
   options.health?.addCheck('rest-engine', () => {
     if (settings['rest.automation'] && !server?.listening) throw new Error('not listening');
+  });
+  options.health?.addCheck('flow-adapters', () => {
+    if (settings['rest.automation'] && !adapters.ready) throw new Error('flow adapter consumers not reading');
   });
 
   return {
@@ -138,6 +154,7 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
       const loaded = await loadFunctions(folders, registry, report);
       logger.info({ functions: loaded, folders }, 'functions loaded');
       const flows = startFlowEngine(settings, props, env, registry, logger);
+      adapters.checkFlows(flows);
 
       for (const route of [...dependencies.mandatory, ...dependencies.optional].filter(
         (r) => !registry.has(r),
@@ -166,12 +183,12 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
           files: settings['rest.multipart.max-files'],
           fields: settings['rest.multipart.max-fields'],
         },
-        maxJsonDepth: options.maxJsonDepth ?? defaultMaxJsonDepth,
+        maxJsonDepth,
         trustedProxies: options.trustedProxies,
         origin,
         logger,
         metrics,
-        tracer: options.tracer ?? trace.getTracer('@gatehouse/rest-engine'),
+        tracer,
       });
       const handle = (req: IncomingMessage, res: ServerResponse) => {
         dropUntrustedForwarding(req, options.trustedProxies);
@@ -188,10 +205,13 @@ export function createRestEngine(options: RestEngineOptions): RestEngineService 
       });
       const port = await listen(server, settings['rest.server.port'], settings['rest.server.host']);
       logger.info({ port, endpoints: endpoints.length, static: staticFolder?.root }, 'REST engine listening');
+      await adapters.start(flows);
     },
     async stop() {
+      // First: records in flows finish and commit while the engine still runs flows.
+      await adapters.stop(options.drainTimeoutMs ?? 10_000);
       if (server) await drain(server, options.drainTimeoutMs ?? 10_000);
-      // After the drain: the flows of the requests it let finish may still publish.
+      // After both: the flows of the records and requests they let finish may still publish.
       await outbound.close();
     },
   };

@@ -7,7 +7,17 @@
  * tests that want the example app (examples/rest-app) name it.
  */
 import { fileURLToPath } from 'node:url';
-import { bool, type ConfigOf, type Field, int, list, loadConfig, port, str } from '@gatehouse/service-kit';
+import {
+  bool,
+  type ConfigOf,
+  type Field,
+  int,
+  list,
+  loadConfig,
+  optionalStr,
+  port,
+  str,
+} from '@gatehouse/service-kit';
 import { type AppProperties, envNameOf } from './app-properties.ts';
 
 // src/ and dist/ (tools/build.ts) are both one level under the package.
@@ -56,6 +66,61 @@ export const restSettingsSpec = {
   'yaml.flow.automation': str(
     'flows index files (Event Script), comma-separated, `classpath:` or `file:`; each lists flow files under its `location`',
     'classpath:/flows.yaml',
+  ),
+  'yaml.kafka.flow.adapter': optionalStr(
+    'Kafka flow adapter file (kafka-flow-adapter.yaml: topics bound to flows), `classpath:` or `file:`; empty: no Kafka consumer starts',
+  ),
+  'yaml.nats.flow.adapter': optionalStr(
+    'NATS flow adapter file (nats-flow-adapter.yaml: subjects bound to flows), `classpath:` or `file:`; empty: no NATS consumer starts',
+  ),
+  'flow.adapter.max-bindings': int(
+    'most bindings across the Kafka and NATS flow adapter files (start-up fails beyond)',
+    64,
+    {
+      min: 1,
+    },
+  ),
+  'flow.adapter.max-record-bytes': int(
+    'largest record (value, key and headers) a flow adapter hands to a flow; a larger one is dead-lettered without a flow run',
+    1_048_576,
+    { min: 1024 },
+  ),
+  'flow.adapter.max-in-flight': int(
+    'most records of one binding in flows at once (a binding may set a lower `max-in-flight`)',
+    16,
+    { min: 1, max: 10_000 },
+  ),
+  'kafka.flow.max.retries': int(
+    'retries of a failed flow run before the record is dead-lettered (Kafka and NATS)',
+    3,
+    {
+      min: 0,
+      max: 100,
+    },
+  ),
+  'kafka.flow.retry.backoff.ms': int('pause between the retries of a failed flow run', 500, {
+    min: 0,
+    max: 600_000,
+  }),
+  'kafka.dlq.timeout.ms': int('how long a dead-letter write may take before it counts as failed', 10_000, {
+    min: 100,
+  }),
+  'kafka.flow.metadata.refresh.ms': int(
+    'how often topic patterns are matched again (a new matching topic joins the binding) and consumer lag is read',
+    10_000,
+    { min: 200 },
+  ),
+  'kafka.flow.session.timeout.ms': int(
+    'how long the group waits for a silent member (a killed replica) before its partitions go to the others',
+    30_000,
+    { min: 6_000, max: 300_000 },
+  ),
+  'kafka.flow.pattern.max-topics': int(
+    'most topics one `topic-pattern` binding consumes; more matches are left out with a warning',
+    100,
+    {
+      min: 1,
+    },
   ),
   'static.html.folder': str(
     'folder of static content, `classpath:` or `file:`',

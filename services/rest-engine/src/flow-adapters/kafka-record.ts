@@ -1,0 +1,26 @@
+/** A kafkajs message as an adapter record: headers as text with lower-cased names, the metadata map. */
+import type { KafkaMessage } from 'kafkajs';
+import type { InboundRecord } from './record-run.ts';
+
+export function kafkaRecordOf(topic: string, partition: number, message: KafkaMessage): InboundRecord {
+  const entries: Array<[string, string]> = [];
+  let bytes = (message.value?.length ?? 0) + (message.key?.length ?? 0);
+  for (const [name, raw] of Object.entries(message.headers ?? {})) {
+    if (raw === undefined) continue;
+    // A repeated header: the last value, as a map of names can hold one.
+    const value = Array.isArray(raw) ? raw.at(-1) : raw;
+    const text = value === undefined ? '' : value.toString();
+    bytes += name.length + text.length;
+    entries.push([name.toLowerCase(), text]);
+  }
+  // fromEntries makes every name an own data key, `__proto__` included (an assignment would not).
+  const headers: Record<string, string> = Object.fromEntries(entries);
+  const metadata: Record<string, unknown> = {
+    topic,
+    partition,
+    offset: Number(message.offset),
+    timestamp: Number(message.timestamp),
+  };
+  if (message.key !== null && message.key !== undefined) metadata['key'] = message.key.toString('utf8');
+  return { value: message.value ?? null, headers, metadata, bytes, source: `kafka://${topic}` };
+}
