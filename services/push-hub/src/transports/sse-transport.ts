@@ -9,7 +9,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { constants, type ServerHttp2Stream } from 'node:http2';
 import type { Writable } from 'node:stream';
-import { requestPath, sendText } from '@gatehouse/service-kit';
+import { NO_SNIFF_HEADER, requestPath, sendText } from '@gatehouse/service-kit';
 import type { CloseReason, Connection, OutgoingEvent } from '../connections/index.ts';
 import { newConnectionId } from '../auth/index.ts';
 import { type AdmittedConnect, type ConnectRequest, readConnectRequest } from '../admission/index.ts';
@@ -185,10 +185,15 @@ function streamHead(cors: Readonly<Record<string, string>>, h2: boolean): Record
   return head;
 }
 
+/**
+ * Whole, nosniff included: the edge adds nosniff only to a head that lacks it, by `setHeader`,
+ * which sends node's `writeHead` down its slow path (a header entry per header, no-sniff-response.ts).
+ */
 const SSE_HEAD: Readonly<Record<string, string>> = {
   'content-type': 'text/event-stream; charset=utf-8',
   'cache-control': 'no-cache',
   'x-accel-buffering': 'no',
+  [NO_SNIFF_HEADER]: 'nosniff',
 };
 
 const h1Heads = new WeakMap<object, Record<string, string>>();
