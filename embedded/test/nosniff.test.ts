@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { rawRequest } from '@gatehouse/testkit';
+import { openSse, rawRequest } from '@gatehouse/testkit';
 import {
   type EmbeddedGateway,
   ephemeralGatewaySettings,
@@ -46,6 +46,23 @@ describe('nosniff on every answer', () => {
       const res = await fetch(url, init);
       await res.arrayBuffer();
       assert.equal(res.headers.get('x-content-type-options'), 'nosniff', `${what} (${res.status})`);
+    }
+  });
+
+  it('is sent once with a hub stream, whose head is written in one piece', async () => {
+    const sse = `http://127.0.0.1:${gw.publicPort}/_gw/v1/connection/sse`;
+    const subscriptions = encodeURIComponent('[{"eventType":"greeting"}]');
+    for (const [what, headers] of [
+      ['plain', {}],
+      ['from a browser origin', { origin: 'https://app.example' }],
+    ] as Array<[string, Record<string, string>]>) {
+      const stream = await openSse(`${sse}?subscriptions=${subscriptions}`, headers);
+      stream.close();
+      assert.equal(stream.status, 200, what);
+      // A second copy would read `nosniff, nosniff` here.
+      assert.equal(stream.headers.get('x-content-type-options'), 'nosniff', what);
+      assert.equal(stream.headers.get('content-type'), 'text/event-stream; charset=utf-8', what);
+      assert.equal(stream.headers.get('cache-control'), 'no-cache', what);
     }
   });
 

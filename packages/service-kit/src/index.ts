@@ -25,6 +25,7 @@ export * from './log-format.ts';
 export * from './log-trace-fields.ts';
 export * from './logger.ts';
 export * from './metrics.ts';
+export * from './no-sniff-response.ts';
 export * from './package-version.ts';
 export * from './read-only-method.ts';
 export * from './readiness-metrics.ts';

@@ -43,6 +43,7 @@ import {
   readPublicEdgeDocument,
   sendDocument,
 } from './openapi-documents.ts';
+import { NoSniffResponse } from './no-sniff-response.ts';
 import { readOnlyMethod } from './read-only-method.ts';
 import { exportReadiness } from './readiness-metrics.ts';
 import { countResponses } from './response-metrics.ts';
@@ -142,7 +143,10 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
       for (const s of services) if (s.upgrade?.(req, socket, head)) return;
       rejectUpgrade(socket, 404);
     };
-    const edge = createServer({ maxHeaderSize: nodeMaxHeaderSize(limits) }, handleRequest);
+    const edge = createServer(
+      { maxHeaderSize: nodeMaxHeaderSize(limits), ServerResponse: NoSniffResponse },
+      handleRequest,
+    );
     edge.on('upgrade', handleUpgrade);
     servers.push(edge);
     publicPort = await listen(edge, opts.publicPort, host, opts.backlog);
@@ -203,6 +207,7 @@ function secureEdge(
       key: tls.key,
       ...(tls.passphrase !== undefined && { passphrase: tls.passphrase }),
       allowHTTP1: true,
+      Http1ServerResponse: NoSniffResponse,
       maxSessionMemory: 64,
       settings: { maxHeaderListSize: nodeMaxHeaderSize(limits) },
     },
@@ -249,8 +254,9 @@ function dispatcher(
     keepAlive.track(req, res);
     countResponse(res);
     // Every answer of the edge, errors that echo input included (a proxied one too: a browser
-    // must not sniff an upstream's text into HTML either).
-    res.setHeader(...noSniff);
+    // must not sniff an upstream's text into HTML either). An HTTP/1.1 response adds it as its head
+    // is written (no-sniff-response.ts); an HTTP/2 one has no such class.
+    if (!(res instanceof NoSniffResponse)) res.setHeader(...noSniff);
     const tooLong = oversizedHeader(req, limits);
     if (tooLong) {
       res.shouldKeepAlive = false;

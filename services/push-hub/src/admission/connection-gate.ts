@@ -55,7 +55,9 @@ export function createConnectionGate(deps: ConnectionGateDeps): ConnectionGate {
   return async (transport, req, from) => {
     try {
       const address = takeAddressBudget(deps, from);
-      const admission = await deps.rateLimit(deps.isReconnect(req, address) ? 'reconnect' : 'new');
+      const limited = deps.rateLimit(deps.isReconnect(req, address) ? 'reconnect' : 'new');
+      // Most connects are admitted at once (places this replica holds): no await, no turn for them.
+      const admission = limited instanceof Promise ? await limited : limited;
       if (admission === undefined) throw rateLimited('Reached maximum number of connections.', 1);
       let resolved: GrantedConnect;
       try {

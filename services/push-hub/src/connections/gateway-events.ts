@@ -60,19 +60,32 @@ function quotedType(type: string): string {
 
 let isoMs = Number.NaN;
 let isoText = '';
+let isoSecond = Number.NaN;
+/** `2026-11-29T16:05:07.`: the text of the second `isoSecond`, up to its milliseconds. */
+let isoSecondText = '';
 
 /**
  * The time of an event made now, as `Date.prototype.toISOString` writes it, made once per
  * millisecond: a new connection's welcome pair (and the connects of a reconnect storm, several a
- * millisecond) share it, and a Date and its formatting each was the largest part of the event.
+ * millisecond) share it. Within a second only the milliseconds change: a Date and its formatting
+ * are made once a second, and the milliseconds are looked up (a reconnect storm has about one
+ * connect a millisecond, so a Date each was still one per connect).
  */
 export function isoNow(now = Date.now()): string {
   if (now !== isoMs) {
     isoMs = now;
-    isoText = new Date(now).toISOString();
+    const ms = ((now % 1000) + 1000) % 1000;
+    const second = now - ms;
+    if (second !== isoSecond) {
+      isoSecond = second;
+      isoSecondText = new Date(second).toISOString().slice(0, -4);
+    }
+    isoText = `${isoSecondText}${threeDigits[ms]}Z`;
   }
   return isoText;
 }
+
+const threeDigits = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
 
 /**
  * The welcome event; `data` is what the connect hook gave the connection (CONNECT_CHECK), when any.

@@ -15,6 +15,7 @@
  */
 import type { Store } from '@gatehouse/store';
 import { createLeasedWindow } from './leased-window.ts';
+import type { Taken } from './sliding-window.ts';
 
 export type ConnectKind = 'new' | 'reconnect';
 
@@ -30,10 +31,13 @@ export interface Admission {
 }
 
 /**
- * Resolves with the admission, or undefined when the connect is refused; `close` gives the places
- * this replica holds and has not handed out back to the store (leased-window.ts).
+ * The admission, or undefined when the connect is refused: at once while this replica holds places
+ * (leased-window.ts), a promise while a block is counted in the store. `close` gives the places
+ * this replica holds and has not handed out back to the store.
  */
-export type ConnectionRateLimit = ((kind: ConnectKind) => Promise<Admission | undefined>) & {
+export type ConnectionRateLimit = ((
+  kind: ConnectKind,
+) => Admission | undefined | Promise<Admission | undefined>) & {
   close(): Promise<void>;
 };
 
@@ -44,13 +48,20 @@ export function createConnectionRateLimit(
 ): ConnectionRateLimit {
   const window = createLeasedWindow(store, now);
   const take = window.take;
-  const limit = async (kind: ConnectKind): Promise<Admission | undefined> => {
-    if (kind === 'reconnect') {
-      const taken = await take('reconnects', limits.maxReconnectsPerMinute);
-      if (taken.ok) return { kind: 'reconnect', refund: taken.giveBack };
-    }
-    const taken = await take('connections', limits.maxPerMinute);
-    return taken.ok ? { kind: 'new', refund: taken.giveBack } : undefined;
+  const admitNew = (): Admission | undefined | Promise<Admission | undefined> =>
+    whenTaken(take('connections', limits.maxPerMinute), (taken) =>
+      taken.ok ? { kind: 'new', refund: taken.giveBack } : undefined,
+    );
+  const limit = (kind: ConnectKind) => {
+    if (kind === 'new') return admitNew();
+    return whenTaken(take('reconnects', limits.maxReconnectsPerMinute), (taken) =>
+      taken.ok ? { kind: 'reconnect' as const, refund: taken.giveBack } : admitNew(),
+    );
   };
   return Object.assign(limit, { close: () => window.close() });
+}
+
+/** `then` on a place taken now or later, without a promise for one taken now. */
+function whenTaken<T>(taken: Taken | Promise<Taken>, then: (t: Taken) => T | Promise<T>): T | Promise<T> {
+  return taken instanceof Promise ? taken.then(then) : then(taken);
 }

@@ -63,7 +63,8 @@ class PendingCounts<L extends string> {
 export class HubMetrics {
   private readonly connections: PendingCounts<'transport'>;
   private readonly connectionsTotal: PendingCounts<'transport'>;
-  private readonly subscriptions: Gauge;
+  /** Read by the gauge at scrape time: a gauge's `set` per connect hashed its (empty) labels each time. */
+  private subscriptionsHeld = 0;
   private readonly forwarded: Counter<'type'>;
   private readonly deliveries: Counter;
   private readonly dropped: Counter<'reason'>;
@@ -130,9 +131,13 @@ export class HubMetrics {
       }),
       'transport',
     );
-    this.subscriptions = gauge(registry, {
+    const subscriptionsHeld = () => this.subscriptionsHeld;
+    gauge(registry, {
       name: 'gw_subscriptions',
       help: 'Subscriptions held by this replica',
+      collect() {
+        this.set(subscriptionsHeld());
+      },
     });
     this.forwarded = counter(registry, {
       name: 'gw_events_forwarded_total',
@@ -308,16 +313,16 @@ export class HubMetrics {
   connectionOpened(transport: TransportKind, subscriptions: number): void {
     this.connections.add(transport);
     this.connectionsTotal.add(transport);
-    this.subscriptions.set(subscriptions);
+    this.subscriptionsHeld = subscriptions;
   }
 
   connectionClosed(transport: TransportKind, subscriptions: number): void {
     this.connections.add(transport, -1);
-    this.subscriptions.set(subscriptions);
+    this.subscriptionsHeld = subscriptions;
   }
 
   subscriptionsChanged(subscriptions: number): void {
-    this.subscriptions.set(subscriptions);
+    this.subscriptionsHeld = subscriptions;
   }
 
   eventDispatched(type: string, deliveries: number): void {

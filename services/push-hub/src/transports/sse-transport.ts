@@ -9,7 +9,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { constants, type ServerHttp2Stream } from 'node:http2';
 import type { Writable } from 'node:stream';
-import { requestPath, sendText } from '@gatehouse/service-kit';
+import { NO_SNIFF_HEADER, requestPath, sendText } from '@gatehouse/service-kit';
 import type { CloseReason, Connection, OutgoingEvent } from '../connections/index.ts';
 import { newConnectionId } from '../auth/index.ts';
 import { type AdmittedConnect, type ConnectRequest, readConnectRequest } from '../admission/index.ts';
@@ -185,10 +185,15 @@ function streamHead(cors: Readonly<Record<string, string>>, h2: boolean): Record
   return head;
 }
 
+/**
+ * Whole, nosniff included: the edge adds nosniff only to a head that lacks it, by `setHeader`,
+ * which sends node's `writeHead` down its slow path (a header entry per header, no-sniff-response.ts).
+ */
 const SSE_HEAD: Readonly<Record<string, string>> = {
   'content-type': 'text/event-stream; charset=utf-8',
   'cache-control': 'no-cache',
   'x-accel-buffering': 'no',
+  [NO_SNIFF_HEADER]: 'nosniff',
 };
 
 const h1Heads = new WeakMap<object, Record<string, string>>();
@@ -216,10 +221,11 @@ export function createSseTransport(ctx: TransportContext) {
     if (conn) state.forget(conn);
   }
 
-  async function connect(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** Answers the connect; resolves with `true` (handled) itself, not through a `then` of its own. */
+  async function connect(req: IncomingMessage, res: ServerResponse): Promise<true> {
     const cors = ctx.cors.headers(req);
     const full = ctx.takePlace('sse', res, req);
-    if (full) return sendText(res, full.status, full.message, { ...cors, ...full.headers });
+    if (full) return refuse(res, full, cors);
     res.on('close', onResponseClose);
     let connectReq: ConnectRequest;
     let resolved: AdmittedConnect;
@@ -227,11 +233,10 @@ export function createSseTransport(ctx: TransportContext) {
       connectReq = readConnectRequest(req, ctx.bearerTokens);
       resolved = await ctx.gate('sse', connectReq, req);
     } catch (err) {
-      if (err instanceof SubscriptionRequestError)
-        return sendText(res, err.status, err.message, { ...cors, ...err.headers });
+      if (err instanceof SubscriptionRequestError) return refuse(res, err, cors);
       throw err;
     }
-    if (req.destroyed) return;
+    if (req.destroyed) return true;
     const h2 = req.httpVersionMajor === 2;
     // The head and the welcome events leave in one write (the socket corked until all are queued):
     // a write each made three system calls per connect, the largest cost of a reconnect storm.
@@ -242,6 +247,16 @@ export function createSseTransport(ctx: TransportContext) {
     } finally {
       socket?.uncork();
     }
+    return true;
+  }
+
+  function refuse(
+    res: ServerResponse,
+    refusal: SubscriptionRequestError,
+    cors: Record<string, string>,
+  ): true {
+    sendText(res, refusal.status, refusal.message, { ...cors, ...refusal.headers });
+    return true;
   }
 
   /** The 200 head, then the connection registered with the hub, which writes the welcome events. */
@@ -274,7 +289,7 @@ export function createSseTransport(ctx: TransportContext) {
         sendText(res, 405, 'Method not allowed.', { allow: 'GET, OPTIONS' });
         return true;
       }
-      return connect(req, res).then(() => true);
+      return connect(req, res);
     },
     close(): void {
       clearInterval(timer);

@@ -58,6 +58,12 @@ describe('gateway events', () => {
     assert.ok(time >= before && time <= Date.now(), 'an event made now has the time now');
   });
 
+  it('write every millisecond of a second, and the next second, as toISOString does', () => {
+    const second = Date.UTC(2026, 10, 29, 23, 59, 59);
+    for (const t of [second, second + 7, second + 42, second + 999, second + 1000, second + 1001, second - 1])
+      assert.equal(isoNow(t), new Date(t).toISOString());
+  });
+
   it('keeps data that needs escaping as it was given', () => {
     assert.deepEqual(JSON.parse(connectionCreated(awkward).json).data, { connection_token: awkward });
     assert.equal(JSON.parse(subscriptionsChanged().json).data, undefined);
