@@ -20,7 +20,9 @@
  * - `last` (broadcast only, `capabilities.tail`) first delivers the newest `last` messages the
  *   broker holds, then goes on live.
  * - A broadcast subscription tells where its live part starts (`Subscription.liveAfter`), so a
- *   caller can tell the backlog it asked for (`from`, `last`) from what arrived afterwards.
+ *   caller can tell the backlog it asked for (`from`, `last`) from what arrived afterwards, and where
+ *   the topic starts (`Subscription.origin`), a position before any message (Kafka: the offset
+ *   before the log start, `0--1` on a new topic; NATS: sequence 0; Redis: `0-0`; memory: `0`).
  * - `comparePositions` orders the positions of one partition (shard) of a topic.
  * - Subscribers survive a restart of the broker: they reconnect and go on where they were.
  */
@@ -96,6 +98,15 @@ export interface Subscription {
    * several partitions).
    */
   readonly liveAfter?: Position;
+  /**
+   * Broadcast subscriptions: the topic's origin when the subscription went live, the position
+   * before the first message it held then (before its first message ever, while nothing was
+   * trimmed): `from` it replays everything the topic holds. A subscriber that went live on an empty
+   * topic can give it to a client as its place, which any subscriber can resume from later, where
+   * `liveAfter` is undefined. Undefined where the adapter cannot tell (Kinesis, a topic of several
+   * partitions, a Redis stream trimmed since).
+   */
+  readonly origin?: Position;
   /**
    * A subscription made with `routes`: limits it to these routes from now on (undefined: every
    * message). No message is delivered until the broker reads with the new routes; answers the

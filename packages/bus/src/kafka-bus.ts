@@ -228,6 +228,7 @@ export class KafkaBus implements Bus {
     }
     return {
       liveAfter: policy instanceof BroadcastStart ? policy.liveAfter : undefined,
+      origin: policy instanceof BroadcastStart ? policy.origin : undefined,
       close: async () => {
         this.subscribers.delete(subscriber);
         await subscriber.close();
@@ -266,6 +267,20 @@ export class KafkaBus implements Bus {
         }
         throw new BusError(`cannot create topic ${topic}: ${kafkaErrorMessage(err)}`, { cause: err });
       }
+    }
+  }
+
+  /** Deletes the topic and every record it holds; a topic that does not exist is no error. */
+  async deleteTopic(topic: string): Promise<void> {
+    this.assertOpen();
+    const admin = await this.connectedAdmin();
+    try {
+      await admin.deleteTopics({ topics: [topic] });
+    } catch (err) {
+      if (!/UNKNOWN_TOPIC_OR_PARTITION|does not host this topic/i.test(kafkaErrorMessage(err)))
+        throw new BusError(`cannot delete topic ${topic}: ${kafkaErrorMessage(err)}`, { cause: err });
+    } finally {
+      this.layouts.invalidate(topic);
     }
   }
 

@@ -38,6 +38,8 @@ export class BroadcastStart implements StartPolicy {
   private readonly next = new Map<number, bigint>();
   /** Newest message when the subscriber went live, for a topic of one partition. */
   liveAfter: Position | undefined;
+  /** The offset before the log start when the subscriber went live, for a topic of one partition. */
+  origin: Position | undefined;
 
   constructor(options: {
     groupIdPrefix: string;
@@ -72,6 +74,7 @@ export class BroadcastStart implements StartPolicy {
       only && BigInt(only.high) > 0n
         ? formatKafkaPosition(only.partition, BigInt(only.high) - 1n)
         : undefined;
+    this.origin = only && formatKafkaPosition(only.partition, BigInt(only.low) - 1n);
   }
 
   async joined(consumer: Consumer, partitions: number[]): Promise<void> {

@@ -164,7 +164,7 @@ export class Hub {
     this.tellMembership(conn, about.user, [], subs);
     this.lifecycle?.opened(this.snapshot(conn)!);
     // A resuming client's welcome carries its own position: it has nothing after it yet.
-    const welcomeAt = resumeFrom ?? this.ring.head;
+    const welcomeAt = resumeFrom ?? this.ring.place;
     this.sendOwn(conn, connectionCreated(token, welcome.data, welcomeAt), welcomeAt);
     this.sendOwn(conn, subscriptionsSet(subs, welcomeAt), welcomeAt);
     if (resumeFrom !== undefined && this.connections.get(conn.id) === conn) this.resume(conn, resumeFrom);
@@ -466,7 +466,7 @@ export class Hub {
    */
   private sendOwn(conn: Connection, e: OutgoingEvent, at?: string): void {
     const b = this.catchUp.get(conn);
-    const position = b?.at ?? at ?? this.ring.head;
+    const position = b?.at ?? at ?? this.ring.place;
     // An event made at its position (the welcome pair) goes as it is; one sent to several
     // connections (a presence change) is copied with each one's position.
     const more = conn.send(e.position === position ? e : { ...e, position });

@@ -195,10 +195,12 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
    * they get, and long-poll answers and welcome events carry one once the ring holds any): every
    * event the ring holds is owed to it, so it starts before them (`''`, read as the ring's start, or
    * `gw.resync_required` once the ring has dropped some). Starting it at the newest event skipped,
-   * without a word, everything published while it was away.
+   * without a word, everything published while it was away. A new client on a stream that never
+   * held an event starts at its origin (`ring.place`), which a broker replay serves however far the
+   * ring has turned over by its first poll.
    */
   function startOf(returning: boolean): string {
-    return returning ? '' : (ring.head ?? '');
+    return returning ? '' : (ring.place ?? '');
   }
 
   /** Whether a token names a connection this gateway made (authentic, not expired). */
