@@ -149,6 +149,14 @@ export interface Bus {
    */
   comparePositions(a: Position, b: Position): number;
   /**
+   * The epoch a position carries (adapters whose positions carry one; Kafka: the topic's id): two
+   * positions of different epochs belong to different incarnations of the topic (deleted and
+   * created anew), and `from` refuses a position of another epoch than the topic's now (reason
+   * `epoch`). Undefined for a position without one (made before epochs, or where the broker has
+   * none). Throws PositionUnavailableError for a malformed position.
+   */
+  positionEpoch?(position: Position): string | undefined;
+  /**
    * Creates the topic, empty, unless it exists (then it is left as it is). Adapters whose topics
    * are created on first publish (Redis, memory) have it; for the others a topic is made apart.
    */
@@ -209,9 +217,10 @@ export class TopicMissingError extends BusError {
 /**
  * Why a position cannot be replayed from: `expired` when the broker no longer holds every message
  * after it (retention, a trim); `unknown` when it is malformed or names a place the stream does not
- * have (beyond its end, another partition or shard, a stream created anew since).
+ * have (beyond its end, another partition or shard, a stream created anew since); `epoch` when it
+ * carries the epoch of another incarnation of the topic (deleted and created anew since).
  */
-export type UnavailableReason = 'expired' | 'unknown';
+export type UnavailableReason = 'expired' | 'unknown' | 'epoch';
 
 export class PositionUnavailableError extends BusError {
   override readonly name: string = 'PositionUnavailableError';

@@ -52,10 +52,16 @@ import {
   toBuffer,
 } from './bus.ts';
 import { isRetriableKafkaError, kafkaErrorMessage } from './kafka-errors.ts';
-import { compareKafkaPositions, formatKafkaPosition, parseKafkaPosition } from './kafka-position.ts';
+import {
+  compareKafkaPositions,
+  formatKafkaPosition,
+  kafkaEpoch,
+  parseKafkaPosition,
+} from './kafka-position.ts';
 import { KafkaPublishBatcher } from './kafka-publish-batcher.ts';
 import { KafkaSubscriber } from './kafka-subscriber.ts';
 import { BroadcastStart, GroupStart } from './kafka-start-policies.ts';
+import { KafkaTopicIds } from './kafka-topic-id.ts';
 import { KafkaTopicLayouts, type TopicLayout, topicLayout } from './kafka-topic-layouts.ts';
 
 export type KafkaLogLevel = 'error' | 'warn' | 'info' | 'debug';
@@ -134,6 +140,9 @@ export class KafkaBus implements Bus {
   private readonly producer: Producer;
   private readonly admin: Admin;
   private readonly layouts: KafkaTopicLayouts;
+  private readonly topicIds: KafkaTopicIds;
+  /** Each topic's epoch, for the positions publish answers; forgotten with the layouts. */
+  private readonly epochs = new Map<string, Promise<string | undefined>>();
   private readonly batcher: KafkaPublishBatcher;
   private producerReady: Promise<Producer> | undefined;
   private adminReady: Promise<Admin> | undefined;
@@ -160,8 +169,11 @@ export class KafkaBus implements Bus {
     this.layouts = new KafkaTopicLayouts({ fetch: (topic) => this.fetchLayout(topic) });
     // kafkajs asks for metadata when the broker said its metadata is stale (and when it expires):
     // the layouts are read again then too.
+    this.topicIds = new KafkaTopicIds(this.kafka);
     this.producer.on(this.producer.events.REQUEST, ({ payload }) => {
-      if (payload.apiName === 'Metadata') this.layouts.invalidateAll();
+      if (payload.apiName !== 'Metadata') return;
+      this.layouts.invalidateAll();
+      this.epochs.clear();
     });
     this.batcher = new KafkaPublishBatcher({
       send: async (topic, messages) => (await this.connectedProducer()).send({ topic, acks: -1, messages }),
@@ -180,7 +192,7 @@ export class KafkaBus implements Bus {
         value: toBuffer(message.value),
         headers: message.headers,
       });
-      return formatKafkaPosition(partition, offset);
+      return formatKafkaPosition(partition, offset, await this.publishedEpoch(topic));
     } catch (err) {
       const Failure = refusedByKafka(err) ? BusError : BusUnavailableError;
       throw new Failure(`publish to ${topic} failed: ${kafkaErrorMessage(err)}`, { cause: err });
@@ -199,13 +211,15 @@ export class KafkaBus implements Bus {
       );
     }
     const admin = () => this.connectedAdmin();
+    const epochOf = () => this.epochOf(topic);
     const policy =
       options.group !== undefined
-        ? new GroupStart({ groupId: options.group, topic, admin })
+        ? new GroupStart({ groupId: options.group, topic, admin, epochOf })
         : new BroadcastStart({
             groupIdPrefix: this.groupIdPrefix,
             topic,
             admin,
+            epochOf,
             ...(options.from !== undefined && { from: parseKafkaPosition(options.from) }),
             ...(options.last !== undefined && { last: options.last }),
           });
@@ -270,6 +284,32 @@ export class KafkaBus implements Bus {
     }
   }
 
+  positionEpoch(position: Position): string | undefined {
+    return parseKafkaPosition(position).epoch;
+  }
+
+  /** The topic's epoch now (asked of the broker), undefined where it has no topic ids. */
+  private async epochOf(topic: string): Promise<string | undefined> {
+    return kafkaEpoch(await this.topicIds.of(topic));
+  }
+
+  /**
+   * The epoch of a topic just published to, asked once until kafkajs reads metadata again (a
+   * topic created anew makes the producer do so). Undefined when it cannot be asked now: the
+   * position then carries none, and reads as one made before epochs.
+   */
+  private publishedEpoch(topic: string): Promise<string | undefined> {
+    let epoch = this.epochs.get(topic);
+    if (!epoch) {
+      epoch = this.epochOf(topic).catch(() => {
+        this.epochs.delete(topic);
+        return undefined;
+      });
+      this.epochs.set(topic, epoch);
+    }
+    return epoch;
+  }
+
   /** Deletes the topic and every record it holds; a topic that does not exist is no error. */
   async deleteTopic(topic: string): Promise<void> {
     this.assertOpen();
@@ -281,6 +321,7 @@ export class KafkaBus implements Bus {
         throw new BusError(`cannot delete topic ${topic}: ${kafkaErrorMessage(err)}`, { cause: err });
     } finally {
       this.layouts.invalidate(topic);
+      this.epochs.delete(topic);
     }
   }
 
@@ -305,6 +346,7 @@ export class KafkaBus implements Bus {
     await Promise.allSettled([
       this.producerReady && this.producer.disconnect(),
       this.adminReady && this.admin.disconnect(),
+      this.topicIds.close(),
     ]);
   }
 

@@ -23,6 +23,8 @@ export interface StartPolicy {
   nextGroupId(): string;
   /** Runs once the topic is known to exist, before the consumer first joins. */
   prepare(): Promise<void>;
+  /** The topic's epoch, which the positions of the messages read carry (kafka-position.ts). */
+  readonly epoch: string | undefined;
   /**
    * Runs on every join of the group. It is called synchronously from inside kafkajs before its next
    * fetch, so seeks and pauses made before the first await apply to everything that is read; it
@@ -186,7 +188,7 @@ export class KafkaSubscriber implements Subscription {
   private async deliver({ partition, message: raw }: EachMessagePayload): Promise<void> {
     const { topic, policy, handler, onError } = this.options;
     if (!policy.isNew(partition, raw.offset)) return;
-    const message = toBusMessage(topic, partition, raw);
+    const message = toBusMessage(topic, partition, raw, policy.epoch);
     try {
       await handler(message);
     } catch (err) {
@@ -261,13 +263,18 @@ export class KafkaSubscriber implements Subscription {
   }
 }
 
-function toBusMessage(topic: string, partition: number, raw: KafkaMessage): Message {
+function toBusMessage(
+  topic: string,
+  partition: number,
+  raw: KafkaMessage,
+  epoch: string | undefined,
+): Message {
   return {
     topic,
     key: raw.key?.toString() ?? undefined,
     value: raw.value ?? Buffer.alloc(0),
     headers: headerStrings(raw.headers),
-    position: formatKafkaPosition(partition, raw.offset),
+    position: formatKafkaPosition(partition, raw.offset, epoch),
   };
 }
 

@@ -11,6 +11,7 @@ import {
 } from '@gatehouse/testkit';
 import { Kafka, logLevel, type PartitionMetadata, Partitioners } from 'kafkajs';
 import { BusError, KafkaBus, type Message } from '../src/all.ts';
+import { formatKafkaPosition, parseKafkaPosition } from '../src/kafka-position.ts';
 import { busContract } from './bus-contract.ts';
 
 const createBus = async () => new KafkaBus({ brokers: dependencyAddress.kafkaBrokers, clientId: 'bus-test' });
@@ -34,12 +35,12 @@ after(() => exitAfterFileWhenHung());
 
 /** Moves the partition's log start offset past `position`, as retention deleting segments would. */
 async function deleteRecordsThrough(topic: string, position: string): Promise<void> {
-  const [partition, offset] = position.split('-').map(Number) as [number, number];
+  const { partition, offset } = parseKafkaPosition(position);
   const admin = new Kafka({ brokers: dependencyAddress.kafkaBrokers, logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
   try {
     await admin.fetchTopicMetadata({ topics: [topic] }); // deleteTopicRecords needs it loaded
-    await admin.deleteTopicRecords({ topic, partitions: [{ partition, offset: String(offset + 1) }] });
+    await admin.deleteTopicRecords({ topic, partitions: [{ partition, offset: String(offset + 1n) }] });
   } finally {
     await admin.disconnect();
   }
@@ -52,7 +53,10 @@ busContract({
   stopServer: () => dependency('down', 'kafka'),
   startServer: () => dependency('up', 'kafka'),
   expireThrough: deleteRecordsThrough,
-  beyond: (position) => `${position.split('-')[0]}-${Number(position.split('-')[1]) + 1000}`,
+  beyond: (position) => {
+    const { partition, offset, epoch } = parseKafkaPosition(position);
+    return formatKafkaPosition(partition, offset + 1000n, epoch);
+  },
   reportsLiveAfter: true,
 });
 

@@ -51,7 +51,14 @@ import { type ConnectRequest, readConnectRequest } from '../admission/index.ts';
 import { type HubAuth, newConnectionId } from '../auth/index.ts';
 import type { ReplayTarget, RingEvent } from '../delivery/index.ts';
 import { type ExtractorConfig, refusalOf, type Subscription } from '../subscriptions/index.ts';
-import { connectionClosed, connectionCreated, resyncRequired, sessionKilled } from '../connections/index.ts';
+import {
+  connectionClosed,
+  connectionCreated,
+  type ResyncReason,
+  resyncReasonOf,
+  resyncRequired,
+  sessionKilled,
+} from '../connections/index.ts';
 import type { HubMetrics } from '../metrics/index.ts';
 import {
   type ChangeCause,
@@ -106,7 +113,8 @@ export interface LongPollOptions {
 interface StreamSlice {
   events: RingEvent[];
   cursor: string;
-  resync?: boolean;
+  /** The cursor cannot be served: the client is told why (gw.resync_required). */
+  resync?: ResyncReason;
   failed?: Error;
   /** A page of a broker replay, which kept only the events these subscriptions match. */
   keptFor?: Subscription[];
@@ -227,11 +235,13 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     const types = typesOf(subscriptions);
     if (cursor === '') {
       const all = ring.fromStart();
-      return all ? { events: all, cursor: head ?? '' } : { events: [], cursor: head ?? '', resync: true };
+      if (all) return { events: all, cursor: head ?? '' };
+      return { events: [], cursor: head ?? '', resync: 'retention-gap' };
     }
+    if (ctx.hub.epochChanged(cursor)) return { events: [], cursor: ring.place!, resync: 'epoch-changed' };
     const held = ctx.hub.eventsAfter(cursor, types);
     if (held) return { events: held, cursor: held.at(-1)?.position ?? cursor };
-    if (!ctx.hub.replay) return { events: [], cursor: head ?? cursor, resync: true };
+    if (!ctx.hub.replay) return { events: [], cursor: head ?? cursor, resync: 'retention-gap' };
     return replayPage(cursor, closed, deadline, subscriptions, types);
   }
 
@@ -296,9 +306,9 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
           const cursor = rest.at(-1)?.position ?? at;
           settle({ events: [...events, ...rest.filter(wanted)], cursor, keptFor: subscriptions });
         },
-        unavailable: () => {
+        unavailable: (err) => {
           opts.metrics.resumed('resync');
-          settle({ events: [], cursor: ring.head ?? cursor, resync: true });
+          settle({ events: [], cursor: ring.head ?? cursor, resync: resyncReasonOf(err) });
         },
         failed: (err) => settle({ events: [], cursor, failed: err }),
       };
@@ -356,7 +366,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
         const room = opts.maxResponseBytes - privateEvents.reduce((n, e) => n + e.json.length, 0);
         const taken = takeMatching(slice, wantedBy(rec.subscriptions), room);
         const stream = taken.events;
-        const own = slice.resync ? [resyncRequired(cursor).json] : [];
+        const own = slice.resync ? [resyncRequired(cursor, slice.resync).json] : [];
         cursor = taken.cursor;
         const waitMs = deadline - Date.now();
         if (privateEvents.length > 0 || own.length > 0 || stream.length > 0 || waitMs <= 0 || draining)
