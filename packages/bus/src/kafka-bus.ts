@@ -90,6 +90,12 @@ export interface KafkaBusOptions {
   /** A group member that stops heartbeating is dropped after this long (default 10 s). */
   sessionTimeoutMs?: number;
   /**
+   * How often a broadcast subscription asks for its topic's id (default 10 s): a topic deleted and
+   * created anew gives a consumer no error when its offsets lie within the new topic's, so only
+   * this tells it; it then reads the new topic from its start, in its new epoch.
+   */
+  epochCheckMs?: number;
+  /**
    * How long the broker holds a fetch that has less than `fetchMinBytes` for it (Java's
    * `fetch.max.wait.ms`); also bounds how fast a rebalance is noticed (default 1 s).
    */
@@ -137,6 +143,7 @@ export class KafkaBus implements Bus {
   private readonly consumerConfig: Omit<ConsumerConfig, 'groupId'>;
   private readonly pingTimeoutMs: number;
   private readonly subscribeTimeoutMs: number;
+  private readonly epochCheckMs: number;
   private readonly producer: Producer;
   private readonly admin: Admin;
   private readonly layouts: KafkaTopicLayouts;
@@ -154,6 +161,7 @@ export class KafkaBus implements Bus {
     this.groupIdPrefix = options.groupIdPrefix ?? `${options.clientId}-broadcast`;
     this.pingTimeoutMs = options.pingTimeoutMs ?? 3_000;
     this.subscribeTimeoutMs = options.subscribeTimeoutMs ?? 30_000;
+    this.epochCheckMs = options.epochCheckMs ?? 10_000;
     const sessionTimeout = options.sessionTimeoutMs ?? 10_000;
     this.consumerConfig = {
       sessionTimeout,
@@ -232,6 +240,7 @@ export class KafkaBus implements Bus {
       consumer: this.consumerConfig,
       startTimeoutMs: this.subscribeTimeoutMs,
       retryDelayMs: 1_000,
+      epochCheckMs: this.epochCheckMs,
     });
     this.subscribers.add(subscriber);
     try {

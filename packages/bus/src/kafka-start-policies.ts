@@ -40,6 +40,7 @@ export class BroadcastStart implements StartPolicy {
   private readonly epochOf: () => Promise<string | undefined>;
   private readonly next = new Map<number, bigint>();
   private joins = 0;
+  private looking = Promise.resolve();
   /** The topic's epoch (kafkaEpoch of its id) its messages are read in. */
   epoch: string | undefined;
   /** Newest message when the subscriber went live, for a topic of one partition. */
@@ -102,6 +103,37 @@ export class BroadcastStart implements StartPolicy {
       return;
     }
     this.seek(consumer, partitions);
+  }
+
+  /**
+   * Looks whether the topic was created anew since its epoch was read: nothing is read meanwhile,
+   * and a topic made anew is read from its log start, in its new epoch (what was delivered of it
+   * already comes again: the hub drops the events it holds by their CloudEvent id). Its offsets may
+   * lie within the new topic's, so they cannot tell it themselves. One look at a time; a topic
+   * missing for now is looked at again next time.
+   */
+  lookAtEpoch(consumer: Consumer, isCurrent: () => boolean): Promise<void> {
+    this.looking = this.looking.then(() => this.lookAgain(consumer, isCurrent));
+    return this.looking;
+  }
+
+  private async lookAgain(consumer: Consumer, isCurrent: () => boolean): Promise<void> {
+    if (this.joins === 0 || !isCurrent()) return;
+    const topics = [{ topic: this.topic }];
+    consumer.pause(topics);
+    try {
+      const epoch = await this.epochOf();
+      if (epoch === undefined || epoch === this.epoch || !isCurrent()) return;
+      const offsets = await (await this.admin()).fetchTopicOffsets(this.topic);
+      if (!isCurrent()) return;
+      this.epoch = epoch;
+      this.next.clear();
+      for (const { partition, low } of offsets) this.next.set(partition, BigInt(low));
+      // A broadcast subscriber is its private group's only member: every partition is its own.
+      this.seek(consumer, [...this.next.keys()]);
+    } finally {
+      if (isCurrent()) consumer.resume(topics);
+    }
   }
 
   private seek(consumer: Consumer, partitions: number[]): void {
