@@ -427,7 +427,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
         metrics,
         logger,
       });
-      if (fanout.liveAfter === undefined && ring.size === 0) ring.origin = fanout.origin;
+      if (fanout.liveAfter === undefined) ring.origin = fanout.origin;
       interest?.attach(fanout);
       deps.health.addCheck('fanout-bus', () => deps.fanoutBus.ping());
       logger.info(

@@ -238,7 +238,10 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       if (all) return { events: all, cursor: head ?? '' };
       return { events: [], cursor: head ?? '', resync: 'retention-gap' };
     }
-    if (ctx.hub.epochChanged(cursor)) return { events: [], cursor: ring.place!, resync: 'epoch-changed' };
+    if (ctx.hub.epochChanged(cursor)) {
+      opts.metrics.resumed('resync');
+      return { events: [], cursor: ring.place!, resync: 'epoch-changed' };
+    }
     const held = ctx.hub.eventsAfter(cursor, types);
     if (held) return { events: held, cursor: held.at(-1)?.position ?? cursor };
     if (!ctx.hub.replay) return { events: [], cursor: head ?? cursor, resync: 'retention-gap' };
@@ -308,7 +311,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
         },
         unavailable: (err) => {
           opts.metrics.resumed('resync');
-          settle({ events: [], cursor: ring.head ?? cursor, resync: resyncReasonOf(err) });
+          settle({ events: [], cursor: ring.place ?? cursor, resync: resyncReasonOf(err) });
         },
         failed: (err) => settle({ events: [], cursor, failed: err }),
       };
