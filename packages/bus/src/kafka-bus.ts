@@ -297,9 +297,17 @@ export class KafkaBus implements Bus {
     return parseKafkaPosition(position).epoch;
   }
 
-  /** The topic's epoch now (asked of the broker), undefined where it has no topic ids. */
+  /**
+   * The topic's epoch now (asked of the broker), undefined where it has no topic ids or cannot be
+   * asked now: positions then carry none and are read as before epochs, rather than a subscription
+   * or a publish failing for want of one.
+   */
   private async epochOf(topic: string): Promise<string | undefined> {
-    return kafkaEpoch(await this.topicIds.of(topic));
+    try {
+      return kafkaEpoch(await this.topicIds.of(topic));
+    } catch {
+      return undefined;
+    }
   }
 
   /**
@@ -310,9 +318,10 @@ export class KafkaBus implements Bus {
   private publishedEpoch(topic: string): Promise<string | undefined> {
     let epoch = this.epochs.get(topic);
     if (!epoch) {
-      epoch = this.epochOf(topic).catch(() => {
-        this.epochs.delete(topic);
-        return undefined;
+      epoch = this.epochOf(topic).then((known) => {
+        // Not known now: asked again at the next publish.
+        if (known === undefined) this.epochs.delete(topic);
+        return known;
       });
       this.epochs.set(topic, epoch);
     }

@@ -92,7 +92,8 @@ export class BroadcastStart implements StartPolicy {
       // Synchronous, before kafkajs fetches: nothing is read until the epoch is known again.
       consumer.pause([{ topic: this.topic }]);
       const epoch = await this.epochOf();
-      if (epoch !== this.epoch) {
+      // Unknown for now (the topic missing, the broker not answering): nothing is known to have changed.
+      if (epoch !== undefined && epoch !== this.epoch) {
         this.epoch = epoch;
         // The topic was created anew: its offsets start over, and every one of them is new.
         this.next.clear();
