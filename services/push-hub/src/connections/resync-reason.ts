@@ -11,8 +11,6 @@ import type { PositionUnavailableError } from '@gatehouse/bus';
 
 export type ResyncReason = 'epoch-changed' | 'retention-gap' | 'unknown-position';
 
-export const resyncReasons: readonly ResyncReason[] = ['epoch-changed', 'retention-gap', 'unknown-position'];
-
 /** The reason a broker's refusal to replay from a position gives a client. */
 export function resyncReasonOf(err: PositionUnavailableError): ResyncReason {
   if (err.reason === 'epoch') return 'epoch-changed';
