@@ -36,7 +36,8 @@ after(() => exitAfterFileWhenHung());
 const rate = Number(process.env['ROLLING_RATE'] ?? 50);
 const groups = Number(process.env['ROLLING_GROUPS'] ?? 10);
 
-const offsetOf = (position: string) => Number(position.slice(position.lastIndexOf('-') + 1));
+/** The offset of a Kafka position (`<partition>-<offset>`, with the topic's epoch after a `.`). */
+const offsetOf = (position: string) => Number(/^\d+-(-?\d+)/.exec(position)![1]);
 
 /** `503 ×12, 400 ×2`: how often each value occurs. */
 function countsOf(values: number[]): string {

@@ -3,7 +3,7 @@
  * Broker addresses follow the reference's names (KAFKA_BROKERS, NATS_SERVERS …).
  */
 import { redisConnectionConfig, redisSecurityOptions, type Store } from '@gatehouse/store';
-import { type ConfigOf, list, oneOf, optionalStr, str } from '@gatehouse/service-kit';
+import { type ConfigOf, duration, list, oneOf, optionalStr, str } from '@gatehouse/service-kit';
 import { type Bus, BusError } from './bus.ts';
 import type { KafkaBus } from './kafka-bus.ts';
 import { kafkaTlsRefusal } from './kafka-tls-probe.ts';
@@ -17,6 +17,11 @@ export type BusKind = (typeof busKinds)[number];
 export const busConfig = {
   KAFKA_BROKERS: list('Kafka bootstrap servers host:port,… (empty: Kafka is off)'),
   KAFKA_CLIENT_ID: str('Kafka client id', 'gatehouse'),
+  KAFKA_EPOCH_CHECK_INTERVAL: duration(
+    "how often a Kafka broadcast subscription asks for its topic's id: a topic deleted and created anew is read from its start, in its new epoch, at most this long after",
+    '10s',
+    { min: '100ms' },
+  ),
   ...kafkaSecurityConfig,
   ...redisConnectionConfig,
   NATS_SERVERS: list('NATS servers nats://host:port,… (tls://host:port for TLS; empty: NATS is off)'),
@@ -93,6 +98,7 @@ async function connectKafka(config: BusConfig, fetch: FetchSettings | undefined)
   return new KafkaBus({
     brokers: config.KAFKA_BROKERS,
     clientId: config.KAFKA_CLIENT_ID,
+    epochCheckMs: config.KAFKA_EPOCH_CHECK_INTERVAL,
     ...security,
     ...(fetch && { fetchMinBytes: fetch.minBytes, maxWaitTimeMs: fetch.maxWaitMs }),
   });

@@ -20,7 +20,9 @@
  * - `last` (broadcast only, `capabilities.tail`) first delivers the newest `last` messages the
  *   broker holds, then goes on live.
  * - A broadcast subscription tells where its live part starts (`Subscription.liveAfter`), so a
- *   caller can tell the backlog it asked for (`from`, `last`) from what arrived afterwards.
+ *   caller can tell the backlog it asked for (`from`, `last`) from what arrived afterwards, and where
+ *   the topic starts (`Subscription.origin`), a position before any message (Kafka: the offset
+ *   before the log start, `0--1` on a new topic; NATS: sequence 0; Redis: `0-0`; memory: `0`).
  * - `comparePositions` orders the positions of one partition (shard) of a topic.
  * - Subscribers survive a restart of the broker: they reconnect and go on where they were.
  */
@@ -97,6 +99,15 @@ export interface Subscription {
    */
   readonly liveAfter?: Position;
   /**
+   * Broadcast subscriptions: the topic's origin when the subscription went live, the position
+   * before the first message it held then (before its first message ever, while nothing was
+   * trimmed): `from` it replays everything the topic holds. A subscriber that went live on an empty
+   * topic can give it to a client as its place, which any subscriber can resume from later, where
+   * `liveAfter` is undefined. Undefined where the adapter cannot tell (Kinesis, a topic of several
+   * partitions, a Redis stream trimmed since).
+   */
+  readonly origin?: Position;
+  /**
    * A subscription made with `routes`: limits it to these routes from now on (undefined: every
    * message). No message is delivered until the broker reads with the new routes; answers the
    * position after which every message of these routes comes, with no gap (the last one delivered).
@@ -137,6 +148,14 @@ export interface Bus {
    * position. Positions of different partitions are ordered by partition, which means nothing more.
    */
   comparePositions(a: Position, b: Position): number;
+  /**
+   * The epoch a position carries (adapters whose positions carry one; Kafka: the topic's id): two
+   * positions of different epochs belong to different incarnations of the topic (deleted and
+   * created anew), and `from` refuses a position of another epoch than the topic's now (reason
+   * `epoch`). Undefined for a position without one (made before epochs, or where the broker has
+   * none). Throws PositionUnavailableError for a malformed position.
+   */
+  positionEpoch?(position: Position): string | undefined;
   /**
    * Creates the topic, empty, unless it exists (then it is left as it is). Adapters whose topics
    * are created on first publish (Redis, memory) have it; for the others a topic is made apart.
@@ -198,9 +217,10 @@ export class TopicMissingError extends BusError {
 /**
  * Why a position cannot be replayed from: `expired` when the broker no longer holds every message
  * after it (retention, a trim); `unknown` when it is malformed or names a place the stream does not
- * have (beyond its end, another partition or shard, a stream created anew since).
+ * have (beyond its end, another partition or shard, a stream created anew since); `epoch` when it
+ * carries the epoch of another incarnation of the topic (deleted and created anew since).
  */
-export type UnavailableReason = 'expired' | 'unknown';
+export type UnavailableReason = 'expired' | 'unknown' | 'epoch';
 
 export class PositionUnavailableError extends BusError {
   override readonly name: string = 'PositionUnavailableError';

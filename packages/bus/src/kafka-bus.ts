@@ -52,10 +52,16 @@ import {
   toBuffer,
 } from './bus.ts';
 import { isRetriableKafkaError, kafkaErrorMessage } from './kafka-errors.ts';
-import { compareKafkaPositions, formatKafkaPosition, parseKafkaPosition } from './kafka-position.ts';
+import {
+  compareKafkaPositions,
+  formatKafkaPosition,
+  kafkaEpoch,
+  parseKafkaPosition,
+} from './kafka-position.ts';
 import { KafkaPublishBatcher } from './kafka-publish-batcher.ts';
 import { KafkaSubscriber } from './kafka-subscriber.ts';
 import { BroadcastStart, GroupStart } from './kafka-start-policies.ts';
+import { KafkaTopicIds } from './kafka-topic-id.ts';
 import { KafkaTopicLayouts, type TopicLayout, topicLayout } from './kafka-topic-layouts.ts';
 
 export type KafkaLogLevel = 'error' | 'warn' | 'info' | 'debug';
@@ -83,6 +89,12 @@ export interface KafkaBusOptions {
   logLevel?: KafkaLogLevel;
   /** A group member that stops heartbeating is dropped after this long (default 10 s). */
   sessionTimeoutMs?: number;
+  /**
+   * How often a broadcast subscription asks for its topic's id (default 10 s): a topic deleted and
+   * created anew gives a consumer no error when its offsets lie within the new topic's, so only
+   * this tells it; it then reads the new topic from its start, in its new epoch.
+   */
+  epochCheckMs?: number;
   /**
    * How long the broker holds a fetch that has less than `fetchMinBytes` for it (Java's
    * `fetch.max.wait.ms`); also bounds how fast a rebalance is noticed (default 1 s).
@@ -131,9 +143,13 @@ export class KafkaBus implements Bus {
   private readonly consumerConfig: Omit<ConsumerConfig, 'groupId'>;
   private readonly pingTimeoutMs: number;
   private readonly subscribeTimeoutMs: number;
+  private readonly epochCheckMs: number;
   private readonly producer: Producer;
   private readonly admin: Admin;
   private readonly layouts: KafkaTopicLayouts;
+  private readonly topicIds: KafkaTopicIds;
+  /** Each topic's epoch, for the positions publish answers; forgotten with the layouts. */
+  private readonly epochs = new Map<string, Promise<string | undefined>>();
   private readonly batcher: KafkaPublishBatcher;
   private producerReady: Promise<Producer> | undefined;
   private adminReady: Promise<Admin> | undefined;
@@ -145,6 +161,7 @@ export class KafkaBus implements Bus {
     this.groupIdPrefix = options.groupIdPrefix ?? `${options.clientId}-broadcast`;
     this.pingTimeoutMs = options.pingTimeoutMs ?? 3_000;
     this.subscribeTimeoutMs = options.subscribeTimeoutMs ?? 30_000;
+    this.epochCheckMs = options.epochCheckMs ?? 10_000;
     const sessionTimeout = options.sessionTimeoutMs ?? 10_000;
     this.consumerConfig = {
       sessionTimeout,
@@ -160,8 +177,11 @@ export class KafkaBus implements Bus {
     this.layouts = new KafkaTopicLayouts({ fetch: (topic) => this.fetchLayout(topic) });
     // kafkajs asks for metadata when the broker said its metadata is stale (and when it expires):
     // the layouts are read again then too.
+    this.topicIds = new KafkaTopicIds(this.kafka);
     this.producer.on(this.producer.events.REQUEST, ({ payload }) => {
-      if (payload.apiName === 'Metadata') this.layouts.invalidateAll();
+      if (payload.apiName !== 'Metadata') return;
+      this.layouts.invalidateAll();
+      this.epochs.clear();
     });
     this.batcher = new KafkaPublishBatcher({
       send: async (topic, messages) => (await this.connectedProducer()).send({ topic, acks: -1, messages }),
@@ -180,7 +200,7 @@ export class KafkaBus implements Bus {
         value: toBuffer(message.value),
         headers: message.headers,
       });
-      return formatKafkaPosition(partition, offset);
+      return formatKafkaPosition(partition, offset, await this.publishedEpoch(topic));
     } catch (err) {
       const Failure = refusedByKafka(err) ? BusError : BusUnavailableError;
       throw new Failure(`publish to ${topic} failed: ${kafkaErrorMessage(err)}`, { cause: err });
@@ -199,13 +219,15 @@ export class KafkaBus implements Bus {
       );
     }
     const admin = () => this.connectedAdmin();
+    const epochOf = () => this.epochOf(topic);
     const policy =
       options.group !== undefined
-        ? new GroupStart({ groupId: options.group, topic, admin })
+        ? new GroupStart({ groupId: options.group, topic, admin, epochOf })
         : new BroadcastStart({
             groupIdPrefix: this.groupIdPrefix,
             topic,
             admin,
+            epochOf,
             ...(options.from !== undefined && { from: parseKafkaPosition(options.from) }),
             ...(options.last !== undefined && { last: options.last }),
           });
@@ -218,6 +240,7 @@ export class KafkaBus implements Bus {
       consumer: this.consumerConfig,
       startTimeoutMs: this.subscribeTimeoutMs,
       retryDelayMs: 1_000,
+      epochCheckMs: this.epochCheckMs,
     });
     this.subscribers.add(subscriber);
     try {
@@ -228,6 +251,7 @@ export class KafkaBus implements Bus {
     }
     return {
       liveAfter: policy instanceof BroadcastStart ? policy.liveAfter : undefined,
+      origin: policy instanceof BroadcastStart ? policy.origin : undefined,
       close: async () => {
         this.subscribers.delete(subscriber);
         await subscriber.close();
@@ -269,6 +293,56 @@ export class KafkaBus implements Bus {
     }
   }
 
+  positionEpoch(position: Position): string | undefined {
+    return parseKafkaPosition(position).epoch;
+  }
+
+  /**
+   * The topic's epoch now (asked of the broker), undefined where it has no topic ids or cannot be
+   * asked now: positions then carry none and are read as before epochs, rather than a subscription
+   * or a publish failing for want of one.
+   */
+  private async epochOf(topic: string): Promise<string | undefined> {
+    try {
+      return kafkaEpoch(await this.topicIds.of(topic));
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * The epoch of a topic just published to, asked once until kafkajs reads metadata again (a
+   * topic created anew makes the producer do so). Undefined when it cannot be asked now: the
+   * position then carries none, and reads as one made before epochs.
+   */
+  private publishedEpoch(topic: string): Promise<string | undefined> {
+    let epoch = this.epochs.get(topic);
+    if (!epoch) {
+      epoch = this.epochOf(topic).then((known) => {
+        // Not known now: asked again at the next publish.
+        if (known === undefined) this.epochs.delete(topic);
+        return known;
+      });
+      this.epochs.set(topic, epoch);
+    }
+    return epoch;
+  }
+
+  /** Deletes the topic and every record it holds; a topic that does not exist is no error. */
+  async deleteTopic(topic: string): Promise<void> {
+    this.assertOpen();
+    const admin = await this.connectedAdmin();
+    try {
+      await admin.deleteTopics({ topics: [topic] });
+    } catch (err) {
+      if (!/UNKNOWN_TOPIC_OR_PARTITION|does not host this topic/i.test(kafkaErrorMessage(err)))
+        throw new BusError(`cannot delete topic ${topic}: ${kafkaErrorMessage(err)}`, { cause: err });
+    } finally {
+      this.layouts.invalidate(topic);
+      this.epochs.delete(topic);
+    }
+  }
+
   /** A metadata request to the cluster. */
   async ping(): Promise<void> {
     this.assertOpen();
@@ -290,6 +364,7 @@ export class KafkaBus implements Bus {
     await Promise.allSettled([
       this.producerReady && this.producer.disconnect(),
       this.adminReady && this.admin.disconnect(),
+      this.topicIds.close(),
     ]);
   }
 

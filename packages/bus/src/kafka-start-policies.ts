@@ -21,8 +21,10 @@ import type { StartPolicy } from './kafka-subscriber.ts';
  * end (or at its beginning).
  *
  * A `from` whose successor is below the partition's log start offset (retention deleted it) or
- * beyond its end offset (a position from elsewhere, or from a topic since created anew) is refused
- * with PositionUnavailableError before the consumer joins.
+ * beyond its end offset (a position from elsewhere, or from a topic since created anew), or whose
+ * epoch is not the topic's (created anew since), is refused with PositionUnavailableError before
+ * the consumer joins. Each later join (a restart after a crash) looks at the topic's id again: a
+ * topic created anew meanwhile is read from its beginning, its messages in its new epoch.
  */
 export class BroadcastStart implements StartPolicy {
   readonly autoCommit = false;
@@ -35,9 +37,16 @@ export class BroadcastStart implements StartPolicy {
   private readonly from: KafkaPosition | undefined;
   private readonly last: number | undefined;
   private readonly admin: () => Promise<Admin>;
+  private readonly epochOf: () => Promise<string | undefined>;
   private readonly next = new Map<number, bigint>();
+  private joins = 0;
+  private looking = Promise.resolve();
+  /** The topic's epoch (kafkaEpoch of its id) its messages are read in. */
+  epoch: string | undefined;
   /** Newest message when the subscriber went live, for a topic of one partition. */
   liveAfter: Position | undefined;
+  /** The offset before the log start when the subscriber went live, for a topic of one partition. */
+  origin: Position | undefined;
 
   constructor(options: {
     groupIdPrefix: string;
@@ -45,12 +54,14 @@ export class BroadcastStart implements StartPolicy {
     from?: KafkaPosition;
     last?: number;
     admin: () => Promise<Admin>;
+    epochOf: () => Promise<string | undefined>;
   }) {
     this.groupIdPrefix = options.groupIdPrefix;
     this.topic = options.topic;
     this.from = options.from;
     this.last = options.last;
     this.admin = options.admin;
+    this.epochOf = options.epochOf;
   }
 
   nextGroupId(): string {
@@ -61,7 +72,8 @@ export class BroadcastStart implements StartPolicy {
 
   async prepare(): Promise<void> {
     const admin = await this.admin();
-    const offsets = await admin.fetchTopicOffsets(this.topic);
+    const [offsets, epoch] = await Promise.all([admin.fetchTopicOffsets(this.topic), this.epochOf()]);
+    this.epoch = epoch;
     for (const { partition, low, high } of offsets) {
       const tail = BigInt(high) - BigInt(this.last ?? 0);
       this.next.set(partition, tail > BigInt(low) ? tail : BigInt(low));
@@ -70,11 +82,62 @@ export class BroadcastStart implements StartPolicy {
     const only = offsets.length === 1 ? offsets[0]! : undefined;
     this.liveAfter =
       only && BigInt(only.high) > 0n
-        ? formatKafkaPosition(only.partition, BigInt(only.high) - 1n)
+        ? formatKafkaPosition(only.partition, BigInt(only.high) - 1n, epoch)
         : undefined;
+    this.origin = only && formatKafkaPosition(only.partition, BigInt(only.low) - 1n, epoch);
   }
 
-  async joined(consumer: Consumer, partitions: number[]): Promise<void> {
+  async joined(consumer: Consumer, partitions: number[], isCurrent: () => boolean): Promise<void> {
+    if (this.joins++ > 0) {
+      // Synchronous, before kafkajs fetches: nothing is read until the epoch is known again.
+      consumer.pause([{ topic: this.topic }]);
+      const epoch = await this.epochOf();
+      // Unknown for now (the topic missing, the broker not answering): nothing is known to have changed.
+      if (epoch !== undefined && epoch !== this.epoch) {
+        this.epoch = epoch;
+        // The topic was created anew: its offsets start over, and every one of them is new.
+        this.next.clear();
+      }
+      if (!isCurrent()) return;
+      this.seek(consumer, partitions);
+      consumer.resume([{ topic: this.topic }]);
+      return;
+    }
+    this.seek(consumer, partitions);
+  }
+
+  /**
+   * Looks whether the topic was created anew since its epoch was read: nothing is read meanwhile,
+   * and a topic made anew is read from its log start, in its new epoch (what was delivered of it
+   * already comes again: the hub drops the events it holds by their CloudEvent id). Its offsets may
+   * lie within the new topic's, so they cannot tell it themselves. One look at a time; a topic
+   * missing for now is looked at again next time.
+   */
+  lookAtEpoch(consumer: Consumer, isCurrent: () => boolean): Promise<void> {
+    this.looking = this.looking.then(() => this.lookAgain(consumer, isCurrent));
+    return this.looking;
+  }
+
+  private async lookAgain(consumer: Consumer, isCurrent: () => boolean): Promise<void> {
+    if (this.joins === 0 || !isCurrent()) return;
+    const topics = [{ topic: this.topic }];
+    consumer.pause(topics);
+    try {
+      const epoch = await this.epochOf();
+      if (epoch === undefined || epoch === this.epoch || !isCurrent()) return;
+      const offsets = await (await this.admin()).fetchTopicOffsets(this.topic);
+      if (!isCurrent()) return;
+      this.epoch = epoch;
+      this.next.clear();
+      for (const { partition, low } of offsets) this.next.set(partition, BigInt(low));
+      // A broadcast subscriber is its private group's only member: every partition is its own.
+      this.seek(consumer, [...this.next.keys()]);
+    } finally {
+      if (isCurrent()) consumer.resume(topics);
+    }
+  }
+
+  private seek(consumer: Consumer, partitions: number[]): void {
     for (const partition of partitions) {
       const offset = this.next.get(partition);
       // A partition added after subscribe has no entry: kafkajs starts it from its beginning.
@@ -106,7 +169,13 @@ export class BroadcastStart implements StartPolicy {
     from: KafkaPosition,
     offsets: { partition: number; low: string; high: string }[],
   ): bigint {
-    const position = formatKafkaPosition(from.partition, from.offset);
+    const position = formatKafkaPosition(from.partition, from.offset, from.epoch);
+    if (from.epoch !== undefined && this.epoch !== undefined && from.epoch !== this.epoch)
+      throw new PositionUnavailableError(
+        position,
+        'epoch',
+        `${this.topic} was created anew since (its epoch is ${this.epoch})`,
+      );
     const bounds = offsets.find((o) => o.partition === from.partition);
     if (!bounds)
       throw new PositionUnavailableError(position, 'unknown', `names no partition of ${this.topic}`);
@@ -141,18 +210,29 @@ export class GroupStart implements StartPolicy {
   private readonly groupId: string;
   private readonly topic: string;
   private readonly admin: () => Promise<Admin>;
+  private readonly epochOf: () => Promise<string | undefined>;
+  /** The topic's epoch when the member started: the one its messages' positions carry. */
+  epoch: string | undefined;
 
-  constructor(options: { groupId: string; topic: string; admin: () => Promise<Admin> }) {
+  constructor(options: {
+    groupId: string;
+    topic: string;
+    admin: () => Promise<Admin>;
+    epochOf: () => Promise<string | undefined>;
+  }) {
     this.groupId = options.groupId;
     this.topic = options.topic;
     this.admin = options.admin;
+    this.epochOf = options.epochOf;
   }
 
   nextGroupId(): string {
     return this.groupId;
   }
 
-  async prepare(): Promise<void> {}
+  async prepare(): Promise<void> {
+    this.epoch = await this.epochOf();
+  }
 
   async joined(consumer: Consumer, partitions: number[], isCurrent: () => boolean): Promise<void> {
     const topics = [{ topic: this.topic }];

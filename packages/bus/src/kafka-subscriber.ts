@@ -23,6 +23,14 @@ export interface StartPolicy {
   nextGroupId(): string;
   /** Runs once the topic is known to exist, before the consumer first joins. */
   prepare(): Promise<void>;
+  /** The topic's epoch, which the positions of the messages read carry (kafka-position.ts). */
+  readonly epoch: string | undefined;
+  /**
+   * Where the policy follows the topic's epoch: looks whether the topic was created anew and, if so,
+   * reads it from its start. Called every `epochCheckMs` and whenever kafkajs reads the topic's
+   * metadata again (after an error such as the topic's deletion).
+   */
+  lookAtEpoch?(consumer: Consumer, isCurrent: () => boolean): Promise<void>;
   /**
    * Runs on every join of the group. It is called synchronously from inside kafkajs before its next
    * fetch, so seeks and pauses made before the first await apply to everything that is read; it
@@ -47,6 +55,8 @@ export interface KafkaSubscriberOptions {
   startTimeoutMs: number;
   /** Pause before retrying after a failure kafkajs does not retry by itself. */
   retryDelayMs: number;
+  /** How often the policy looks at the topic's epoch (StartPolicy.lookAtEpoch). */
+  epochCheckMs?: number;
 }
 
 /** Broker errors while a topic that is being auto-created has no metadata or leader yet. */
@@ -60,6 +70,7 @@ export class KafkaSubscriber implements Subscription {
   private joins = 0;
   private closing: Promise<void> | undefined;
   private restartTimer: NodeJS.Timeout | undefined;
+  private epochTimer: NodeJS.Timeout | undefined;
 
   constructor(options: KafkaSubscriberOptions) {
     this.options = options;
@@ -115,6 +126,7 @@ export class KafkaSubscriber implements Subscription {
 
   private async shutDown(): Promise<void> {
     clearTimeout(this.restartTimer);
+    clearInterval(this.epochTimer);
     try {
       await this.consumer.disconnect();
     } catch (err) {
@@ -140,6 +152,9 @@ export class KafkaSubscriber implements Subscription {
     });
     consumer.on(consumer.events.CRASH, (e) => {
       if (current()) this.crashed(e.payload.error, e.payload.restart);
+    });
+    consumer.on(consumer.events.REQUEST, (e) => {
+      if (e.payload.apiName === 'Metadata' && current()) this.lookAtEpoch();
     });
     return consumer;
   }
@@ -186,7 +201,7 @@ export class KafkaSubscriber implements Subscription {
   private async deliver({ partition, message: raw }: EachMessagePayload): Promise<void> {
     const { topic, policy, handler, onError } = this.options;
     if (!policy.isNew(partition, raw.offset)) return;
-    const message = toBusMessage(topic, partition, raw);
+    const message = toBusMessage(topic, partition, raw, policy.epoch);
     try {
       await handler(message);
     } catch (err) {
@@ -212,6 +227,7 @@ export class KafkaSubscriber implements Subscription {
         await this.options.policy.joined(consumer, partitions, isCurrent);
         if (!isCurrent()) return;
         this.isLive = true;
+        this.watchEpoch();
         this.live.resolve();
         return;
       } catch (err) {
@@ -256,18 +272,39 @@ export class KafkaSubscriber implements Subscription {
     }
   }
 
+  private watchEpoch(): void {
+    const { policy, epochCheckMs } = this.options;
+    if (!policy.lookAtEpoch || epochCheckMs === undefined || this.epochTimer || this.closing) return;
+    this.epochTimer = setInterval(() => this.lookAtEpoch(), epochCheckMs);
+    this.epochTimer.unref();
+  }
+
+  /** The policy looks whether the topic was created anew (StartPolicy.lookAtEpoch). */
+  private lookAtEpoch(): void {
+    const { policy } = this.options;
+    const consumer = this.consumer;
+    if (!policy.lookAtEpoch || this.closing) return;
+    const isCurrent = () => consumer === this.consumer && !this.closing;
+    policy.lookAtEpoch(consumer, isCurrent).catch((err: unknown) => this.report(err));
+  }
+
   private report(err: unknown): void {
     this.options.onError?.(asError(err));
   }
 }
 
-function toBusMessage(topic: string, partition: number, raw: KafkaMessage): Message {
+function toBusMessage(
+  topic: string,
+  partition: number,
+  raw: KafkaMessage,
+  epoch: string | undefined,
+): Message {
   return {
     topic,
     key: raw.key?.toString() ?? undefined,
     value: raw.value ?? Buffer.alloc(0),
     headers: headerStrings(raw.headers),
-    position: formatKafkaPosition(partition, raw.offset),
+    position: formatKafkaPosition(partition, raw.offset, epoch),
   };
 }
 

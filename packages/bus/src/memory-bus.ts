@@ -133,6 +133,7 @@ export class MemoryBus implements Bus {
     topic.broadcast.add(sub);
     return {
       liveAfter: newest > 0 ? String(newest) : undefined,
+      origin: String((topic.history.length > 0 ? Number(topic.history[0]!.position) : topic.nextSeq) - 1),
       close: async () => {
         topic.broadcast.delete(sub);
         await sub.queue;

@@ -210,6 +210,7 @@ export class NatsBus implements Bus {
     let next: number | undefined;
     let created: string | undefined;
     let liveAfter: Position | undefined;
+    let origin: Position | undefined;
     // Routes asked for and routes the open consumer reads (counted): messages of a consumer opened
     // before the newest routes are not delivered, and come again from `next` with the new filter.
     let routes = options.routes;
@@ -226,6 +227,7 @@ export class NatsBus implements Bus {
             if (created === undefined) {
               next = firstSequence(options.from, from, options.last, extent);
               liveAfter = extent.nextSequence > 1 ? String(extent.nextSequence - 1) : undefined;
+              origin = String(extent.firstSequence - 1);
             }
             // A stream deleted and created again under the same name is all new to this subscriber.
             if (created !== undefined && extent.created !== created) next = extent.firstSequence;
@@ -266,6 +268,7 @@ export class NatsBus implements Bus {
     probes.unref();
     return {
       liveAfter,
+      origin,
       readThrough: () => String(next! - 1),
       route: (wanted) => {
         if (wanted !== undefined && wanted.size > this.capabilities.routes)
@@ -351,6 +354,7 @@ export class NatsBus implements Bus {
     this.subscriptions.add(sub);
     return {
       liveAfter: sub.liveAfter,
+      origin: sub.origin,
       ...(sub.route && { route: sub.route }),
       ...(sub.readThrough && { readThrough: sub.readThrough }),
       close: async () => {

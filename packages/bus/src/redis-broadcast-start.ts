@@ -19,6 +19,8 @@ export interface BroadcastStartPoint {
   startAfter: string;
   /** The stream's last generated id when the subscriber went live; undefined for a new stream. */
   liveAfter: Position | undefined;
+  /** `0-0` while the stream holds every entry it ever had (none trimmed); undefined otherwise. */
+  origin: Position | undefined;
 }
 
 interface StreamExtent {
@@ -36,16 +38,17 @@ export async function broadcastStart(
   if (options.from !== undefined) parseStreamId(options.from);
   const extent = await streamExtent(client, topic);
   const liveAfter = extent.lastGenerated === '0-0' ? undefined : extent.lastGenerated;
+  const origin = extent.complete ? '0-0' : undefined;
   if (options.from !== undefined) {
     assertRetained(options.from, extent);
-    return { startAfter: options.from, liveAfter };
+    return { startAfter: options.from, liveAfter, origin };
   }
   if (options.last !== undefined && options.last > 0) {
     const newest = await client.xrevrange(topic, extent.lastGenerated, '-', 'COUNT', options.last + 1);
     const before = newest.length > options.last ? newest.at(-1)![0] : '0-0';
-    return { startAfter: before, liveAfter };
+    return { startAfter: before, liveAfter, origin };
   }
-  return { startAfter: extent.lastGenerated, liveAfter };
+  return { startAfter: extent.lastGenerated, liveAfter, origin };
 }
 
 /** Orders two stream ids; throws PositionUnavailableError for text that is not one. */

@@ -173,7 +173,7 @@ export class RedisBus implements Bus {
       }
       const start = await broadcastStart(this.client, this.key(topic), options);
       const setup = await this.readerSetup(topic, handler, options);
-      return this.track(new BroadcastReader(setup, start.startAfter), start.liveAfter);
+      return this.track(new BroadcastReader(setup, start.startAfter), start.liveAfter, start.origin);
     } catch (err) {
       if (err instanceof BusError) throw err;
       throw new BusError(`redis subscribe to ${topic} failed: ${(err as Error).message}`, { cause: err });
@@ -230,7 +230,7 @@ export class RedisBus implements Bus {
     };
   }
 
-  private track(reader: StreamReader, liveAfter?: Position): Subscription {
+  private track(reader: StreamReader, liveAfter?: Position, origin?: Position): Subscription {
     if (this.closed) {
       void reader.close();
       throw new BusError('redis bus is closed');
@@ -239,6 +239,7 @@ export class RedisBus implements Bus {
     reader.start();
     return {
       liveAfter,
+      origin,
       close: async () => {
         this.readers.delete(reader);
         await reader.close();

@@ -292,6 +292,28 @@ export function busContract(target: ContractTarget): void {
       await sub.close();
     });
 
+    it('tells the origin of a topic that never held a message, and replays everything from it', async (t) => {
+      if (!bus.capabilities.replay) return t.skip('adapter has no replay');
+      const topic = await target.newTopic();
+      const first = await bus.subscribe(topic, () => {});
+      const { origin, liveAfter } = first;
+      await first.close();
+      if (origin === undefined) return t.skip('adapter cannot tell its origin');
+      assert.equal(liveAfter, undefined, 'nothing stored yet');
+      assert.match(origin, /^[A-Za-z0-9._:~-]+$/, 'URL-safe');
+      const positions: Position[] = [];
+      for (let i = 1; i <= 3; i++) positions.push(await bus.publish(topic, { value: `m${i}` }));
+      assert.ok(bus.comparePositions(origin, positions[0]!) < 0, 'before the first message');
+      const got: Message[] = [];
+      const sub = await bus.subscribe(topic, (m) => void got.push(m), { from: origin });
+      await received(got, 3, 'every message after the origin');
+      assert.deepEqual(
+        got.map((m) => m.position),
+        positions,
+      );
+      await sub.close();
+    });
+
     it('starts with the newest messages when asked for the last ones, then goes on live', async (t) => {
       if (!bus.capabilities.tail) return t.skip('adapter has no tail');
       const topic = await target.newTopic();

@@ -10,7 +10,8 @@ import {
   waitFor,
 } from '@gatehouse/testkit';
 import { Kafka, logLevel, type PartitionMetadata, Partitioners } from 'kafkajs';
-import { BusError, KafkaBus, type Message } from '../src/all.ts';
+import { BusError, KafkaBus, type Message, PositionUnavailableError } from '../src/all.ts';
+import { formatKafkaPosition, parseKafkaPosition } from '../src/kafka-position.ts';
 import { busContract } from './bus-contract.ts';
 
 const createBus = async () => new KafkaBus({ brokers: dependencyAddress.kafkaBrokers, clientId: 'bus-test' });
@@ -34,12 +35,12 @@ after(() => exitAfterFileWhenHung());
 
 /** Moves the partition's log start offset past `position`, as retention deleting segments would. */
 async function deleteRecordsThrough(topic: string, position: string): Promise<void> {
-  const [partition, offset] = position.split('-').map(Number) as [number, number];
+  const { partition, offset } = parseKafkaPosition(position);
   const admin = new Kafka({ brokers: dependencyAddress.kafkaBrokers, logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
   try {
     await admin.fetchTopicMetadata({ topics: [topic] }); // deleteTopicRecords needs it loaded
-    await admin.deleteTopicRecords({ topic, partitions: [{ partition, offset: String(offset + 1) }] });
+    await admin.deleteTopicRecords({ topic, partitions: [{ partition, offset: String(offset + 1n) }] });
   } finally {
     await admin.disconnect();
   }
@@ -52,7 +53,10 @@ busContract({
   stopServer: () => dependency('down', 'kafka'),
   startServer: () => dependency('up', 'kafka'),
   expireThrough: deleteRecordsThrough,
-  beyond: (position) => `${position.split('-')[0]}-${Number(position.split('-')[1]) + 1000}`,
+  beyond: (position) => {
+    const { partition, offset, epoch } = parseKafkaPosition(position);
+    return formatKafkaPosition(partition, offset + 1000n, epoch);
+  },
   reportsLiveAfter: true,
 });
 
@@ -162,6 +166,32 @@ describe('kafka bus specifics', () => {
     await assert.rejects(bus.subscribe(topic, ignore, { from: 'abc' }), BusError);
     await assert.rejects(bus.subscribe(topic, ignore, { from: '7-0' }), /names no partition/);
     await assert.rejects(bus.subscribe(topic, ignore, { from: '0-0', group: 'g' }), BusError);
+  });
+
+  it('gives positions the epoch of the topic, and refuses one of a topic since deleted and created anew', async () => {
+    const topic = await newTopic(1);
+    const old = [await bus.publish(topic, { value: 'a' }), await bus.publish(topic, { value: 'b' })];
+    const epoch = bus.positionEpoch(old[0]!);
+    assert.match(epoch ?? '', /^[0-9a-f]{8}$/);
+    await bus.deleteTopic(topic);
+    assert.equal(await bus.ensureTopic(topic, 1), true);
+    const now = [];
+    for (const value of ['c', 'd', 'e']) now.push(await bus.publish(topic, { value }));
+    assert.notEqual(bus.positionEpoch(now[0]!), epoch, 'a new topic id');
+    await assert.rejects(
+      bus.subscribe(topic, () => {}, { from: old[0]! }),
+      (err: unknown) => err instanceof PositionUnavailableError && err.reason === 'epoch',
+    );
+    // A position without an epoch (made before them) is replayed from as before.
+    const got: string[] = [];
+    const { partition, offset } = parseKafkaPosition(now[0]!);
+    const sub = await bus.subscribe(topic, (m) => void got.push(m.value.toString()), {
+      from: formatKafkaPosition(partition, offset),
+    });
+    await waitFor(() => got.length === 2, { what: 'the messages after an epoch-less position' });
+    assert.deepEqual(got, ['d', 'e']);
+    await sub.close();
+    await bus.deleteTopic(topic);
   });
 
   it('hands handler errors to onError and goes on with the next message', async () => {

@@ -55,6 +55,7 @@ const broadcastPolicy = (): StartPolicy => {
     fromBeginning: false,
     restartInNewGroup: true,
     nextGroupId: () => `g-${++group}`,
+    epoch: undefined,
     prepare: async () => {},
     joined: async () => {},
     isNew: () => true,

@@ -88,10 +88,26 @@ export type ConnectionState =
   | ({ state: 'reconnecting'; delayMs: number } & Why)
   | ({ state: 'closed' } & Why);
 
+/**
+ * Why the gateway could not replay what the client missed (`gw.resync_required`):
+ * - `epoch-changed`: the event stream was created anew since the client's position (its history differs);
+ * - `retention-gap`: the events after it are no longer held;
+ * - `unknown-position`: the stream never had that position.
+ * A gateway from before reasons sends none: `retention-gap` then. Other values may come later.
+ */
+export type ResyncReason = 'epoch-changed' | 'retention-gap' | 'unknown-position' | (string & {});
+
+export interface Resync {
+  reason: ResyncReason;
+  /** The position the client could not resume from. */
+  lastEventId: string;
+}
+
 export type GatehouseEvents<Types extends EventTypes = EventTypes> = {
   event: [TypedCloudEvent<Types>];
   state: [ConnectionState];
-  resync: [];
+  /** The gateway could not replay what was missed, and says why: reload the state derived from events. */
+  resync: [Resync];
   /** A member joined or left a place this client subscribes to `gw.presence.joined` / `gw.presence.left` of. */
   presence: [PresenceChange];
   /** The gateway changed this connection's subscriptions (an operator, server-side): the list now in force. */
@@ -553,7 +569,7 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
       this.wakeTokenWaiters();
       this.scheduleRenewal();
       if (data.data !== undefined) this.emit('welcome', data.data);
-    } else if (event.type === 'gw.resync_required') this.emit('resync');
+    } else if (event.type === 'gw.resync_required') this.emit('resync', resyncOf(event.data));
     else if (event.type === 'gw.session_killed') {
       this.killed = true;
       this.finish(sessionKilled);
@@ -701,4 +717,16 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
     this.current = state;
     this.emit('state', state);
   }
+}
+
+/** What `gw.resync_required` says; a reason that is no code (a gateway from before codes: a sentence) reads as a retention gap. */
+function resyncOf(data: unknown): Resync {
+  const { reason, last_event_id: lastEventId } = (data ?? {}) as {
+    reason?: unknown;
+    last_event_id?: unknown;
+  };
+  return {
+    reason: typeof reason === 'string' && /^[a-z]+(-[a-z]+)*$/.test(reason) ? reason : 'retention-gap',
+    lastEventId: typeof lastEventId === 'string' ? lastEventId : '',
+  };
 }

@@ -5,6 +5,8 @@ export {
   Gatehouse,
   type GatehouseEvents,
   type GatehouseOptions,
+  type Resync,
+  type ResyncReason,
 } from './gatehouse.ts';
 export { GatehouseError, type GatehouseErrorCode } from './gatehouse-error.ts';
 export { SubscriptionError } from './subscription-error.ts';

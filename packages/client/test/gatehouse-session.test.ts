@@ -97,10 +97,11 @@ describe('Gatehouse and the session', () => {
       assert.notEqual(gw.state.state, 'closed');
     });
 
-    it(`${transport}: resumes from a position the server cannot serve with a 'resync', once`, async () => {
+    it(`${transport}: resumes from a position the server cannot serve with a 'resync', once, saying why`, async () => {
       const gw = client({ transports: [transport], token: jwt(), lastEventId: 'no-such-position' });
       const got = record(gw);
       await waitFor(() => got.resyncs === 1, { timeoutMs: 20_000, what: 'resync' });
+      assert.deepEqual(got.resyncReasons, ['unknown-position']);
       await gw.subscribe(subscriptions);
       const n = 7001 + transports.indexOf(transport);
       await gateway.fx.publish(n);

@@ -82,16 +82,21 @@ export interface Received {
   events: CloudEvent[];
   states: ConnectionState[];
   resyncs: number;
+  /** The reason of each resync. */
+  resyncReasons: string[];
 }
 
 export function record(gw: Gatehouse): Received {
-  const got: Received = { ns: [], events: [], states: [], resyncs: 0 };
+  const got: Received = { ns: [], events: [], states: [], resyncs: 0, resyncReasons: [] };
   gw.on('event', (e) => {
     got.events.push(e);
     got.ns.push((e.data as { n: number }).n);
   });
   gw.on('state', (s) => got.states.push(s));
-  gw.on('resync', () => got.resyncs++);
+  gw.on('resync', (resync) => {
+    got.resyncs++;
+    got.resyncReasons.push(resync.reason);
+  });
   return got;
 }
 

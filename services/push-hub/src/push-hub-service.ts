@@ -138,7 +138,8 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
         bus: deps.fanoutBus,
         topic: config.FANOUT_TOPIC,
         ring,
-        liveAfter: () => fanout?.liveAfter,
+        // A replica that went live on an empty stream dispatches every event after its origin.
+        liveAfter: () => fanout?.liveAfter ?? fanout?.origin,
         maxReaders: config.RESUME_REPLAY_READERS,
         metrics,
         onError: (err) => logger.warn({ err }, 'fan-out replay error'),
@@ -436,6 +437,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
         metrics,
         logger,
       });
+      if (fanout.liveAfter === undefined) ring.origin = fanout.origin;
       interest?.attach(fanout);
       deps.health.addCheck('fanout-bus', () => deps.fanoutBus.ping());
       logger.info(

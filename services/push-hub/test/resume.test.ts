@@ -66,13 +66,18 @@ describe('resume beyond the event buffer', () => {
     const f = await start({ EVENT_BUFFER_SIZE: '5' });
     const positions = await publishRange(f, 0, 20);
     f.bus.trim('gw.events', positions[10]!);
-    for (const from of [positions[2]!, String(Number(positions.at(-1)) + 1000), 'not-a-position']) {
+    const cases = [
+      [positions[2]!, 'retention-gap'],
+      [String(Number(positions.at(-1)) + 1000), 'unknown-position'],
+      ['not-a-position', 'unknown-position'],
+    ] as const;
+    for (const [from, reason] of cases) {
       const sse = await openSse(sseUrl(f), { 'last-event-id': from });
       await waitFor(() => sse.events('gw.resync_required').length === 1, { what: `a resync for ${from}` });
-      assert.deepEqual(sse.events('gw.resync_required')[0]!['data'], {
-        last_event_id: from,
-        reason: 'events after this id are no longer available; reload the state you derive from events',
-      });
+      const data = sse.events('gw.resync_required')[0]!['data'] as Record<string, unknown>;
+      assert.equal(data['last_event_id'], from);
+      assert.equal(data['reason'], reason, `why ${from} cannot be resumed`);
+      assert.match(String(data['detail']), /reload the state you derive from events/);
       await publishRange(f, 20, 21);
       await waitFor(() => numbers(sse.events()).includes(20), { what: 'live events after the resync' });
       assert.deepEqual(numbers(sse.events()), [20]);

@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { GATEWAY_EVENT_SOURCE } from '@gatehouse/cloudevents';
 import type { Subscription } from '../subscriptions/index.ts';
+import { type ResyncReason, resyncAdvice } from './resync-reason.ts';
 
 export interface OutgoingEvent {
   type: string;
@@ -129,10 +130,15 @@ export const sessionExpired = (expiredAt: number) =>
 export const connectionClosed = (reason: string, reconnect: boolean) =>
   gatewayEvent('gw.connection_closed', { reason, reconnect });
 
-export const resyncRequired = (lastEventId: string) =>
+/**
+ * The client's position cannot be resumed from: `reason` says why (resync-reason.ts: a code), and
+ * `detail` what to do, in words.
+ */
+export const resyncRequired = (lastEventId: string, reason: ResyncReason = 'retention-gap') =>
   gatewayEvent('gw.resync_required', {
     last_event_id: lastEventId,
-    reason: 'events after this id are no longer available; reload the state you derive from events',
+    reason,
+    detail: resyncAdvice[reason],
   });
 
 /** What a presence event tells: a member joined or left a place (presence/presence-tracker.ts). */

@@ -13,3 +13,4 @@ export {
   subscriptionsChanged,
   subscriptionsSet,
 } from './gateway-events.ts';
+export { type ResyncReason, resyncReasonOf } from './resync-reason.ts';

@@ -17,7 +17,12 @@
  * A connection reaching the ring's newest event goes live again. Writing stops after `turnBytes`
  * in one turn of the event loop, so a long backlog does not hold up other connections.
  */
-import type { Connection, OutgoingEvent } from '../connections/index.ts';
+import {
+  type Connection,
+  type OutgoingEvent,
+  type ResyncReason,
+  resyncReasonOf,
+} from '../connections/index.ts';
 import type { EventRing, RingEvent } from './event-ring.ts';
 import type { ReplayTarget, StreamReplay } from './stream-replay.ts';
 
@@ -53,8 +58,8 @@ export interface CatchUpDeps {
   matches(conn: Connection, e: RingEvent): boolean;
   /** Whether the ring has (or will have) every event after `position` of the types `conn` wants. */
   covers(conn: Connection, position: string): boolean;
-  /** The position of `conn` can no longer be served: tell it (`gw.resync_required`); it goes live. */
-  resync(conn: Connection, from: string): void;
+  /** The position of `conn` can no longer be served: tell it (`gw.resync_required`) why; it goes live. */
+  resync(conn: Connection, from: string, reason: ResyncReason): void;
   closeSlow(conn: Connection): void;
   /** A broker replay failed: the connection is closed so that its client retries. */
   closeUnavailable(conn: Connection): void;
@@ -217,7 +222,7 @@ export class CatchUp {
     const { replay } = this.deps;
     if (!replay || b.at === undefined) {
       this.behind.delete(conn);
-      this.deps.resync(conn, b.at ?? '');
+      this.deps.resync(conn, b.at ?? '', 'retention-gap');
       return;
     }
     b.next = undefined;
@@ -264,9 +269,9 @@ export class CatchUp {
         } else b.next = ring.seqAfter(at, replay!.compare) ?? ring.end;
         if (!b.full) this.pump(conn, b);
       },
-      unavailable: () => {
+      unavailable: (err) => {
         this.behind.delete(conn);
-        this.deps.resync(conn, b.at!);
+        this.deps.resync(conn, b.at!, resyncReasonOf(err));
       },
       failed: () => {
         this.behind.delete(conn);

@@ -66,6 +66,14 @@ export class EventRing {
   private heldBytes = 0;
   readonly capacity: number;
   readonly maxBytes: number;
+  /**
+   * The stream's origin (the bus's position before its first message) when the replica went live on
+   * a stream that had never held an event: the ring then holds everything after it until it first
+   * drops an event, and it is the place of a connection made before the first event (`place`), a
+   * real position that any replica can resume from through the broker (a connection without one
+   * could not be resumed once the ring had turned over).
+   */
+  origin: string | undefined;
 
   constructor(capacity: number, maxBytes = Number.POSITIVE_INFINITY) {
     this.capacity = capacity;
@@ -164,6 +172,8 @@ export class EventRing {
 
   /** The sequence number of the held event at `position`, or undefined when none is held there. */
   private seqOf(position: string): number | undefined {
+    // The origin stands for the place before the first event pushed, while that one is held.
+    if (position === this.origin) return this.firstSeq === 0 ? -1 : undefined;
     // Evictions took out every entry of the events they evicted: past them, the index is empty.
     if (this.indexedTo < this.firstSeq) this.indexedTo = this.firstSeq;
     for (; this.indexedTo < this.nextSeq; this.indexedTo++)
@@ -174,6 +184,11 @@ export class EventRing {
   /** Position of the newest event, or undefined before the first one. */
   get head(): string | undefined {
     return this.size === 0 ? undefined : this.slots[(this.nextSeq - 1) % this.capacity]!.position;
+  }
+
+  /** Where a connection that has had every event is: the newest event, else the origin, if known. */
+  get place(): string | undefined {
+    return this.head ?? this.origin;
   }
 
   /** Events held. */

@@ -20,6 +20,7 @@ import {
   connectionCreated,
   type ConnectionFacts,
   type OutgoingEvent,
+  type ResyncReason,
   resyncRequired,
   sessionExpired,
   sessionKilled,
@@ -125,7 +126,7 @@ export class Hub {
       matches: (conn, e) =>
         this.index.subscribes(conn, e.type) && this.index.matches(conn, e.event as { type: string }),
       covers: (conn, position) => this.covers(this.index.typesOf(conn), position),
-      resync: (conn, from) => this.resyncOwn(conn, from),
+      resync: (conn, from, reason) => this.resyncOwn(conn, from, reason),
       closeSlow: (conn) => {
         if (this.close(conn, 'slow_consumer')) this.metrics.slowConsumerClosed(conn.transport);
       },
@@ -171,7 +172,7 @@ export class Hub {
     this.tellMembership(conn, about.user, [], subs);
     this.lifecycle?.opened(this.snapshot(conn)!);
     // A resuming client's welcome carries its own position: it has nothing after it yet.
-    const welcomeAt = resumeFrom ?? this.ring.head;
+    const welcomeAt = resumeFrom ?? this.ring.place;
     this.sendOwn(conn, connectionCreated(token, welcome.data, welcomeAt), welcomeAt);
     this.sendOwn(conn, subscriptionsSet(subs, welcomeAt), welcomeAt);
     if (resumeFrom !== undefined && this.connections.get(conn.id) === conn) this.resume(conn, resumeFrom);
@@ -413,7 +414,7 @@ export class Hub {
    * (older, newer, malformed, a type not read here since then).
    */
   eventsAfter(from: string, types: Iterable<string> = []): RingEvent[] | undefined {
-    if (!this.covers(types, from)) return undefined;
+    if (!this.covers(types, from) || this.epochChanged(from)) return undefined;
     return this.ring.after(from) ?? this.withinRing(from);
   }
 
@@ -423,9 +424,32 @@ export class Hub {
     return this.wellFormed(position) && this.interest.covers(types, position);
   }
 
-  /** Serves a resume from the ring when it holds everything after `from`, else from the broker. */
+  /**
+   * Serves a resume from the ring when it holds everything after `from`, else from the broker. A
+   * position of another epoch than the stream's now shares no history with it: resync.
+   */
   private resume(conn: Connection, from: string): void {
-    if (!this.catchUp.resume(conn, from, this.wellFormed(from))) this.resyncOwn(conn, from);
+    const wellFormed = this.wellFormed(from);
+    if (wellFormed && this.epochChanged(from)) this.resyncOwn(conn, from, 'epoch-changed');
+    else if (!this.catchUp.resume(conn, from, wellFormed))
+      this.resyncOwn(conn, from, wellFormed ? 'retention-gap' : 'unknown-position');
+  }
+
+  /**
+   * Whether `position` carries another epoch than the stream this replica reads now (the one of its
+   * newest event, or of its origin): the topic was created anew since. False where either carries
+   * none (positions from before epochs, buses without them) or is malformed.
+   */
+  epochChanged(position: string): boolean {
+    const place = this.ring.place;
+    if (!this.replay || place === undefined) return false;
+    try {
+      const epoch = this.replay.epochOf(position);
+      const now = this.replay.epochOf(place);
+      return epoch !== undefined && now !== undefined && epoch !== now;
+    } catch {
+      return false;
+    }
   }
 
   /** The ring's events after a position it does not hold but whose successors it does. */
@@ -455,15 +479,15 @@ export class Hub {
     const timer = setTimeout(() => {
       if (this.catchUp.get(conn) === b && b.floor !== undefined && !this.replay!.reached(b.floor)) {
         this.catchUp.forget(conn);
-        this.resyncOwn(conn, b.floor);
+        this.resyncOwn(conn, b.floor, 'unknown-position');
       }
     }, this.aheadGraceMs);
     timer.unref();
   }
 
-  private resyncOwn(conn: Connection, from: string): void {
+  private resyncOwn(conn: Connection, from: string, reason: ResyncReason): void {
     this.metrics.resumed('resync');
-    this.sendOwn(conn, resyncRequired(from));
+    this.sendOwn(conn, resyncRequired(from, reason));
   }
 
   /**
@@ -473,7 +497,7 @@ export class Hub {
    */
   private sendOwn(conn: Connection, e: OutgoingEvent, at?: string): void {
     const b = this.catchUp.get(conn);
-    const position = b?.at ?? at ?? this.ring.head;
+    const position = b?.at ?? at ?? this.ring.place;
     // An event made at its position (the welcome pair) goes as it is; one sent to several
     // connections (a presence change) is copied with each one's position.
     const more = conn.send(e.position === position ? e : { ...e, position });

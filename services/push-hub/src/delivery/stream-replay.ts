@@ -94,6 +94,18 @@ export class StreamReplay {
   /** Orders two positions of the fan-out stream; throws for a malformed one. */
   readonly compare = (a: Position, b: Position): number => this.options.bus.comparePositions(a, b);
 
+  /** The epoch a position of the fan-out stream carries, if any (Bus.positionEpoch); throws for a malformed one. */
+  epochOf(position: Position): string | undefined {
+    return this.options.bus.positionEpoch?.(position);
+  }
+
+  /** Whether two positions carry different epochs (both carry one): they share no history. */
+  otherEpochs(a: Position, b: Position): boolean {
+    const x = this.epochOf(a);
+    const y = this.epochOf(b);
+    return x !== undefined && y !== undefined && x !== y;
+  }
+
   private malformed(position: Position): PositionUnavailableError | undefined {
     try {
       this.compare(position, position);
@@ -174,8 +186,11 @@ export class StreamReplay {
   private startRounds(): void {
     this.waiting = this.waiting.filter((t) => t.wanted);
     if (this.closed || this.waiting.length === 0 || this.rounds.size >= this.options.maxReaders) return;
-    const round = new ReplayRound(this, this.options, this.waiting);
-    this.waiting = [];
+    // One epoch per round: the offsets of another say nothing about its own.
+    const first = this.waiting[0]!.from;
+    const taken = this.waiting.filter((t) => !this.otherEpochs(t.from, first));
+    const round = new ReplayRound(this, this.options, taken);
+    this.waiting = this.waiting.filter((t) => this.otherEpochs(t.from, first));
     this.rounds.add(round);
     this.options.metrics.readersChanged(this.rounds.size, true);
     void round.run().finally(() => {
@@ -227,7 +242,9 @@ class ReplayRound {
 
   /** Takes a target whose position the reader has not passed yet. */
   join(target: ReplayTarget): boolean {
-    if (this.done || this.replay.compare(target.from, this.at) < 0) return false;
+    // Offsets of another epoch say nothing about this round's: it waits for a round of its own.
+    if (this.done || this.replay.otherEpochs(target.from, this.at)) return false;
+    if (this.replay.compare(target.from, this.at) < 0) return false;
     this.add(target);
     return true;
   }
@@ -327,9 +344,14 @@ class ReplayRound {
           for (const t of this.takeTargets()) t.failed(err as Error);
           break;
         }
-        // Expired: so is every target at that position; the later ones may still be held.
+        // Expired: so is every target at that position; the later ones may still be held. Of
+        // another epoch: so is every target of that epoch (the others were never in this round).
         for (const t of [...this.targets]) {
-          if (this.replay.compare(t.from, this.at) > 0) continue;
+          const refused =
+            err.reason === 'epoch'
+              ? !this.replay.otherEpochs(t.from, this.at)
+              : this.replay.compare(t.from, this.at) <= 0;
+          if (!refused) continue;
           this.drop(t);
           t.unavailable(err);
         }

@@ -57,7 +57,14 @@ import {
   type Subscription,
   typeFilterOf,
 } from '../subscriptions/index.ts';
-import { connectionClosed, connectionCreated, resyncRequired, sessionKilled } from '../connections/index.ts';
+import {
+  connectionClosed,
+  connectionCreated,
+  type ResyncReason,
+  resyncReasonOf,
+  resyncRequired,
+  sessionKilled,
+} from '../connections/index.ts';
 import type { HubMetrics } from '../metrics/index.ts';
 import {
   type ChangeCause,
@@ -112,7 +119,8 @@ export interface LongPollOptions {
 interface StreamSlice {
   events: RingEvent[];
   cursor: string;
-  resync?: boolean;
+  /** The cursor cannot be served: the client is told why (gw.resync_required). */
+  resync?: ResyncReason;
   failed?: Error;
   /** A page of a broker replay, which kept only the events these subscriptions match. */
   keptFor?: Subscription[];
@@ -201,10 +209,12 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
    * they get, and long-poll answers and welcome events carry one once the ring holds any): every
    * event the ring holds is owed to it, so it starts before them (`''`, read as the ring's start, or
    * `gw.resync_required` once the ring has dropped some). Starting it at the newest event skipped,
-   * without a word, everything published while it was away.
+   * without a word, everything published while it was away. A new client on a stream that never
+   * held an event starts at its origin (`ring.place`), which a broker replay serves however far the
+   * ring has turned over by its first poll.
    */
   function startOf(returning: boolean): string {
-    return returning ? '' : (ring.head ?? '');
+    return returning ? '' : (ring.place ?? '');
   }
 
   /** Whether a token names a connection this gateway made (authentic, not expired). */
@@ -231,11 +241,16 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     const types = typesOf(subscriptions);
     if (cursor === '') {
       const all = ring.fromStart();
-      return all ? { events: all, cursor: head ?? '' } : { events: [], cursor: head ?? '', resync: true };
+      if (all) return { events: all, cursor: head ?? '' };
+      return { events: [], cursor: head ?? '', resync: 'retention-gap' };
+    }
+    if (ctx.hub.epochChanged(cursor)) {
+      opts.metrics.resumed('resync');
+      return { events: [], cursor: ring.place!, resync: 'epoch-changed' };
     }
     const held = ctx.hub.eventsAfter(cursor, types);
     if (held) return { events: held, cursor: held.at(-1)?.position ?? cursor };
-    if (!ctx.hub.replay) return { events: [], cursor: head ?? cursor, resync: true };
+    if (!ctx.hub.replay) return { events: [], cursor: head ?? cursor, resync: 'retention-gap' };
     return replayPage(cursor, closed, deadline, subscriptions, types);
   }
 
@@ -301,9 +316,9 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
           const cursor = rest.at(-1)?.position ?? at;
           settle({ events: [...events, ...rest.filter(wanted)], cursor, keptFor: subscriptions });
         },
-        unavailable: () => {
+        unavailable: (err) => {
           opts.metrics.resumed('resync');
-          settle({ events: [], cursor: ring.head ?? cursor, resync: true });
+          settle({ events: [], cursor: ring.place ?? cursor, resync: resyncReasonOf(err) });
         },
         failed: (err) => settle({ events: [], cursor, failed: err }),
       };
@@ -361,7 +376,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
         const room = opts.maxResponseBytes - privateEvents.reduce((n, e) => n + e.json.length, 0);
         const taken = takeMatching(slice, wantedBy(rec.subscriptions), room);
         const stream = taken.events;
-        const own = slice.resync ? [resyncRequired(cursor).json] : [];
+        const own = slice.resync ? [resyncRequired(cursor, slice.resync).json] : [];
         cursor = taken.cursor;
         const waitMs = deadline - Date.now();
         if (privateEvents.length > 0 || own.length > 0 || stream.length > 0 || waitMs <= 0 || draining)

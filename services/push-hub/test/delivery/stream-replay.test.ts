@@ -9,7 +9,8 @@ import { describe, it } from 'node:test';
 import {
   MemoryBus,
   type MessageHandler,
-  type PositionUnavailableError,
+  type Position,
+  PositionUnavailableError,
   type SubscribeOptions,
   type Subscription,
 } from '@gatehouse/bus';
@@ -41,6 +42,25 @@ class SlowReplayBus extends MemoryBus {
   }
 }
 
+/**
+ * Positions of the topic now are its own (epoch `e1`); `<n>.e0` is a position of the same offset in
+ * an earlier incarnation of the topic, which the broker refuses to replay from, as Kafka does one of
+ * a topic since deleted and created anew.
+ */
+class EpochBus extends SlowReplayBus {
+  positionEpoch(position: Position): string {
+    return position.includes('.') ? position.slice(position.indexOf('.') + 1) : 'e1';
+  }
+  override comparePositions(a: Position, b: Position): number {
+    return super.comparePositions(a.split('.')[0]!, b.split('.')[0]!);
+  }
+  override async subscribe(topic: string, handler: MessageHandler, options: SubscribeOptions = {}) {
+    if (options.from !== undefined && this.positionEpoch(options.from) !== 'e1')
+      throw new PositionUnavailableError(options.from, 'epoch', 'the topic was created anew');
+    return super.subscribe(topic, handler, options);
+  }
+}
+
 interface Outcome {
   events: string[];
   handedOver?: { at: string; rest: string[]; beyondRing: boolean };
@@ -64,8 +84,7 @@ function target(from: string): ReplayTarget & { outcome: Outcome } {
   };
 }
 
-async function setUp(ringCapacity: number, published: number, maxReaders: number) {
-  const bus = new SlowReplayBus();
+async function setUp(ringCapacity: number, published: number, maxReaders: number, bus = new SlowReplayBus()) {
   const ring = new EventRing(ringCapacity);
   const positions: string[] = [];
   for (let i = 0; i < published; i++)
@@ -94,6 +113,22 @@ async function setUp(ringCapacity: number, published: number, maxReaders: number
 }
 
 describe('stream replay', () => {
+  it('never serves a resume of another epoch in a round of this one: the broker tells it so', async () => {
+    const { bus, positions, replay } = await setUp(10, 100, 4, new EpochBus());
+    // Offset 50 of the earlier topic lies after offset 20 of this one, but says nothing about it.
+    const stale = target(`${positions[50]}.e0`);
+    const current = target(positions[20]!);
+    replay.request(current);
+    replay.request(stale);
+    await waitFor(() => current.outcome.handedOver !== undefined && stale.outcome.unavailable !== undefined, {
+      what: 'the hand-over and the refusal',
+    });
+    assert.equal(stale.outcome.unavailable!.reason, 'epoch');
+    assert.deepEqual(stale.outcome.events, [], 'nothing of this topic as if it followed');
+    assert.deepEqual([...current.outcome.events, ...current.outcome.handedOver!.rest], positions.slice(21));
+    await waitFor(() => bus.open === 0, { what: 'the reader to close' });
+  });
+
   it('serves resumes arriving while a reader starts with that reader, each from its own position', async () => {
     const { bus, positions, replay } = await setUp(10, 100, 4);
     const targets = [20, 35, 50, 21, 70].map((i) => target(positions[i]!));
