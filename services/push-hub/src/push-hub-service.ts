@@ -63,6 +63,7 @@ import {
 import { createConsoleFiles, createDashboard, createTestEvent } from './console/index.ts';
 import { HubMetrics } from './metrics/index.ts';
 import { createPresence, withPresenceExtractors } from './presence/index.ts';
+import { createHistoryApi } from './history/index.ts';
 import { createLifecycleEvents, type LifecycleEvents } from './lifecycle/index.ts';
 
 import {
@@ -313,6 +314,32 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     lifecycle,
   });
 
+  const history = createHistoryApi({
+    source: {
+      ring,
+      compare: (a, b) => deps.fanoutBus.comparePositions(a, b),
+      covers: (types, position) => hub.covers(types, position),
+      tail: deps.fanoutBus.capabilities.tail
+        ? {
+            bus: deps.fanoutBus,
+            topic: config.FANOUT_TOPIC,
+            scan: config.HISTORY_BROKER_SCAN,
+            timeoutMs: config.HISTORY_BROKER_TIMEOUT,
+          }
+        : undefined,
+    },
+    maxJsonDepth: deps.maxJsonDepth ?? defaultMaxJsonDepth,
+    validate: (subs) => hub.index.validate(subs),
+    matcherFor: (subs) => hub.index.matcherFor(subs),
+    maxLimit: config.HISTORY_MAX_LIMIT,
+    maxBytes: config.HISTORY_MAX_BYTES,
+    queries: new AddressBudget({ perMinute: config.HISTORY_QUERIES_PER_MINUTE }),
+    addressOf: (req) => clientAddress(req, config.TRUSTED_PROXIES),
+    bearerTokens,
+    resolve,
+    cors: config.CORS_ALLOWED_ORIGINS,
+  });
+
   const subscriptions = createSubscriptionsEndpoint({
     tokens,
     bearerTokens,
@@ -396,6 +423,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       (req, res) => longpoll.handle(req, res),
       subscriptions,
       presence.public,
+      history.public,
       (req, res) => socketio.handle(req, res),
     ]),
     internal: async (req, res) =>
