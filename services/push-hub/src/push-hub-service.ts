@@ -143,7 +143,18 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       })
     : undefined;
   const interest = interestRouting(config, deps.fanoutBus, metrics, logger);
+  // History and rewinds further back than the event buffer read the newest of the stream.
+  const brokerTail = deps.fanoutBus.capabilities.tail
+    ? {
+        bus: deps.fanoutBus,
+        topic: config.FANOUT_TOPIC,
+        scan: config.HISTORY_BROKER_SCAN,
+        timeoutMs: config.HISTORY_BROKER_TIMEOUT,
+      }
+    : undefined;
   const hub = new Hub({
+    maxRewind: config.HISTORY_MAX_LIMIT,
+    rewindTail: brokerTail,
     extractors,
     ring,
     replay,
@@ -319,14 +330,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       ring,
       compare: (a, b) => deps.fanoutBus.comparePositions(a, b),
       covers: (types, position) => hub.covers(types, position),
-      tail: deps.fanoutBus.capabilities.tail
-        ? {
-            bus: deps.fanoutBus,
-            topic: config.FANOUT_TOPIC,
-            scan: config.HISTORY_BROKER_SCAN,
-            timeoutMs: config.HISTORY_BROKER_TIMEOUT,
-          }
-        : undefined,
+      tail: brokerTail,
     },
     maxJsonDepth: deps.maxJsonDepth ?? defaultMaxJsonDepth,
     validate: (subs) => hub.index.validate(subs),

@@ -35,6 +35,8 @@ import type { ChangeCause, ConnectionLifecycle, ConnectionSnapshot, EndReason } 
 import { readStreamEvent } from './stream-event.ts';
 import type { StreamReplay } from './stream-replay.ts';
 import { UnreadEvent } from './unread-event.ts';
+import { rewindStart } from './rewind-start.ts';
+import { type BrokerTailOptions, readBrokerTail } from '../history/broker-tail.ts';
 
 export interface HubOptions {
   extractors: ExtractorConfig;
@@ -64,6 +66,10 @@ export interface HubOptions {
   membership?: (change: MembershipChange) => void;
   /** Told of every connection opened, closed (with why) and changed (LIFECYCLE_EVENTS_TOPIC). */
   lifecycle?: ConnectionLifecycle | undefined;
+  /** The most a connect's `rewind` asks for is taken down to (HISTORY_MAX_LIMIT). */
+  maxRewind?: number;
+  /** The broker's tail, for a rewind further back than the ring holds (HISTORY_BROKER_SCAN). */
+  rewindTail?: BrokerTailOptions | undefined;
 }
 
 export interface MembershipChange {
@@ -99,6 +105,8 @@ export class Hub {
   private readonly lifecycle: ConnectionLifecycle | undefined;
   /** The types the fan-out subscription reads, with interest routing (long polls tell it theirs). */
   readonly interest: FanoutInterest | undefined;
+  private readonly maxRewind: number;
+  private readonly rewindTail: BrokerTailOptions | undefined;
 
   constructor(options: HubOptions) {
     this.ring = options.ring;
@@ -110,6 +118,8 @@ export class Hub {
     this.fanout = options.fanout;
     this.membership = options.membership;
     this.lifecycle = options.lifecycle;
+    this.maxRewind = options.maxRewind ?? 100;
+    this.rewindTail = options.rewindTail;
     this.catchUp = new CatchUp({
       ring: this.ring,
       replay: this.replay,
@@ -140,7 +150,8 @@ export class Hub {
   /**
    * Registers a connection and sends the welcome events (`token` in the first: the connection keeps
    * no copy, it is sent once); with `resumeFrom`, then the events after that position that match, or
-   * `gw.resync_required` when the position is no longer held.
+   * `gw.resync_required` when the position is no longer held; without it but with `rewind`, the last
+   * `rewind` events it matches first (rewind-start.ts), then live.
    */
   add(
     conn: Connection,
@@ -151,6 +162,8 @@ export class Hub {
       expiresAt?: number | undefined;
       /** The connect hook's `data`, sent in `gw.connection.create`. */
       data?: unknown;
+      /** The last this many events it matches come first (unless it resumes). */
+      rewind?: number | undefined;
     },
     about: ConnectionAbout = {},
   ): void {
@@ -167,7 +180,67 @@ export class Hub {
     const welcomeAt = resumeFrom ?? this.ring.head;
     this.sendOwn(conn, connectionCreated(token, welcome.data, welcomeAt), welcomeAt);
     this.sendOwn(conn, subscriptionsSet(subs, welcomeAt), welcomeAt);
-    if (resumeFrom !== undefined && this.connections.get(conn.id) === conn) this.resume(conn, resumeFrom);
+    if (this.connections.get(conn.id) !== conn) return;
+    if (resumeFrom !== undefined) this.resume(conn, resumeFrom);
+    else if (welcome.rewind) this.rewind(conn, Math.min(welcome.rewind, this.maxRewind));
+  }
+
+  /** A new connection's rewind: from the ring when it holds the last `n` events, else from the broker. */
+  private rewind(conn: Connection, n: number): void {
+    const matches = this.catchUpMatches(conn);
+    const usable = this.ring.oldest !== undefined && this.covers(this.index.typesOf(conn), this.ring.oldest);
+    const start = usable ? rewindStart(this.ring, matches, n) : undefined;
+    if (start && (start.found >= n || start.complete || !this.rewindTail)) {
+      if (start.found > 0) this.catchUp.rewind(conn, start.seq);
+      return;
+    }
+    if (this.rewindTail) this.rewindFromBroker(conn, n, matches);
+  }
+
+  /**
+   * The broker's tail names the oldest of the last `n` events: it is sent, then the connection
+   * resumes from it (ring or replay), so that what came meanwhile is sent once, in order.
+   */
+  private rewindFromBroker(conn: Connection, n: number, matches: (e: RingEvent) => boolean): void {
+    const held = this.catchUp.hold(conn);
+    const liveFrom = this.ring.end;
+    readBrokerTail(this.rewindTail!, matches, n, undefined).then(
+      (events) => {
+        if (!this.catchUp.holds(conn, held)) return;
+        this.catchUp.forget(conn);
+        const first = events[0];
+        if (!first) return this.catchUp.rewind(conn, liveFrom);
+        conn.send({ type: first.type, json: first.json, position: first.position });
+        this.resume(conn, first.position);
+      },
+      () => {
+        if (this.catchUp.holds(conn, held)) this.close(conn, 'unavailable');
+      },
+    );
+  }
+
+  /**
+   * A long poll's rewind, as the cursor it starts at: before the oldest of the last `n` events
+   * `subscriptions` match in the ring (`''`: the ring's start). Undefined when the ring holds none of
+   * them. From the ring only: a cursor names the event before, which the broker's tail cannot.
+   */
+  rewindCursor(subscriptions: Subscription[], n: number): string | undefined {
+    const types = new Set(subscriptions.map((s) => s.eventType));
+    const { oldest } = this.ring;
+    if (oldest === undefined || !this.covers(types, oldest)) return undefined;
+    const matches = this.index.matcherFor(subscriptions);
+    const wanted = (e: RingEvent) => types.has(e.type) && matches(e.event as { type: string });
+    const start = rewindStart(this.ring, wanted, Math.min(n, this.maxRewind));
+    if (start.found === 0) return undefined;
+    const before = this.ring.get(start.seq - 1)?.position;
+    if (before !== undefined) return before;
+    // Nothing before the ring's oldest: all of it when the ring has all, else all after its oldest.
+    return start.complete ? '' : this.ring.get(start.seq)!.position;
+  }
+
+  private catchUpMatches(conn: Connection): (e: RingEvent) => boolean {
+    return (e) =>
+      this.index.subscribes(conn, e.type) && this.index.matches(conn, e.event as { type: string });
   }
 
   /** Forgets a connection that ended; `reason` says why (its client went away unless told otherwise). */

@@ -49,6 +49,7 @@ export function addAdmitted(
   conn: Connection,
   admitted: AdmittedConnect,
   resumeFrom: string | undefined,
+  rewind?: number | undefined,
 ): void {
   ctx.hub.add(
     conn,
@@ -56,6 +57,7 @@ export function addAdmitted(
     {
       token: ctx.tokens.issue(conn.id, admitted.clientAddress),
       resumeFrom,
+      rewind,
       expiresAt: admitted.expiresAt,
       data: admitted.welcomeData,
     },

@@ -1,0 +1,167 @@
+/**
+ * A connect with `rewind=N` or `since=<position>` on every transport, against a hub on the memory
+ * bus whose event buffer holds 8 events: events are published before, during and after the
+ * connect, and the client gets a contiguous run of them ending at the newest (no gap), each once (no
+ * duplicate), starting no later than the N-th newest before the connect: from the ring, and from
+ * the broker when the buffer holds fewer than N of its events (long polling rewinds from the buffer
+ * only: its cursor names the event before, which the broker's tail cannot give). `since` starts
+ * right after its position; one the stream cannot have is `gw.resync_required`.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { LongPollClient, openSse, openWs, waitFor } from '@gatehouse/testkit';
+import { io } from 'socket.io-client';
+import { type HubFixture, startHubFixture } from './hub-fixture.ts';
+
+type Transport = 'sse' | 'ws' | 'socketio' | 'longpolling';
+const transports: Transport[] = ['sse', 'ws', 'socketio', 'longpolling'];
+
+interface Client {
+  events(): Array<Record<string, unknown>>;
+  close(): void;
+}
+
+describe('rewind and since on every transport', () => {
+  let fx: HubFixture;
+  const clients: Client[] = [];
+
+  before(async () => {
+    fx = await startHubFixture({ EVENT_BUFFER_SIZE: '8', LONGPOLL_TIMEOUT: '300ms' });
+  });
+  after(async () => {
+    for (const c of clients) c.close();
+    await fx?.stop();
+  });
+
+  /** Opens a connection subscribed to `type` with the extra connect parameters. */
+  async function open(transport: Transport, type: string, extra: Record<string, string>): Promise<Client> {
+    const subscriptions = [{ eventType: type }];
+    const query = new URLSearchParams({ subscriptions: JSON.stringify(subscriptions), ...extra });
+    let client: Client;
+    if (transport === 'sse') {
+      const sse = await openSse(`${fx.url}/_gw/v1/connection/sse?${query}`);
+      assert.equal(sse.status, 200, sse.errorBody);
+      client = { events: () => sse.events(), close: () => sse.close() };
+    } else if (transport === 'ws') {
+      const ws = openWs(`${fx.wsUrl}/_gw/v1/connection/ws?${query}`);
+      client = { events: () => ws.events, close: () => ws.ws.terminate() };
+    } else if (transport === 'socketio') {
+      const events: Array<Record<string, unknown>> = [];
+      const socket = io(fx.url, {
+        path: '/_gw/v1/socket.io/',
+        auth: { subscriptions, ...extra },
+        transports: ['websocket'],
+        reconnection: false,
+      });
+      socket.onAny((_type: string, event: Record<string, unknown>) => events.push(event));
+      client = { events: () => events, close: () => socket.close() };
+    } else {
+      const lp = new LongPollClient(fx.url);
+      const created = await lp.get(`?${query}`);
+      assert.equal(created.status, 200, created.text);
+      const events: Array<Record<string, unknown>> = [];
+      let closed = false;
+      void (async () => {
+        while (!closed) {
+          const answer = await lp.get().catch(() => undefined);
+          if (answer?.status === 200) events.push(...(answer.body as { events: typeof events }).events);
+        }
+      })();
+      client = {
+        events: () => events,
+        close: () => {
+          closed = true;
+        },
+      };
+    }
+    clients.push(client);
+    await waitFor(() => client.events().some((e) => e['type'] === 'gw.subscriptions_set'), {
+      what: `the ${transport} welcome`,
+    });
+    return client;
+  }
+
+  /** Publishes events of `type` with ids `type-<n>`, each followed by `noise` events of another type. */
+  function publisher(type: string, noise: number) {
+    const ids: string[] = [];
+    const positions: string[] = [];
+    return {
+      ids,
+      positions,
+      async publish(count: number): Promise<void> {
+        for (let i = 0; i < count; i++) {
+          const id = `${type}-${ids.length}`;
+          ids.push(id);
+          positions.push(await fx.publish(type, {}, { id }));
+          for (let j = 0; j < noise; j++) await fx.publish('noise.event', {});
+        }
+      },
+    };
+  }
+
+  /** The ids of the events of `type` a client got, in order. */
+  const idsOf = (c: Client, type: string) =>
+    c
+      .events()
+      .filter((e) => e['type'] === type)
+      .map((e) => String(e['id']));
+
+  /** Connects while events are being published; answers what it got once it has the newest. */
+  async function joined(transport: Transport, type: string, extra: Record<string, string>, noise: number) {
+    const events = publisher(type, noise);
+    await events.publish(12);
+    const connecting = open(transport, type, extra);
+    const during = events.publish(4);
+    const client = await connecting;
+    await during;
+    await events.publish(5);
+    const newest = events.ids.at(-1);
+    await waitFor(() => idsOf(client, type).at(-1) === newest, { what: `${transport}: the newest event` });
+    const got = idsOf(client, type);
+    assert.equal(new Set(got).size, got.length, `${transport}: each event once: ${got}`);
+    assert.deepEqual(got, events.ids.slice(events.ids.length - got.length), `${transport}: no gap: ${got}`);
+    client.close();
+    return { got, events };
+  }
+
+  for (const transport of transports) {
+    it(`${transport}: rewind from the event buffer, then live`, async () => {
+      const { got } = await joined(transport, `rw.ring.${transport}`, { rewind: '3' }, 0);
+      assert.ok(got.length >= 3 + 5 && got.length <= 3 + 4 + 5, `${transport}: ${got.length} events`);
+    });
+
+    it(`${transport}: since a position, then live`, async () => {
+      const type = `rw.since.${transport}`;
+      const events = publisher(type, 0);
+      await events.publish(6);
+      const client = await open(transport, type, { since: events.positions[1]! });
+      await events.publish(3);
+      await waitFor(() => idsOf(client, type).at(-1) === events.ids.at(-1), { what: 'the newest' });
+      assert.deepEqual(idsOf(client, type), events.ids.slice(2));
+      client.close();
+    });
+  }
+
+  for (const transport of ['sse', 'ws', 'socketio'] as const) {
+    it(`${transport}: rewind further back than the event buffer holds, from the broker`, async () => {
+      // One event of the type in every three: the buffer of 8 holds 2 or 3 of them.
+      const { got } = await joined(transport, `rw.broker.${transport}`, { rewind: '6' }, 2);
+      assert.ok(got.length >= 6 + 5 && got.length <= 6 + 4 + 5, `${transport}: ${got.length} events`);
+    });
+  }
+
+  it('answers a since the stream cannot have with gw.resync_required', async () => {
+    const client = await open('sse', 'rw.resync', { since: 'not-a-position' });
+    await waitFor(() => client.events().some((e) => e['type'] === 'gw.resync_required'));
+  });
+
+  it('refuses a rewind that is not a whole number with a 400 naming it', async () => {
+    for (const rewind of ['-1', 'x', '1.5', '99999999']) {
+      const query = new URLSearchParams({ subscriptions: '[{"eventType":"a"}]', rewind });
+      const sse = await openSse(`${fx.url}/_gw/v1/connection/sse?${query}`);
+      sse.close();
+      assert.equal(sse.status, 400, rewind);
+      assert.match(sse.errorBody ?? '', /^rewind: /, rewind);
+    }
+  });
+});
