@@ -206,6 +206,23 @@ export const pushHubConfig = {
     '5s',
     { min: '100ms', max: '1m' },
   ),
+  LATEST_EVENT_TYPES: list(
+    'event types whose newest event (per type, and per value of each extractor field of the type) is kept in the store for clients connecting with `latest=true`; comma-separated, none by default',
+  ),
+  LATEST_MAX_EVENT_BYTES: int(
+    'bytes of CloudEvent JSON a kept latest event may have; a larger one is not kept (its key keeps the previous one)',
+    64 * 1024,
+    { min: 1024, max: 1024 * 1024 },
+  ),
+  LATEST_MAX_KEYS: int(
+    'distinct latest-value keys (types and field values) one replica writes at most; new keys beyond are not kept (gw_latest_keys_overflow_total)',
+    100_000,
+    { min: 1, max: 10_000_000 },
+  ),
+  LATEST_TTL: duration('how long a latest value is kept in the store after its last event', '24h', {
+    min: '1s',
+    max: '365d',
+  }),
   PRESENCE_CACHE_TTL: duration(
     "how long a replica keeps a place's presence for clients (GET /_gw/v1/presence): one cluster query per place and period, however many clients ask",
     '1s',

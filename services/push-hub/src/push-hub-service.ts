@@ -13,6 +13,7 @@ import { type Bus, type Subscription as BusSubscription, ReplicaChannel } from '
 import {
   clientAddress,
   type ConfigOf,
+  counter,
   defaultMaxJsonDepth,
   type GatewayService,
   type Health,
@@ -64,6 +65,7 @@ import { createConsoleFiles, createDashboard, createTestEvent } from './console/
 import { HubMetrics } from './metrics/index.ts';
 import { createPresence, withPresenceExtractors } from './presence/index.ts';
 import { createHistoryApi } from './history/index.ts';
+import { LatestValues } from './latest/index.ts';
 import { createLifecycleEvents, type LifecycleEvents } from './lifecycle/index.ts';
 
 import {
@@ -152,7 +154,30 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
         timeoutMs: config.HISTORY_BROKER_TIMEOUT,
       }
     : undefined;
+  const latestOverflow = counter(deps.registry, {
+    name: 'gw_latest_keys_overflow_total',
+    help: 'Latest values not kept: this replica wrote LATEST_MAX_KEYS keys already',
+  });
+  const latest =
+    config.LATEST_EVENT_TYPES.length === 0
+      ? undefined
+      : new LatestValues(
+          {
+            types: new Set(config.LATEST_EVENT_TYPES),
+            maxEventBytes: config.LATEST_MAX_EVENT_BYTES,
+            maxKeys: config.LATEST_MAX_KEYS,
+            ttlSeconds: Math.ceil(config.LATEST_TTL / 1000),
+          },
+          {
+            store: deps.store,
+            extractors,
+            compare: (a, b) => deps.fanoutBus.comparePositions(a, b),
+            onError: (err) => logger.warn({ err }, 'latest value not kept'),
+            overflowed: () => latestOverflow.inc(),
+          },
+        );
   const hub = new Hub({
+    latest,
     maxRewind: config.HISTORY_MAX_LIMIT,
     rewindTail: brokerTail,
     extractors,

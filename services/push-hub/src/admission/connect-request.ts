@@ -19,6 +19,8 @@ export interface ConnectRequest extends SubscriptionRequest {
   connectionToken: string | undefined;
   /** `rewind`: the last this many events its subscriptions match come first (unless it resumes). */
   rewind: number | undefined;
+  /** `latest=true`: the newest kept event of each of its places comes first (unless it resumes or rewinds). */
+  latest: boolean;
 }
 
 export function readConnectRequest(req: IncomingMessage, bearerTokens: BearerTokens): ConnectRequest {
@@ -30,6 +32,7 @@ export function readConnectRequest(req: IncomingMessage, bearerTokens: BearerTok
       lastEventId: headerValue(req.headers['last-event-id']) ?? query.get('lastEventId') ?? undefined,
       since: query.get('since') ?? undefined,
       rewind: query.get('rewind') ?? undefined,
+      latest: query.get('latest') ?? undefined,
       connectionToken: query.get('connectionToken') ?? undefined,
       authorization: req.headers.authorization,
     },
@@ -48,6 +51,8 @@ export interface ConnectParams {
   since?: string | undefined;
   /** `rewind`, as the client sent it (text, or a number in a socket.io handshake). */
   rewind?: unknown;
+  /** `latest`, as the client sent it (`true`/`false`, or a boolean in a socket.io handshake). */
+  latest?: unknown;
   connectionToken?: string | undefined;
   authorization: string | string[] | undefined;
 }
@@ -71,7 +76,15 @@ export function fromParams(p: ConnectParams, bearerTokens: BearerTokens): Connec
     resumeFrom: p.lastEventId || p.since || undefined,
     connectionToken: p.connectionToken || undefined,
     rewind: rewindOf(p.rewind),
+    latest: latestOf(p.latest),
   };
+}
+
+/** `latest`: true, false or absent (false). A 400 for anything else. */
+function latestOf(given: unknown): boolean {
+  if (given === undefined || given === false || given === 'false' || given === '') return false;
+  if (given === true || given === 'true') return true;
+  throw badRequest('latest: expected true or false');
 }
 
 /** Events a rewind may name, before the hub takes it down to HISTORY_MAX_LIMIT: a bound on the text. */

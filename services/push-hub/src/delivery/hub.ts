@@ -37,6 +37,7 @@ import type { StreamReplay } from './stream-replay.ts';
 import { UnreadEvent } from './unread-event.ts';
 import { rewindStart } from './rewind-start.ts';
 import { type BrokerTailOptions, readBrokerTail } from '../history/broker-tail.ts';
+import type { LatestValues } from '../latest/index.ts';
 
 export interface HubOptions {
   extractors: ExtractorConfig;
@@ -70,6 +71,8 @@ export interface HubOptions {
   maxRewind?: number;
   /** The broker's tail, for a rewind further back than the ring holds (HISTORY_BROKER_SCAN). */
   rewindTail?: BrokerTailOptions | undefined;
+  /** The newest event per type and field value of LATEST_EVENT_TYPES, for `latest` connects. */
+  latest?: LatestValues | undefined;
 }
 
 export interface MembershipChange {
@@ -107,6 +110,7 @@ export class Hub {
   readonly interest: FanoutInterest | undefined;
   private readonly maxRewind: number;
   private readonly rewindTail: BrokerTailOptions | undefined;
+  private readonly latest: LatestValues | undefined;
 
   constructor(options: HubOptions) {
     this.ring = options.ring;
@@ -120,6 +124,7 @@ export class Hub {
     this.lifecycle = options.lifecycle;
     this.maxRewind = options.maxRewind ?? 100;
     this.rewindTail = options.rewindTail;
+    this.latest = options.latest;
     this.catchUp = new CatchUp({
       ring: this.ring,
       replay: this.replay,
@@ -164,6 +169,8 @@ export class Hub {
       data?: unknown;
       /** The last this many events it matches come first (unless it resumes). */
       rewind?: number | undefined;
+      /** The newest kept event of each place it subscribes to comes first (unless it resumes or rewinds). */
+      latest?: boolean | undefined;
     },
     about: ConnectionAbout = {},
   ): void {
@@ -183,6 +190,30 @@ export class Hub {
     if (this.connections.get(conn.id) !== conn) return;
     if (resumeFrom !== undefined) this.resume(conn, resumeFrom);
     else if (welcome.rewind) this.rewind(conn, Math.min(welcome.rewind, this.maxRewind));
+    else if (welcome.latest && this.latest) this.sendLatest(conn, this.latest, subs);
+  }
+
+  /**
+   * The newest kept events of its places, read from the store while live events wait (held); then
+   * it goes on from the ring where it was held. A kept event the ring's part sends is not sent twice.
+   */
+  private sendLatest(conn: Connection, latest: LatestValues, subs: Subscription[]): void {
+    const held = this.catchUp.hold(conn);
+    const liveFrom = this.ring.end;
+    latest.of(subs, this.catchUpMatches(conn)).then(
+      (values) => {
+        if (!this.catchUp.holds(conn, held)) return;
+        this.catchUp.forget(conn);
+        const firstLive = this.ring.get(liveFrom)?.position;
+        for (const v of values)
+          if (firstLive === undefined || latest.compare(v.position, firstLive) < 0)
+            conn.send({ type: v.type, json: v.json, position: v.position });
+        this.catchUp.rewind(conn, liveFrom);
+      },
+      () => {
+        if (this.catchUp.holds(conn, held)) this.close(conn, 'unavailable');
+      },
+    );
   }
 
   /** A new connection's rewind: from the ring when it holds the last `n` events, else from the broker. */
@@ -395,6 +426,7 @@ export class Hub {
       return undefined;
     }
     const seq = this.ring.end - 1;
+    this.latest?.keep(e);
     const out: OutgoingEvent = { type: e.type, json: e.json, position };
     const delivered =
       this.fanout !== undefined && isTracingActive()
@@ -437,6 +469,7 @@ export class Hub {
       return undefined;
     }
     if (live) this.metrics.eventKeptUnread(e.type);
+    if (live && this.latest?.keeps(e.type)) this.latest.keep(e);
     return e;
   }
 

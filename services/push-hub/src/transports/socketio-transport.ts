@@ -122,6 +122,7 @@ export function createSocketIoTransport(ctx: TransportContext, limits: SocketIoL
           lastEventId: stringOrUndefined(auth?.['offset']) ?? stringOrUndefined(param('lastEventId')),
           since: stringOrUndefined(param('since')),
           rewind: param('rewind'),
+          latest: param('latest'),
           connectionToken: stringOrUndefined(param('connectionToken')),
           authorization: headers.authorization,
         },
@@ -148,7 +149,7 @@ export function createSocketIoTransport(ctx: TransportContext, limits: SocketIoL
     conn.sessionId = resolved.sessionId;
     socket.onAny(() => socket.disconnect(true));
     socket.on('disconnect', (why) => ctx.hub.remove(conn, endReasonOf(why)));
-    addAdmitted(ctx, conn, resolved, request.resumeFrom, request.rewind);
+    addAdmitted(ctx, conn, resolved, request.resumeFrom, request);
   });
 
   // The handshake's place passes to the session it opened (engine.io emits `connection` while it

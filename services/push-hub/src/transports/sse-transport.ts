@@ -263,7 +263,7 @@ export function createSseTransport(ctx: TransportContext) {
     const conn = new SseConnection(id, res, state);
     conn.sessionId = resolved.sessionId;
     open.set(res, conn);
-    addAdmitted(ctx, conn, resolved, connectReq.resumeFrom, connectReq.rewind);
+    addAdmitted(ctx, conn, resolved, connectReq.resumeFrom, connectReq);
   }
 
   return {

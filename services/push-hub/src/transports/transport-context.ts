@@ -49,7 +49,7 @@ export function addAdmitted(
   conn: Connection,
   admitted: AdmittedConnect,
   resumeFrom: string | undefined,
-  rewind?: number | undefined,
+  start: { rewind?: number | undefined; latest?: boolean | undefined } = {},
 ): void {
   ctx.hub.add(
     conn,
@@ -57,7 +57,8 @@ export function addAdmitted(
     {
       token: ctx.tokens.issue(conn.id, admitted.clientAddress),
       resumeFrom,
-      rewind,
+      rewind: start.rewind,
+      latest: start.latest,
       expiresAt: admitted.expiresAt,
       data: admitted.welcomeData,
     },
