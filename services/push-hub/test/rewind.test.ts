@@ -9,21 +9,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { LongPollClient, openSse, openWs, waitFor } from '@gatehouse/testkit';
-import { io } from 'socket.io-client';
+import { openSse, waitFor } from '@gatehouse/testkit';
 import { type HubFixture, startHubFixture } from './hub-fixture.ts';
-
-type Transport = 'sse' | 'ws' | 'socketio' | 'longpolling';
-const transports: Transport[] = ['sse', 'ws', 'socketio', 'longpolling'];
-
-interface Client {
-  events(): Array<Record<string, unknown>>;
-  close(): void;
-}
+import { idsOf, openClient, type StartingClient, type Transport, transports } from './starting-clients.ts';
 
 describe('rewind and since on every transport', () => {
   let fx: HubFixture;
-  const clients: Client[] = [];
 
   before(async () => {
     fx = await startHubFixture({ EVENT_BUFFER_SIZE: '8', LONGPOLL_TIMEOUT: '300ms' });
@@ -33,51 +24,10 @@ describe('rewind and since on every transport', () => {
     await fx?.stop();
   });
 
-  /** Opens a connection subscribed to `type` with the extra connect parameters. */
-  async function open(transport: Transport, type: string, extra: Record<string, string>): Promise<Client> {
-    const subscriptions = [{ eventType: type }];
-    const query = new URLSearchParams({ subscriptions: JSON.stringify(subscriptions), ...extra });
-    let client: Client;
-    if (transport === 'sse') {
-      const sse = await openSse(`${fx.url}/_gw/v1/connection/sse?${query}`);
-      assert.equal(sse.status, 200, sse.errorBody);
-      client = { events: () => sse.events(), close: () => sse.close() };
-    } else if (transport === 'ws') {
-      const ws = openWs(`${fx.wsUrl}/_gw/v1/connection/ws?${query}`);
-      client = { events: () => ws.events, close: () => ws.ws.terminate() };
-    } else if (transport === 'socketio') {
-      const events: Array<Record<string, unknown>> = [];
-      const socket = io(fx.url, {
-        path: '/_gw/v1/socket.io/',
-        auth: { subscriptions, ...extra },
-        transports: ['websocket'],
-        reconnection: false,
-      });
-      socket.onAny((_type: string, event: Record<string, unknown>) => events.push(event));
-      client = { events: () => events, close: () => socket.close() };
-    } else {
-      const lp = new LongPollClient(fx.url);
-      const created = await lp.get(`?${query}`);
-      assert.equal(created.status, 200, created.text);
-      const events: Array<Record<string, unknown>> = [];
-      let closed = false;
-      void (async () => {
-        while (!closed) {
-          const answer = await lp.get().catch(() => undefined);
-          if (answer?.status === 200) events.push(...(answer.body as { events: typeof events }).events);
-        }
-      })();
-      client = {
-        events: () => events,
-        close: () => {
-          closed = true;
-        },
-      };
-    }
+  const clients: StartingClient[] = [];
+  async function open(transport: Transport, type: string, extra: Record<string, string>) {
+    const client = await openClient(fx.url, transport, [{ eventType: type }], extra);
     clients.push(client);
-    await waitFor(() => client.events().some((e) => e['type'] === 'gw.subscriptions_set'), {
-      what: `the ${transport} welcome`,
-    });
     return client;
   }
 
@@ -98,13 +48,6 @@ describe('rewind and since on every transport', () => {
       },
     };
   }
-
-  /** The ids of the events of `type` a client got, in order. */
-  const idsOf = (c: Client, type: string) =>
-    c
-      .events()
-      .filter((e) => e['type'] === type)
-      .map((e) => String(e['id']));
 
   /** Connects while events are being published; answers what it got once it has the newest. */
   async function joined(transport: Transport, type: string, extra: Record<string, string>, noise: number) {
