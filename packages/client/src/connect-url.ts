@@ -12,6 +12,7 @@ export function connectUrl(
     connectionToken: params.connectionToken,
     // A position is newer than the rewind it may have started from: the gateway ignores it then.
     rewind: params.rewind && params.lastEventId === undefined ? String(params.rewind) : undefined,
+    latest: params.latest && params.lastEventId === undefined ? 'true' : undefined,
     ...extra,
   };
   for (const [name, value] of Object.entries(query))

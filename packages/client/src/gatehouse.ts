@@ -44,9 +44,15 @@ export interface GatehouseOptions {
   /**
    * The last this many events the subscriptions match come first, then live, with no gap and no
    * duplicate (the gateway takes it down to HISTORY_MAX_LIMIT). Only while the client has no
-   * position: a reconnect resumes from the last event it had. `rewind: 1` is the latest value.
+   * position: a reconnect resumes from the last event it had.
    */
   rewind?: number;
+  /**
+   * The newest event of each place the subscriptions name (of the types the gateway keeps,
+   * LATEST_EVENT_TYPES) comes first, then live: the current state without asking a backend. Only
+   * while the client has no position. WebSocket and SSE; long polling: use `rewind`.
+   */
+  latest?: boolean;
   /** Delays between reconnects: full jitter, doubling from `initialMs` (500) up to `maxMs` (30 s). */
   backoff?: BackoffOptions;
   /** A transport that gives no answer within this time counts as one that cannot open (10 s). */
@@ -505,6 +511,7 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
           subscriptions: this.subscriptionList,
           lastEventId: this.position,
           rewind: this.options.rewind,
+          latest: this.options.latest,
           connectionToken: this.previousConnectionToken,
           idleTimeoutMs: this.options.idleTimeoutMs ?? 45_000,
         },
