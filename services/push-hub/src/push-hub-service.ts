@@ -178,6 +178,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
         );
   const hub = new Hub({
     latest,
+    warmedUp: config.EVENT_BUFFER_WARMUP && !interest && deps.fanoutBus.capabilities.tail,
     maxRewind: config.HISTORY_MAX_LIMIT,
     rewindTail: brokerTail,
     extractors,
@@ -355,6 +356,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       ring,
       compare: (a, b) => deps.fanoutBus.comparePositions(a, b),
       covers: (types, position) => hub.covers(types, position),
+      wholeStream: () => hub.ringHoldsWholeStream(),
       tail: brokerTail,
     },
     maxJsonDepth: deps.maxJsonDepth ?? defaultMaxJsonDepth,

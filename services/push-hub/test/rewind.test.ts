@@ -93,6 +93,27 @@ describe('rewind and since on every transport', () => {
     });
   }
 
+  it('rewinds from the broker on a replica that started after the events (no warm-up)', async () => {
+    const type = 'rw.before-start';
+    const events = publisher(type, 0);
+    await events.publish(4);
+    const late = await startHubFixture(
+      { EVENT_BUFFER_SIZE: '8', EVENT_BUFFER_WARMUP: 'false', REPLICA_ID: 'late' },
+      { bus: fx.bus, store: fx.store },
+    );
+    try {
+      // Its buffer has dropped nothing, yet holds only what came after it started.
+      await events.publish(1);
+      await waitFor(() => late.hub.ring.size === 1);
+      const client = await openClient(late.url, 'sse', [{ eventType: type }], { rewind: '3' });
+      await waitFor(() => idsOf(client, type).length === 3, { what: 'the rewind from the broker' });
+      assert.deepEqual(idsOf(client, type), events.ids.slice(2));
+      client.close();
+    } finally {
+      await late.stop();
+    }
+  });
+
   it('answers a since the stream cannot have with gw.resync_required', async () => {
     const client = await open('sse', 'rw.resync', { since: 'not-a-position' });
     await waitFor(() => client.events().some((e) => e['type'] === 'gw.resync_required'));

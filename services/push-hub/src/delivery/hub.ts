@@ -67,6 +67,11 @@ export interface HubOptions {
   membership?: (change: MembershipChange) => void;
   /** Told of every connection opened, closed (with why) and changed (LIFECYCLE_EVENTS_TOPIC). */
   lifecycle?: ConnectionLifecycle | undefined;
+  /**
+   * The ring was filled from the stream's newest events at start (EVENT_BUFFER_WARMUP): while it has
+   * dropped none and is not full, it holds the whole stream (ringHoldsWholeStream).
+   */
+  warmedUp?: boolean;
   /** The most a connect's `rewind` asks for is taken down to (HISTORY_MAX_LIMIT). */
   maxRewind?: number;
   /** The broker's tail, for a rewind further back than the ring holds (HISTORY_BROKER_SCAN). */
@@ -109,6 +114,7 @@ export class Hub {
   /** The types the fan-out subscription reads, with interest routing (long polls tell it theirs). */
   readonly interest: FanoutInterest | undefined;
   private readonly maxRewind: number;
+  private readonly warmedUp: boolean;
   private readonly rewindTail: BrokerTailOptions | undefined;
   private readonly latest: LatestValues | undefined;
 
@@ -123,6 +129,7 @@ export class Hub {
     this.membership = options.membership;
     this.lifecycle = options.lifecycle;
     this.maxRewind = options.maxRewind ?? 100;
+    this.warmedUp = options.warmedUp ?? false;
     this.rewindTail = options.rewindTail;
     this.latest = options.latest;
     this.catchUp = new CatchUp({
@@ -216,11 +223,21 @@ export class Hub {
     );
   }
 
+  /**
+   * Whether the ring holds every event of the stream: it was warmed up from the stream, has dropped
+   * none and is not full (a full warm-up may have left older ones on the broker). Without a warm-up,
+   * the events before this replica started are on the broker only.
+   */
+  ringHoldsWholeStream(): boolean {
+    const { ring } = this;
+    return this.warmedUp && ring.end === ring.size && ring.size < ring.capacity;
+  }
+
   /** A new connection's rewind: from the ring when it holds the last `n` events, else from the broker. */
   private rewind(conn: Connection, n: number): void {
     const matches = this.catchUpMatches(conn);
     const usable = this.ring.oldest !== undefined && this.covers(this.index.typesOf(conn), this.ring.oldest);
-    const start = usable ? rewindStart(this.ring, matches, n) : undefined;
+    const start = usable ? rewindStart(this.ring, matches, n, this.ringHoldsWholeStream()) : undefined;
     if (start && (start.found >= n || start.complete || !this.rewindTail)) {
       if (start.found > 0) this.catchUp.rewind(conn, start.seq);
       return;
@@ -261,7 +278,7 @@ export class Hub {
     if (oldest === undefined || !this.covers(types, oldest)) return undefined;
     const matches = this.index.matcherFor(subscriptions);
     const wanted = (e: RingEvent) => types.has(e.type) && matches(e.event as { type: string });
-    const start = rewindStart(this.ring, wanted, Math.min(n, this.maxRewind));
+    const start = rewindStart(this.ring, wanted, Math.min(n, this.maxRewind), this.ringHoldsWholeStream());
     if (start.found === 0) return undefined;
     const before = this.ring.get(start.seq - 1)?.position;
     if (before !== undefined) return before;

@@ -14,6 +14,8 @@ export interface HistorySource {
   compare(a: Position, b: Position): number;
   /** Whether the ring has every event of `types` after `position` (interest routing may skip types). */
   covers(types: Iterable<string>, position: Position): boolean;
+  /** Whether the ring holds every event of the stream (Hub.ringHoldsWholeStream): then nothing is older. */
+  wholeStream(): boolean;
   /** The broker's tail, where the stream can be replayed; without it, history is the ring's. */
   tail: BrokerTailOptions | undefined;
 }
@@ -39,8 +41,7 @@ export async function readHistory(source: HistorySource, req: HistoryRequest): P
   const { ring } = source;
   const ringUsable = ring.oldest !== undefined && source.covers(req.types, ring.oldest);
   if (ringUsable) fromRing(source, req, page);
-  // Nothing was ever dropped from the ring: it is the whole stream since this replica started.
-  const ringIsAll = ringUsable && ring.end === ring.size;
+  const ringIsAll = ringUsable && source.wholeStream();
   if (page.full || ringIsAll || !source.tail) return page.result();
   const boundary = ringUsable ? olderOf(source, ring.oldest!, req.before) : req.before;
   const older = await readBrokerTail(source.tail, req.wanted, req.limit - page.size, boundary);
