@@ -35,8 +35,8 @@ import type { ChangeCause, ConnectionLifecycle, ConnectionSnapshot, EndReason } 
 import { readStreamEvent } from './stream-event.ts';
 import type { StreamReplay } from './stream-replay.ts';
 import { UnreadEvent } from './unread-event.ts';
-import { rewindStart } from './rewind-start.ts';
-import { type BrokerTailOptions, readBrokerTail } from '../history/broker-tail.ts';
+import { ConnectionStart } from './connection-start.ts';
+import type { BrokerTailOptions } from '../history/broker-tail.ts';
 import type { LatestValues } from '../latest/index.ts';
 
 export interface HubOptions {
@@ -113,9 +113,8 @@ export class Hub {
   private readonly lifecycle: ConnectionLifecycle | undefined;
   /** The types the fan-out subscription reads, with interest routing (long polls tell it theirs). */
   readonly interest: FanoutInterest | undefined;
-  private readonly maxRewind: number;
-  private readonly warmedUp: boolean;
-  private readonly rewindTail: BrokerTailOptions | undefined;
+  /** Rewinds and latest values of new connections (connection-start.ts). */
+  private readonly start: ConnectionStart;
   private readonly latest: LatestValues | undefined;
 
   constructor(options: HubOptions) {
@@ -128,9 +127,6 @@ export class Hub {
     this.fanout = options.fanout;
     this.membership = options.membership;
     this.lifecycle = options.lifecycle;
-    this.maxRewind = options.maxRewind ?? 100;
-    this.warmedUp = options.warmedUp ?? false;
-    this.rewindTail = options.rewindTail;
     this.latest = options.latest;
     this.catchUp = new CatchUp({
       ring: this.ring,
@@ -147,6 +143,18 @@ export class Hub {
       closeUnavailable: (conn) => this.close(conn, 'unavailable'),
       expectAhead: (conn, b) => this.expectAhead(conn, b),
       resumed: (source) => this.metrics.resumed(source),
+    });
+    this.start = new ConnectionStart({
+      ring: this.ring,
+      catchUp: this.catchUp,
+      index: this.index,
+      covers: (types, position) => this.covers(types, position),
+      resume: (conn, from) => this.resume(conn, from),
+      close: (conn) => this.close(conn, 'unavailable'),
+      maxRewind: options.maxRewind ?? 100,
+      warmedUp: options.warmedUp ?? false,
+      tail: options.rewindTail,
+      latest: options.latest,
     });
   }
 
@@ -196,99 +204,21 @@ export class Hub {
     this.sendOwn(conn, subscriptionsSet(subs, welcomeAt), welcomeAt);
     if (this.connections.get(conn.id) !== conn) return;
     if (resumeFrom !== undefined) this.resume(conn, resumeFrom);
-    else if (welcome.rewind) this.rewind(conn, Math.min(welcome.rewind, this.maxRewind));
-    else if (welcome.latest && this.latest) this.sendLatest(conn, this.latest, subs);
+    else if (welcome.rewind) this.start.rewind(conn, welcome.rewind);
+    else if (welcome.latest) this.start.latest(conn, subs);
   }
 
   /**
-   * The newest kept events of its places, read from the store while live events wait (held); then
-   * it goes on from the ring where it was held. A kept event the ring's part sends is not sent twice.
-   */
-  private sendLatest(conn: Connection, latest: LatestValues, subs: Subscription[]): void {
-    const held = this.catchUp.hold(conn);
-    const liveFrom = this.ring.end;
-    latest.of(subs, this.catchUpMatches(conn)).then(
-      (values) => {
-        if (!this.catchUp.holds(conn, held)) return;
-        this.catchUp.forget(conn);
-        const firstLive = this.ring.get(liveFrom)?.position;
-        for (const v of values)
-          if (firstLive === undefined || latest.compare(v.position, firstLive) < 0)
-            conn.send({ type: v.type, json: v.json, position: v.position });
-        this.catchUp.rewind(conn, liveFrom);
-      },
-      () => {
-        if (this.catchUp.holds(conn, held)) this.close(conn, 'unavailable');
-      },
-    );
-  }
-
-  /**
-   * Whether the ring holds every event of the stream: it was warmed up from the stream, has dropped
-   * none and is not full (a full warm-up may have left older ones on the broker). Without a warm-up,
-   * the events before this replica started are on the broker only.
+   * Whether the ring holds every event of the stream (connection-start.ts): history and rewinds
+   * need the broker for nothing older then.
    */
   ringHoldsWholeStream(): boolean {
-    const { ring } = this;
-    return this.warmedUp && ring.end === ring.size && ring.size < ring.capacity;
+    return this.start.ringHoldsWholeStream();
   }
 
-  /** A new connection's rewind: from the ring when it holds the last `n` events, else from the broker. */
-  private rewind(conn: Connection, n: number): void {
-    const matches = this.catchUpMatches(conn);
-    const usable = this.ring.oldest !== undefined && this.covers(this.index.typesOf(conn), this.ring.oldest);
-    const start = usable ? rewindStart(this.ring, matches, n, this.ringHoldsWholeStream()) : undefined;
-    if (start && (start.found >= n || start.complete || !this.rewindTail)) {
-      if (start.found > 0) this.catchUp.rewind(conn, start.seq);
-      return;
-    }
-    if (this.rewindTail) this.rewindFromBroker(conn, n, matches);
-  }
-
-  /**
-   * The broker's tail names the oldest of the last `n` events: it is sent, then the connection
-   * resumes from it (ring or replay), so that what came meanwhile is sent once, in order.
-   */
-  private rewindFromBroker(conn: Connection, n: number, matches: (e: RingEvent) => boolean): void {
-    const held = this.catchUp.hold(conn);
-    const liveFrom = this.ring.end;
-    readBrokerTail(this.rewindTail!, matches, n, undefined).then(
-      (events) => {
-        if (!this.catchUp.holds(conn, held)) return;
-        this.catchUp.forget(conn);
-        const first = events[0];
-        if (!first) return this.catchUp.rewind(conn, liveFrom);
-        conn.send({ type: first.type, json: first.json, position: first.position });
-        this.resume(conn, first.position);
-      },
-      () => {
-        if (this.catchUp.holds(conn, held)) this.close(conn, 'unavailable');
-      },
-    );
-  }
-
-  /**
-   * A long poll's rewind, as the cursor it starts at: before the oldest of the last `n` events
-   * `subscriptions` match in the ring (`''`: the ring's start). Undefined when the ring holds none of
-   * them. From the ring only: a cursor names the event before, which the broker's tail cannot.
-   */
+  /** A long poll's rewind, as the cursor it starts at (connection-start.ts). */
   rewindCursor(subscriptions: Subscription[], n: number): string | undefined {
-    const types = new Set(subscriptions.map((s) => s.eventType));
-    const { oldest } = this.ring;
-    if (oldest === undefined || !this.covers(types, oldest)) return undefined;
-    const matches = this.index.matcherFor(subscriptions);
-    const wanted = (e: RingEvent) => types.has(e.type) && matches(e.event as { type: string });
-    const start = rewindStart(this.ring, wanted, Math.min(n, this.maxRewind), this.ringHoldsWholeStream());
-    if (start.found === 0) return undefined;
-    const before = this.ring.get(start.seq - 1)?.position;
-    if (before !== undefined) return before;
-    // Nothing before the ring's oldest: all of it when the ring has all, else all after its oldest.
-    return start.complete ? '' : this.ring.get(start.seq)!.position;
-  }
-
-  private catchUpMatches(conn: Connection): (e: RingEvent) => boolean {
-    return (e) =>
-      this.index.subscribes(conn, e.type) && this.index.matches(conn, e.event as { type: string });
+    return this.start.rewindCursor(subscriptions, n);
   }
 
   /** Forgets a connection that ended; `reason` says why (its client went away unless told otherwise). */
