@@ -172,7 +172,9 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
             store: deps.store,
             extractors,
             compare: (a, b) => deps.fanoutBus.comparePositions(a, b),
-            onError: (err) => logger.warn({ err }, 'latest value not kept'),
+            onError: onceEvery(10_000, (err, missed) =>
+              logger.warn({ err, missed }, 'latest value not kept (store unavailable?)'),
+            ),
             overflowed: () => latestOverflow.inc(),
           },
         );
@@ -550,6 +552,25 @@ function interestRouting(
     lingerMs: config.FANOUT_ROUTING_LINGER,
     changed: (types) => metrics.fanoutRoutes(types),
   });
+}
+
+/**
+ * `report` at most once per `ms`, told how many calls it missed since: a store outage fails every
+ * write of every replica, and the log must not grow with the event rate.
+ */
+function onceEvery(ms: number, report: (err: unknown, missed: number) => void): (err: unknown) => void {
+  let last = 0;
+  let missed = 0;
+  return (err) => {
+    const now = Date.now();
+    if (now - last < ms) {
+      missed++;
+      return;
+    }
+    last = now;
+    report(err, missed);
+    missed = 0;
+  };
 }
 
 /**
