@@ -19,6 +19,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { EVENTS_PATH } from '@gatehouse/publisher';
 import {
+  HISTORY_PATH,
   LONGPOLL_PATH,
   PRESENCE_PATH,
   SOCKETIO_PATH,
@@ -90,6 +91,7 @@ describe('public edge document: the routes of the services', () => {
       publicEdgeDocumentPath,
       SSE_PATH,
       PRESENCE_PATH,
+      HISTORY_PATH,
       WS_PATH,
       LONGPOLL_PATH,
       subscriptionsPath,

@@ -1,7 +1,7 @@
 /**
  * Property-based fuzzing of the public edge (fast-check) against the embedded gateway: the push hub's
  * connects (SSE, WebSocket upgrade, long-poll query strings and cookies, a live long-poll
- * connection's cursor cookies), `POST /_gw/v1/events` and
+ * connection's cursor cookies), history queries (`GET /_gw/v1/history`), `POST /_gw/v1/events` and
  * `PUT /_gw/v1/connection/{transport}/{token}/subscriptions`, sent as raw bytes over TCP so that
  * anything goes: oversized headers, bad JSON, bad JWTs (forged, `alg: none`, random claims, junk),
  * invalid UTF-8 (raw, percent-encoded, and inside JSON strings), control characters, deeply nested
@@ -79,6 +79,7 @@ const allowed = {
   ws: documentedStatuses('/_gw/v1/connection/ws'),
   events: documentedStatuses('/_gw/v1/events'),
   subscriptions: documentedStatuses('/_gw/v1/connection/{transport}/{connectionToken}/subscriptions'),
+  history: documentedStatuses('/_gw/v1/history'),
 } as const;
 type Endpoint = keyof typeof allowed;
 
@@ -312,7 +313,22 @@ const queryString = fc
   .array(
     fc.tuple(
       fc.oneof(
-        fc.constantFrom('jwt', 'subscriptions', 'lastEventId', 'positions', 'EIO', 'x', ''),
+        fc.constantFrom(
+          'jwt',
+          'subscriptions',
+          'lastEventId',
+          'since',
+          'rewind',
+          'latest',
+          'eventType',
+          'where',
+          'limit',
+          'before',
+          'positions',
+          'EIO',
+          'x',
+          '',
+        ),
         prototypeKey,
       ),
       queryValue,
@@ -652,6 +668,10 @@ describe('public edge: property-based fuzzing', () => {
   );
 
   /** Each property as a runner, so that properties of different shapes sit in one list. */
+  /** History queries: the same hostile query strings, at the history path. */
+  const history = fc.asyncProperty(method('GET'), queryString, headers, (m, query, extra) =>
+    check(port, 'history', { method: m, target: `/_gw/v1/history${query}`, headers: extra }),
+  );
   const runner =
     <T extends unknown[]>(property: fc.IAsyncPropertyWithHooks<T>) =>
     (params: fc.Parameters<T>) =>
@@ -666,6 +686,7 @@ describe('public edge: property-based fuzzing', () => {
     'hostile subscription lists at connect': runner(hostileConnects),
     'hostile JSON events': runner(structuredEvents),
     'hostile subscription changes': runner(hostileChanges),
+    history: runner(history),
   });
 
   async function runAll(numRuns: number, seedOffset: number): Promise<void> {

@@ -10,6 +10,9 @@ export function connectUrl(
   const query: Record<string, string | undefined> = {
     subscriptions: params.subscriptions && JSON.stringify(params.subscriptions),
     connectionToken: params.connectionToken,
+    // A position is newer than the rewind it may have started from: the gateway ignores it then.
+    rewind: params.rewind && params.lastEventId === undefined ? String(params.rewind) : undefined,
+    latest: params.latest && params.lastEventId === undefined ? 'true' : undefined,
     ...extra,
   };
   for (const [name, value] of Object.entries(query))

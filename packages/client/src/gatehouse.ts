@@ -22,6 +22,8 @@ import { websocketTransport } from './transports/websocket.ts';
 import type {
   CloudEvent,
   EventTypes,
+  HistoryOptions,
+  HistoryPage,
   Presence,
   PresenceChange,
   Subscription,
@@ -37,6 +39,20 @@ export interface GatehouseOptions {
   subscriptions?: Subscription[];
   /** Resume after this stream position at the first connect. */
   lastEventId?: string;
+  /** The same as `lastEventId`, by the name a subscription's start has (an event's or a history page's position). */
+  since?: string;
+  /**
+   * The last this many events the subscriptions match come first, then live, with no gap and no
+   * duplicate (the gateway takes it down to HISTORY_MAX_LIMIT). Only while the client has no
+   * position: a reconnect resumes from the last event it had.
+   */
+  rewind?: number;
+  /**
+   * The newest event of each place the subscriptions name (of the types the gateway keeps,
+   * LATEST_EVENT_TYPES) comes first, then live: the current state without asking a backend. Only
+   * while the client has no position. WebSocket and SSE; long polling: use `rewind`.
+   */
+  latest?: boolean;
   /** Delays between reconnects: full jitter, doubling from `initialMs` (500) up to `maxMs` (30 s). */
   backoff?: BackoffOptions;
   /** A transport that gives no answer within this time counts as one that cannot open (10 s). */
@@ -230,7 +246,7 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
     this.transports = transportsOf(options.transports ?? ['websocket', 'sse', 'longpolling']);
     this.backoff = new Backoff(options.backoff);
     this.dedupe = new Dedupe(options.dedupeWindow);
-    this.position = options.lastEventId;
+    this.position = options.lastEventId ?? options.since;
     this.subscriptionList = options.subscriptions;
     if (typeof options.token === 'string') this.token = options.token;
     // Connect after the caller had the chance to add its listeners.
@@ -420,6 +436,26 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
     return (await res.json()) as Presence;
   }
 
+  /**
+   * The newest events of `eventType` (in the place `where`) this client's subscription to it would
+   * have been sent, newest first, at most `limit`; `before` (a page's `next`, an event's position)
+   * pages back. Allowed as subscribing there would be; rejects with a SubscriptionError carrying the
+   * gateway's status and text otherwise (403), or for bad parameters (400).
+   */
+  async history(eventType: string, options: HistoryOptions = {}): Promise<HistoryPage> {
+    const url = new URL('/_gw/v1/history', this.base);
+    url.searchParams.set('eventType', eventType);
+    if (options.where !== undefined) url.searchParams.set('where', JSON.stringify(options.where));
+    if (options.limit !== undefined) url.searchParams.set('limit', String(options.limit));
+    if (options.before !== undefined) url.searchParams.set('before', options.before);
+    if (this.token === undefined && typeof this.options.token === 'function') await this.refreshToken();
+    const res = await fetch(url, {
+      headers: this.token === undefined ? {} : { authorization: `Bearer ${this.token}` },
+    });
+    if (res.status !== 200) throw new SubscriptionError(res.status, await res.text().catch(() => ''));
+    return (await res.json()) as HistoryPage;
+  }
+
   /** Ends the client: no more events, no reconnect. */
   close(): void {
     this.finish({ code: 'closed_by_client', reason: 'closed by the client' });
@@ -490,6 +526,8 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
           token: this.token,
           subscriptions: this.subscriptionList,
           lastEventId: this.position,
+          rewind: this.options.rewind,
+          latest: this.options.latest,
           connectionToken: this.previousConnectionToken,
           idleTimeoutMs: this.options.idleTimeoutMs ?? 45_000,
         },

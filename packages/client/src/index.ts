@@ -16,6 +16,8 @@ export {
   type CloudEvent,
   type EventTypes,
   extensionOf,
+  type HistoryOptions,
+  type HistoryPage,
   type Presence,
   type PresenceChange,
   type Subscription,

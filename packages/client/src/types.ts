@@ -66,3 +66,21 @@ export interface Presence {
   /** A replica of the gateway did not answer in time: its connections are not counted. */
   partial: boolean;
 }
+
+/** What `Gatehouse.history` reads: a place, a page size, a page's start. */
+export interface HistoryOptions {
+  /** One of the constraint objects clients subscribe to the type with (a room: `{ room: 42 }`). */
+  where?: Record<string, unknown>;
+  /** Events in the page, 1 to the gateway's HISTORY_MAX_LIMIT (20 when absent). */
+  limit?: number;
+  /** Only events older than this position (the previous page's `next`). */
+  before?: string;
+}
+
+/** A page of history, newest first (`Gatehouse.history`). */
+export interface HistoryPage {
+  eventType: string;
+  events: Array<{ position: string; event: CloudEvent }>;
+  /** The `before` of the next, older page; absent when nothing older is known. */
+  next?: string;
+}

@@ -204,6 +204,48 @@ export const pushHubConfig = {
     60,
     { min: 1 },
   ),
+  HISTORY_MAX_LIMIT: int(
+    'events one history page holds at most (GET /_gw/v1/history `limit`, 400 beyond), and the most a subscription may rewind (`rewind`, taken down to it)',
+    100,
+    { min: 1, max: 10_000 },
+  ),
+  HISTORY_MAX_BYTES: int(
+    'bytes of event JSON one history page holds at most (at least one event); the page stops there and goes on at its `next`',
+    1024 * 1024,
+    { min: 64 * 1024, max: 64 * 1024 * 1024 },
+  ),
+  HISTORY_QUERIES_PER_MINUTE: int(
+    'history queries one client address may make per minute on each replica (GET /_gw/v1/history; 429 with Retry-After beyond): a page past the event buffer reads the broker',
+    60,
+    { min: 1 },
+  ),
+  HISTORY_BROKER_SCAN: int(
+    "messages of the fan-out stream's newest one history page or rewind past the event buffer reads from the broker at most (the buffer's own among them)",
+    20_000,
+    { min: 1, max: 1_000_000 },
+  ),
+  HISTORY_BROKER_TIMEOUT: duration(
+    'how long a history read from the broker may take before the answer is 503 (Retry-After)',
+    '5s',
+    { min: '100ms', max: '1m' },
+  ),
+  LATEST_EVENT_TYPES: list(
+    'event types whose newest event (per type, and per value of each extractor field of the type) is kept in the store for clients connecting with `latest=true`; comma-separated, none by default',
+  ),
+  LATEST_MAX_EVENT_BYTES: int(
+    'bytes of CloudEvent JSON a kept latest event may have; a larger one is not kept (its key keeps the previous one)',
+    64 * 1024,
+    { min: 1024, max: 1024 * 1024 },
+  ),
+  LATEST_MAX_KEYS: int(
+    'distinct latest-value keys (types and field values) one replica writes at most; new keys beyond are not kept (gw_latest_keys_overflow_total)',
+    100_000,
+    { min: 1, max: 10_000_000 },
+  ),
+  LATEST_TTL: duration('how long a latest value is kept in the store after its last event', '24h', {
+    min: '1s',
+    max: '365d',
+  }),
   PRESENCE_CACHE_TTL: duration(
     "how long a replica keeps a place's presence for clients (GET /_gw/v1/presence): one cluster query per place and period, however many clients ask",
     '1s',

@@ -13,6 +13,7 @@ import { type Bus, type Subscription as BusSubscription, ReplicaChannel } from '
 import {
   clientAddress,
   type ConfigOf,
+  counter,
   defaultMaxJsonDepth,
   type GatewayService,
   type Health,
@@ -65,6 +66,8 @@ import {
 import { createConsoleFiles, createDashboard, createTestEvent } from './console/index.ts';
 import { HubMetrics } from './metrics/index.ts';
 import { createPresence, withPresenceExtractors } from './presence/index.ts';
+import { createHistoryApi } from './history/index.ts';
+import { LatestValues } from './latest/index.ts';
 import { createLifecycleEvents, type LifecycleEvents } from './lifecycle/index.ts';
 
 import {
@@ -146,7 +149,44 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       })
     : undefined;
   const interest = interestRouting(config, deps.fanoutBus, metrics, logger);
+  // History and rewinds further back than the event buffer read the newest of the stream.
+  const brokerTail = deps.fanoutBus.capabilities.tail
+    ? {
+        bus: deps.fanoutBus,
+        topic: config.FANOUT_TOPIC,
+        scan: config.HISTORY_BROKER_SCAN,
+        timeoutMs: config.HISTORY_BROKER_TIMEOUT,
+      }
+    : undefined;
+  const latestOverflow = counter(deps.registry, {
+    name: 'gw_latest_keys_overflow_total',
+    help: 'Latest values not kept: this replica wrote LATEST_MAX_KEYS keys already',
+  });
+  const latest =
+    config.LATEST_EVENT_TYPES.length === 0
+      ? undefined
+      : new LatestValues(
+          {
+            types: new Set(config.LATEST_EVENT_TYPES),
+            maxEventBytes: config.LATEST_MAX_EVENT_BYTES,
+            maxKeys: config.LATEST_MAX_KEYS,
+            ttlSeconds: Math.ceil(config.LATEST_TTL / 1000),
+          },
+          {
+            store: deps.store,
+            extractors,
+            compare: (a, b) => deps.fanoutBus.comparePositions(a, b),
+            onError: onceEvery(10_000, (err, missed) =>
+              logger.warn({ err, missed }, 'latest value not kept (store unavailable?)'),
+            ),
+            overflowed: () => latestOverflow.inc(),
+          },
+        );
   const hub = new Hub({
+    latest,
+    warmedUp: config.EVENT_BUFFER_WARMUP && !interest && deps.fanoutBus.capabilities.tail,
+    maxRewind: config.HISTORY_MAX_LIMIT,
+    rewindTail: brokerTail,
     extractors,
     ring,
     replay,
@@ -324,6 +364,26 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     lifecycle,
   });
 
+  const history = createHistoryApi({
+    source: {
+      ring,
+      compare: (a, b) => deps.fanoutBus.comparePositions(a, b),
+      covers: (types, position) => hub.covers(types, position),
+      wholeStream: () => hub.ringHoldsWholeStream(),
+      tail: brokerTail,
+    },
+    maxJsonDepth: deps.maxJsonDepth ?? defaultMaxJsonDepth,
+    validate: (subs) => hub.index.validate(subs),
+    matcherFor: (subs) => hub.index.matcherFor(subs),
+    maxLimit: config.HISTORY_MAX_LIMIT,
+    maxBytes: config.HISTORY_MAX_BYTES,
+    queries: new AddressBudget({ perMinute: config.HISTORY_QUERIES_PER_MINUTE }),
+    addressOf: (req) => clientAddress(req, config.TRUSTED_PROXIES),
+    bearerTokens,
+    resolve,
+    cors: config.CORS_ALLOWED_ORIGINS,
+  });
+
   const subscriptions = createSubscriptionsEndpoint({
     tokens,
     bearerTokens,
@@ -407,6 +467,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       (req, res) => longpoll.handle(req, res),
       subscriptions,
       presence.public,
+      history.public,
       (req, res) => socketio.handle(req, res),
     ]),
     internal: async (req, res) =>
@@ -503,6 +564,25 @@ function interestRouting(
     lingerMs: config.FANOUT_ROUTING_LINGER,
     changed: (types) => metrics.fanoutRoutes(types),
   });
+}
+
+/**
+ * `report` at most once per `ms`, told how many calls it missed since: a store outage fails every
+ * write of every replica, and the log must not grow with the event rate.
+ */
+function onceEvery(ms: number, report: (err: unknown, missed: number) => void): (err: unknown) => void {
+  let last = 0;
+  let missed = 0;
+  return (err) => {
+    const now = Date.now();
+    if (now - last < ms) {
+      missed++;
+      return;
+    }
+    last = now;
+    report(err, missed);
+    missed = 0;
+  };
 }
 
 /**

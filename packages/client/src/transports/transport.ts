@@ -11,6 +11,10 @@ export interface ConnectParams {
   subscriptions: Subscription[] | undefined;
   /** The stream position to resume after. */
   lastEventId: string | undefined;
+  /** Without a position: the last this many events the subscriptions match come first. */
+  rewind?: number | undefined;
+  /** Without a position: the newest kept event of each place it subscribes to comes first. */
+  latest?: boolean | undefined;
   /** The previous connection's token: marks the connect as a reconnect for the rate limit. */
   connectionToken: string | undefined;
   /** A connection that hears nothing for this long is dropped (SSE, long-polling). */

@@ -17,6 +17,10 @@ export interface ConnectRequest extends SubscriptionRequest {
   resumeFrom: string | undefined;
   /** The token of the client's previous connection, when it sends one back. */
   connectionToken: string | undefined;
+  /** `rewind`: the last this many events its subscriptions match come first (unless it resumes). */
+  rewind: number | undefined;
+  /** `latest=true`: the newest kept event of each of its places comes first (unless it resumes or rewinds). */
+  latest: boolean;
 }
 
 export function readConnectRequest(req: IncomingMessage, bearerTokens: BearerTokens): ConnectRequest {
@@ -26,6 +30,9 @@ export function readConnectRequest(req: IncomingMessage, bearerTokens: BearerTok
       jwt: query.get('jwt') ?? undefined,
       subscriptions: query.get('subscriptions') ?? undefined,
       lastEventId: headerValue(req.headers['last-event-id']) ?? query.get('lastEventId') ?? undefined,
+      since: query.get('since') ?? undefined,
+      rewind: query.get('rewind') ?? undefined,
+      latest: query.get('latest') ?? undefined,
       connectionToken: query.get('connectionToken') ?? undefined,
       authorization: req.headers.authorization,
     },
@@ -37,6 +44,15 @@ export interface ConnectParams {
   jwt: string | undefined;
   subscriptions: unknown;
   lastEventId: string | undefined;
+  /**
+   * `since`: the position to start after on a first connect (an event's, a history page's). A
+   * reconnect's own `lastEventId` is newer and wins.
+   */
+  since?: string | undefined;
+  /** `rewind`, as the client sent it (text, or a number in a socket.io handshake). */
+  rewind?: unknown;
+  /** `latest`, as the client sent it (`true`/`false`, or a boolean in a socket.io handshake). */
+  latest?: unknown;
   connectionToken?: string | undefined;
   authorization: string | string[] | undefined;
 }
@@ -57,9 +73,31 @@ export function fromParams(p: ConnectParams, bearerTokens: BearerTokens): Connec
     manual: p.subscriptions,
     checkBody: checkBodyOf(p.subscriptions),
     authorization: headerTokens.length === 0 && p.jwt ? `Bearer ${p.jwt}` : headerValue(p.authorization),
-    resumeFrom: p.lastEventId || undefined,
+    resumeFrom: p.lastEventId || p.since || undefined,
     connectionToken: p.connectionToken || undefined,
+    rewind: rewindOf(p.rewind),
+    latest: latestOf(p.latest),
   };
+}
+
+/** `latest`: true, false or absent (false). A 400 for anything else. */
+function latestOf(given: unknown): boolean {
+  if (given === undefined || given === false || given === 'false' || given === '') return false;
+  if (given === true || given === 'true') return true;
+  throw badRequest('latest: expected true or false');
+}
+
+/** Events a rewind may name, before the hub takes it down to HISTORY_MAX_LIMIT: a bound on the text. */
+const maxRewindText = 1_000_000;
+
+/** `rewind`: a whole number of events (0: none); absent: undefined. A 400 for anything else. */
+function rewindOf(given: unknown): number | undefined {
+  if (given === undefined || given === '') return undefined;
+  const n =
+    typeof given === 'number' ? given : /^[0-9]{1,7}$/.test(String(given)) ? Number(given) : Number.NaN;
+  if (!Number.isInteger(n) || n < 0 || n > maxRewindText)
+    throw badRequest(`rewind: expected a whole number of events from 0 to ${maxRewindText}`);
+  return n === 0 ? undefined : n;
 }
 
 /**

@@ -46,6 +46,8 @@ export interface Behind {
   countFrom: number;
   /** Bytes of matching events from `countFrom` on not yet written to it. */
   unread: number;
+  /** Waiting to learn where its rewind starts (broker-tail.ts): nothing is written until then. */
+  held?: boolean;
 }
 
 export interface CatchUpDeps {
@@ -105,6 +107,31 @@ export class CatchUp {
     }
     this.behind.delete(conn);
     return false;
+  }
+
+  /**
+   * A rewind served from the ring: `conn` is written the ring's events from sequence number `seq`
+   * on (those it matches), then goes live, as a resume from the event before it would.
+   */
+  rewind(conn: Connection, seq: number): void {
+    const b = this.track(conn, this.deps.ring.get(seq - 1)?.position, undefined);
+    b.next = seq;
+    this.pump(conn, b);
+  }
+
+  /**
+   * `conn` waits while its rewind's start is looked up on the broker: live events are counted as
+   * unread, not written, so that the rewind (a resume from that start) sends each once.
+   */
+  hold(conn: Connection): Behind {
+    const b = this.track(conn, undefined, undefined);
+    b.held = true;
+    return b;
+  }
+
+  /** Whether `conn` is still held by `b` (not gone, not resumed meanwhile). */
+  holds(conn: Connection, b: Behind): boolean {
+    return this.behind.get(conn) === b;
   }
 
   /**
@@ -170,6 +197,7 @@ export class CatchUp {
   private drained(conn: Connection, b: Behind): void {
     if (this.behind.get(conn) !== b) return;
     b.full = false;
+    if (b.held) return;
     if (b.target) {
       const resume = b.onDrained;
       b.onDrained = undefined;

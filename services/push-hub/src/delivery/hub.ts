@@ -41,6 +41,9 @@ import type { ChangeCause, ConnectionLifecycle, ConnectionSnapshot, EndReason } 
 import { readStreamEvent } from './stream-event.ts';
 import type { StreamReplay } from './stream-replay.ts';
 import { UnreadEvent } from './unread-event.ts';
+import { ConnectionStart } from './connection-start.ts';
+import type { BrokerTailOptions } from '../history/broker-tail.ts';
+import type { LatestValues } from '../latest/index.ts';
 
 export interface HubOptions {
   extractors: ExtractorConfig;
@@ -72,6 +75,17 @@ export interface HubOptions {
   membership?: (change: MembershipChange) => void;
   /** Told of every connection opened, closed (with why) and changed (LIFECYCLE_EVENTS_TOPIC). */
   lifecycle?: ConnectionLifecycle | undefined;
+  /**
+   * The ring was filled from the stream's newest events at start (EVENT_BUFFER_WARMUP): while it has
+   * dropped none and is not full, it holds the whole stream (ringHoldsWholeStream).
+   */
+  warmedUp?: boolean;
+  /** The most a connect's `rewind` asks for is taken down to (HISTORY_MAX_LIMIT). */
+  maxRewind?: number;
+  /** The broker's tail, for a rewind further back than the ring holds (HISTORY_BROKER_SCAN). */
+  rewindTail?: BrokerTailOptions | undefined;
+  /** The newest event per type and field value of LATEST_EVENT_TYPES, for `latest` connects. */
+  latest?: LatestValues | undefined;
 }
 
 export interface MembershipChange {
@@ -107,6 +121,9 @@ export class Hub {
   private readonly lifecycle: ConnectionLifecycle | undefined;
   /** The types the fan-out subscription reads, with interest routing (long polls tell it theirs). */
   readonly interest: FanoutInterest | undefined;
+  /** Rewinds and latest values of new connections (connection-start.ts). */
+  private readonly start: ConnectionStart;
+  private readonly latest: LatestValues | undefined;
 
   constructor(options: HubOptions) {
     this.ring = options.ring;
@@ -118,6 +135,7 @@ export class Hub {
     this.fanout = options.fanout;
     this.membership = options.membership;
     this.lifecycle = options.lifecycle;
+    this.latest = options.latest;
     this.catchUp = new CatchUp({
       ring: this.ring,
       replay: this.replay,
@@ -134,6 +152,18 @@ export class Hub {
       expectAhead: (conn, b) => this.expectAhead(conn, b),
       resumed: (source) => this.metrics.resumed(source),
     });
+    this.start = new ConnectionStart({
+      ring: this.ring,
+      catchUp: this.catchUp,
+      index: this.index,
+      covers: (types, position) => this.covers(types, position),
+      resume: (conn, from) => this.resume(conn, from),
+      close: (conn) => this.close(conn, 'unavailable'),
+      maxRewind: options.maxRewind ?? 100,
+      warmedUp: options.warmedUp ?? false,
+      tail: options.rewindTail,
+      latest: options.latest,
+    });
   }
 
   /** Connections written at their own place rather than live (resuming, or reading slowly). */
@@ -148,7 +178,8 @@ export class Hub {
   /**
    * Registers a connection and sends the welcome events (`token` in the first: the connection keeps
    * no copy, it is sent once); with `resumeFrom`, then the events after that position that match, or
-   * `gw.resync_required` when the position is no longer held.
+   * `gw.resync_required` when the position is no longer held; without it but with `rewind`, the last
+   * `rewind` events it matches first (rewind-start.ts), then live.
    */
   add(
     conn: Connection,
@@ -159,6 +190,10 @@ export class Hub {
       expiresAt?: number | undefined;
       /** The connect hook's `data`, sent in `gw.connection.create`. */
       data?: unknown;
+      /** The last this many events it matches come first (unless it resumes). */
+      rewind?: number | undefined;
+      /** The newest kept event of each place it subscribes to comes first (unless it resumes or rewinds). */
+      latest?: boolean | undefined;
     },
     about: ConnectionAbout = {},
   ): void {
@@ -175,7 +210,23 @@ export class Hub {
     const welcomeAt = resumeFrom ?? this.ring.place;
     this.sendOwn(conn, connectionCreated(token, welcome.data, welcomeAt), welcomeAt);
     this.sendOwn(conn, subscriptionsSet(subs, welcomeAt), welcomeAt);
-    if (resumeFrom !== undefined && this.connections.get(conn.id) === conn) this.resume(conn, resumeFrom);
+    if (this.connections.get(conn.id) !== conn) return;
+    if (resumeFrom !== undefined) this.resume(conn, resumeFrom);
+    else if (welcome.rewind) this.start.rewind(conn, welcome.rewind);
+    else if (welcome.latest) this.start.latest(conn, subs);
+  }
+
+  /**
+   * Whether the ring holds every event of the stream (connection-start.ts): history and rewinds
+   * need the broker for nothing older then.
+   */
+  ringHoldsWholeStream(): boolean {
+    return this.start.ringHoldsWholeStream();
+  }
+
+  /** A long poll's rewind, as the cursor it starts at (connection-start.ts). */
+  rewindCursor(subscriptions: Subscription[], n: number): string | undefined {
+    return this.start.rewindCursor(subscriptions, n);
   }
 
   /** Forgets a connection that ended; `reason` says why (its client went away unless told otherwise). */
@@ -330,6 +381,7 @@ export class Hub {
       return undefined;
     }
     const seq = this.ring.end - 1;
+    this.latest?.keep(e);
     const out: OutgoingEvent = { type: e.type, json: e.json, position };
     const delivered =
       this.fanout !== undefined && isTracingActive()
@@ -372,6 +424,7 @@ export class Hub {
       return undefined;
     }
     if (live) this.metrics.eventKeptUnread(e.type);
+    if (live && this.latest?.keeps(e.type)) this.latest.keep(e);
     return e;
   }
 

@@ -5,3 +5,4 @@ export { createPresence } from './presence-service.ts';
 export { withPresenceExtractors } from './presence-extractors.ts';
 export { answerQuery } from './replica-presence.ts';
 export { PresenceTracker } from './presence-tracker.ts';
+export { readPlace, type Place } from './presence-query.ts';

@@ -168,7 +168,9 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     // The cookie stops working when the session's JWT expires.
     const token = ctx.tokens.issue(id, resolved.clientAddress, resolved.sessionExpiresAt);
     const returning = madeHere(named.token) || madeHere(request.connectionToken);
-    const cursor = request.resumeFrom ?? startOf(returning);
+    const rewound =
+      request.rewind === undefined ? undefined : ctx.hub.rewindCursor(resolved.subscriptions, request.rewind);
+    const cursor = request.resumeFrom ?? rewound ?? startOf(returning);
     const record: LongPollRecord = {
       subscriptions: resolved.subscriptions,
       jwtSubscriptions: resolved.jwtSubscriptions,

@@ -120,6 +120,9 @@ export function createSocketIoTransport(ctx: TransportContext, limits: SocketIoL
           subscriptions: param('subscriptions'),
           // The offset the socket.io client sends back is newer than a lastEventId it was given once.
           lastEventId: stringOrUndefined(auth?.['offset']) ?? stringOrUndefined(param('lastEventId')),
+          since: stringOrUndefined(param('since')),
+          rewind: param('rewind'),
+          latest: param('latest'),
           connectionToken: stringOrUndefined(param('connectionToken')),
           authorization: headers.authorization,
         },
@@ -146,7 +149,7 @@ export function createSocketIoTransport(ctx: TransportContext, limits: SocketIoL
     conn.sessionId = resolved.sessionId;
     socket.onAny(() => socket.disconnect(true));
     socket.on('disconnect', (why) => ctx.hub.remove(conn, endReasonOf(why)));
-    addAdmitted(ctx, conn, resolved, request.resumeFrom);
+    addAdmitted(ctx, conn, resolved, request.resumeFrom, request);
   });
 
   // The handshake's place passes to the session it opened (engine.io emits `connection` while it

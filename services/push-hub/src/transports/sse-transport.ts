@@ -278,7 +278,7 @@ export function createSseTransport(ctx: TransportContext) {
     const conn = new SseConnection(id, res, state);
     conn.sessionId = resolved.sessionId;
     open.set(res, conn);
-    addAdmitted(ctx, conn, resolved, connectReq.resumeFrom);
+    addAdmitted(ctx, conn, resolved, connectReq.resumeFrom, connectReq);
   }
 
   return {

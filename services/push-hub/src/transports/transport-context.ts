@@ -49,6 +49,7 @@ export function addAdmitted(
   conn: Connection,
   admitted: AdmittedConnect,
   resumeFrom: string | undefined,
+  start: { rewind?: number | undefined; latest?: boolean | undefined } = {},
 ): void {
   ctx.hub.add(
     conn,
@@ -56,6 +57,8 @@ export function addAdmitted(
     {
       token: ctx.tokens.issue(conn.id, admitted.clientAddress),
       resumeFrom,
+      rewind: start.rewind,
+      latest: start.latest,
       expiresAt: admitted.expiresAt,
       data: admitted.welcomeData,
     },

@@ -216,7 +216,7 @@ export function createWsTransport(ctx: TransportContext, maxPayload: number) {
     open.set(ws, conn);
     ws.on('pong', onPong);
     ws.on('close', onClose);
-    addAdmitted(ctx, conn, resolved, connectReq.resumeFrom);
+    addAdmitted(ctx, conn, resolved, connectReq.resumeFrom, connectReq);
   }
 
   // The socket holds the connection's place from the upgrade until it closes, however it ends.

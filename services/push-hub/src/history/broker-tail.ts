@@ -1,0 +1,99 @@
+/**
+ * The newest events of the fan-out stream that the ring no longer holds, read from the broker: a
+ * broadcast subscription with `last` (the stream's newest `scan` messages), read up to where it went
+ * live and closed. Positions are opaque, so a broker cannot be read backwards from one; reading its
+ * tail is the one way every replaying adapter offers, and `scan` bounds what it costs.
+ */
+import {
+  type Bus,
+  BusUnavailableError,
+  type Message,
+  type Position,
+  PositionUnavailableError,
+} from '@gatehouse/bus';
+import { eventIdentity, type RingEvent } from '../delivery/event-ring.ts';
+import { readEventHeaders, readStreamEvent } from '../delivery/stream-event.ts';
+import { UnreadEvent } from '../delivery/unread-event.ts';
+
+export interface BrokerTailOptions {
+  bus: Bus;
+  topic: string;
+  /** Messages read at most, the newest of the stream (HISTORY_BROKER_SCAN). */
+  scan: number;
+  /** Time the read may take before the answer is our outage (HISTORY_BROKER_TIMEOUT). */
+  timeoutMs: number;
+}
+
+/**
+ * The newest `limit` events `wanted` takes that come before `before` (every one when undefined),
+ * oldest first, among the stream's newest `scan` messages.
+ */
+export async function readBrokerTail(
+  options: BrokerTailOptions,
+  wanted: (e: RingEvent) => boolean,
+  limit: number,
+  before: Position | undefined,
+): Promise<RingEvent[]> {
+  const { bus } = options;
+  const kept: RingEvent[] = [];
+  const seen = new Set<string>();
+  const done = Promise.withResolvers<void>();
+  // A time-out while subscribe is still pending is answered by its own rejection.
+  done.promise.catch(() => {});
+  let liveAfter: Position | undefined;
+  let early: Message[] | undefined = [];
+  let over = false;
+  const take = (m: Message) => {
+    if (over) return;
+    if (liveAfter !== undefined && bus.comparePositions(m.position, liveAfter) > 0) return finish();
+    const e = eventOf(m);
+    const identity = e && eventIdentity(e);
+    const older = before === undefined || bus.comparePositions(m.position, before) < 0;
+    if (e && older && !(identity !== undefined && seen.has(identity)) && wanted(e)) {
+      if (identity !== undefined) seen.add(identity);
+      kept.push(e);
+      // Only the newest `limit` are answered: the window slides, memory stays bounded.
+      if (kept.length > limit) kept.shift();
+    }
+    if (liveAfter !== undefined && bus.comparePositions(m.position, liveAfter) >= 0) finish();
+  };
+  function finish(): void {
+    over = true;
+    done.resolve();
+  }
+  const timer = setTimeout(
+    () => done.reject(new BusUnavailableError('the fan-out stream did not answer in time')),
+    options.timeoutMs,
+  );
+  const subscription = await bus
+    .subscribe(options.topic, (m) => (early ? void early.push(m) : take(m)), {
+      last: options.scan,
+      onError: () => {},
+    })
+    .catch((err: unknown) => {
+      clearTimeout(timer);
+      // The stream was made anew or trimmed under the read: nothing older is known.
+      if (err instanceof PositionUnavailableError) return undefined;
+      throw err;
+    });
+  if (!subscription) return [];
+  try {
+    liveAfter = subscription.liveAfter;
+    const arrived = early;
+    early = undefined;
+    if (liveAfter === undefined) finish();
+    for (const m of arrived) take(m);
+    await done.promise;
+    return kept;
+  } finally {
+    clearTimeout(timer);
+    await subscription.close();
+  }
+}
+
+function eventOf(m: Message): RingEvent | undefined {
+  const headers = readEventHeaders(m.headers);
+  if (headers) return new UnreadEvent(m.position, m.value, headers);
+  const e = readStreamEvent(m.position, m.value.toString('utf8'));
+  return typeof e === 'string' ? undefined : e;
+}

@@ -1,0 +1,173 @@
+/**
+ * `GET /_gw/v1/history?eventType=…&where=…&limit=…&before=…` for clients: the newest events of a
+ * type (of one constraint object with `where`), newest first, a page at most HISTORY_MAX_LIMIT
+ * events and HISTORY_MAX_BYTES long, `next` naming the `before` of the following page. Allowed
+ * exactly as subscribing to that place is (the JWT rules and SUBSCRIPTION_CHECK with
+ * `{"subscriptions": [the place]}`), and what the page holds is what that subscription would have
+ * been sent (its JWT-inferred constraints too). At most HISTORY_QUERIES_PER_MINUTE per client
+ * address (429): a page past the ring reads the broker. Bad parameters are a 400 naming them; the
+ * broker or store down a 503 with Retry-After.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Position } from '@gatehouse/bus';
+import {
+  type CorsPolicy,
+  HttpError,
+  type PreflightRules,
+  requestPath,
+  sendText,
+} from '@gatehouse/service-kit';
+import type { BearerTokens } from '../auth/index.ts';
+import type { RingEvent } from '../delivery/event-ring.ts';
+import type { AddressBudget } from '../limits/index.ts';
+import { readPlace } from '../presence/index.ts';
+import {
+  authorizationProblem,
+  badRequestOf,
+  refusalOf,
+  type ResolvedSubscriptions,
+  type Subscription,
+  type SubscriptionRequest,
+} from '../subscriptions/index.ts';
+import { type HistoryPage, type HistorySource, readHistory } from './history-reader.ts';
+
+export const HISTORY_PATH = '/_gw/v1/history';
+const preflight: PreflightRules = { methods: 'GET', headers: 'authorization' };
+/** Bytes of a `before` position: positions are short (an offset, a stream id, an epoch). */
+const maxPositionBytes = 256;
+
+export interface HistoryApiDeps {
+  source: HistorySource;
+  maxJsonDepth: number;
+  /** Checks a place's constraint fields as a subscription's (the extractor configuration). */
+  validate: (subs: Subscription[]) => void;
+  /** Whether the subscriptions take an event (the hub's index). */
+  matcherFor: (subs: Subscription[]) => (event: { type: string }) => boolean;
+  /** HISTORY_MAX_LIMIT. */
+  maxLimit: number;
+  /** HISTORY_MAX_BYTES. */
+  maxBytes: number;
+  /** HISTORY_QUERIES_PER_MINUTE per client address. */
+  queries: AddressBudget;
+  addressOf: (req: IncomingMessage) => string;
+  bearerTokens: BearerTokens;
+  resolve(req: SubscriptionRequest): Promise<ResolvedSubscriptions>;
+  cors: CorsPolicy;
+}
+
+export function createHistoryApi(deps: HistoryApiDeps) {
+  async function forClient(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const cors = deps.cors.headers(req);
+    try {
+      const taken = deps.queries.take(deps.addressOf(req));
+      if (!taken.ok)
+        return sendText(res, 429, 'Too many history queries; retry later.', {
+          ...cors,
+          'retry-after': String(taken.retryAfterSeconds),
+        });
+      const query = new URL(req.url ?? '/', 'http://local').searchParams;
+      const place = readPlace(query, deps.maxJsonDepth, deps.validate);
+      const limit = readLimit(query.get('limit'), deps.maxLimit);
+      const before = readBefore(query.get('before'), deps.source.compare);
+      const subs = await allowed(req, place.eventType, place.where?.object);
+      const matches = deps.matcherFor(subs);
+      const page = await readHistory(deps.source, {
+        types: [place.eventType],
+        // The type first: an unread event of another type is never parsed.
+        wanted: (e) => e.type === place.eventType && matches(e.event as { type: string }),
+        limit,
+        before,
+        maxBytes: deps.maxBytes,
+      });
+      const body = answerBody(place.eventType, page);
+      res.writeHead(200, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(body),
+        'cache-control': 'no-store',
+        ...cors,
+      });
+      res.end(body);
+    } catch (err) {
+      if (err instanceof HttpError) return sendText(res, err.status, err.message, cors);
+      const refusal = refusalOf(err);
+      if (refusal) return sendText(res, refusal.status, refusal.message, { ...cors, ...refusal.headers });
+      throw err;
+    }
+  }
+
+  /**
+   * Resolves the place as a subscription would be: refused as that subscription would be; else
+   * the subscriptions of the type it makes (the place and the JWT-inferred ones of the type).
+   */
+  async function allowed(
+    req: IncomingMessage,
+    eventType: string,
+    where: Record<string, unknown> | undefined,
+  ): Promise<Subscription[]> {
+    let jwts: string[];
+    try {
+      jwts = deps.bearerTokens(req.headers.authorization).slice(0, 1);
+    } catch (err) {
+      throw badRequestOf({ kind: 'change' }, authorizationProblem((err as Error).message));
+    }
+    const manual = [{ eventType, oneOf: where ? [where] : [] }];
+    const resolved = await deps.resolve({
+      kind: 'change',
+      jwts,
+      headerJwts: jwts,
+      manual,
+      authorization: req.headers.authorization,
+      checkBody: () => JSON.stringify({ subscriptions: manual }),
+    });
+    return resolved.subscriptions.filter((s) => s.eventType === eventType);
+  }
+
+  return {
+    /** The public edge's part. */
+    public: (req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean> => {
+      if (requestPath(req) !== HISTORY_PATH) return false;
+      if (req.method === 'OPTIONS') return deps.cors.preflight(req, res, preflight);
+      if (req.method !== 'GET') {
+        sendText(res, 405, 'Method not allowed.', { allow: 'GET, OPTIONS' });
+        return true;
+      }
+      return forClient(req, res).then(() => true);
+    },
+  };
+}
+
+/** `limit`: 1 to the most a page holds; 20 (or that most when smaller) when absent. */
+export function readLimit(text: string | null, maxLimit: number): number {
+  if (text === null) return Math.min(20, maxLimit);
+  const limit = /^[0-9]{1,9}$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isInteger(limit) || limit < 1 || limit > maxLimit)
+    throw new HttpError(400, `limit: expected an integer from 1 to ${maxLimit}`);
+  return limit;
+}
+
+/** `before`: a stream position as events carry them (their SSE id, a history page's `next`). */
+export function readBefore(
+  text: string | null,
+  compare: (a: Position, b: Position) => number,
+): Position | undefined {
+  if (text === null) return undefined;
+  if (text === '' || Buffer.byteLength(text) > maxPositionBytes)
+    throw new HttpError(400, `before: expected a stream position (1 to ${maxPositionBytes} bytes)`);
+  try {
+    compare(text, text);
+  } catch {
+    throw new HttpError(400, 'before: not a stream position');
+  }
+  return text;
+}
+
+/** The page as JSON: each event's own text as it is delivered, never parsed and written again. */
+function answerBody(eventType: string, page: HistoryPage): string {
+  const events = page.events.map(itemOf).join(',');
+  const next = page.next === undefined ? '' : `,"next":${JSON.stringify(page.next)}`;
+  return `{"eventType":${JSON.stringify(eventType)},"events":[${events}]${next}}`;
+}
+
+function itemOf(e: RingEvent): string {
+  return `{"position":${JSON.stringify(e.position)},"event":${e.json}}`;
+}
