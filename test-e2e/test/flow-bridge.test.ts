@@ -127,7 +127,12 @@ describe('flow → gatehouse.event.publish → frontends', () => {
       ['a bad specversion', event({}, { specversion: '9.9' }), allowed, 400],
       ["the gateway's namespace", event({}, { type: 'gw.presence.join' }), allowed, 400],
       ['a wrapped-source namespace', event({}, { source: 'kafka/orders' }), allowed, 400],
-      ['a type that reads as a subscription pattern', event({}, { type: 'com.example.orders.*' }), allowed, 400],
+      [
+        'a type that reads as a subscription pattern',
+        event({}, { type: 'com.example.orders.*' }),
+        allowed,
+        400,
+      ],
       ['beyond MAX_EVENT_BYTES', event({ text: 'x'.repeat(3000) }), allowed, 413],
       [
         'beyond MAX_EVENT_KEYS',
