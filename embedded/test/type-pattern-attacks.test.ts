@@ -292,6 +292,7 @@ describe('the replica’s pattern budget and one address (MAX_TYPE_PATTERNS_PER_
       // The test client stands for a load balancer: its X-Forwarded-For names each client.
       TRUSTED_PROXIES: '127.0.0.1,::1',
       MAX_PATTERNS_PER_CONNECTION: '2',
+      LONGPOLL_TIMEOUT: '500ms',
     });
     edge = `http://127.0.0.1:${gw.publicPort}`;
   });
@@ -345,5 +346,36 @@ describe('the replica’s pattern budget and one address (MAX_TYPE_PATTERNS_PER_
     );
     other.close();
     await healthy(edge);
+  });
+
+  it('counts the patterns of waiting long polls for their address too', async () => {
+    const address = '203.0.113.99';
+    const poll = new LongPollClient(edge);
+    // As a browser behind one address: the cookies of each answer go with the next poll.
+    const get = async (query = '') => {
+      const res = await fetch(`${edge}/_gw/v1/connection/longpolling${query}`, {
+        headers: { ...from(address), cookie: [...poll.cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
+      });
+      for (const c of res.headers.getSetCookie()) {
+        const [k, v] = c.split(';')[0]!.split('=');
+        poll.cookies.set(k!, v ?? '');
+      }
+      await res.text();
+      return res.status;
+    };
+    assert.equal(await get(`?${q(patternsFor('lpa'))}`), 200);
+    let waiting: Promise<unknown> | undefined;
+    await waitFor(
+      async () => {
+        waiting ??= get().then(() => {
+          waiting = undefined;
+        });
+        const more = await connect('lpb', address);
+        more.close();
+        return more.status === 429;
+      },
+      { what: "a waiting poll's patterns counted for its address" },
+    );
+    await waiting;
   });
 });
