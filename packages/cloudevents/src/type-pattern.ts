@@ -41,7 +41,7 @@ export function typePatternProblem(pattern: string, maxSegments: number): string
  */
 export function typeMatches(pattern: string, type: string): boolean {
   const want = pattern.split('.');
-  const have = type.split('.');
+  const have = segmentsUpTo(type, want.length);
   for (const [i, segment] of want.entries()) {
     if (segment === SEGMENTS_TO_THE_END) return have.length > i;
     if (i >= have.length) return false;
@@ -58,7 +58,7 @@ export function typeMatches(pattern: string, type: string): boolean {
  */
 export function patternCovers(outer: string, inner: string): boolean {
   const o = outer.split('.');
-  const n = inner.split('.');
+  const n = segmentsUpTo(inner, o.length);
   for (const [i, segment] of o.entries()) {
     if (segment === SEGMENTS_TO_THE_END) return n.length > i;
     if (i >= n.length) return false;
@@ -67,6 +67,16 @@ export function patternCovers(outer: string, inner: string): boolean {
     } else if (segment !== n[i]) return false;
   }
   return o.length === n.length;
+}
+
+/**
+ * The first `depth + 1` segments of `type`: all a pattern of `depth` segments can look at (the one
+ * past them tells "longer" from "as long"). An event's type is bounded only by the event's bytes, so
+ * a type of a megabyte of dots split whole is a million strings per pattern tested; cut here, what
+ * matching costs depends on the pattern, never on the type.
+ */
+export function segmentsUpTo(type: string, depth: number): string[] {
+  return type.split('.', depth + 1);
 }
 
 /** Why a producer may not publish an event of this type: it holds a wildcard character. */

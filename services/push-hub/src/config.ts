@@ -46,6 +46,11 @@ export const pushHubConfig = {
     10_000,
     { min: 0 },
   ),
+  MAX_TYPE_PATTERNS_PER_ADDRESS: int(
+    'of those, distinct type patterns the connections of one client address may hold on a replica, so one address cannot take them all (429 with Retry-After beyond); IPv6 per /64',
+    1000,
+    { min: 0 },
+  ),
   SUBSCRIPTION_CHECK_PATTERNS: bool(
     'with SUBSCRIPTION_CHECK a URL: the check service judges type patterns (what `>` or `com.example.*` reach), so clients may name them; off: a list naming a pattern is refused 400 before the service is asked',
     false,

@@ -61,7 +61,7 @@ export function createConnectionGate(deps: ConnectionGateDeps): ConnectionGate {
       if (admission === undefined) throw rateLimited('Reached maximum number of connections.', 1);
       let resolved: GrantedConnect;
       try {
-        resolved = await deps.resolve(req);
+        resolved = await deps.resolve({ ...req, clientAddress: address });
         if (deps.connectHook) {
           const reconnect = admission.kind === 'reconnect';
           resolved = await deps.connectHook({ transport, resolved, clientAddress: address, reconnect, from });

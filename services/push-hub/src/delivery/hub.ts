@@ -198,7 +198,7 @@ export class Hub {
     about: ConnectionAbout = {},
   ): void {
     const { token, resumeFrom, expiresAt } = welcome;
-    this.index.set(conn, subs);
+    this.index.set(conn, subs, about.remoteAddress);
     if (expiresAt !== undefined) this.expiries.set(conn, expiresAt);
     this.connections.set(conn.id, conn);
     this.facts.set(conn.id, { ...about, connectedAt: Date.now(), subscriptions: subs, expiresAt });
@@ -310,7 +310,7 @@ export class Hub {
     // A fresh JWT moves the end to its expiry, but not past the connect hook's.
     const expiresAt =
       from.expiresAt === undefined ? undefined : Math.min(from.expiresAt, facts?.endsBy ?? Infinity);
-    this.index.set(conn, subs);
+    this.index.set(conn, subs, facts?.remoteAddress);
     // A type added while it catches up from the ring: the ring may lack that type's events.
     this.catchUp.recheck(conn);
     if (expiresAt !== undefined) this.expiries.set(conn, expiresAt);

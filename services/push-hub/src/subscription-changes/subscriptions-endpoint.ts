@@ -49,6 +49,8 @@ export interface SubscriptionsEndpointDeps {
   limitChanges: SubscriptionChangeLimit;
   cors: CorsPolicy;
   maxBodyBytes: number;
+  /** The client's address (TRUSTED_PROXIES applied): a change spends its share of type patterns. */
+  addressOf?: ((req: IncomingMessage) => string) | undefined;
 }
 
 export function createSubscriptionsEndpoint(deps: SubscriptionsEndpointDeps) {
@@ -75,6 +77,7 @@ export function createSubscriptionsEndpoint(deps: SubscriptionsEndpointDeps) {
         authorization: req.headers.authorization,
         // A change is always checked, with the body as the client sent it (as RIG does).
         checkBody: () => text,
+        clientAddress: deps.addressOf?.(req),
       });
       const applied = await deps.apply(address.replica, { id: address.id, ...resolved });
       if (!applied) return sendText(res, 410, 'Connection no longer exists.', cors);

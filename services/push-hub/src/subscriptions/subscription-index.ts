@@ -54,6 +54,8 @@ export class SubscriptionIndex<C> {
   private readonly patterns = new TypeTrie<PatternGroup<C>>();
   /** The types a subscriber is indexed under: one type as is, several as a list (no list per connection). */
   private readonly bySubscriber = new Map<C, string | string[]>();
+  /** The client address of a subscriber that holds patterns, for MAX_TYPE_PATTERNS_PER_ADDRESS. */
+  private readonly addressOf = new Map<C, string>();
   private readonly extractors: ExtractorConfig;
   private readonly interest: TypeInterest | undefined;
   /** Its pattern bounds, for an index beside it to share (long polls). */
@@ -68,16 +70,17 @@ export class SubscriptionIndex<C> {
 
   /**
    * Throws InvalidSubscriptionError for a constraint on a field the extractor config lacks or a
-   * malformed pattern, and the 503 of MAX_TYPE_PATTERNS when its new patterns would not fit.
+   * malformed pattern, and the 503 of MAX_TYPE_PATTERNS (the 429 of MAX_TYPE_PATTERNS_PER_ADDRESS
+   * for the client at `address`) when its new patterns would not fit.
    */
-  validate(subs: Subscription[]): void {
+  validate(subs: Subscription[], address?: string): void {
     for (const s of subs) this.compile(s);
     const patterns = subs.filter((s) => isTypePattern(s.eventType)).map((s) => s.eventType);
-    if (patterns.length > 0) this.limits.budget?.admit(patterns);
+    if (patterns.length > 0) this.limits.budget?.admit(patterns, address);
   }
 
-  /** Replaces all subscriptions of `subscriber`. */
-  set(subscriber: C, subs: Subscription[]): void {
+  /** Replaces all subscriptions of `subscriber`, whose patterns count for its client `address`. */
+  set(subscriber: C, subs: Subscription[], address?: string): void {
     const compiled = subs.map((s) => [s.eventType, this.compile(s)] as const);
     this.remove(subscriber);
     const types: string[] = [];
@@ -92,11 +95,21 @@ export class SubscriptionIndex<C> {
     }
     this.bySubscriber.set(subscriber, types.length === 1 ? types[0]! : types);
     this.count += compiled.length;
+    const patterns = types.filter(isTypePattern);
+    if (address !== undefined && patterns.length > 0 && this.limits.budget) {
+      this.limits.budget.holdFor(address, patterns);
+      this.addressOf.set(subscriber, address);
+    }
   }
 
   remove(subscriber: C): void {
     const indexed = this.bySubscriber.get(subscriber);
     if (indexed === undefined) return;
+    const address = this.addressOf.get(subscriber);
+    if (address !== undefined) {
+      this.limits.budget?.releaseFor(address, this.patternsOf(subscriber));
+      this.addressOf.delete(subscriber);
+    }
     for (const type of typeof indexed === 'string' ? [indexed] : indexed) {
       const entries = this.entriesOf(type);
       this.count -= entries?.get(subscriber)?.length ?? 0;

@@ -84,6 +84,8 @@ export interface SubscriptionRequest {
    * list is written with JSON.stringify, which recurses).
    */
   checkBody: (() => string) | undefined;
+  /** The client's address, whose share of the replica's type patterns the request spends. */
+  clientAddress?: string | undefined;
 }
 
 export interface ResolvedSubscriptions {
@@ -112,7 +114,7 @@ export interface SubscriptionResolverDeps {
   /** Why a JWT was refused, for the log: the caller is told only `invalid JWT`. */
   onJwtRefused?: (reason: string) => void;
   extractors: ExtractorConfig;
-  validate(subs: Subscription[]): void;
+  validate(subs: Subscription[], clientAddress?: string): void;
   /** SUBSCRIPTION_CHECK (see @gatehouse/auth access-check). */
   check: AccessCheck;
   /** MAX_JSON_DEPTH: a manual list nested deeper is refused. */
@@ -175,7 +177,7 @@ export function createSubscriptionResolver(deps: SubscriptionResolverDeps) {
       if (overBound) throw badRequestOf(req, overBound);
       if (deps.patternsUnchecked && req.checkBody !== undefined && hasPattern(manual))
         throw badRequestOf(req, UNCHECKED_PATTERNS);
-      deps.validate(subscriptions);
+      deps.validate(subscriptions, req.clientAddress);
       // Under no_check the body is not made and nothing is awaited: a reconnect storm's connects
       // each made the `{"subscriptions": …}` text and a promise only to be allowed.
       const allowed =

@@ -5,7 +5,7 @@
  * the nodes visited are at most 2^(segments+1) (each segment: its literal or `*`), and never more
  * than the trie holds (MAX_PATTERN_SEGMENTS bounds the first, MAX_TYPE_PATTERNS the second).
  */
-import { ONE_SEGMENT, SEGMENTS_TO_THE_END } from '@gatehouse/cloudevents';
+import { ONE_SEGMENT, SEGMENTS_TO_THE_END, segmentsUpTo } from '@gatehouse/cloudevents';
 
 class TrieNode<V> {
   literal: Map<string, TrieNode<V>> | undefined;
@@ -28,6 +28,8 @@ class TrieNode<V> {
 export class TypeTrie<V> {
   private readonly root = new TrieNode<V>();
   private count = 0;
+  /** Segments of the longest pattern ever set: no walk goes deeper, so no type is split further. */
+  private depth = 0;
 
   /** Patterns held. */
   get size(): number {
@@ -44,6 +46,7 @@ export class TypeTrie<V> {
   set(pattern: string, value: V): void {
     const segments = pattern.split('.');
     const last = segments.at(-1);
+    this.depth = Math.max(this.depth, segments.length);
     let node = this.root;
     const path = last === SEGMENTS_TO_THE_END ? segments.slice(0, -1) : segments;
     for (const segment of path) node = child(node, segment);
@@ -74,7 +77,7 @@ export class TypeTrie<V> {
   /** Calls `visit` with the value of every pattern that matches `type`. */
   match(type: string, visit: (value: V) => void): void {
     if (this.count === 0) return;
-    walk(this.root, type.split('.'), 0, visit);
+    walk(this.root, segmentsUpTo(type, this.depth), 0, visit);
   }
 
   private find(segments: string[]): { node: TrieNode<V> | undefined; last: string | undefined } {

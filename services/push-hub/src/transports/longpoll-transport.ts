@@ -342,15 +342,21 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     res.on('close', () => closed.abort(CLIENT_GONE));
     const deadline = Date.now() + opts.pollWindowMs;
     let rec = found;
-    sightings.saw(id, rec, ctx.addressOf(res.req));
+    const clientAddress = ctx.addressOf(res.req);
+    sightings.saw(id, rec, clientAddress);
     // Registered for the whole poll, before it first looks: a kill, private event or stream event
     // that comes while it reads the blacklist, its queue and the stream is kept for it, and a kill
     // rescan finds its session.
-    const armed = waiters.arm({ id, sessionId: rec.sessionId, subscriptions: rec.subscriptions });
+    const armed = waiters.arm({
+      id,
+      sessionId: rec.sessionId,
+      subscriptions: rec.subscriptions,
+      clientAddress,
+    });
     const adopt = (newer: LongPollRecord | undefined) => {
       rec = newer ?? rec;
-      if (newer) sightings.saw(id, rec, ctx.addressOf(res.req));
-      armed.update({ id, sessionId: rec.sessionId, subscriptions: rec.subscriptions });
+      if (newer) sightings.saw(id, rec, clientAddress);
+      armed.update({ id, sessionId: rec.sessionId, subscriptions: rec.subscriptions, clientAddress });
     };
     const reload = async () => adopt(await records.load(id));
     // A subscription change comes with the record read after it: the poll goes on with that one.

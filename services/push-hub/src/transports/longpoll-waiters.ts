@@ -19,6 +19,8 @@ export interface WaitingPoll {
   id: string;
   sessionId: string | undefined;
   subscriptions: Subscription[];
+  /** The client's address: its type patterns count for it while the poll waits (pattern-budget.ts). */
+  clientAddress?: string | undefined;
 }
 
 interface Waiter {
@@ -132,7 +134,7 @@ export class LongPollWaiters {
   }
 
   private add(w: Waiter): void {
-    this.index.set(w, w.poll.subscriptions);
+    this.index.set(w, w.poll.subscriptions, w.poll.clientAddress);
     addTo(this.byId, w.poll.id, w);
     if (w.poll.sessionId !== undefined) addTo(this.bySession, w.poll.sessionId, w);
   }

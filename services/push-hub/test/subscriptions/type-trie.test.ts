@@ -21,7 +21,7 @@ function bruteMatches(pattern: string[], type: string[]): boolean {
 }
 
 const literal = fc.constantFrom('a', 'b', 'c', '');
-const typeArb = fc.array(literal, { minLength: 1, maxLength: 5 }).map((s) => s.join('.'));
+const typeArb = fc.array(literal, { minLength: 1, maxLength: 8 }).map((s) => s.join('.'));
 const patternArb = fc
   .tuple(fc.array(fc.oneof(literal, fc.constant('*')), { minLength: 1, maxLength: 5 }), fc.boolean())
   .map(([segments, rest]) => (rest ? [...segments, '>'] : segments).join('.'));
@@ -93,6 +93,22 @@ describe('type pattern index against a brute-force matcher', () => {
       }),
       { numRuns: 20_000, seed: 37 },
     );
+  });
+
+  it('matches a type far deeper than any pattern by its first segments, as the reference does', () => {
+    // What the index and typeMatches split of a type is bounded by the patterns (segmentsUpTo):
+    // a type of 200,000 segments must still be told apart from one as long as the pattern.
+    const index = new SubscriptionIndex<string>(parseExtractorConfig({}));
+    const patterns = ['>', 'a.>', 'a.*', '*.*.>', 'a.b', 'a.*.*'];
+    for (const p of patterns) index.set(p, [{ eventType: p, oneOf: [] }]);
+    for (const type of [`a${'.b'.repeat(200_000)}`, `a${'.'.repeat(200_000)}`, 'a.b', 'a.b.c', 'a']) {
+      const want = patterns.filter((p) => bruteMatches(p.split('.'), type.split('.')));
+      const got: string[] = [];
+      index.match({ type }, (s) => got.push(s));
+      assert.deepEqual(got.sort(), want.sort(), type.slice(0, 12));
+      for (const p of patterns)
+        assert.equal(typeMatches(p, type), want.includes(p), `${p} ${type.slice(0, 12)}`);
+    }
   });
 
   it('a pattern covers another exactly when it matches every type the other matches', () => {
