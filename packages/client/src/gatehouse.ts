@@ -424,16 +424,8 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
    * Allowed as subscribing there would be; rejects with a SubscriptionError carrying the gateway's
    * status and text otherwise (403), or for a bad place (400).
    */
-  async presence(eventType: string, where?: Record<string, unknown>): Promise<Presence> {
-    const url = new URL('/_gw/v1/presence', this.base);
-    url.searchParams.set('eventType', eventType);
-    if (where !== undefined) url.searchParams.set('where', JSON.stringify(where));
-    if (this.token === undefined && typeof this.options.token === 'function') await this.refreshToken();
-    const res = await fetch(url, {
-      headers: this.token === undefined ? {} : { authorization: `Bearer ${this.token}` },
-    });
-    if (res.status !== 200) throw new SubscriptionError(res.status, await res.text().catch(() => ''));
-    return (await res.json()) as Presence;
+  presence(eventType: string, where?: Record<string, unknown>): Promise<Presence> {
+    return this.query('presence', { eventType, where });
   }
 
   /**
@@ -442,18 +434,21 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
    * pages back. Allowed as subscribing there would be; rejects with a SubscriptionError carrying the
    * gateway's status and text otherwise (403), or for bad parameters (400).
    */
-  async history(eventType: string, options: HistoryOptions = {}): Promise<HistoryPage> {
-    const url = new URL('/_gw/v1/history', this.base);
-    url.searchParams.set('eventType', eventType);
-    if (options.where !== undefined) url.searchParams.set('where', JSON.stringify(options.where));
-    if (options.limit !== undefined) url.searchParams.set('limit', String(options.limit));
-    if (options.before !== undefined) url.searchParams.set('before', options.before);
+  history(eventType: string, options: HistoryOptions = {}): Promise<HistoryPage> {
+    return this.query('history', { eventType, ...options });
+  }
+
+  /** A GET of the gateway's `/_gw/v1/<path>` with this client's token; `where` as JSON. */
+  private async query<T>(path: string, params: Record<string, unknown>): Promise<T> {
+    const url = new URL(`/_gw/v1/${path}`, this.base);
+    for (const [k, v] of Object.entries(params))
+      if (v !== undefined) url.searchParams.set(k, k === 'where' ? JSON.stringify(v) : String(v));
     if (this.token === undefined && typeof this.options.token === 'function') await this.refreshToken();
     const res = await fetch(url, {
       headers: this.token === undefined ? {} : { authorization: `Bearer ${this.token}` },
     });
     if (res.status !== 200) throw new SubscriptionError(res.status, await res.text().catch(() => ''));
-    return (await res.json()) as HistoryPage;
+    return (await res.json()) as T;
   }
 
   /** Ends the client: no more events, no reconnect. */
