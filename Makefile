@@ -12,11 +12,12 @@ TESTS ?= packages/*/test/*.test.ts services/*/test/*.test.ts services/*/test/*/*
 TEST_FLAGS ?= --test-timeout=180000
 export TEST_FILE_TIMEOUT ?= 900
 
-.PHONY: help install build run test check test-only typecheck lint format deps-up deps-down deps-status bench clean \
+.PHONY: help install build run run-kafka-to-browser test check test-only typecheck lint format deps-up deps-down deps-status bench clean \
 	fuzz-api chart-test compose-check compose-test helm-test test-deployment skipped-compose skipped-cluster
 
 help:
 	@echo "make run        start the gateway (all services, memory bus, example config)"
+	@echo "make run-kafka-to-browser  the same with examples/kafka-to-browser: Kafka records → flow → browsers"
 	@echo "make build      the JavaScript the image runs: services/<name>/dist/main.js (tools/build.ts)"
 	@echo "make test       lint, typecheck and every test against real brokers"
 	@echo "make check      lint, typecheck and the tests that need no broker, process or cluster (minutes)"
@@ -40,6 +41,12 @@ build: install
 run: install
 	node packages/client/scripts/browser-bundle.ts .cache/client-demo/gatehouse-client.js
 	REST_CONFIG_FOLDER=examples/rest-app DEMO_CLIENT_BUNDLE=.cache/client-demo/gatehouse-client.js node --max-semi-space-size=8 embedded/src/main.ts
+
+# examples/kafka-to-browser: `make run` with that application, whose Kafka flow adapter reads the
+# orders topic from the Kafka at KAFKA_BROKERS (default the local one).
+run-kafka-to-browser: install
+	node packages/client/scripts/browser-bundle.ts .cache/client-demo/gatehouse-client.js
+	REST_CONFIG_FOLDER=examples/kafka-to-browser KAFKA_BROKERS=$${KAFKA_BROKERS:-127.0.0.1:9092} DEMO_CLIENT_BUNDLE=.cache/client-demo/gatehouse-client.js node --max-semi-space-size=8 embedded/src/main.ts
 
 # The reconnect storm runs 2,000 clients here, not its 5,000: beside the deployment stages the
 # surviving replica gets about a third of a core, less than 5,000 clients need once they are back

@@ -11,7 +11,10 @@
  *   binding started on them (a new group reads from the start): records / (last done − first done).
  * - Latency: `--rate` (200) records/s for `--seconds` (10), every 10 ms a few together; p50/p99 of
  *   what the last task saw.
- * Bounded: about a minute.
+ * - Kafka → flow → SSE client: the whole gateway in one process on cpu0 (flow-adapter-sse.ts), a
+ *   flow publishing each record with gatehouse.event.publish, an SSE client here; the same rate and
+ *   seconds, p50/p99 of producer send → the event's bytes at the client.
+ * Bounded: about a minute and a half.
  *
  * Run: `node bench/src/flow-adapter.bench.ts [--records 20000] [--rate 200] [--seconds 10] [--auto-commit]`
  */
@@ -25,6 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { dependencyAddress } from '@gatehouse/testkit';
 import { Kafka, logLevel } from 'kafkajs';
+import { kafkaToSseLatency } from './flow-adapter-sse.ts';
 import { boxLine, percentile, pinProcess, spawnPinned } from './harness/index.ts';
 
 const { values: args } = parseArgs({
@@ -38,6 +42,7 @@ const { values: args } = parseArgs({
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const port = 24061;
 const topic = `bench-flow-adapter-${randomUUID().slice(0, 8)}`;
+const sseTopic = `${topic}-sse`;
 
 function appFolder(): string {
   const dir = mkdtempSync(join(tmpdir(), 'flow-adapter-bench-'));
@@ -133,46 +138,63 @@ async function main(): Promise<void> {
     },
   });
   try {
-    let done = 0;
-    let first = 0;
-    while (done < total) {
-      await sleep(100);
-      const got = (await stats()).count;
-      if (got > 0 && first === 0) first = performance.now() - 100;
-      done += got;
-      if (performance.now() - started > 120_000)
-        throw new Error(`only ${done} of ${total} records in 2 minutes`);
-    }
-    const seconds = (performance.now() - first) / 1000;
-    console.log(
-      `throughput (${args['auto-commit'] ? 'auto-commit' : 'at-least-once'}): ${total} records in ${seconds.toFixed(1)} s = ${Math.round(total / seconds)} records/s through the three-task flow`,
-    );
+    try {
+      let done = 0;
+      let first = 0;
+      while (done < total) {
+        await sleep(100);
+        const got = (await stats()).count;
+        if (got > 0 && first === 0) first = performance.now() - 100;
+        done += got;
+        if (performance.now() - started > 120_000)
+          throw new Error(`only ${done} of ${total} records in 2 minutes`);
+      }
+      const seconds = (performance.now() - first) / 1000;
+      console.log(
+        `throughput (${args['auto-commit'] ? 'auto-commit' : 'at-least-once'}): ${total} records in ${seconds.toFixed(1)} s = ${Math.round(total / seconds)} records/s through the three-task flow`,
+      );
 
-    const rate = Number(args.rate);
-    const perTick = Math.max(1, Math.round(rate / 100));
-    const until = Date.now() + Number(args.seconds) * 1000;
-    let sent = 0;
-    while (Date.now() < until) {
-      const tick = Date.now();
-      await producer.send({
-        topic,
-        messages: Array.from({ length: perTick }, (_, k) => record(total + sent + k)),
-      });
-      sent += perTick;
-      await sleep(Math.max(0, 10 - (Date.now() - tick)));
+      const rate = Number(args.rate);
+      const perTick = Math.max(1, Math.round(rate / 100));
+      const until = Date.now() + Number(args.seconds) * 1000;
+      let sent = 0;
+      while (Date.now() < until) {
+        const tick = Date.now();
+        await producer.send({
+          topic,
+          messages: Array.from({ length: perTick }, (_, k) => record(total + sent + k)),
+        });
+        sent += perTick;
+        await sleep(Math.max(0, 10 - (Date.now() - tick)));
+      }
+      const latencies: number[] = [];
+      while (latencies.length < sent) {
+        await sleep(200);
+        latencies.push(...(await stats()).latenciesMs);
+      }
+      console.log(
+        `latency at ${rate} records/s (${sent} records): Kafka → flow's last task p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms`,
+      );
+    } finally {
+      await engine.stop();
     }
-    const latencies: number[] = [];
-    while (latencies.length < sent) {
-      await sleep(200);
-      latencies.push(...(await stats()).latenciesMs);
-    }
+    await admin.createTopics({ topics: [{ topic: sseTopic, numPartitions: 3 }], waitForLeaders: true });
+    const row = await kafkaToSseLatency({
+      root,
+      brokers: dependencyAddress.kafkaBrokers,
+      producer,
+      topic: sseTopic,
+      port: port + 10,
+      cpu: 0,
+      rate: Number(args.rate),
+      seconds: Number(args.seconds),
+    });
     console.log(
-      `latency at ${rate} records/s (${sent} records): Kafka → flow's last task p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms`,
+      `latency at ${args.rate} records/s (${row.count} records): Kafka → flow → SSE client p50 ${row.p50.toFixed(1)} ms, p99 ${row.p99.toFixed(1)} ms`,
     );
   } finally {
-    await engine.stop();
     await producer.disconnect();
-    await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+    await admin.deleteTopics({ topics: [topic, sseTopic] }).catch(() => undefined);
     await admin.disconnect();
     rmSync(app, { recursive: true, force: true });
   }
