@@ -1,0 +1,67 @@
+/**
+ * An attacker's burst of history queries that each read the broker (the buffer is empty, so every
+ * page goes past it), on one push-hub process with real Kafka as its fan-out stream: at most
+ * HISTORY_BROKER_READS broker reads run at once per replica, those beyond are our outage (503 with
+ * Retry-After) at once instead of one more Kafka consumer each; the slots come back, and the
+ * process keeps serving.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { signJwt, withExpiry } from '@gatehouse/auth';
+import { KafkaBus } from '@gatehouse/bus/all';
+import {
+  dependencyAddress,
+  gatewayEnv,
+  type ServiceProcess,
+  spawnService,
+  uniqueName,
+} from '@gatehouse/testkit';
+
+const run = uniqueName('history-slots');
+const jwtSecret = 'history-slots-jwt-secret-long-enough';
+const env: Record<string, string> = {
+  ...gatewayEnv({ run, jwtSecret }),
+  KAFKA_SOURCE_TOPICS: '',
+  NATS_SOURCE_TOPICS: '',
+  EVENT_BUFFER_WARMUP: 'false',
+  SHUTDOWN_DRAIN_TIMEOUT_MS: '1000',
+  HISTORY_QUERIES_PER_MINUTE: '1000',
+  HISTORY_BROKER_READS: '2',
+};
+const jwt = signJwt(withExpiry({ jti: `${run}-session` }), { alg: 'HS256', key: jwtSecret });
+
+describe('history: broker reads at once per replica (Kafka)', () => {
+  let kafka: KafkaBus;
+  let hub: ServiceProcess;
+
+  before(async () => {
+    kafka = new KafkaBus({ brokers: dependencyAddress.kafkaBrokers, clientId: run });
+    await kafka.ensureTopic(env['FANOUT_TOPIC']!, 1);
+    hub = await spawnService({ entry: 'services/push-hub/src/main.ts', name: 'hub', publicPort: true, env });
+  });
+  after(async () => {
+    await hub?.stop();
+    await kafka?.close();
+  });
+
+  const query = () =>
+    fetch(`${hub.publicUrl}/_gw/v1/history?eventType=${run}.chat`, {
+      headers: { authorization: `Bearer ${jwt}` },
+    });
+
+  it('answers 503 with Retry-After beyond HISTORY_BROKER_READS, then serves again', async () => {
+    const answers = await Promise.all(Array.from({ length: 24 }, query));
+    const statuses = answers.map((r) => r.status);
+    for (const r of answers) {
+      await r.arrayBuffer();
+      assert.ok(r.status === 200 || r.status === 503, `status ${r.status}`);
+      if (r.status === 503) assert.match(r.headers.get('retry-after') ?? '', /^[1-9][0-9]*$/);
+    }
+    // 24 queries at once each needing a Kafka read: two run, the rest are refused at once.
+    assert.ok(statuses.includes(503), `no query was refused: ${statuses.join(',')}`);
+    assert.ok(statuses.includes(200), `no query was served: ${statuses.join(',')}`);
+    const again = await query();
+    assert.equal(again.status, 200, await again.text());
+    assert.equal((await fetch(`${hub.publicUrl}/_gw/health`)).status, 200, 'the process still serves');
+  });
+});
