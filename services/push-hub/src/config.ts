@@ -243,7 +243,7 @@ export const pushHubConfig = {
     { min: 1024, max: 1024 * 1024 },
   ),
   LATEST_MAX_KEYS: int(
-    'distinct latest-value keys (types and field values) one replica writes at most; new keys beyond are not kept (gw_latest_keys_overflow_total)',
+    'distinct latest-value keys (types and field values) one replica has written and the store still holds (until LATEST_TTL after its last write); new keys beyond are not kept (gw_latest_keys_overflow_total)',
     100_000,
     { min: 1, max: 10_000_000 },
   ),
