@@ -2,8 +2,9 @@
  * An attacker's burst of history queries that each read the broker (the buffer is empty, so every
  * page goes past it), on one push-hub process with real Kafka as its fan-out stream: at most
  * HISTORY_BROKER_READS broker reads run at once per replica, those beyond are our outage (503 with
- * Retry-After) at once instead of one more Kafka consumer each; the slots come back, and the
- * process keeps serving.
+ * Retry-After) at once instead of one more Kafka consumer each, and a rewinding connection beyond
+ * is closed (its client comes back) rather than left waiting; the slots come back, and the process
+ * keeps serving.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -12,9 +13,11 @@ import { KafkaBus } from '@gatehouse/bus/all';
 import {
   dependencyAddress,
   gatewayEnv,
+  openSse,
   type ServiceProcess,
   spawnService,
   uniqueName,
+  waitFor,
 } from '@gatehouse/testkit';
 
 const run = uniqueName('history-slots');
@@ -62,6 +65,35 @@ describe('history: broker reads at once per replica (Kafka)', () => {
     assert.ok(statuses.includes(200), `no query was served: ${statuses.join(',')}`);
     const again = await query();
     assert.equal(again.status, 200, await again.text());
+    assert.equal((await fetch(`${hub.publicUrl}/_gw/health`)).status, 200, 'the process still serves');
+  });
+
+  it('closes a rewinding connection beyond HISTORY_BROKER_READS, then rewinds again', async () => {
+    const query = new URLSearchParams({
+      subscriptions: JSON.stringify([{ eventType: `${run}.chat` }]),
+      rewind: '5',
+    });
+    const url = `${hub.publicUrl}/_gw/v1/connection/sse?${query}`;
+    const headers = { authorization: `Bearer ${jwt}` };
+    const connections = await Promise.all(Array.from({ length: 24 }, () => openSse(url, headers)));
+    try {
+      for (const c of connections) assert.equal(c.status, 200, c.errorBody);
+      // Those beyond the bound are closed: their clients come back instead of waiting.
+      let ended = 0;
+      for (const c of connections) void c.ended.then(() => ended++);
+      await waitFor(() => ended > 0, { what: 'a rewinding connection beyond the bound closed' });
+    } finally {
+      for (const c of connections) c.close();
+    }
+    const again = await openSse(url, headers);
+    try {
+      assert.equal(again.status, 200, again.errorBody);
+      await waitFor(() => again.events('gw.subscriptions_set').length === 1, {
+        what: 'a rewind served again',
+      });
+    } finally {
+      again.close();
+    }
     assert.equal((await fetch(`${hub.publicUrl}/_gw/health`)).status, 200, 'the process still serves');
   });
 });
