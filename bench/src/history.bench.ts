@@ -18,7 +18,7 @@
 import './harness/help.ts';
 import { MemoryBus } from '@gatehouse/bus';
 import { streamEventHeaders } from '@gatehouse/cloudevents';
-import { EventRing, Hub, HubMetrics, readHistory } from '@gatehouse/push-hub';
+import { BrokerReadSlots, EventRing, Hub, HubMetrics, readHistory } from '@gatehouse/push-hub';
 import { createRegistry } from '@gatehouse/service-kit';
 import { boxLine, median } from './harness/index.ts';
 
@@ -100,7 +100,7 @@ const source = {
   compare: (a: string, b: string) => bus.comparePositions(a, b),
   covers: () => true,
   wholeStream: () => hub.ringHoldsWholeStream(),
-  tail: { bus, topic, scan: 2 * ringSize, timeoutMs: 30_000 },
+  tail: { bus, topic, scan: 2 * ringSize, timeoutMs: 30_000, slots: new BrokerReadSlots(1) },
 };
 const page = (before: string | undefined) =>
   readHistory(source, {

@@ -229,6 +229,11 @@ export const pushHubConfig = {
     20_000,
     { min: 1, max: 1_000_000 },
   ),
+  HISTORY_BROKER_READS: int(
+    'reads of the fan-out stream one replica runs at once for history pages and rewinds past the event buffer (each a broker subscription); a history query beyond is 503 with Retry-After, a rewinding connection is closed and its client comes back',
+    8,
+    { min: 1, max: 1000 },
+  ),
   HISTORY_BROKER_TIMEOUT: duration(
     'how long a history read from the broker may take before the answer is 503 (Retry-After)',
     '5s',
@@ -243,7 +248,7 @@ export const pushHubConfig = {
     { min: 1024, max: 1024 * 1024 },
   ),
   LATEST_MAX_KEYS: int(
-    'distinct latest-value keys (types and field values) one replica writes at most; new keys beyond are not kept (gw_latest_keys_overflow_total)',
+    'distinct latest-value keys (types and field values) one replica has written and the store still holds (until LATEST_TTL after its last write); new keys beyond are not kept (gw_latest_keys_overflow_total)',
     100_000,
     { min: 1, max: 10_000_000 },
   ),

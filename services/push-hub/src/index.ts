@@ -14,4 +14,4 @@ export { LONGPOLL_PATH, SOCKETIO_PATH, SSE_PATH, WS_PATH } from './transports/in
 export { answerQuery, PRESENCE_PATH, PresenceTracker } from './presence/index.ts';
 export { HISTORY_PATH } from './history/index.ts';
 // History pages in one process, for bench/src/history.bench.ts.
-export { readHistory } from './history/index.ts';
+export { BrokerReadSlots, readHistory } from './history/index.ts';

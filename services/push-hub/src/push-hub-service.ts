@@ -66,7 +66,7 @@ import {
 import { createConsoleFiles, createDashboard, createTestEvent } from './console/index.ts';
 import { HubMetrics } from './metrics/index.ts';
 import { createPresence, withPresenceExtractors } from './presence/index.ts';
-import { createHistoryApi } from './history/index.ts';
+import { BrokerReadSlots, createHistoryApi } from './history/index.ts';
 import { LatestValues } from './latest/index.ts';
 import { createLifecycleEvents, type LifecycleEvents } from './lifecycle/index.ts';
 
@@ -156,6 +156,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
         topic: config.FANOUT_TOPIC,
         scan: config.HISTORY_BROKER_SCAN,
         timeoutMs: config.HISTORY_BROKER_TIMEOUT,
+        slots: new BrokerReadSlots(config.HISTORY_BROKER_READS),
       }
     : undefined;
   const latestOverflow = counter(deps.registry, {

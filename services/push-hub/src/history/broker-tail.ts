@@ -14,6 +14,7 @@ import {
 import { eventIdentity, type RingEvent } from '../delivery/event-ring.ts';
 import { readEventHeaders, readStreamEvent } from '../delivery/stream-event.ts';
 import { UnreadEvent } from '../delivery/unread-event.ts';
+import type { BrokerReadSlots } from './broker-read-slots.ts';
 
 export interface BrokerTailOptions {
   bus: Bus;
@@ -22,6 +23,8 @@ export interface BrokerTailOptions {
   scan: number;
   /** Time the read may take before the answer is our outage (HISTORY_BROKER_TIMEOUT). */
   timeoutMs: number;
+  /** Reads at once on this replica (HISTORY_BROKER_READS); beyond, a read is our outage. */
+  slots: BrokerReadSlots;
 }
 
 /**
@@ -29,6 +32,20 @@ export interface BrokerTailOptions {
  * oldest first, among the stream's newest `scan` messages.
  */
 export async function readBrokerTail(
+  options: BrokerTailOptions,
+  wanted: (e: RingEvent) => boolean,
+  limit: number,
+  before: Position | undefined,
+): Promise<RingEvent[]> {
+  const release = options.slots.take();
+  try {
+    return await readTail(options, wanted, limit, before);
+  } finally {
+    release();
+  }
+}
+
+async function readTail(
   options: BrokerTailOptions,
   wanted: (e: RingEvent) => boolean,
   limit: number,

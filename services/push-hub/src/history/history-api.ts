@@ -1,7 +1,7 @@
 /**
  * `GET /_gw/v1/history?eventType=…&where=…&limit=…&before=…` for clients: the newest events of a
- * type (of one constraint object with `where`), newest first, a page at most HISTORY_MAX_LIMIT
- * events and HISTORY_MAX_BYTES long, `next` naming the `before` of the following page. Allowed
+ * type, or of every type a type pattern matches (of one constraint object with `where`), newest
+ * first, a page at most HISTORY_MAX_LIMIT events and HISTORY_MAX_BYTES long, `next` naming the `before` of the following page. Allowed
  * exactly as subscribing to that place is (the JWT rules and SUBSCRIPTION_CHECK with
  * `{"subscriptions": [the place]}`), and what the page holds is what that subscription would have
  * been sent (its JWT-inferred constraints too). At most HISTORY_QUERIES_PER_MINUTE per client
@@ -28,6 +28,7 @@ import {
   type ResolvedSubscriptions,
   type Subscription,
   type SubscriptionRequest,
+  typeFilterOf,
 } from '../subscriptions/index.ts';
 import { type HistoryPage, type HistorySource, readHistory } from './history-reader.ts';
 
@@ -71,10 +72,12 @@ export function createHistoryApi(deps: HistoryApiDeps) {
       const before = readBefore(query.get('before'), deps.source.compare);
       const subs = await allowed(req, place.eventType, place.where?.object);
       const matches = deps.matcherFor(subs);
+      // A type pattern (`orders.>`) pages every type it matches, as subscribing to it would.
+      const ofType = typeFilterOf([{ eventType: place.eventType, oneOf: [] }]);
       const page = await readHistory(deps.source, {
         types: [place.eventType],
         // The type first: an unread event of another type is never parsed.
-        wanted: (e) => e.type === place.eventType && matches(e.event as { type: string }),
+        wanted: (e) => ofType(e.type) && matches(e.event as { type: string }),
         limit,
         before,
         maxBytes: deps.maxBytes,

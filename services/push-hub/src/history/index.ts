@@ -2,3 +2,4 @@
 export { createHistoryApi, HISTORY_PATH } from './history-api.ts';
 export { readBrokerTail, type BrokerTailOptions } from './broker-tail.ts';
 export { readHistory, type HistorySource } from './history-reader.ts';
+export { BrokerReadSlots } from './broker-read-slots.ts';

@@ -8,8 +8,9 @@
  * Every replica reads the whole stream and writes what it reads: the same value, idempotently, in
  * stream order. A replica behind the others may write an older value for a moment; it writes the
  * newer one when it reads it, so a key ends at the stream's newest event. Bounded: only the
- * configured types, events up to LATEST_MAX_EVENT_BYTES, at most LATEST_MAX_KEYS keys a replica
- * writes (new keys beyond are not kept, and counted), each expiring LATEST_TTL after its last write.
+ * configured types, events up to LATEST_MAX_EVENT_BYTES, at most LATEST_MAX_KEYS live keys a
+ * replica wrote (new keys beyond are not kept, and counted), each expiring LATEST_TTL after its
+ * last write.
  */
 import { createHash } from 'node:crypto';
 import type { Store } from '@gatehouse/store';
@@ -49,8 +50,13 @@ const prefix = 'gw:latest:';
 export class LatestValues {
   private readonly settings: LatestSettings;
   private readonly deps: LatestDeps;
-  /** Keys this replica wrote, for LATEST_MAX_KEYS (they expire in the store; the bound is per replica). */
-  private readonly written = new Set<string>();
+  /**
+   * Keys this replica wrote and the store still holds, for LATEST_MAX_KEYS (the bound is per
+   * replica): each with the time of its last write, oldest write first. A key whose LATEST_TTL has
+   * passed since is gone from the store and no longer counts: else ids a publisher invented once
+   * would take the bound's place for good, and no new key (a real order) would ever be kept again.
+   */
+  private readonly written = new Map<string, number>();
 
   constructor(settings: LatestSettings, deps: LatestDeps) {
     this.settings = settings;
@@ -71,14 +77,17 @@ export class LatestValues {
   keep(e: RingEvent): void {
     if (!this.keeps(e.type) || e.json.length > this.settings.maxEventBytes) return;
     const value = JSON.stringify({ position: e.position, type: e.type, json: e.json } satisfies LatestValue);
+    const now = Date.now();
     for (const key of this.keysOf(e)) {
-      if (!this.written.has(key)) {
+      if (!this.written.delete(key) && this.written.size >= this.settings.maxKeys) {
+        this.forgetExpired(now);
         if (this.written.size >= this.settings.maxKeys) {
           this.deps.overflowed();
           continue;
         }
-        this.written.add(key);
       }
+      // Deleted and set again: the map stays in the order of last writes.
+      this.written.set(key, now);
       this.deps.store.set(key, value, { ttlSeconds: this.settings.ttlSeconds }).catch(this.deps.onError);
     }
   }
@@ -109,6 +118,15 @@ export class LatestValues {
         byPosition.set(value.position, value);
     }
     return [...byPosition.values()].sort((a, b) => this.deps.compare(a.position, b.position));
+  }
+
+  /** Forgets the keys whose TTL has passed since their last write (the oldest writes come first). */
+  private forgetExpired(now: number): void {
+    const ttlMs = this.settings.ttlSeconds * 1000;
+    for (const [key, writtenAt] of this.written) {
+      if (now - writtenAt < ttlMs) return;
+      this.written.delete(key);
+    }
   }
 
   private keysOf(e: RingEvent): string[] {
