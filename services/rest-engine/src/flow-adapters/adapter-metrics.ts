@@ -12,6 +12,7 @@ export class AdapterMetrics {
   readonly failures: Counter<'binding'>;
   readonly retries: Counter<'binding'>;
   readonly inFlight: Gauge<'binding'>;
+  readonly consumerRestarts: Counter<'binding'>;
   readonly lag: Gauge<'binding' | 'topic' | 'partition'>;
 
   constructor(registry: Registry) {
@@ -33,6 +34,11 @@ export class AdapterMetrics {
     this.inFlight = gauge(registry, {
       name: 'gw_flow_adapter_in_flight',
       help: 'Records of a binding in flows now',
+      labelNames: ['binding'],
+    });
+    this.consumerRestarts = counter(registry, {
+      name: 'gw_flow_adapter_consumer_restarts_total',
+      help: "Tries to start a binding's consumer again after it died for good (backoff 1 s doubling to 30 s, jittered)",
       labelNames: ['binding'],
     });
     this.lag = gauge(registry, {

@@ -23,6 +23,7 @@ import {
 import type { NatsBinding } from './binding.ts';
 import { natsRecordOf } from './nats-record.ts';
 import { deadLetterHeaders, type InboundRecord, type RecordRunContext, runRecord } from './record-run.ts';
+import { RestartLoop } from './restart-loop.ts';
 import { Slots } from './slots.ts';
 
 export interface NatsBindingContext extends RecordRunContext {
@@ -39,6 +40,8 @@ export class NatsBindingConsumer {
   private subscription: Subscription | undefined;
   private messages: ConsumerMessages | undefined;
   private reading: Promise<void> | undefined;
+  private stopping = false;
+  private restarts: RestartLoop | undefined;
 
   constructor(binding: NatsBinding, ctx: NatsBindingContext) {
     this.binding = binding;
@@ -59,6 +62,8 @@ export class NatsBindingConsumer {
 
   /** Stops taking messages and lets the flows in progress finish within `graceMs`. */
   async stop(graceMs: number): Promise<void> {
+    this.stopping = true;
+    this.restarts?.stop();
     this.subscription?.unsubscribe();
     await this.messages?.close();
     await this.slots.idle(graceMs);
@@ -83,6 +88,14 @@ export class NatsBindingConsumer {
 
   private async consumeStream(stream: string): Promise<void> {
     const { binding, ctx } = this;
+    this.restarts ??= new RestartLoop(
+      () => this.consumeStream(stream),
+      (attempt, err) => {
+        ctx.metrics.consumerRestarts.inc({ binding: binding.label });
+        if (err)
+          ctx.logger.warn({ binding: binding.label, attempt, err }, 'flow adapter: JetStream restart failed');
+      },
+    );
     const jsm = await jetstreamManager(ctx.connection);
     const config = {
       durable_name: binding.queue,
@@ -97,19 +110,32 @@ export class NatsBindingConsumer {
     const consumer = await jetstream(ctx.connection).consumers.get(stream, binding.queue);
     const messages = await consumer.consume({ max_messages: binding.maxInFlight });
     this.messages = messages;
+    void this.endWhenDeleted(messages);
     this.reading = (async () => {
       for await (const m of messages) {
+        this.restarts?.reset();
         await this.slots.take();
         void this.handle(m).finally(() => this.slots.give());
       }
     })()
       .finally(() => {
-        // Ended, by a stop or by the server: readiness says so until the engine is restarted.
+        // Ended, by a stop or by the server: readiness says so until the consumer runs again.
         this.messages = undefined;
+        if (!this.stopping) this.restarts?.schedule();
       })
       .catch((err: unknown) =>
         ctx.logger.error({ binding: binding.label, err }, 'flow adapter: JetStream consumer ended'),
       );
+  }
+
+  /** A deleted consumer leaves the iterator waiting forever: end it, so the restart makes it again. */
+  private async endWhenDeleted(messages: ConsumerMessages): Promise<void> {
+    for await (const status of messages.status())
+      if (status.type === 'consumer_deleted' || status.type === 'consumer_not_found') {
+        this.ctx.logger.warn({ binding: this.binding.label }, 'flow adapter: JetStream consumer gone');
+        messages.stop();
+        return;
+      }
   }
 
   private async handle(msg: Msg | JsMsg): Promise<void> {
