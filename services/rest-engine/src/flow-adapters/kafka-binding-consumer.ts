@@ -11,6 +11,7 @@ import type { KafkaBinding } from './binding.ts';
 import { kafkaRecordOf } from './kafka-record.ts';
 import { pinnedAssigner } from './pinned-assigner.ts';
 import { deadLetterHeaders, type InboundRecord, type RecordRunContext, runRecord } from './record-run.ts';
+import { RestartLoop } from './restart-loop.ts';
 import { Slots } from './slots.ts';
 
 export interface KafkaBindingContext extends RecordRunContext {
@@ -30,11 +31,34 @@ export class KafkaBindingConsumer {
   /** Stopping: records still handed over by kafkajs are left uncommitted for the next member. */
   private draining = false;
   private readonly slots: Slots;
+  private readonly restarts: RestartLoop;
 
   constructor(binding: KafkaBinding, ctx: KafkaBindingContext) {
     this.binding = binding;
     this.ctx = ctx;
     this.slots = new Slots(binding.maxInFlight);
+    this.restarts = new RestartLoop(
+      () => this.restart(),
+      (attempt, err) => {
+        ctx.metrics.consumerRestarts.inc({ binding: binding.label });
+        if (err)
+          ctx.logger.warn({ binding: binding.label, attempt, err }, 'flow adapter: Kafka restart failed');
+      },
+    );
+  }
+
+  /** The engine stops: no restart after this. */
+  async shutdown(graceMs: number): Promise<void> {
+    this.restarts.stop();
+    await this.stop(graceMs);
+  }
+
+  /** A consumer kafkajs gave up on: a new one on the same topics. */
+  private async restart(): Promise<void> {
+    const topics = this.subscribed;
+    await this.stop(this.ctx.dlqTimeoutMs);
+    this.subscribed = [];
+    await this.read(topics);
   }
 
   /** Ready when it reads: joined its group, or has no topic to read yet (a pattern without match). */
@@ -107,9 +131,11 @@ export class KafkaBindingConsumer {
     consumer.on(consumer.events.CRASH, (e) => {
       this.joined = false;
       ctx.logger.error(
-        { binding: binding.label, err: e.payload.error },
+        { binding: binding.label, err: e.payload.error, restart: e.payload.restart },
         'flow adapter: Kafka consumer crashed',
       );
+      // kafkajs restarts it itself unless the error is not retriable: then it is ours to do.
+      if (!e.payload.restart && consumer === this.consumer) this.restarts.schedule();
     });
     return consumer;
   }

@@ -68,7 +68,7 @@ export class KafkaFlowAdapter {
   async stop(graceMs: number): Promise<void> {
     clearInterval(this.timer);
     await this.refreshing;
-    await Promise.all(this.consumers.map((c) => c.stop(graceMs)));
+    await Promise.all(this.consumers.map((c) => c.shutdown(graceMs)));
     const producer = this.producerReady;
     this.producerReady = undefined;
     await Promise.allSettled([producer?.then((p) => p.disconnect()), this.admin.disconnect()]);
