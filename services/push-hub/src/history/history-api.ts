@@ -10,17 +10,14 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Position } from '@gatehouse/bus';
-import { type CorsPolicy, HttpError } from '@gatehouse/service-kit';
-import type { BearerTokens } from '../auth/index.ts';
+import { HttpError } from '@gatehouse/service-kit';
 import type { RingEvent } from '../delivery/event-ring.ts';
-import type { AddressBudget } from '../limits/index.ts';
 import { readPlace } from '../presence/index.ts';
 import {
   createSubscriberGet,
-  type ResolvedSubscriptions,
   type SubscriberGetContext,
+  type SubscriberGetDeps,
   type Subscription,
-  type SubscriptionRequest,
   typeFilterOf,
 } from '../subscriptions/index.ts';
 import { type HistoryPage, type HistorySource, readHistory } from './history-reader.ts';
@@ -29,7 +26,8 @@ export const HISTORY_PATH = '/_gw/v1/history';
 /** Bytes of a `before` position: positions are short (an offset, a stream id, an epoch). */
 const maxPositionBytes = 256;
 
-export interface HistoryApiDeps {
+/** `queries`: HISTORY_QUERIES_PER_MINUTE per client address. */
+export interface HistoryApiDeps extends Omit<SubscriberGetDeps, 'path' | 'what'> {
   source: HistorySource;
   maxJsonDepth: number;
   /** Checks a place's constraint fields as a subscription's (the extractor configuration). */
@@ -40,12 +38,6 @@ export interface HistoryApiDeps {
   maxLimit: number;
   /** HISTORY_MAX_BYTES. */
   maxBytes: number;
-  /** HISTORY_QUERIES_PER_MINUTE per client address. */
-  queries: AddressBudget;
-  addressOf: (req: IncomingMessage) => string;
-  bearerTokens: BearerTokens;
-  resolve(req: SubscriptionRequest): Promise<ResolvedSubscriptions>;
-  cors: CorsPolicy;
 }
 
 export function createHistoryApi(deps: HistoryApiDeps) {

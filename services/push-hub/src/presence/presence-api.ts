@@ -13,21 +13,19 @@
  * type as a whole. Bad input is a 400 naming it; our own control bus down a 503 with Retry-After.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type CorsPolicy, HttpError, Router, sendJson, sendText } from '@gatehouse/service-kit';
-import type { BearerTokens } from '../auth/index.ts';
-import type { AddressBudget } from '../limits/index.ts';
+import { HttpError, Router, sendJson, sendText } from '@gatehouse/service-kit';
 import {
   createSubscriberGet,
-  type ResolvedSubscriptions,
   type SubscriberGetContext,
+  type SubscriberGetDeps,
   type Subscription,
-  type SubscriptionRequest,
 } from '../subscriptions/index.ts';
 import { memberOf } from './presence-member.ts';
 import type { PresenceMetrics } from './presence-metrics.ts';
 import { type Place, type Presence, type PresenceQuery, readPlace } from './presence-query.ts';
 
-export interface PresenceApiDeps {
+/** `queries`: PRESENCE_QUERIES_PER_MINUTE per client address. */
+export interface PresenceApiDeps extends Omit<SubscriberGetDeps, 'path' | 'what'> {
   query: PresenceQuery;
   maxJsonDepth: number;
   /** Checks a place's constraint fields as a subscription's (the extractor configuration). */
@@ -38,14 +36,8 @@ export interface PresenceApiDeps {
   cacheTtlMs: number;
   /** Whether clients may ask about this type (PRESENCE_EVENT_TYPES). */
   hasPresence: (type: string) => boolean;
-  /** PRESENCE_QUERIES_PER_MINUTE per client address. */
-  queries: AddressBudget;
-  addressOf: (req: IncomingMessage) => string;
   /** The id other clients see for a member (presence-member.ts). */
   publicMember: (member: string) => string;
-  bearerTokens: BearerTokens;
-  resolve(req: SubscriptionRequest): Promise<ResolvedSubscriptions>;
-  cors: CorsPolicy;
   metrics: PresenceMetrics;
 }
 
