@@ -12,6 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { signJwt, withExpiry } from '@gatehouse/auth';
 import { LongPollClient, openSse, openWs, waitFor } from '@gatehouse/testkit';
 import { type EmbeddedGateway, ephemeralGatewaySettings, startEmbeddedGateway } from '../src/index.ts';
+import { typesClaimSettings, typesIn } from './types-claim.ts';
 
 const jwtKey = 'type-pattern-attacks-secret-of-sufficient-length';
 const jwt = (claims: Record<string, unknown>) => signJwt(withExpiry(claims), { alg: 'HS256', key: jwtKey });
@@ -33,19 +34,11 @@ async function healthy(edge: string): Promise<void> {
   assert.equal(res.status, 200, '/health');
 }
 
-const typesIn = (events: Array<Record<string, unknown>>) =>
-  events.map((e) => e['type'] as string).filter((t) => !t.startsWith('gw.'));
-
 describe('type pattern attacks under SUBSCRIPTION_TYPES_CLAIM', () => {
   let gw: EmbeddedGateway;
   let edge: string;
   before(async () => {
-    gw = await startEmbeddedGateway({
-      ...ephemeralGatewaySettings,
-      JWT_SECRET_KEY: jwtKey,
-      SUBSCRIPTION_CHECK: 'jwt_validation',
-      SUBSCRIPTION_TYPES_CLAIM: '/types',
-    });
+    gw = await startEmbeddedGateway(typesClaimSettings(jwtKey));
     edge = `http://127.0.0.1:${gw.publicPort}`;
   });
   after(() => gw?.stop());

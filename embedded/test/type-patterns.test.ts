@@ -19,6 +19,7 @@ import { signJwt, withExpiry } from '@gatehouse/auth';
 import { LongPollClient, openSse, openWs, waitFor } from '@gatehouse/testkit';
 import { io } from 'socket.io-client';
 import { type EmbeddedGateway, ephemeralGatewaySettings, startEmbeddedGateway } from '../src/index.ts';
+import { typesClaimSettings, typesIn } from './types-claim.ts';
 
 const jwtKey = 'type-patterns-test-secret-of-sufficient-length';
 const jwt = (claims: Record<string, unknown>) => signJwt(withExpiry(claims), { alg: 'HS256', key: jwtKey });
@@ -44,8 +45,6 @@ async function publish(edge: string, type: string, data: Record<string, unknown>
 }
 
 /** Types of a stream's events, the hub's own left out. */
-const typesIn = (events: Array<Record<string, unknown>>) =>
-  events.map((e) => e['type'] as string).filter((t) => !t.startsWith('gw.'));
 
 describe('type patterns through the public edge', () => {
   let gw: EmbeddedGateway;
@@ -307,13 +306,7 @@ describe('type patterns a token allows (SUBSCRIPTION_TYPES_CLAIM)', () => {
   let gw: EmbeddedGateway;
   let edge: string;
   before(async () => {
-    gw = await startEmbeddedGateway({
-      ...ephemeralGatewaySettings,
-      JWT_SECRET_KEY: jwtKey,
-      SUBSCRIPTION_CHECK: 'jwt_validation',
-      SUBSCRIPTION_TYPES_CLAIM: '/types',
-      MAX_TYPE_PATTERNS: '3',
-    });
+    gw = await startEmbeddedGateway({ ...typesClaimSettings(jwtKey), MAX_TYPE_PATTERNS: '3' });
     edge = `http://127.0.0.1:${gw.publicPort}`;
   });
   after(() => gw?.stop());

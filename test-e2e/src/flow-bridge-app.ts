@@ -7,21 +7,7 @@
  *                        correlation id (?correlation) and status 201: the answer of a proxy
  *                        endpoint with `response_from: kafka`; the flow itself answers 202
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-
-const oneTask = (id: string, process: string, input: string[], output: string[]) => `
-flow: { id: "${id}", description: "${id}", ttl: 10s }
-first.task: "publish"
-tasks:
-  - name: "publish"
-    input: [${input.map((l) => JSON.stringify(l)).join(', ')}]
-    process: "${process}"
-    output: [${output.map((l) => JSON.stringify(l)).join(', ')}]
-    description: "${id}"
-    execution: end
-`;
+import { flowAppFolder, oneTaskFlow as oneTask } from '@gatehouse/testkit';
 
 const flows: Record<string, string> = {
   news: oneTask(
@@ -47,18 +33,5 @@ const flows: Record<string, string> = {
 
 /** The application's folder, in the temporary directory. */
 export function flowBridgeApp(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'flow-bridge-'));
-  const ids = Object.keys(flows);
-  mkdirSync(join(dir, 'flows'));
-  writeFileSync(join(dir, 'application.yml'), 'rest.automation: true\n');
-  writeFileSync(
-    join(dir, 'rest.yaml'),
-    `rest:\n${ids.map((id) => `  - { service: http.flow.adapter, flow: ${id}, methods: [POST], url: /api/${id}, timeout: 15s }`).join('\n')}\n`,
-  );
-  writeFileSync(
-    join(dir, 'flows.yaml'),
-    `location: "classpath:/flows/"\nflows:\n${ids.map((id) => `  - "${id}.yml"`).join('\n')}\n`,
-  );
-  for (const id of ids) writeFileSync(join(dir, 'flows', `${id}.yml`), flows[id]!);
-  return dir;
+  return flowAppFolder('flow-bridge-', flows);
 }

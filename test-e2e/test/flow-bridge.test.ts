@@ -8,15 +8,13 @@
  * posted both ways and the statuses compared.
  */
 import assert from 'node:assert/strict';
-import type { Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { signJwt, withExpiry } from '@gatehouse/auth';
-import { type EmbeddedGateway, ephemeralGatewaySettings, startEmbeddedGateway } from '@gatehouse/embedded';
-import { launchChromium, LongPollClient, openSse, openWs, uniqueName, waitFor } from '@gatehouse/testkit';
+import { LongPollClient, openSse, openWs, uniqueName, waitFor } from '@gatehouse/testkit';
 import type { Browser } from 'playwright-core';
 import { io } from 'socket.io-client';
-import { buildClientBundle } from '../src/client-bundle.ts';
-import { openClientTab, startClientPage, untilRecord } from '../src/client-tab.ts';
+import { type BrowserGateway, startBrowserGateway } from '../src/browser-gateway.ts';
+import { openClientTab, untilRecord } from '../src/client-tab.ts';
 import { flowBridgeApp } from '../src/flow-bridge-app.ts';
 
 const jwtKey = 'flow-bridge-test-secret-of-sufficient-length';
@@ -36,32 +34,25 @@ const event = (data: unknown, extra: Record<string, unknown> = {}) => ({
 });
 
 describe('flow → gatehouse.event.publish → frontends', () => {
-  let gateway: EmbeddedGateway;
   let edge: string;
-  let page: Server;
+  let setup: BrowserGateway | undefined;
   let pageUrl: string;
   let browser: Browser;
 
   before(async () => {
-    ({ server: page, url: pageUrl } = await startClientPage(await buildClientBundle()));
-    gateway = await startEmbeddedGateway({
-      ...ephemeralGatewaySettings,
+    setup = await startBrowserGateway({
       REST_CONFIG_FOLDER: flowBridgeApp(),
       LONGPOLL_TIMEOUT: '1s',
-      CORS_ALLOWED_ORIGINS: pageUrl,
       JWT_SECRET_KEY: jwtKey,
       SUBMISSION_CHECK: 'jwt_validation',
       SUBMISSION_SOURCE_CLAIM: '/sources',
       MAX_EVENT_BYTES: '2048',
       MAX_EVENT_KEYS: '32',
     });
-    edge = `http://127.0.0.1:${gateway.publicPort}`;
-    browser = await launchChromium();
+    ({ edge, pageUrl, browser } = setup);
   });
   after(async () => {
-    await browser?.close();
-    page?.close();
-    await gateway?.stop();
+    await setup?.stop();
   });
 
   /** Runs the flow through the public edge (the reverse proxy's route to the REST engine). */

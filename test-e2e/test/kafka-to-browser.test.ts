@@ -7,15 +7,14 @@
  * kafka-flow-adapter.yaml reads; CUSTOMER_API_URL points the lookup at the engine's ephemeral port.
  */
 import assert from 'node:assert/strict';
-import type { Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { KafkaBus } from '@gatehouse/bus/kafka';
-import { type EmbeddedGateway, ephemeralGatewaySettings, startEmbeddedGateway } from '@gatehouse/embedded';
-import { dependencyAddress, launchChromium, openSse, uniqueName, waitFor } from '@gatehouse/testkit';
+import type { EmbeddedGateway } from '@gatehouse/embedded';
+import { dependencyAddress, openSse, uniqueName, waitFor } from '@gatehouse/testkit';
 import type { Browser } from 'playwright-core';
-import { buildClientBundle } from '../src/client-bundle.ts';
-import { openClientTab, startClientPage, untilRecord } from '../src/client-tab.ts';
+import { type BrowserGateway, startBrowserGateway } from '../src/browser-gateway.ts';
+import { openClientTab, untilRecord } from '../src/client-tab.ts';
 
 const example = fileURLToPath(new URL('../../examples/kafka-to-browser/', import.meta.url));
 const topic = uniqueName('orders.created');
@@ -38,32 +37,26 @@ const last = { id: `${topic}-last`, customer: 'c-2', total: 0 };
 describe('examples/kafka-to-browser: Kafka record → flow → REST call → browsers', () => {
   let gateway: EmbeddedGateway;
   let edge: string;
-  let page: Server;
+  let setup: BrowserGateway | undefined;
   let pageUrl: string;
   let browser: Browser;
   let kafka: KafkaBus;
   const customerApiBefore = process.env['CUSTOMER_API_URL'];
 
   before(async () => {
-    ({ server: page, url: pageUrl } = await startClientPage(await buildClientBundle()));
     kafka = new KafkaBus({ brokers: dependencyAddress.kafkaBrokers, clientId: 'kafka-to-browser-test' });
     await kafka.ensureTopic(topic, 1);
-    gateway = await startEmbeddedGateway({
-      ...ephemeralGatewaySettings,
+    setup = await startBrowserGateway({
       REST_CONFIG_FOLDER: example,
       ORDERS_TOPIC: topic,
       KAFKA_BROKERS: dependencyAddress.kafkaBrokers.join(','),
       KAFKA_FLOW_METADATA_REFRESH_MS: '300',
-      CORS_ALLOWED_ORIGINS: pageUrl,
     });
+    ({ gateway, edge, pageUrl, browser } = setup);
     process.env['CUSTOMER_API_URL'] = `http://127.0.0.1:${gateway.restPort}/api/customers`;
-    edge = `http://127.0.0.1:${gateway.publicPort}`;
-    browser = await launchChromium();
   });
   after(async () => {
-    await browser?.close();
-    page?.close();
-    await gateway?.stop();
+    await setup?.stop();
     await kafka?.close();
     if (customerApiBefore === undefined) delete process.env['CUSTOMER_API_URL'];
     else process.env['CUSTOMER_API_URL'] = customerApiBefore;

@@ -16,3 +16,4 @@ export * from './untrusted-certificates.ts';
 export * from './path-spellings.ts';
 export * from './raw-request.ts';
 export * from './headless-chromium.ts';
+export * from './flow-app.ts';

@@ -10,34 +10,24 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Position } from '@gatehouse/bus';
-import {
-  type CorsPolicy,
-  HttpError,
-  type PreflightRules,
-  requestPath,
-  sendText,
-} from '@gatehouse/service-kit';
-import type { BearerTokens } from '../auth/index.ts';
+import { HttpError } from '@gatehouse/service-kit';
 import type { RingEvent } from '../delivery/event-ring.ts';
-import type { AddressBudget } from '../limits/index.ts';
 import { readPlace } from '../presence/index.ts';
 import {
-  authorizationProblem,
-  badRequestOf,
-  refusalOf,
-  type ResolvedSubscriptions,
+  createSubscriberGet,
+  type SubscriberGetContext,
+  type SubscriberGetDeps,
   type Subscription,
-  type SubscriptionRequest,
   typeFilterOf,
 } from '../subscriptions/index.ts';
 import { type HistoryPage, type HistorySource, readHistory } from './history-reader.ts';
 
 export const HISTORY_PATH = '/_gw/v1/history';
-const preflight: PreflightRules = { methods: 'GET', headers: 'authorization' };
 /** Bytes of a `before` position: positions are short (an offset, a stream id, an epoch). */
 const maxPositionBytes = 256;
 
-export interface HistoryApiDeps {
+/** `queries`: HISTORY_QUERIES_PER_MINUTE per client address. */
+export interface HistoryApiDeps extends Omit<SubscriberGetDeps, 'path' | 'what'> {
   source: HistorySource;
   maxJsonDepth: number;
   /** Checks a place's constraint fields as a subscription's (the extractor configuration). */
@@ -48,94 +38,45 @@ export interface HistoryApiDeps {
   maxLimit: number;
   /** HISTORY_MAX_BYTES. */
   maxBytes: number;
-  /** HISTORY_QUERIES_PER_MINUTE per client address. */
-  queries: AddressBudget;
-  addressOf: (req: IncomingMessage) => string;
-  bearerTokens: BearerTokens;
-  resolve(req: SubscriptionRequest): Promise<ResolvedSubscriptions>;
-  cors: CorsPolicy;
 }
 
 export function createHistoryApi(deps: HistoryApiDeps) {
-  async function forClient(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const cors = deps.cors.headers(req);
-    try {
-      const taken = deps.queries.take(deps.addressOf(req));
-      if (!taken.ok)
-        return sendText(res, 429, 'Too many history queries; retry later.', {
-          ...cors,
-          'retry-after': String(taken.retryAfterSeconds),
-        });
-      const query = new URL(req.url ?? '/', 'http://local').searchParams;
-      const place = readPlace(query, deps.maxJsonDepth, deps.validate);
-      const limit = readLimit(query.get('limit'), deps.maxLimit);
-      const before = readBefore(query.get('before'), deps.source.compare);
-      const subs = await allowed(req, place.eventType, place.where?.object);
-      const matches = deps.matcherFor(subs);
-      // A type pattern (`orders.>`) pages every type it matches, as subscribing to it would.
-      const ofType = typeFilterOf([{ eventType: place.eventType, oneOf: [] }]);
-      const page = await readHistory(deps.source, {
-        types: [place.eventType],
-        // The type first: an unread event of another type is never parsed.
-        wanted: (e) => ofType(e.type) && matches(e.event as { type: string }),
-        limit,
-        before,
-        maxBytes: deps.maxBytes,
-      });
-      const body = answerBody(place.eventType, page);
-      res.writeHead(200, {
-        'content-type': 'application/json; charset=utf-8',
-        'content-length': Buffer.byteLength(body),
-        'cache-control': 'no-store',
-        ...cors,
-      });
-      res.end(body);
-    } catch (err) {
-      if (err instanceof HttpError) return sendText(res, err.status, err.message, cors);
-      const refusal = refusalOf(err);
-      if (refusal) return sendText(res, refusal.status, refusal.message, { ...cors, ...refusal.headers });
-      throw err;
-    }
-  }
-
-  /**
-   * Resolves the place as a subscription would be: refused as that subscription would be; else
-   * the subscriptions of the type it makes (the place and the JWT-inferred ones of the type).
-   */
-  async function allowed(
-    req: IncomingMessage,
-    eventType: string,
-    where: Record<string, unknown> | undefined,
-  ): Promise<Subscription[]> {
-    let jwts: string[];
-    try {
-      jwts = deps.bearerTokens(req.headers.authorization).slice(0, 1);
-    } catch (err) {
-      throw badRequestOf({ kind: 'change' }, authorizationProblem((err as Error).message));
-    }
-    const manual = [{ eventType, oneOf: where ? [where] : [] }];
-    const resolved = await deps.resolve({
-      kind: 'change',
-      jwts,
-      headerJwts: jwts,
-      manual,
-      authorization: req.headers.authorization,
-      checkBody: () => JSON.stringify({ subscriptions: manual }),
+  async function answer(
+    _req: IncomingMessage,
+    res: ServerResponse,
+    { query, cors, allowed }: SubscriberGetContext,
+  ): Promise<void> {
+    const place = readPlace(query, deps.maxJsonDepth, deps.validate);
+    const limit = readLimit(query.get('limit'), deps.maxLimit);
+    const before = readBefore(query.get('before'), deps.source.compare);
+    // The subscriptions of the type it makes: the place and the JWT-inferred ones of the type.
+    const subs = (await allowed(place.eventType, place.where?.object)).filter(
+      (s) => s.eventType === place.eventType,
+    );
+    const matches = deps.matcherFor(subs);
+    // A type pattern (`orders.>`) pages every type it matches, as subscribing to it would.
+    const ofType = typeFilterOf([{ eventType: place.eventType, oneOf: [] }]);
+    const page = await readHistory(deps.source, {
+      types: [place.eventType],
+      // The type first: an unread event of another type is never parsed.
+      wanted: (e) => ofType(e.type) && matches(e.event as { type: string }),
+      limit,
+      before,
+      maxBytes: deps.maxBytes,
     });
-    return resolved.subscriptions.filter((s) => s.eventType === eventType);
+    const body = answerBody(place.eventType, page);
+    res.writeHead(200, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      'cache-control': 'no-store',
+      ...cors,
+    });
+    res.end(body);
   }
 
   return {
     /** The public edge's part. */
-    public: (req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean> => {
-      if (requestPath(req) !== HISTORY_PATH) return false;
-      if (req.method === 'OPTIONS') return deps.cors.preflight(req, res, preflight);
-      if (req.method !== 'GET') {
-        sendText(res, 405, 'Method not allowed.', { allow: 'GET, OPTIONS' });
-        return true;
-      }
-      return forClient(req, res).then(() => true);
-    },
+    public: createSubscriberGet({ ...deps, path: HISTORY_PATH, what: 'history' }, answer),
   };
 }
 

@@ -13,30 +13,19 @@
  * type as a whole. Bad input is a 400 naming it; our own control bus down a 503 with Retry-After.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HttpError, Router, sendJson, sendText } from '@gatehouse/service-kit';
 import {
-  type CorsPolicy,
-  HttpError,
-  type PreflightRules,
-  Router,
-  requestPath,
-  sendJson,
-  sendText,
-} from '@gatehouse/service-kit';
-import type { BearerTokens } from '../auth/index.ts';
-import type { AddressBudget } from '../limits/index.ts';
-import {
-  authorizationProblem,
-  badRequestOf,
-  refusalOf,
-  type ResolvedSubscriptions,
+  createSubscriberGet,
+  type SubscriberGetContext,
+  type SubscriberGetDeps,
   type Subscription,
-  type SubscriptionRequest,
 } from '../subscriptions/index.ts';
 import { memberOf } from './presence-member.ts';
 import type { PresenceMetrics } from './presence-metrics.ts';
 import { type Place, type Presence, type PresenceQuery, readPlace } from './presence-query.ts';
 
-export interface PresenceApiDeps {
+/** `queries`: PRESENCE_QUERIES_PER_MINUTE per client address. */
+export interface PresenceApiDeps extends Omit<SubscriberGetDeps, 'path' | 'what'> {
   query: PresenceQuery;
   maxJsonDepth: number;
   /** Checks a place's constraint fields as a subscription's (the extractor configuration). */
@@ -47,19 +36,12 @@ export interface PresenceApiDeps {
   cacheTtlMs: number;
   /** Whether clients may ask about this type (PRESENCE_EVENT_TYPES). */
   hasPresence: (type: string) => boolean;
-  /** PRESENCE_QUERIES_PER_MINUTE per client address. */
-  queries: AddressBudget;
-  addressOf: (req: IncomingMessage) => string;
   /** The id other clients see for a member (presence-member.ts). */
   publicMember: (member: string) => string;
-  bearerTokens: BearerTokens;
-  resolve(req: SubscriptionRequest): Promise<ResolvedSubscriptions>;
-  cors: CorsPolicy;
   metrics: PresenceMetrics;
 }
 
 export const PRESENCE_PATH = '/_gw/v1/presence';
-const preflight: PreflightRules = { methods: 'GET', headers: 'authorization' };
 /** Places whose answers a replica keeps at once, for clients. */
 const maxCachedPlaces = 1000;
 
@@ -96,47 +78,18 @@ export function createPresenceApi(deps: PresenceApiDeps) {
     sendJson(res, 200, presence);
   }
 
-  async function forClient(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const cors = deps.cors.headers(req);
-    try {
-      const taken = deps.queries.take(deps.addressOf(req));
-      if (!taken.ok)
-        return sendText(res, 429, 'Too many presence queries; retry later.', {
-          ...cors,
-          'retry-after': String(taken.retryAfterSeconds),
-        });
-      const query = new URL(req.url ?? '/', 'http://local').searchParams;
-      const place = readPlace(query, deps.maxJsonDepth, deps.validate);
-      if (!deps.hasPresence(place.eventType))
-        return sendText(res, 403, 'Presence is not enabled for this event type.', cors);
-      await allowed(req, place);
-      const presence = await cached(place);
-      sendJson(res, 200, forClients(presence), cors);
-    } catch (err) {
-      if (err instanceof HttpError) return sendText(res, err.status, err.message, cors);
-      const refusal = refusalOf(err);
-      if (refusal) return sendText(res, refusal.status, refusal.message, { ...cors, ...refusal.headers });
-      throw err;
-    }
-  }
-
-  /** Whether the client may subscribe to the place: then it may see who is there. */
-  async function allowed(req: IncomingMessage, place: Place): Promise<void> {
-    let jwts: string[];
-    try {
-      jwts = deps.bearerTokens(req.headers.authorization).slice(0, 1);
-    } catch (err) {
-      throw badRequestOf({ kind: 'change' }, authorizationProblem((err as Error).message));
-    }
-    const manual = [{ eventType: place.eventType, oneOf: place.where ? [place.where.object] : [] }];
-    await deps.resolve({
-      kind: 'change',
-      jwts,
-      headerJwts: jwts,
-      manual,
-      authorization: req.headers.authorization,
-      checkBody: () => JSON.stringify({ subscriptions: manual }),
-    });
+  async function forClient(
+    _req: IncomingMessage,
+    res: ServerResponse,
+    { query, cors, allowed }: SubscriberGetContext,
+  ): Promise<void> {
+    const place = readPlace(query, deps.maxJsonDepth, deps.validate);
+    if (!deps.hasPresence(place.eventType))
+      return sendText(res, 403, 'Presence is not enabled for this event type.', cors);
+    // Whether the client may subscribe to the place: then it may see who is there.
+    await allowed(place.eventType, place.where?.object);
+    const presence = await cached(place);
+    sendJson(res, 200, forClients(presence), cors);
   }
 
   /** What a client sees: members by their opaque id, never a session or connection. */
@@ -166,14 +119,6 @@ export function createPresenceApi(deps: PresenceApiDeps) {
     internal: (req: IncomingMessage, res: ServerResponse): Promise<boolean> =>
       internalRoutes.handle(req, res),
     /** The public edge's part. */
-    public: (req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean> => {
-      if (requestPath(req) !== PRESENCE_PATH) return false;
-      if (req.method === 'OPTIONS') return deps.cors.preflight(req, res, preflight);
-      if (req.method !== 'GET') {
-        sendText(res, 405, 'Method not allowed.', { allow: 'GET, OPTIONS' });
-        return true;
-      }
-      return forClient(req, res).then(() => true);
-    },
+    public: createSubscriberGet({ ...deps, path: PRESENCE_PATH, what: 'presence' }, forClient),
   };
 }

@@ -22,3 +22,9 @@ export {
   uniqueSubscriptions,
 } from './subscription.ts';
 export { type SubscriptionBounds, subscriptionBoundProblem } from './subscription-bounds.ts';
+export {
+  createSubscriberGet,
+  type SubscriberGetAnswer,
+  type SubscriberGetContext,
+  type SubscriberGetDeps,
+} from './subscriber-get.ts';

@@ -9,28 +9,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { signJwt, withExpiry } from '@gatehouse/auth';
-import { KafkaBus } from '@gatehouse/bus/all';
-import {
-  dependencyAddress,
-  gatewayEnv,
-  openSse,
-  type ServiceProcess,
-  spawnService,
-  uniqueName,
-  waitFor,
-} from '@gatehouse/testkit';
+import type { KafkaBus } from '@gatehouse/bus/all';
+import { openSse, type ServiceProcess, uniqueName, waitFor } from '@gatehouse/testkit';
+import { kafkaHubEnv, startKafkaHub } from './kafka-hub.ts';
 
 const run = uniqueName('history-slots');
 const jwtSecret = 'history-slots-jwt-secret-long-enough';
-const env: Record<string, string> = {
-  ...gatewayEnv({ run, jwtSecret }),
-  KAFKA_SOURCE_TOPICS: '',
-  NATS_SOURCE_TOPICS: '',
-  EVENT_BUFFER_WARMUP: 'false',
-  SHUTDOWN_DRAIN_TIMEOUT_MS: '1000',
-  HISTORY_QUERIES_PER_MINUTE: '1000',
-  HISTORY_BROKER_READS: '2',
-};
+const env = kafkaHubEnv(run, jwtSecret, { HISTORY_BROKER_READS: '2' });
 const jwt = signJwt(withExpiry({ jti: `${run}-session` }), { alg: 'HS256', key: jwtSecret });
 
 describe('history: broker reads at once per replica (Kafka)', () => {
@@ -38,9 +23,7 @@ describe('history: broker reads at once per replica (Kafka)', () => {
   let hub: ServiceProcess;
 
   before(async () => {
-    kafka = new KafkaBus({ brokers: dependencyAddress.kafkaBrokers, clientId: run });
-    await kafka.ensureTopic(env['FANOUT_TOPIC']!, 1);
-    hub = await spawnService({ entry: 'services/push-hub/src/main.ts', name: 'hub', publicPort: true, env });
+    ({ kafka, hub } = await startKafkaHub(run, env));
   });
   after(async () => {
     await hub?.stop();

@@ -9,29 +9,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { signJwt, withExpiry } from '@gatehouse/auth';
-import { KafkaBus } from '@gatehouse/bus/all';
+import type { KafkaBus } from '@gatehouse/bus/all';
 import { streamEventHeaders } from '@gatehouse/cloudevents';
-import {
-  dependencyAddress,
-  gatewayEnv,
-  openSse,
-  type ServiceProcess,
-  spawnService,
-  uniqueName,
-  waitFor,
-} from '@gatehouse/testkit';
+import { openSse, type ServiceProcess, uniqueName, waitFor } from '@gatehouse/testkit';
+import { kafkaHubEnv, startKafkaHub } from './kafka-hub.ts';
 
 const run = uniqueName('hostile-kafka-positions');
 const jwtSecret = 'hostile-kafka-positions-jwt-secret-long';
-const env: Record<string, string> = {
-  ...gatewayEnv({ run, jwtSecret }),
-  KAFKA_SOURCE_TOPICS: '',
-  NATS_SOURCE_TOPICS: '',
-  EVENT_BUFFER_SIZE: '4',
-  EVENT_BUFFER_WARMUP: 'false',
-  SHUTDOWN_DRAIN_TIMEOUT_MS: '1000',
-  HISTORY_QUERIES_PER_MINUTE: '1000',
-};
+const env = kafkaHubEnv(run, jwtSecret, { EVENT_BUFFER_SIZE: '4' });
 const type = `${run}.t`;
 const jwt = signJwt(withExpiry({ jti: `${run}-session` }), { alg: 'HS256', key: jwtSecret });
 
@@ -51,9 +36,7 @@ describe('hostile Kafka positions in before and since', () => {
     });
 
   before(async () => {
-    kafka = new KafkaBus({ brokers: dependencyAddress.kafkaBrokers, clientId: run });
-    await kafka.ensureTopic(env['FANOUT_TOPIC']!, 1);
-    hub = await spawnService({ entry: 'services/push-hub/src/main.ts', name: 'hub', publicPort: true, env });
+    ({ kafka, hub } = await startKafkaHub(run, env));
     for (let i = 0; i < 10; i++) {
       const event = { specversion: '1.0', id: `${run}-${i}`, source: run, type, data: {} };
       await kafka.publish(env['FANOUT_TOPIC']!, {

@@ -10,7 +10,8 @@ import type { Consumer, EachMessagePayload, Kafka, Producer } from 'kafkajs';
 import type { KafkaBinding } from './binding.ts';
 import { kafkaRecordOf } from './kafka-record.ts';
 import { pinnedAssigner } from './pinned-assigner.ts';
-import { deadLetterHeaders, type InboundRecord, type RecordRunContext, runRecord } from './record-run.ts';
+import { deadLetterHeaders, type InboundRecord, type RecordRunContext } from './record-run.ts';
+import { runAndSettle } from './record-settle.ts';
 import { RestartLoop } from './restart-loop.ts';
 import { Slots } from './slots.ts';
 
@@ -174,54 +175,33 @@ export class KafkaBindingConsumer {
     void this.runAndSettle(record).finally(() => this.slots.give());
   }
 
+  /** The flow, then done or dead-lettered within kafka.dlq.timeout.ms, or dropped with an error. */
   private async runAndSettle(record: InboundRecord, heartbeat?: () => Promise<void>): Promise<void> {
-    const { binding, ctx } = this;
-    ctx.metrics.inFlight.inc({ binding: binding.label });
-    try {
-      const outcome = await runRecord(binding, record, ctx, heartbeat);
-      if (outcome.kind === 'done') ctx.metrics.records.inc({ binding: binding.label, outcome: 'done' });
-      else await this.deadLetter(record, outcome.error);
-    } catch (err) {
-      ctx.logger.error({ binding: binding.label, err }, 'flow adapter: record handling failed');
-      ctx.metrics.records.inc({ binding: binding.label, outcome: 'dropped' });
-    } finally {
-      ctx.metrics.inFlight.dec({ binding: binding.label });
-    }
+    const { binding } = this;
+    const dlqTopic = binding.dlqTopic;
+    return runAndSettle(binding, record, this.ctx, {
+      ...(heartbeat && { between: heartbeat }),
+      deadLetter: dlqTopic === undefined ? undefined : (r, error) => this.deadLetter(dlqTopic, r, error),
+      words: { unit: 'record', dlqOption: 'dlq-topic', write: 'write' },
+    });
   }
 
-  /**
-   * To the binding's dead-letter topic, confirmed within kafka.dlq.timeout.ms. Without one, or when
-   * the write fails, the record is dropped with an error (Mercury's rule: blocking the partition
-   * would re-run the failing flow forever).
-   */
-  private async deadLetter(record: InboundRecord, error: string): Promise<void> {
-    const { binding, ctx } = this;
-    const what = { binding: binding.label, ...record.metadata, error };
-    if (binding.dlqTopic === undefined) {
-      ctx.logger.error(what, 'flow adapter: record dropped after its retries (no dlq-topic)');
-      ctx.metrics.records.inc({ binding: binding.label, outcome: 'dropped' });
-      return;
-    }
-    try {
-      const producer = await ctx.producer();
-      const key = record.metadata['key'] as string | undefined;
-      const send = producer.send({
-        topic: binding.dlqTopic,
-        acks: -1,
-        messages: [
-          {
-            key: key ?? null,
-            value: record.value,
-            headers: deadLetterHeaders(record, 'dlq.origin.topic', error),
-          },
-        ],
-      });
-      await withDeadline(send, ctx.dlqTimeoutMs, true);
-      ctx.metrics.records.inc({ binding: binding.label, outcome: 'dead_lettered' });
-    } catch (err) {
-      ctx.logger.error({ ...what, err }, 'flow adapter: dead-letter write failed; record dropped');
-      ctx.metrics.records.inc({ binding: binding.label, outcome: 'dropped' });
-    }
+  /** To the binding's dead-letter topic, confirmed by every in-sync replica. */
+  private async deadLetter(topic: string, record: InboundRecord, error: string): Promise<void> {
+    const producer = await this.ctx.producer();
+    const key = record.metadata['key'] as string | undefined;
+    const send = producer.send({
+      topic,
+      acks: -1,
+      messages: [
+        {
+          key: key ?? null,
+          value: record.value,
+          headers: deadLetterHeaders(record, 'dlq.origin.topic', error),
+        },
+      ],
+    });
+    await withDeadline(send, this.ctx.dlqTimeoutMs, true);
   }
 
   /** Also while stopping: a record that finished then is committed before the group is left. */

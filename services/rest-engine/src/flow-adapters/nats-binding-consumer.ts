@@ -22,7 +22,8 @@ import {
 } from '@nats-io/transport-node';
 import type { NatsBinding } from './binding.ts';
 import { natsRecordOf } from './nats-record.ts';
-import { deadLetterHeaders, type InboundRecord, type RecordRunContext, runRecord } from './record-run.ts';
+import { deadLetterHeaders, type InboundRecord, type RecordRunContext } from './record-run.ts';
+import { runAndSettle } from './record-settle.ts';
 import { RestartLoop } from './restart-loop.ts';
 import { Slots } from './slots.ts';
 
@@ -139,49 +140,27 @@ export class NatsBindingConsumer {
   }
 
   private async handle(msg: Msg | JsMsg): Promise<void> {
-    const { binding, ctx } = this;
-    const record = natsRecordOf(msg, binding.stream);
+    const { binding } = this;
     const jsMsg = 'ack' in msg ? msg : undefined;
-    ctx.metrics.inFlight.inc({ binding: binding.label });
-    try {
-      const outcome = await runRecord(binding, record, ctx, async () => jsMsg?.working());
-      if (outcome.kind === 'done') ctx.metrics.records.inc({ binding: binding.label, outcome: 'done' });
-      else await this.deadLetter(record, outcome.error);
-      jsMsg?.ack();
-    } catch (err) {
-      ctx.logger.error({ binding: binding.label, err }, 'flow adapter: message handling failed');
-      ctx.metrics.records.inc({ binding: binding.label, outcome: 'dropped' });
-    } finally {
-      ctx.metrics.inFlight.dec({ binding: binding.label });
-    }
+    const dlqSubject = binding.dlqSubject;
+    return runAndSettle(binding, natsRecordOf(msg, binding.stream), this.ctx, {
+      between: async () => jsMsg?.working(),
+      deadLetter: dlqSubject === undefined ? undefined : (r, error) => this.deadLetter(dlqSubject, r, error),
+      settled: () => jsMsg?.ack(),
+      words: { unit: 'message', dlqOption: 'dlq-subject', write: 'publish' },
+    });
   }
 
-  /** To `dlq-subject` (confirmed by JetStream when the binding reads a stream); else dropped with an error. */
-  private async deadLetter(record: InboundRecord, error: string): Promise<void> {
+  /** To `dlq-subject`, confirmed by JetStream when the binding reads a stream. */
+  private async deadLetter(subject: string, record: InboundRecord, error: string): Promise<void> {
     const { binding, ctx } = this;
-    const what = { binding: binding.label, ...record.metadata, error };
-    if (binding.dlqSubject === undefined) {
-      ctx.logger.error(what, 'flow adapter: message dropped after its retries (no dlq-subject)');
-      ctx.metrics.records.inc({ binding: binding.label, outcome: 'dropped' });
-      return;
-    }
     const h = natsHeaders();
     for (const [name, value] of Object.entries(deadLetterHeaders(record, 'dlq.origin.subject', error)))
       h.set(name, value);
     const data = record.value ?? new Uint8Array(0);
-    try {
-      if (binding.stream === undefined) {
-        ctx.connection.publish(binding.dlqSubject, data, { headers: h });
-        await ctx.connection.flush();
-      } else
-        await jetstream(ctx.connection).publish(binding.dlqSubject, data, {
-          headers: h,
-          timeout: ctx.dlqTimeoutMs,
-        });
-      ctx.metrics.records.inc({ binding: binding.label, outcome: 'dead_lettered' });
-    } catch (err) {
-      ctx.logger.error({ ...what, err }, 'flow adapter: dead-letter publish failed; message dropped');
-      ctx.metrics.records.inc({ binding: binding.label, outcome: 'dropped' });
-    }
+    if (binding.stream === undefined) {
+      ctx.connection.publish(subject, data, { headers: h });
+      await ctx.connection.flush();
+    } else await jetstream(ctx.connection).publish(subject, data, { headers: h, timeout: ctx.dlqTimeoutMs });
   }
 }

@@ -5,19 +5,7 @@
  *   POST /api/nats     → nats.notification   (body: subject, headers, body)
  * (The bridge and the response_from answer are tested end to end: test-e2e/test/flow-*.test.ts.)
  */
-import { configFolder } from '../engine-fixture.ts';
-
-const oneTask = (id: string, process: string, input: string[], output: string[]) => `
-flow: { id: "${id}", description: "${id}", ttl: 10s }
-first.task: "publish"
-tasks:
-  - name: "publish"
-    input: [${input.map((l) => JSON.stringify(l)).join(', ')}]
-    process: "${process}"
-    output: [${output.map((l) => JSON.stringify(l)).join(', ')}]
-    description: "${id}"
-    execution: end
-`;
+import { flowAppFolder, oneTaskFlow as oneTask } from '@gatehouse/testkit';
 
 const flows: Record<string, string> = {
   kafka: oneTask(
@@ -43,16 +31,5 @@ const flows: Record<string, string> = {
 
 /** The application's folder (REST_CONFIG_FOLDER). */
 export function publishingApp(): string {
-  const ids = Object.keys(flows);
-  return configFolder({
-    'application.yml': 'rest.automation: true\n',
-    'rest.yaml': `rest:\n${ids
-      .map(
-        (id) =>
-          `  - { service: http.flow.adapter, flow: ${id}, methods: [POST], url: /api/${id}, timeout: 15s }`,
-      )
-      .join('\n')}\n`,
-    'flows.yaml': `location: "classpath:/flows/"\nflows:\n${ids.map((id) => `  - "${id}.yml"`).join('\n')}\n`,
-    ...Object.fromEntries(ids.map((id) => [`flows/${id}.yml`, flows[id]!])),
-  });
+  return flowAppFolder('rest-engine-', flows);
 }
