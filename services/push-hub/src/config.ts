@@ -12,7 +12,7 @@ import {
   trustedProxiesConfig,
 } from '@gatehouse/service-kit';
 import { busKinds } from '@gatehouse/bus';
-import { typesClaimField } from './subscriptions/types-claim.ts';
+import { typesClaimField } from './subscriptions/index.ts';
 
 export const pushHubConfig = {
   ...corsConfig,

@@ -33,11 +33,13 @@ import {
   openFilesWarning,
 } from './limits/index.ts';
 import {
+  BrokerReadSlots,
   consumeFanout,
   drainConnections,
   EventRing,
   FanoutInterest,
   Hub,
+  LatestValues,
   StreamReplay,
 } from './delivery/index.ts';
 import {
@@ -66,8 +68,7 @@ import {
 import { createConsoleFiles, createDashboard, createTestEvent } from './console/index.ts';
 import { HubMetrics } from './metrics/index.ts';
 import { createPresence, withPresenceExtractors } from './presence/index.ts';
-import { BrokerReadSlots, createHistoryApi } from './history/index.ts';
-import { LatestValues } from './latest/index.ts';
+import { createHistoryApi } from './history/index.ts';
 import { createLifecycleEvents, type LifecycleEvents } from './lifecycle/index.ts';
 
 import {

@@ -5,8 +5,8 @@
  * looked up are held (catch-up.ts) and sent after it, so each event comes once, in order.
  */
 import type { Connection } from '../connections/index.ts';
-import { type BrokerTailOptions, readBrokerTail } from '../history/broker-tail.ts';
-import type { LatestValues } from '../latest/index.ts';
+import { type BrokerTailOptions, readBrokerTail } from './broker-tail.ts';
+import type { LatestValues } from './latest-values.ts';
 import type { Subscription, SubscriptionIndex } from '../subscriptions/index.ts';
 import type { CatchUp } from './catch-up.ts';
 import type { EventRing, RingEvent } from './event-ring.ts';

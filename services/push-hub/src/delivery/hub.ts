@@ -42,8 +42,8 @@ import { readStreamEvent } from './stream-event.ts';
 import type { StreamReplay } from './stream-replay.ts';
 import { UnreadEvent } from './unread-event.ts';
 import { ConnectionStart } from './connection-start.ts';
-import type { BrokerTailOptions } from '../history/broker-tail.ts';
-import type { LatestValues } from '../latest/index.ts';
+import type { BrokerTailOptions } from './broker-tail.ts';
+import type { LatestValues } from './latest-values.ts';
 
 export interface HubOptions {
   extractors: ExtractorConfig;

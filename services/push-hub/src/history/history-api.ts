@@ -11,7 +11,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Position } from '@gatehouse/bus';
 import { HttpError } from '@gatehouse/service-kit';
-import type { RingEvent } from '../delivery/event-ring.ts';
+import type { RingEvent } from '../delivery/index.ts';
 import { readPlace } from '../presence/index.ts';
 import {
   createSubscriberGet,

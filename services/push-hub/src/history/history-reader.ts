@@ -6,8 +6,8 @@
  * nothing older is known.
  */
 import type { Position } from '@gatehouse/bus';
-import type { EventRing, RingEvent } from '../delivery/event-ring.ts';
-import { type BrokerTailOptions, readBrokerTail } from './broker-tail.ts';
+import type { EventRing, RingEvent } from '../delivery/index.ts';
+import { type BrokerTailOptions, readBrokerTail } from '../delivery/index.ts';
 
 export interface HistorySource {
   ring: EventRing;

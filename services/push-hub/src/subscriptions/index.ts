@@ -1,8 +1,13 @@
 // Subscriptions: the model, extractor fields, the index that matches events, resolving a client's list.
-export { type ExtractorConfig, ExtractorConfigError, loadExtractorConfig } from './extractor-config.ts';
+export {
+  type ExtractorConfig,
+  ExtractorConfigError,
+  loadExtractorConfig,
+  parseExtractorConfig,
+} from './extractor-config.ts';
 export { type PatternLimits, SubscriptionIndex, type TypeInterest } from './subscription-index.ts';
 export { PatternBudget } from './pattern-budget.ts';
-export { checkTypesClaimMode, claimAllowsTypes, type TypesClaim } from './types-claim.ts';
+export { checkTypesClaimMode, claimAllowsTypes, type TypesClaim, typesClaimField } from './types-claim.ts';
 export { hasPattern, type TypeFilter, typeFilterOf } from './type-filter.ts';
 export {
   authorizationProblem,

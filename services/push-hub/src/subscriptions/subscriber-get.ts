@@ -14,7 +14,6 @@ import {
   sendText,
 } from '@gatehouse/service-kit';
 import type { BearerTokens } from '../auth/index.ts';
-import type { AddressBudget } from '../limits/index.ts';
 import type { Subscription } from './subscription.ts';
 import {
   authorizationProblem,
@@ -30,7 +29,8 @@ export interface SubscriberGetDeps {
   /** What is queried, as the 429 names it ("history", "presence"). */
   what: string;
   /** Queries per client address (the endpoint's *_QUERIES_PER_MINUTE). */
-  queries: AddressBudget;
+  /** Queries per client address (limits/address-budget.ts: limits/ imports this folder, so not by name). */
+  queries: { take(address: string): { ok: true } | { ok: false; retryAfterSeconds: number } };
   addressOf: (req: IncomingMessage) => string;
   bearerTokens: BearerTokens;
   resolve(req: SubscriptionRequest): Promise<ResolvedSubscriptions>;

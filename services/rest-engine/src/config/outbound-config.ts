@@ -9,18 +9,21 @@
 import { schemaRegistryConfig } from '@gatehouse/avro';
 import { busConfig } from '@gatehouse/bus';
 import { submissionConfig } from '@gatehouse/event-submission';
-import { type ConfigOf, int, loadConfig } from '@gatehouse/service-kit';
-import {
-  maxNotificationTopicsSetting,
-  notificationTopicsSetting,
-} from '../outbound/notification-destinations.ts';
+import { type ConfigOf, int, list, loadConfig } from '@gatehouse/service-kit';
 
 export const outboundConfig = {
   ...busConfig,
   ...schemaRegistryConfig,
   ...submissionConfig,
-  FLOW_NOTIFICATION_TOPICS: notificationTopicsSetting(),
-  FLOW_NOTIFICATION_MAX_TOPICS: maxNotificationTopicsSetting(),
+  // Where flows may publish (outbound/notification-destinations.ts applies them).
+  FLOW_NOTIFICATION_TOPICS: list(
+    "topics and subjects a flow's kafka.notification and nats.notification may publish to: names, name* for a prefix, * for any (comma list); unset: none. The fan-out stream, gw and gw.…, and names starting with _ or $ are refused whatever it says",
+  ),
+  FLOW_NOTIFICATION_MAX_TOPICS: int(
+    'most distinct topics and subjects a process publishes to through a FLOW_NOTIFICATION_TOPICS prefix entry or * (each a new stream or topic on the broker); a new one beyond is refused (403)',
+    1000,
+    { min: 1, max: 1_000_000 },
+  ),
   FLOW_NOTIFICATION_MAX_BYTES: int(
     "largest record a flow's kafka.notification or nats.notification may publish, body and headers together, in bytes (413 beyond)",
     1024 * 1024,

@@ -16,20 +16,6 @@
  *   Kafka's `__…` and the schema registry's `_schemas` (every name starting with `_`), NATS's
  *   `$JS.API`, `$SYS`, `$KV` (every name starting with `$`) and reply inboxes `_INBOX.…`.
  */
-import { type Field, int, list } from '@gatehouse/service-kit';
-
-export const notificationTopicsSetting = (): Field<string[]> =>
-  list(
-    "topics and subjects a flow's kafka.notification and nats.notification may publish to: names, name* for a prefix, * for any (comma list); unset: none. The fan-out stream, gw and gw.…, and names starting with _ or $ are refused whatever it says",
-  );
-
-export const maxNotificationTopicsSetting = (): Field<number> =>
-  int(
-    'most distinct topics and subjects a process publishes to through a FLOW_NOTIFICATION_TOPICS prefix entry or * (each a new stream or topic on the broker); a new one beyond is refused (403)',
-    1000,
-    { min: 1, max: 1_000_000 },
-  );
-
 export class NotificationDestinations {
   private readonly any: boolean;
   private readonly names: Set<string>;

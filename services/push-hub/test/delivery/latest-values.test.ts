@@ -11,7 +11,7 @@ import { type Store, MemoryStore } from '@gatehouse/store';
 import { RedisStore } from '@gatehouse/store/redis';
 import { dependencyAddress, uniqueName, waitFor } from '@gatehouse/testkit';
 import type { RingEvent } from '../../src/delivery/event-ring.ts';
-import { LatestValues } from '../../src/latest/index.ts';
+import { LatestValues } from '../../src/delivery/index.ts';
 import { loadExtractorConfig, SubscriptionIndex } from '../../src/subscriptions/index.ts';
 
 const extractors = loadExtractorConfig(

@@ -14,7 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Store } from '@gatehouse/store';
-import type { RingEvent } from '../delivery/event-ring.ts';
+import type { RingEvent } from './event-ring.ts';
 import { canonicalJson, type ExtractorConfig, type Subscription } from '../subscriptions/index.ts';
 
 export interface LatestSettings {

@@ -11,9 +11,9 @@ import {
   type Position,
   PositionUnavailableError,
 } from '@gatehouse/bus';
-import { eventIdentity, type RingEvent } from '../delivery/event-ring.ts';
-import { readEventHeaders, readStreamEvent } from '../delivery/stream-event.ts';
-import { UnreadEvent } from '../delivery/unread-event.ts';
+import { eventIdentity, type RingEvent } from './event-ring.ts';
+import { readEventHeaders, readStreamEvent } from './stream-event.ts';
+import { UnreadEvent } from './unread-event.ts';
 import type { BrokerReadSlots } from './broker-read-slots.ts';
 
 export interface BrokerTailOptions {
