@@ -8,66 +8,46 @@
  * sink is committed before the process exits (nothing would come twice).
  */
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { dependencyAddress, type ServiceProcess, spawnService, waitFor } from '@gatehouse/testkit';
-import { freePort } from '../engine-fixture.ts';
-import { adapterFile, fixtureApp, KafkaTestKit } from './kafka-fixture.ts';
+import { dependencyAddress, type ServiceProcess, waitFor } from '@gatehouse/testkit';
+import { type CountingSink, startCountingSink, startEngineProcess } from './engine-process.ts';
+import { adapterFile, KafkaTestKit } from './kafka-fixture.ts';
 
 const kit = new KafkaTestKit();
 const topic = kit.name('crash');
 const partitions = 3;
 const total = 200;
-const arrivals = new Map<string, number>();
-let sink: Server;
 const engines: ServiceProcess[] = [];
+let sink: CountingSink;
 
-async function startEngine(sinkUrl: string, file: string): Promise<ServiceProcess> {
-  const engine = await spawnService({
-    entry: 'services/rest-engine/src/main.ts',
-    env: {
-      LOG_LEVEL: 'warn',
-      REST_CONFIG_FOLDER: fixtureApp,
-      REST_SERVER_PORT: String(await freePort()),
-      YAML_KAFKA_FLOW_ADAPTER: file,
-      KAFKA_BROKERS: dependencyAddress.kafkaBrokers.join(','),
-      KAFKA_FLOW_SESSION_TIMEOUT_MS: '6000',
-      SINK_URL: sinkUrl,
-      PAUSE_MS: '10',
-    },
+async function startEngine(file: string): Promise<ServiceProcess> {
+  const engine = await startEngineProcess(sink.url, {
+    YAML_KAFKA_FLOW_ADAPTER: file,
+    KAFKA_BROKERS: dependencyAddress.kafkaBrokers.join(','),
+    KAFKA_FLOW_SESSION_TIMEOUT_MS: '6000',
+    PAUSE_MS: '10',
   });
   engines.push(engine);
   return engine;
 }
 
-const distinct = () => arrivals.size;
-const duplicates = () => [...arrivals.values()].filter((n) => n > 1).length;
+const distinct = () => sink.distinct();
+const duplicates = () => sink.duplicates();
 
 before(async () => {
   await kit.open();
   await kit.createTopic(topic, partitions);
-  sink = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const { id } = JSON.parse(Buffer.concat(chunks).toString()) as { id: string };
-      arrivals.set(id, (arrivals.get(id) ?? 0) + 1);
-      res.end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+  sink = await startCountingSink();
 });
 
 after(async () => {
   for (const e of engines) await e.stop(5000).catch(() => undefined);
-  await new Promise((resolve) => sink?.close(resolve));
+  await sink?.close();
   await kit.close();
 });
 
 describe('Kafka flow adapter across a crash', () => {
   it('loses no record when the engine is killed mid-flow, and repeats only the finished but uncommitted ones', async (t) => {
-    const sinkUrl = `http://127.0.0.1:${(sink.address() as AddressInfo).port}/`;
     const file = adapterFile(
       'kafka-flow-adapter.yaml',
       `consumer:\n  - topic: '${topic}'\n    flow: 'adapter-sink'\n    serializer: 'json'\n`,
@@ -78,7 +58,7 @@ describe('Kafka flow adapter across a crash', () => {
     }));
     await kit.producer.send({ topic, messages });
 
-    const first = await startEngine(sinkUrl, file);
+    const first = await startEngine(file);
     const ready = (await (await fetch(`${first.apiUrl}/ready`)).json()) as { checks: Record<string, string> };
     assert.equal(ready.checks['flow-adapters'], 'ok', 'readiness waits for the consumers');
     await waitFor(() => distinct() >= 60, { timeoutMs: 30_000, what: '60 records through the first engine' });
@@ -88,7 +68,7 @@ describe('Kafka flow adapter across a crash', () => {
     const beforeTakeOver = distinct();
     assert.ok(beforeTakeOver < total, 'the kill came while records were left');
 
-    const second = await startEngine(sinkUrl, file);
+    const second = await startEngine(file);
     await waitFor(() => distinct() === total, {
       timeoutMs: 60_000,
       intervalMs: 100,

@@ -8,66 +8,47 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { dependencyAddress, type ServiceProcess, spawnService, waitFor } from '@gatehouse/testkit';
-import { freePort } from '../engine-fixture.ts';
-import { adapterFile, fixtureApp } from './kafka-fixture.ts';
+import { dependencyAddress, type ServiceProcess, waitFor } from '@gatehouse/testkit';
+import { type CountingSink, startCountingSink, startEngineProcess } from './engine-process.ts';
+import { adapterFile } from './kafka-fixture.ts';
 
 const id = randomUUID().slice(0, 8);
 const stream = `FA_CRASH_${id}`;
 const subject = `fa.${id}.crash`;
 const maxInFlight = 4;
 const total = 200;
-const arrivals = new Map<string, number>();
 let nc: NatsConnection;
-let sink: Server;
+let sink: CountingSink;
 const engines: ServiceProcess[] = [];
 
-async function startEngine(sinkUrl: string, file: string): Promise<ServiceProcess> {
-  const engine = await spawnService({
-    entry: 'services/rest-engine/src/main.ts',
-    env: {
-      LOG_LEVEL: 'warn',
-      REST_CONFIG_FOLDER: fixtureApp,
-      REST_SERVER_PORT: String(await freePort()),
-      YAML_NATS_FLOW_ADAPTER: file,
-      NATS_SERVERS: dependencyAddress.natsUrl,
-      // No retries: the ack wait is then the flow's ttl (10 s) plus 5 s, the time a redelivery waits.
-      KAFKA_FLOW_MAX_RETRIES: '0',
-      SINK_URL: sinkUrl,
-      PAUSE_MS: '20',
-    },
+async function startEngine(file: string): Promise<ServiceProcess> {
+  const engine = await startEngineProcess(sink.url, {
+    YAML_NATS_FLOW_ADAPTER: file,
+    NATS_SERVERS: dependencyAddress.natsUrl,
+    // No retries: the ack wait is then the flow's ttl (10 s) plus 5 s, the time a redelivery waits.
+    KAFKA_FLOW_MAX_RETRIES: '0',
+    PAUSE_MS: '20',
   });
   engines.push(engine);
   return engine;
 }
 
-const distinct = () => arrivals.size;
-const duplicates = () => [...arrivals.values()].filter((n) => n > 1).length;
+const distinct = () => sink.distinct();
+const duplicates = () => sink.duplicates();
 
 before(async () => {
   nc = await connect({ servers: dependencyAddress.natsUrl });
   const jsm = await jetstreamManager(nc);
   await jsm.streams.add({ name: stream, subjects: [subject] });
-  sink = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const { id: recordId } = JSON.parse(Buffer.concat(chunks).toString()) as { id: string };
-      arrivals.set(recordId, (arrivals.get(recordId) ?? 0) + 1);
-      res.end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+  sink = await startCountingSink();
 });
 
 after(async () => {
   for (const e of engines) await e.stop(5000).catch(() => undefined);
-  await new Promise((resolve) => sink?.close(resolve));
+  await sink?.close();
   await jetstreamManager(nc)
     .then((jsm) => jsm.streams.delete(stream))
     .catch(() => undefined);
@@ -76,7 +57,6 @@ after(async () => {
 
 describe('NATS JetStream flow adapter across a crash', () => {
   it('loses no message when the engine is killed mid-flow, and repeats at most max-in-flight', async (t) => {
-    const sinkUrl = `http://127.0.0.1:${(sink.address() as AddressInfo).port}/`;
     const file = adapterFile(
       'nats-flow-adapter.yaml',
       `consumer:\n  - subject: '${subject}'\n    stream: '${stream}'\n    queue: 'crash-${id}'\n    max-in-flight: ${maxInFlight}\n    flow: 'adapter-sink'\n    serializer: 'json'\n`,
@@ -84,7 +64,7 @@ describe('NATS JetStream flow adapter across a crash', () => {
     const js = jetstream(nc);
     for (let i = 0; i < total; i++) await js.publish(subject, JSON.stringify({ id: String(i) }));
 
-    const first = await startEngine(sinkUrl, file);
+    const first = await startEngine(file);
     await waitFor(() => distinct() >= 40, {
       timeoutMs: 20_000,
       what: '40 messages through the first engine',
@@ -95,7 +75,7 @@ describe('NATS JetStream flow adapter across a crash', () => {
     const beforeTakeOver = distinct();
     assert.ok(beforeTakeOver < total, 'the kill came while messages were left');
 
-    const second = await startEngine(sinkUrl, file);
+    const second = await startEngine(file);
     await waitFor(() => distinct() === total, {
       timeoutMs: 60_000,
       intervalMs: 100,

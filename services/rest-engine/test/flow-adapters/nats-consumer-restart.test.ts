@@ -6,22 +6,19 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { dependencyAddress, type ServiceProcess, spawnService, waitFor } from '@gatehouse/testkit';
-import { freePort } from '../engine-fixture.ts';
-import { adapterFile, fixtureApp } from './kafka-fixture.ts';
+import { dependencyAddress, type ServiceProcess, waitFor } from '@gatehouse/testkit';
+import { type CountingSink, startCountingSink, startEngineProcess } from './engine-process.ts';
+import { adapterFile } from './kafka-fixture.ts';
 
 const id = randomUUID().slice(0, 8);
 const stream = `FA_RESTART_${id}`;
 const subject = `fa.${id}.restart`;
 const queue = `restart-${id}`;
-const arrived: string[] = [];
 let nc: NatsConnection;
-let sink: Server;
+let sink: CountingSink;
 let engine: ServiceProcess | undefined;
 
 const readiness = async () => (await fetch(`${engine!.apiUrl}/ready`)).status;
@@ -29,36 +26,21 @@ const readiness = async () => (await fetch(`${engine!.apiUrl}/ready`)).status;
 before(async () => {
   nc = await connect({ servers: dependencyAddress.natsUrl });
   await (await jetstreamManager(nc)).streams.add({ name: stream, subjects: [subject] });
-  sink = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      arrived.push((JSON.parse(Buffer.concat(chunks).toString()) as { id: string }).id);
-      res.end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+  sink = await startCountingSink();
   const file = adapterFile(
     'nats-flow-adapter.yaml',
     `consumer:\n  - subject: '${subject}'\n    stream: '${stream}'\n    queue: '${queue}'\n    flow: 'adapter-sink'\n    serializer: 'json'\n`,
   );
-  engine = await spawnService({
-    entry: 'services/rest-engine/src/main.ts',
-    env: {
-      LOG_LEVEL: 'warn',
-      REST_CONFIG_FOLDER: fixtureApp,
-      REST_SERVER_PORT: String(await freePort()),
-      YAML_NATS_FLOW_ADAPTER: file,
-      NATS_SERVERS: dependencyAddress.natsUrl,
-      SINK_URL: `http://127.0.0.1:${(sink.address() as AddressInfo).port}/`,
-      PAUSE_MS: '1',
-    },
+  engine = await startEngineProcess(sink.url, {
+    YAML_NATS_FLOW_ADAPTER: file,
+    NATS_SERVERS: dependencyAddress.natsUrl,
+    PAUSE_MS: '1',
   });
 });
 
 after(async () => {
   await engine?.stop(5000).catch(() => undefined);
-  await new Promise((resolve) => sink?.close(resolve));
+  await sink?.close();
   await jetstreamManager(nc)
     .then((jsm) => jsm.streams.delete(stream))
     .catch(() => undefined);
@@ -76,7 +58,7 @@ describe('NATS flow adapter consumer restart', () => {
     });
     await waitFor(async () => (await readiness()) === 200, { timeoutMs: 15_000, what: 'ready again' });
     await jetstream(nc).publish(subject, JSON.stringify({ id: 'after-restart' }));
-    await waitFor(() => arrived.includes('after-restart') || undefined, {
+    await waitFor(() => sink.arrivals.has('after-restart') || undefined, {
       timeoutMs: 10_000,
       what: 'the flow run of a message published after the restart',
     });
