@@ -75,7 +75,8 @@ describe('browser EventSource', () => {
     );
     const news = received[2]!;
     assert.deepEqual(JSON.parse(news.data).data, { headline: 'hello browser' });
-    assert.match(news.lastEventId, /^\d+-\d+$/, 'the Kafka position of the event');
+    // partition-offset, and the topic's epoch (the first 8 hex digits of its topic id).
+    assert.match(news.lastEventId, /^\d+-\d+\.[0-9a-f]{8}$/, 'the Kafka position of the event');
     await tab.close();
   });
 });

@@ -156,7 +156,8 @@ describe('event delivery across replicas', () => {
       await waitFor(() => sse.events(topic).length === 1, { timeoutMs: 30_000, what: 'the Kafka message' });
       const delivered = sse.events(topic)[0]!;
       assert.deepEqual(delivered['data'], { real: true });
-      assert.equal(delivered['id'], `0-${next}`);
+      // Its position: partition-offset and the source topic's epoch.
+      assert.match(String(delivered['id']), new RegExp(`^0-${next}\\.[0-9a-f]{8}$`));
       assert.equal(delivered['source'], `kafka/${topic}`);
     } finally {
       sse.close();
