@@ -33,6 +33,9 @@ interface PatternGroup<C> {
   entries: Entries<C>;
 }
 
+/** The pattern groups of a type when no pattern is held (of any subscriber type: it is empty). */
+const NO_GROUPS: readonly PatternGroup<never>[] = Object.freeze([]);
+
 /** MAX_PATTERN_SEGMENTS, and the replica's MAX_TYPE_PATTERNS shared by its indexes. */
 export interface PatternLimits {
   maxSegments: number;
@@ -154,8 +157,10 @@ export class SubscriptionIndex<C> {
   /** Whether any subscriber subscribes to events of `type` (whatever its constraints). */
   has(type: string): boolean {
     if (this.byType.has(type)) return true;
+    // Asked for every event off the stream: with no pattern held, no closure and no walk.
+    if (this.patterns.size === 0 || isGatewayType(type)) return false;
     let found = false;
-    if (!isGatewayType(type)) this.patterns.match(type, () => (found = true));
+    this.patterns.match(type, () => (found = true));
     return found;
   }
 
@@ -249,9 +254,10 @@ export class SubscriptionIndex<C> {
   }
 
   /** The pattern groups that match `type`: none for the gateway's own types. */
-  private patternGroupsOf(type: string): PatternGroup<C>[] {
+  private patternGroupsOf(type: string): readonly PatternGroup<C>[] {
+    // Every delivered event asks: with no pattern held, no array made for it.
+    if (this.patterns.size === 0 || isGatewayType(type)) return NO_GROUPS;
     const groups: PatternGroup<C>[] = [];
-    if (this.patterns.size === 0 || isGatewayType(type)) return groups;
     this.patterns.match(type, (g) => groups.push(g));
     return groups;
   }
