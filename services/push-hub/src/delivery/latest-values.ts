@@ -75,7 +75,7 @@ export class LatestValues {
 
   /** A live event of the stream: kept as its type's newest, and its fields' values'. */
   keep(e: RingEvent): void {
-    if (!this.keeps(e.type) || e.json.length > this.settings.maxEventBytes) return;
+    if (!this.keeps(e.type) || Buffer.byteLength(e.json) > this.settings.maxEventBytes) return;
     const value = JSON.stringify({ position: e.position, type: e.type, json: e.json } satisfies LatestValue);
     const now = Date.now();
     for (const key of this.keysOf(e)) {

@@ -82,7 +82,8 @@ class PageBuilder {
   }
 
   add(e: RingEvent): void {
-    const bytes = e.json.length + e.position.length + 32;
+    // UTF-8, as the page is written: an event's characters may be up to three bytes each.
+    const bytes = Buffer.byteLength(e.json) + e.position.length + 32;
     if (this.events.length > 0 && this.bytes + bytes > this.req.maxBytes) {
       this.cut = true;
       return;

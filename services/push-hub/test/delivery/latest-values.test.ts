@@ -90,6 +90,18 @@ for (const [kind, make] of stores) {
       await waitFor(async () => (await read(ahead.values, subs))[0] === '11');
     });
 
+    it('measures the byte bound in bytes, not characters', async () => {
+      const values = latestOn(store).values;
+      // 1,000 characters of three UTF-8 bytes each: under 2,048 characters, over 2,048 bytes.
+      const wide = event(30, 'order', { id: 300 });
+      wide.json = JSON.stringify({ ...wide.event, pad: '€'.repeat(1000) });
+      values.keep(wide);
+      values.keep(event(31, 'order', { id: 301 }));
+      const subs = [{ eventType: 'order', oneOf: [{ id: 300 }, { id: 301 }] }];
+      await waitFor(async () => (await read(values, subs)).length === 1);
+      assert.deepEqual(await read(values, subs), ['31'], 'the 3,000-byte event is not kept');
+    });
+
     it('keeps no event over the byte bound and no new key past the key bound', async () => {
       const small = latestOn(store, 2);
       small.values.keep(event(20, 'order', { id: 200 }, 4096));
