@@ -7,11 +7,12 @@ export function kafkaRecordOf(topic: string, partition: number, message: KafkaMe
   let bytes = (message.value?.length ?? 0) + (message.key?.length ?? 0);
   for (const [name, raw] of Object.entries(message.headers ?? {})) {
     if (raw === undefined) continue;
+    const values = Array.isArray(raw) ? raw : [raw];
+    // The bound counts what the broker carried, in bytes: every value of a repeated header.
+    for (const v of values) bytes += Buffer.byteLength(name) + Buffer.byteLength(v);
     // A repeated header: the last value, as a map of names can hold one.
-    const value = Array.isArray(raw) ? raw.at(-1) : raw;
-    const text = value === undefined ? '' : value.toString();
-    bytes += name.length + text.length;
-    entries.push([name.toLowerCase(), text]);
+    const value = values.at(-1);
+    entries.push([name.toLowerCase(), value === undefined ? '' : value.toString()]);
   }
   // fromEntries makes every name an own data key, `__proto__` included (an assignment would not).
   const headers: Record<string, string> = Object.fromEntries(entries);

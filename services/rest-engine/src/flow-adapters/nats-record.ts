@@ -20,9 +20,9 @@ function headersOf(given: MsgHdrs | undefined): { headers: Record<string, string
   const entries: Array<[string, string]> = [];
   let bytes = 0;
   for (const [name, values] of given ?? []) {
-    const text = values.at(-1) ?? '';
-    bytes += name.length + text.length;
-    entries.push([name.toLowerCase(), text]);
+    // The bound counts what the broker carried, in bytes: every value of a repeated header.
+    for (const v of values) bytes += Buffer.byteLength(name) + Buffer.byteLength(v);
+    entries.push([name.toLowerCase(), values.at(-1) ?? '']);
   }
   // fromEntries makes every name an own data key, `__proto__` included (an assignment would not).
   return { headers: Object.fromEntries(entries), bytes };

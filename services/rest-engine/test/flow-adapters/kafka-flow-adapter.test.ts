@@ -248,20 +248,32 @@ describe('Kafka flow adapter', () => {
     const dead = await kit.reader(t.bigDlq);
     await kit.producer.send({
       topic: t.big,
-      messages: [{ value: 'x'.repeat(5000) }, { value: JSON.stringify({ small: true }) }],
+      messages: [
+        { value: 'x'.repeat(5000) },
+        // 1,400 characters, 4,200 bytes: the bound counts what the broker carried, in bytes.
+        { value: '{}', headers: { note: 'あ'.repeat(1400) } },
+        // A repeated header: every value was carried, not only the last one the flow sees.
+        { value: '{}', headers: { note: ['y'.repeat(2500), 'z'.repeat(2500)] } },
+        { value: JSON.stringify({ small: true }) },
+      ],
     });
-    const [letter] = await waitFor(() => (dead.length > 0 ? dead : undefined), {
+    const letters = await waitFor(() => (dead.length >= 3 ? dead : undefined), {
       timeoutMs: 20_000,
-      what: 'the dead letter',
+      what: 'the three dead letters',
     });
-    assert.match(
-      String(letter!.headers?.['dlq.error']),
-      /record of 5000 bytes is larger than flow\.adapter\.max-record-bytes \(4096\)/,
+    assert.deepEqual(
+      letters.map(
+        (l) =>
+          String(l.headers?.['dlq.error']).match(
+            /record of (\d+) bytes is larger than flow\.adapter\.max-record-bytes \(4096\)/,
+          )?.[1],
+      ),
+      ['5000', '4206', '5010'],
     );
-    await kit.waitCommitted(`kafka-flow-adapter.${t.big}`, t.big, 0, 2);
+    await kit.waitCommitted(`kafka-flow-adapter.${t.big}`, t.big, 0, 4);
     assert.deepEqual(
       seenOn(t.big).map((x) => (x['metadata'] as { offset: number }).offset),
-      [1],
+      [3],
       'only the small record ran its flow',
     );
   });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
+import { connect, headers, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { dependencyAddress, waitFor } from '@gatehouse/testkit';
 import { type RunningEngine, startEngine } from '../engine-fixture.ts';
 import { adapterFile, fixtureApp, seen } from './kafka-fixture.ts';
@@ -20,6 +20,8 @@ const s = {
   ok: `fa.${id}.js.ok`,
   failing: `fa.${id}.js.failing`,
   dlq: `fa.${id}.js.dlq`,
+  big: `fa.${id}.js.big`,
+  bigDlq: `fa.${id}.big-dlq`,
 };
 let nc: NatsConnection;
 let engine: RunningEngine;
@@ -48,6 +50,11 @@ before(async () => {
     queue: 'failing-${id}'
     flow: 'adapter-fail'
     dlq-subject: '${s.dlq}'
+  - subject: '${s.big}'
+    stream: '${stream}'
+    queue: 'big-${id}'
+    flow: 'adapter-record-b'
+    dlq-subject: '${s.bigDlq}'
 `,
   );
   process.env['PAUSE_MS'] = '300';
@@ -57,6 +64,7 @@ before(async () => {
     NATS_SERVERS: dependencyAddress.natsUrl,
     KAFKA_FLOW_MAX_RETRIES: '1',
     KAFKA_FLOW_RETRY_BACKOFF_MS: '20',
+    FLOW_ADAPTER_MAX_RECORD_BYTES: '4096',
   });
 });
 
@@ -125,20 +133,58 @@ describe('NATS flow adapter', () => {
     );
   });
 
+  it('dead-letters a message larger than max-record-bytes in bytes, every value of a repeated header counted', async () => {
+    const letters = nc.subscribe(s.bigDlq, { max: 2 });
+    await nc.flush();
+    // 1,400 characters, 4,200 bytes: the bound counts what the broker carried, in bytes.
+    const multibyte = headers();
+    multibyte.set('note', 'あ'.repeat(1400));
+    // A repeated header: every value was carried, not only the last one the flow sees.
+    const repeated = headers();
+    repeated.append('note', 'y'.repeat(2500));
+    repeated.append('note', 'z'.repeat(2500));
+    const js = jetstream(nc);
+    await js.publish(s.big, '{}', { headers: multibyte });
+    await js.publish(s.big, '{}', { headers: repeated });
+    await js.publish(s.big, 'small');
+    const got: string[] = [];
+    void (async () => {
+      for await (const m of letters) got.push(m.headers?.get('dlq.error') ?? '');
+    })();
+    await waitFor(() => got.length === 2, { timeoutMs: 15_000, what: 'two dead letters' });
+    assert.deepEqual(
+      got.map(
+        (e) => e.match(/record of (\d+) bytes is larger than flow\.adapter\.max-record-bytes \(4096\)/)?.[1],
+      ),
+      ['4206', '5010'],
+    );
+    const ran = await waitFor(() => (seenOn(s.big).length > 0 ? seenOn(s.big) : undefined), {
+      timeoutMs: 10_000,
+      what: 'the small message',
+    });
+    assert.deepEqual(
+      ran.map((x) => Buffer.from(x['body'] as Uint8Array).toString()),
+      ['small'],
+      'only the small message ran its flow',
+    );
+  });
+
   it('dead-letters a JetStream message after its retries, with where it came from and why', async () => {
     const letters = nc.subscribe(s.dlq, { max: 1 });
     await nc.flush();
     await jetstream(nc).publish(s.failing, 'doomed');
-    const letter = await waitFor(
-      async () => {
-        for await (const m of letters) return m;
-        return undefined;
-      },
-      { timeoutMs: 15_000, what: 'the dead letter' },
-    );
-    assert.equal(letter.string(), 'doomed');
-    assert.equal(letter.headers?.get('dlq.origin.subject'), s.failing);
-    assert.match(letter.headers?.get('dlq.error') ?? '', /adapter\.fail always fails/);
+    // Read beside the wait: an iterator awaited inside it would outlast its timeout.
+    const got: Msg[] = [];
+    void (async () => {
+      for await (const m of letters) got.push(m);
+    })();
+    const [letter] = await waitFor(() => (got.length > 0 ? got : undefined), {
+      timeoutMs: 15_000,
+      what: 'the dead letter',
+    });
+    assert.equal(letter!.string(), 'doomed');
+    assert.equal(letter!.headers?.get('dlq.origin.subject'), s.failing);
+    assert.match(letter!.headers?.get('dlq.error') ?? '', /adapter\.fail always fails/);
     assert.equal(seenOn(s.failing).length, 2, 'one run and one retry');
     const jsm = await jetstreamManager(nc);
     await waitFor(async () => (await jsm.consumers.info(stream, `failing-${id}`)).num_ack_pending === 0, {
