@@ -13,12 +13,14 @@
  * replicas table fits its card 1,400 px wide and scrolls inside it 1,000 px wide (a scrollbar
  * drawn, the replica's name kept in view); the page links its icon, so no /favicon.ico is asked
  * (an error in the page). Issue 36: a connection's subscriptions set from its detail (the client
- * told), and who is present for a type. Screenshots are kept in test-e2e/artifacts/console-{1400,1000}.png.
+ * told), and who is present for a type. Issue 37: the history of a type pattern paged back and forth,
+ * its events' attacker-written markup shown as text. Screenshots are kept in test-e2e/artifacts/console-{1400,1000}.png.
  */
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { signJwt, withExpiry } from '@gatehouse/auth';
+import { RedisBus } from '@gatehouse/bus/all';
 import { closeConnection, openRedisConnection, whenReady } from '@gatehouse/store/redis';
 import {
   dependencyAddress,
@@ -270,6 +272,66 @@ describe('operator console in Chromium across two hub replicas', () => {
     await page.fill('#presence-form input[name="where"]', '{"room": 1}');
     await page.click('#presence-form button');
     await page.locator('#presence-note', { hasText: /where: / }).waitFor(wait);
+  });
+
+  it('pages back through the history of a type pattern, its attacker-written events shown as text', async () => {
+    const type = `${run}.chat`;
+    const hostile = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>';
+    const bus = await RedisBus.connect({ url: dependencyAddress.redisUrl, keyPrefix: `${run}:` });
+    try {
+      for (let i = 0; i < 25; i++) {
+        const time = new Date(Date.UTC(2026, 10, 30, 3, 0, i)).toISOString();
+        const event = {
+          specversion: '1.0',
+          id: `h-${i}`,
+          source: `${run}/<b>src</b>`,
+          type,
+          time,
+          data: { i, text: hostile },
+        };
+        await bus.publish(`${run}-gw-events`, { value: JSON.stringify(event) });
+      }
+    } finally {
+      await bus.close();
+    }
+    const ids = () => page.locator('#history tbody tr td:nth-child(4)').allTextContents();
+    const expected = (from: number, to: number) =>
+      Array.from({ length: from - to + 1 }, (_, k) => `h-${from - k}`);
+    // Until hub a has read the newest of them off the stream.
+    for (let tries = 0; (await ids())[0] !== 'h-24'; tries++) {
+      assert.ok(tries < 20, 'the history shows the newest event');
+      await page.fill('#history-form input[name="eventType"]', `${run}.*`);
+      await page.click('#history-form button');
+      await page.locator('#history-note', { hasText: /page 1/ }).waitFor(wait);
+      await page.waitForTimeout(250);
+    }
+    await page
+      .locator('#history-note', { hasText: `${run}.*: page 1, 20 event(s), newest first` })
+      .waitFor(wait);
+    assert.deepEqual(await ids(), expected(24, 5));
+    const newest = page.locator('#history tbody tr').first();
+    assert.equal(await newest.locator('td').nth(1).textContent(), '2026-11-30T03:00:24.000Z');
+    assert.equal(await newest.locator('td').nth(2).textContent(), `${run}/<b>src</b>`);
+    assert.match((await newest.getAttribute('data-position')) ?? '', /\S/);
+    assert.equal(
+      await newest.locator('td').first().textContent(),
+      await newest.getAttribute('data-position'),
+    );
+    // The event's markup is text on the page: no element made of it, no script run.
+    const shown = JSON.parse((await newest.locator('pre').textContent()) ?? '') as { data: { text: string } };
+    assert.equal(shown.data.text, hostile);
+    assert.equal(await page.locator('#history img, #history script, #history b').count(), 0);
+    assert.equal(await page.evaluate(() => (globalThis as { pwned?: number }).pwned), undefined);
+    assert.equal(await page.locator('#history-newer').isDisabled(), true);
+    await page.click('#history-older');
+    await page
+      .locator('#history-note', { hasText: 'page 2, 5 event(s), newest first · nothing older is known' })
+      .waitFor(wait);
+    assert.deepEqual(await ids(), expected(4, 0));
+    assert.equal(await page.locator('#history-older').isDisabled(), true);
+    await page.click('#history-newer');
+    await page.locator('#history-note', { hasText: 'page 1, 20 event(s)' }).waitFor(wait);
+    assert.deepEqual(await ids(), expected(24, 5));
   });
 
   it('publishes a test event and lists exactly the connections subscribed to its type', async () => {

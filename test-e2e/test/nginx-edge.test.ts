@@ -255,6 +255,12 @@ describe('nginx edge in front of the services', () => {
     assert.equal(probe.status, 200);
     assert.equal(((await probe.json()) as { connections: unknown[] }).connections.length, 1);
     await waitFor(() => sse.events('edge.msg').length === 4, deliveryTimeout);
+    // The console's history → any hub: the type's events, the test event the newest.
+    await waitFor(async () => {
+      const res = await fetch(`${internal}/v3/history?eventType=edge.msg`);
+      const page = (await res.json()) as { events: Array<{ event: { source: string } }> };
+      return page.events.length === 4 && page.events[0]!.event.source.startsWith('gatehouse/console/');
+    }, deliveryTimeout);
     assert.match(
       (await fetch(`${internal}/dashboard`)).headers.get('content-security-policy') ?? '',
       /script-src 'self'/,

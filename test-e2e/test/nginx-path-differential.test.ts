@@ -33,7 +33,7 @@ function internalOwner(path: string): Service | undefined {
   if (/^\/v[23]\/apis(\/|$)/.test(path) || /^\/v[1-3]\/responses$/.test(path)) return 'proxyApi';
   if (/^\/v[1-3]\/session-blacklist(\/|$)/.test(path)) return 'blacklistApi';
   if (
-    /^\/v3\/(connections(\/|$)|replicas$|presence$|console\/test-event$)/.test(path) ||
+    /^\/v3\/(connections(\/|$)|replicas$|presence$|history$|console\/test-event$)/.test(path) ||
     path.startsWith('/dashboard')
   )
     return 'pushHubApi';
@@ -124,6 +124,7 @@ describe('nginx edge: the service nginx picks owns the path the service reads', 
         '/v1/session-blacklist/s',
         '/v3/connections',
         '/v3/presence',
+        '/v3/history',
         '/dashboard/x',
       ],
       internalOwner,

@@ -220,7 +220,7 @@ export const pushHubConfig = {
     { min: 64 * 1024, max: 64 * 1024 * 1024 },
   ),
   HISTORY_QUERIES_PER_MINUTE: int(
-    'history queries one client address may make per minute on each replica (GET /_gw/v1/history; 429 with Retry-After beyond): a page past the event buffer reads the broker',
+    "history queries one client address may make per minute on each replica (GET /_gw/v1/history; 429 with Retry-After beyond): a page past the event buffer reads the broker. The console's (GET /v3/history) as many per address, counted apart",
     60,
     { min: 1 },
   ),

@@ -68,7 +68,7 @@ import {
 import { createConsoleFiles, createDashboard, createTestEvent } from './console/index.ts';
 import { HubMetrics } from './metrics/index.ts';
 import { createPresence, withPresenceExtractors } from './presence/index.ts';
-import { createHistoryApi } from './history/index.ts';
+import { createHistoryApi, createOperatorHistory } from './history/index.ts';
 import { createLifecycleEvents, type LifecycleEvents } from './lifecycle/index.ts';
 
 import {
@@ -366,24 +366,33 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     lifecycle,
   });
 
-  const history = createHistoryApi({
+  const historyPages = {
     source: {
       ring,
-      compare: (a, b) => deps.fanoutBus.comparePositions(a, b),
-      covers: (types, position) => hub.covers(types, position),
+      compare: (a: string, b: string) => deps.fanoutBus.comparePositions(a, b),
+      covers: (types: Iterable<string>, position: string) => hub.covers(types, position),
       wholeStream: () => hub.ringHoldsWholeStream(),
       tail: brokerTail,
     },
     maxJsonDepth: deps.maxJsonDepth ?? defaultMaxJsonDepth,
-    validate: (subs) => hub.index.validate(subs),
-    matcherFor: (subs) => hub.index.matcherFor(subs),
+    matcherFor: (subs: Subscription[]) => hub.index.matcherFor(subs),
     maxLimit: config.HISTORY_MAX_LIMIT,
     maxBytes: config.HISTORY_MAX_BYTES,
+    addressOf: (req: IncomingMessage) => clientAddress(req, config.TRUSTED_PROXIES),
+  };
+  const history = createHistoryApi({
+    ...historyPages,
+    validate: (subs) => hub.index.validate(subs),
     queries: new AddressBudget({ perMinute: config.HISTORY_QUERIES_PER_MINUTE }),
-    addressOf: (req) => clientAddress(req, config.TRUSTED_PROXIES),
     bearerTokens,
     resolve,
     cors: config.CORS_ALLOWED_ORIGINS,
+  });
+
+  // The console's history view: the operator's queries counted apart from the clients'.
+  const operatorHistory = createOperatorHistory({
+    ...historyPages,
+    queries: new AddressBudget({ perMinute: config.HISTORY_QUERIES_PER_MINUTE }),
   });
 
   const subscriptions = createSubscriptionsEndpoint({
@@ -476,6 +485,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     internal: async (req, res) =>
       (await connectionsApi(req, res)) ||
       (await presence.internal(req, res)) ||
+      (await operatorHistory(req, res)) ||
       (await testEvent(req, res)) ||
       consoleFiles(req, res) ||
       dashboard(req, res),

@@ -53,25 +53,8 @@ export function createHistoryApi(deps: HistoryApiDeps) {
     const subs = (await allowed(place.eventType, place.where?.object)).filter(
       (s) => s.eventType === place.eventType,
     );
-    const matches = deps.matcherFor(subs);
-    // A type pattern (`orders.>`) pages every type it matches, as subscribing to it would.
-    const ofType = typeFilterOf([{ eventType: place.eventType, oneOf: [] }]);
-    const page = await readHistory(deps.source, {
-      types: [place.eventType],
-      // The type first: an unread event of another type is never parsed.
-      wanted: (e) => ofType(e.type) && matches(e.event as { type: string }),
-      limit,
-      before,
-      maxBytes: deps.maxBytes,
-    });
-    const body = answerBody(place.eventType, page);
-    res.writeHead(200, {
-      'content-type': 'application/json; charset=utf-8',
-      'content-length': Buffer.byteLength(body),
-      'cache-control': 'no-store',
-      ...cors,
-    });
-    res.end(body);
+    const page = await readPlaceHistory(deps, place.eventType, subs, limit, before);
+    sendPage(res, place.eventType, page, cors);
   }
 
   return {
@@ -103,6 +86,44 @@ export function readBefore(
     throw new HttpError(400, 'before: not a stream position');
   }
   return text;
+}
+
+/** What the subscriptions `subs` of the place's type (or type pattern) were sent, a page of it. */
+export function readPlaceHistory(
+  deps: Pick<HistoryApiDeps, 'source' | 'matcherFor' | 'maxBytes'>,
+  eventType: string,
+  subs: Subscription[],
+  limit: number,
+  before: Position | undefined,
+): Promise<HistoryPage> {
+  const matches = deps.matcherFor(subs);
+  // A type pattern (`orders.>`) pages every type it matches, as subscribing to it would.
+  const ofType = typeFilterOf([{ eventType, oneOf: [] }]);
+  return readHistory(deps.source, {
+    types: [eventType],
+    // The type first: an unread event of another type is never parsed.
+    wanted: (e) => ofType(e.type) && matches(e.event as { type: string }),
+    limit,
+    before,
+    maxBytes: deps.maxBytes,
+  });
+}
+
+/** Answers the page (200, never cached). */
+export function sendPage(
+  res: ServerResponse,
+  eventType: string,
+  page: HistoryPage,
+  headers: Readonly<Record<string, string>> = {},
+): void {
+  const body = answerBody(eventType, page);
+  res.writeHead(200, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'cache-control': 'no-store',
+    ...headers,
+  });
+  res.end(body);
 }
 
 /** The page as JSON: each event's own text as it is delivered, never parsed and written again. */

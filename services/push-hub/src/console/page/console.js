@@ -1,6 +1,7 @@
 // The operator console: samples GET /v3/replicas (every replica, through the control channel)
 // every few seconds, keeps the samples of the last minutes in memory and charts them with
-// Vega-Lite; searches and ends connections with the connections API; publishes a test event.
+// Vega-Lite; searches and ends connections with the connections API; pages back through the
+// history of an event type (GET /v3/history); publishes a test event.
 // The data requests carry the internal API's token, which the operator types once per tab.
 import { expressionInterpreter } from './assets/vega-interpreter.js';
 
@@ -447,6 +448,75 @@ function showPresence({ count, connections, complete, partial, missing }) {
     return tr;
   });
   $('#presence tbody').replaceChildren(...rows);
+}
+
+// --- history --------------------------------------------------------------------------------
+
+/**
+ * The history query shown, the `before` of each page from the newest to the one shown (the newest
+ * has none), and the `next` of the page shown (absent: nothing older is known).
+ */
+const historyView = { query: new URLSearchParams(), befores: [], next: undefined };
+
+$('#history-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  const query = new URLSearchParams();
+  for (const [k, v] of new FormData(e.target)) if (String(v).trim()) query.set(k, String(v).trim());
+  historyView.query = query;
+  void showHistoryPage([undefined]);
+});
+
+$('#history-older').addEventListener('click', () => {
+  void showHistoryPage([...historyView.befores, historyView.next]);
+});
+
+$('#history-newer').addEventListener('click', () => {
+  void showHistoryPage(historyView.befores.slice(0, -1));
+});
+
+/** The page before the last of `befores` (GET /v3/history); the view moves there once it is in. */
+async function showHistoryPage(befores) {
+  const query = new URLSearchParams(historyView.query);
+  const before = befores.at(-1);
+  if (before !== undefined) query.set('before', before);
+  try {
+    const { status, body } = await api(`v3/history?${query}`);
+    if (status !== 200) {
+      $('#history-note').textContent = body.error ?? `HTTP ${status}`;
+      return;
+    }
+    historyView.befores = befores;
+    historyView.next = body.next;
+    showHistory(body, befores.length);
+  } catch (err) {
+    $('#history-note').textContent = err.message;
+  }
+}
+
+/** Events are attacker-written: every value goes in as text, never as markup. */
+function showHistory({ eventType, events, next }, pageNumber) {
+  const notes = [`${eventType}: page ${pageNumber}, ${events.length} event(s), newest first`];
+  if (next === undefined) notes.push('nothing older is known');
+  $('#history-note').textContent = notes.join(' · ');
+  const rows = events.map(({ position, event }) => {
+    const tr = document.createElement('tr');
+    tr.dataset.position = position;
+    const json = document.createElement('pre');
+    json.textContent = JSON.stringify(event, null, 2);
+    const eventCell = document.createElement('td');
+    eventCell.append(json);
+    tr.append(
+      cell(position),
+      cell(event?.time ?? '–'),
+      cell(event?.source ?? '–'),
+      cell(event?.id ?? '–'),
+      eventCell,
+    );
+    return tr;
+  });
+  $('#history tbody').replaceChildren(...rows);
+  $('#history-newer').disabled = pageNumber <= 1;
+  $('#history-older').disabled = next === undefined;
 }
 
 // --- the test event -------------------------------------------------------------------------
