@@ -214,6 +214,9 @@ describe('the replica’s pattern budget (MAX_TYPE_PATTERNS)', () => {
       MAX_TYPE_PATTERNS: '4',
       MAX_PATTERNS_PER_CONNECTION: '2',
       LONGPOLL_TIMEOUT: '500ms',
+      EXTRACTORS: JSON.stringify({
+        'hist.*': { room: { stable_field_index: 0, event: { json_pointer: '/data/room' } } },
+      }),
     });
     edge = `http://127.0.0.1:${gw.publicPort}`;
   });
@@ -271,6 +274,25 @@ describe('the replica’s pattern budget (MAX_TYPE_PATTERNS)', () => {
     await waiting;
     await admittedAgain('late2');
     keep.close();
+  });
+
+  it('answers a history query by a new pattern with a where while every pattern place is held (a query holds none)', async () => {
+    // Fill the replica's budget (earlier tests' long polls may hold some of it still).
+    const held: Array<Awaited<ReturnType<typeof openSse>>> = [];
+    try {
+      for (let i = 0; i < 3; i++) {
+        const sse = await openSse(`${edge}/_gw/v1/connection/sse?${q(patternsFor(`full${i}`))}`);
+        held.push(sse);
+        if (sse.status === 503) break;
+      }
+      assert.equal(held.at(-1)!.status, 503, 'every pattern place is held');
+      const where = encodeURIComponent(JSON.stringify({ room: 1 }));
+      const res = await fetch(`${edge}/_gw/v1/history?eventType=hist.*&where=${where}`);
+      assert.equal(res.status, 200, await res.clone().text());
+      assert.deepEqual((await res.json()).events, []);
+    } finally {
+      for (const c of held) c.close();
+    }
   });
 });
 

@@ -382,7 +382,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
   };
   const history = createHistoryApi({
     ...historyPages,
-    validate: (subs) => hub.index.validate(subs),
+    validate: (subs) => hub.index.check(subs),
     queries: new AddressBudget({ perMinute: config.HISTORY_QUERIES_PER_MINUTE }),
     bearerTokens,
     resolve,

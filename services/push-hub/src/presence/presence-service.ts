@@ -129,7 +129,7 @@ export function createPresence(config: PresenceSettings, deps: PresenceDeps) {
   const api = createPresenceApi({
     query: new PresenceQuery((request) => gather(request)),
     maxJsonDepth: deps.maxJsonDepth,
-    validate: (subs: Subscription[]) => deps.hub().index.validate(subs),
+    validate: (subs: Subscription[]) => deps.hub().index.check(subs),
     maxListed: config.PRESENCE_MAX_LISTED,
     cacheTtlMs: config.PRESENCE_CACHE_TTL,
     hasPresence: (type: string) => announced.has(type),

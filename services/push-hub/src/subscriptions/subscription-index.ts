@@ -73,11 +73,19 @@ export class SubscriptionIndex<C> {
 
   /**
    * Throws InvalidSubscriptionError for a constraint on a field the extractor config lacks or a
-   * malformed pattern, and the 503 of MAX_TYPE_PATTERNS (the 429 of MAX_TYPE_PATTERNS_PER_ADDRESS
+   * malformed pattern. For a place a query names (history, presence): it holds no pattern, so the
+   * pattern budget has no say.
+   */
+  check(subs: Subscription[]): void {
+    for (const s of subs) this.compile(s);
+  }
+
+  /**
+   * What check refuses, and the 503 of MAX_TYPE_PATTERNS (the 429 of MAX_TYPE_PATTERNS_PER_ADDRESS
    * for the client at `address`) when its new patterns would not fit.
    */
   validate(subs: Subscription[], address?: string): void {
-    for (const s of subs) this.compile(s);
+    this.check(subs);
     const patterns = subs.filter((s) => isTypePattern(s.eventType)).map((s) => s.eventType);
     if (patterns.length > 0) this.limits.budget?.admit(patterns, address);
   }
