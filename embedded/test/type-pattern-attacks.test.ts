@@ -289,7 +289,7 @@ describe('the replica’s pattern budget (MAX_TYPE_PATTERNS)', () => {
       const where = encodeURIComponent(JSON.stringify({ room: 1 }));
       const res = await fetch(`${edge}/_gw/v1/history?eventType=hist.*&where=${where}`);
       assert.equal(res.status, 200, await res.clone().text());
-      assert.deepEqual((await res.json()).events, []);
+      assert.deepEqual(((await res.json()) as { events: unknown[] }).events, []);
     } finally {
       for (const c of held) c.close();
     }
