@@ -225,7 +225,7 @@ export class Hub {
   }
 
   /** A long poll's rewind, as the cursor it starts at (connection-start.ts). */
-  rewindCursor(subscriptions: Subscription[], n: number): string | undefined {
+  rewindCursor(subscriptions: Subscription[], n: number): Promise<string | undefined> {
     return this.start.rewindCursor(subscriptions, n);
   }
 

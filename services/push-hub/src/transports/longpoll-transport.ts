@@ -169,7 +169,9 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     const token = ctx.tokens.issue(id, resolved.clientAddress, resolved.sessionExpiresAt);
     const returning = madeHere(named.token) || madeHere(request.connectionToken);
     const rewound =
-      request.rewind === undefined ? undefined : ctx.hub.rewindCursor(resolved.subscriptions, request.rewind);
+      request.rewind === undefined || request.resumeFrom !== undefined
+        ? undefined
+        : await ctx.hub.rewindCursor(resolved.subscriptions, request.rewind);
     const cursor = request.resumeFrom ?? rewound ?? startOf(returning);
     const record: LongPollRecord = {
       subscriptions: resolved.subscriptions,
