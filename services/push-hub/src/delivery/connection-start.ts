@@ -6,7 +6,7 @@
  */
 import type { Connection } from '../connections/index.ts';
 import { type BrokerTailOptions, readBrokerTail, readBrokerTailStart } from './broker-tail.ts';
-import type { LatestValues } from './latest-values.ts';
+import type { LatestValue, LatestValues } from './latest-values.ts';
 import { type Subscription, type SubscriptionIndex, typeFilterOf } from '../subscriptions/index.ts';
 import type { CatchUp } from './catch-up.ts';
 import type { EventRing, RingEvent } from './event-ring.ts';
@@ -96,12 +96,9 @@ export class ConnectionStart {
    * (the position of the message read before the oldest). Undefined when neither holds any.
    */
   async rewindCursor(subscriptions: Subscription[], n: number): Promise<string | undefined> {
-    const { index, tail } = this.deps;
+    const { tail } = this.deps;
     const types = new Set(subscriptions.map((s) => s.eventType));
-    const matches = index.matcherFor(subscriptions);
-    // The type first (a pattern's too): an unread event of a type it does not want stays unread.
-    const wantsType = typeFilterOf(subscriptions);
-    const wanted = (e: RingEvent) => wantsType(e.type) && matches(e.event as { type: string });
+    const wanted = this.wantedBy(subscriptions);
     const asked = Math.min(n, this.deps.maxRewind);
     const fromRing = this.ringCursor(types, wanted, asked, tail !== undefined);
     if (fromRing !== 'broker') return fromRing;
@@ -162,6 +159,37 @@ export class ConnectionStart {
         if (catchUp.holds(conn, held)) this.deps.close(conn);
       },
     );
+  }
+
+  /**
+   * A long poll's latest values: the newest kept events `subscriptions` want that its stream part,
+   * the events after `cursor`, does not carry, oldest first. A value kept after the cursor comes in
+   * its place in the stream instead (as on SSE, a value newer than where live delivery starts).
+   */
+  async latestAt(subscriptions: Subscription[], cursor: string): Promise<LatestValue[]> {
+    const { latest, ring } = this.deps;
+    if (!latest) return [];
+    const values = await latest.of(subscriptions, this.wantedBy(subscriptions));
+    // `''` is the ring's start: the stream part carries what the ring holds.
+    const streamFrom = cursor === '' ? ring.oldest : cursor;
+    if (streamFrom === undefined) return values;
+    const inclusive = cursor !== '';
+    return values.filter((v) => {
+      try {
+        const order = latest.compare(v.position, streamFrom);
+        return order < 0 || (inclusive && order === 0);
+      } catch {
+        // A cursor the bus cannot read: the stream part answers it with gw.resync_required.
+        return true;
+      }
+    });
+  }
+
+  /** Whether `subscriptions` want an event; the type first (a pattern's too): an unread event of a type they do not want stays unread. */
+  private wantedBy(subscriptions: Subscription[]): (e: RingEvent) => boolean {
+    const matches = this.deps.index.matcherFor(subscriptions);
+    const wantsType = typeFilterOf(subscriptions);
+    return (e) => wantsType(e.type) && matches(e.event as { type: string });
   }
 
   /** The type first: an unread event of a type it does not want stays unread. */

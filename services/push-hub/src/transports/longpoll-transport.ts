@@ -76,6 +76,7 @@ import { longpollPreflight } from './cors.ts';
 import {
   type LongPollRecord,
   LongPollRecords,
+  owesLatestValues,
   type PrivateEvent,
   queuePrefix,
   recordPrefix,
@@ -168,10 +169,9 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     // The cookie stops working when the session's JWT expires.
     const token = ctx.tokens.issue(id, resolved.clientAddress, resolved.sessionExpiresAt);
     const returning = madeHere(named.token) || madeHere(request.connectionToken);
-    const rewound =
-      request.rewind === undefined || request.resumeFrom !== undefined
-        ? undefined
-        : await ctx.hub.rewindCursor(resolved.subscriptions, request.rewind);
+    // As on SSE: a resume, else a rewind, else the latest values come first.
+    const rewinds = request.resumeFrom === undefined && !!request.rewind;
+    const rewound = rewinds ? await ctx.hub.rewindCursor(resolved.subscriptions, request.rewind!) : undefined;
     const cursor = request.resumeFrom ?? rewound ?? startOf(returning);
     const record: LongPollRecord = {
       subscriptions: resolved.subscriptions,
@@ -191,6 +191,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     opts.lifecycle?.opened(snapshotOf(id, record));
     await records.enqueue(id, connectionCreated(token, resolved.welcomeData));
     await records.subscriptionsChanged(id);
+    if (request.latest && request.resumeFrom === undefined && !rewinds) await records.owesLatestValues(id);
     const body = JSON.stringify('ok');
     res.writeHead(200, {
       'content-type': 'application/json; charset=utf-8',
@@ -383,9 +384,16 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
         if (slice.events.length > 0 || slice.keptFor) await reload();
         // A replay page kept what the subscriptions before a change wanted: read it again with the new ones.
         if (slice.keptFor && !sameSubscriptions(slice.keptFor, rec.subscriptions)) continue;
-        const room = opts.maxResponseBytes - privateEvents.reduce((n, e) => n + e.json.length, 0);
-        const taken = takeMatching(slice, wantedBy(rec.subscriptions), room);
-        const stream = taken.events;
+        const latest = privateEvents.some(owesLatestValues)
+          ? await ctx.hub.latestAt(rec.subscriptions, cursor)
+          : [];
+        const room = opts.maxResponseBytes - bytesOf(privateEvents) - bytesOf(latest);
+        // The latest values filled the answer: the stream goes on at the next poll, from the same cursor.
+        const taken =
+          latest.length > 0 && room <= 0
+            ? { events: [], cursor }
+            : takeMatching(slice, wantedBy(rec.subscriptions), room);
+        const stream = [...latest.map((v) => v.json), ...taken.events];
         const own = slice.resync ? [resyncRequired(cursor, slice.resync).json] : [];
         cursor = taken.cursor;
         const waitMs = deadline - Date.now();
@@ -423,8 +431,9 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     own: string[],
     stream: string[],
   ): Promise<void> {
-    const events = [...privateEvents.map((e) => e.json), ...own, ...stream];
-    const body = answerBody(cursor, privateEvents.length + own.length, events);
+    // The latest values owed are in `stream`: their mark is only acknowledged (with the last id).
+    const gateway = privateEvents.filter((e) => !owesLatestValues(e)).map((e) => e.json);
+    const body = answerBody(cursor, gateway.length + own.length, [...gateway, ...own, ...stream]);
     // A stopping replica: the next poll opens a new connection, which reaches another replica.
     if (draining) res.shouldKeepAlive = false;
     res.writeHead(200, {
@@ -467,11 +476,8 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     sightings.forget(id);
     const reconnect = reconnectAdvised(events.at(-1)!);
     await ended(id, reconnect ? 'reconnect_advised' : 'disconnected');
-    const body = answerBody(
-      '',
-      events.length,
-      events.map((e) => e.json),
-    );
+    const shown = events.filter((e) => !owesLatestValues(e)).map((e) => e.json);
+    const body = answerBody('', shown.length, shown);
     const attributes = cookieAttributes(res.req);
     res.writeHead(200, {
       'content-type': 'application/json; charset=utf-8',
@@ -641,6 +647,11 @@ interface PollState {
  */
 function answerBody(cursor: string, gatewayEvents: number, events: string[]): string {
   return `{"last_event_id":${JSON.stringify(cursor)},"gateway_events":${gatewayEvents},"events":[${events.join(',')}]}`;
+}
+
+/** Bytes of the JSON of events (as LONGPOLL_MAX_RESPONSE_BYTES counts them). */
+function bytesOf(events: ReadonlyArray<{ json: string }>): number {
+  return events.reduce((n, e) => n + e.json.length, 0);
 }
 
 function sameSubscriptions(a: Subscription[], b: Subscription[]): boolean {
