@@ -159,6 +159,56 @@ describe('long-polling starts with rewind and latest values, on any replica', ()
     assert.deepEqual(await client.poll(), []);
   });
 
+  it('pages latest values larger than an answer holds, in order, before the stream goes on, a lost page again', async () => {
+    // An answer holds 16 KiB (the least it may): six kept values of 6 KiB take three answers.
+    const paged = await startHubFixture(
+      { ...env, REPLICA_ID: 'paged', LONGPOLL_MAX_RESPONSE_BYTES: String(16 * 1024) },
+      { bus, store },
+    );
+    try {
+      const filler = 'x'.repeat(6 * 1024);
+      const names = ['p0', 'p1', 'p2', 'p3', 'p4', 'p5'];
+      for (const name of names) await one.publish('greeting', { name, filler }, { id: `big-${name}` });
+      await waitFor(async () => (await keptIds()).includes('big-p5'));
+      const query = new URLSearchParams({
+        subscriptions: JSON.stringify([{ eventType: 'greeting', oneOf: names.map((name) => ({ name })) }]),
+        latest: 'true',
+      });
+      const client = new LongPollClient(paged.url);
+      assert.equal((await client.get(`?${query}`)).status, 200);
+      // Kept after the connect: its value comes in the stream, after the others, not as p0's latest.
+      await one.publish('greeting', { name: 'p0' }, { id: 'after-p0' });
+      await waitFor(async () => (await keptIds()).includes('after-p0'));
+      const answers: string[][] = [];
+      const sizes: number[] = [];
+      const got = () => answers.flat();
+      const poll = async () => {
+        const answer = await client.get();
+        assert.equal(answer.status, 200, answer.text);
+        sizes.push(answer.text.length);
+        answers.push(idsOf((answer.body as { events: Event[] }).events, 'greeting'));
+      };
+      await poll();
+      // The first page again for the same connection without the cookies (its answer lost).
+      const token = client.cookies.get('connection_token')!;
+      const lost = await fetch(`${paged.url}/_gw/v1/connection/longpolling?pollToken=${token}`);
+      assert.deepEqual(idsOf(((await lost.json()) as { events: Event[] }).events, 'greeting'), answers[0]);
+      await waitFor(
+        async () => {
+          await poll();
+          return got().includes('after-p0');
+        },
+        { what: 'the values and the live event' },
+      );
+      // The bound, and what the welcome events and one value over it may add.
+      assert.ok(Math.max(...sizes) < 16 * 1024 + 8 * 1024, `answers of ${sizes} bytes`);
+      assert.deepEqual(got(), [...names.slice(1).map((n) => `big-${n}`), 'after-p0'], 'each once, in order');
+      assert.ok(answers.filter((a) => a.length > 0).length >= 3, JSON.stringify(answers));
+    } finally {
+      await paged.stop();
+    }
+  });
+
   /** The ids of the events the store keeps as latest values. */
   async function keptIds(): Promise<string[]> {
     const texts = await Promise.all((await store.keys('gw:latest:')).map((k) => store.get(k)));

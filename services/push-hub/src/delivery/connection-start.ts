@@ -165,17 +165,23 @@ export class ConnectionStart {
    * A long poll's latest values: the newest kept events `subscriptions` want that its stream part,
    * the events after `cursor`, does not carry, oldest first. A value kept after the cursor comes in
    * its place in the stream instead (as on SSE, a value newer than where live delivery starts).
+   * `after`: only those after this position (a page of them was sent).
    */
-  async latestAt(subscriptions: Subscription[], cursor: string): Promise<LatestValue[]> {
+  async latestAt(
+    subscriptions: Subscription[],
+    cursor: string,
+    after: string | undefined,
+  ): Promise<LatestValue[]> {
     const { latest, ring } = this.deps;
     if (!latest) return [];
     const values = await latest.of(subscriptions, this.wantedBy(subscriptions));
     // `''` is the ring's start: the stream part carries what the ring holds.
     const streamFrom = cursor === '' ? ring.oldest : cursor;
-    if (streamFrom === undefined) return values;
     const inclusive = cursor !== '';
     return values.filter((v) => {
       try {
+        if (after !== undefined && latest.compare(v.position, after) <= 0) return false;
+        if (streamFrom === undefined) return true;
         const order = latest.compare(v.position, streamFrom);
         return order < 0 || (inclusive && order === 0);
       } catch {

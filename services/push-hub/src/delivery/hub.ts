@@ -225,8 +225,8 @@ export class Hub {
   }
 
   /** A long poll's latest values, those its stream part after `cursor` does not carry (connection-start.ts). */
-  latestAt(subscriptions: Subscription[], cursor: string): Promise<LatestValue[]> {
-    return this.start.latestAt(subscriptions, cursor);
+  latestAt(subscriptions: Subscription[], cursor: string, after?: string): Promise<LatestValue[]> {
+    return this.start.latestAt(subscriptions, cursor, after);
   }
 
   /** A long poll's rewind, as the cursor it starts at (connection-start.ts). */

@@ -39,6 +39,8 @@ export interface PrivateEvent {
   listInRecord?: boolean;
   /** The mark of the latest values owed (owesLatestValues): never sent itself. */
   latestValues?: boolean;
+  /** Of such a mark: the position of the last value sent before it (those up to it are not owed). */
+  latestAfter?: string;
 }
 
 /** The private events a poll may send, and the record read after them when it gave them their list. */
@@ -106,13 +108,22 @@ export class LongPollRecords {
    * Marks the connection as owed the latest values of its places (`latest=true`): the poll that
    * finds the mark sends them, and they are owed until the client acknowledges it as a private
    * event, so an answer lost on its way loses none. A mark, not the values: the record stays small,
-   * and the values are the store's when they are sent, for the subscriptions in force then.
+   * and the values are the store's when they are sent, for the subscriptions in force then. `after`:
+   * those up to this position were sent (longpoll-latest.ts pages them).
    */
-  owesLatestValues(id: string): Promise<void> {
-    const mark = { type: latestValuesMark, id: crypto.randomUUID() };
+  owesLatestValues(id: string, after?: string): Promise<void> {
+    const mark = { type: latestValuesMark, id: crypto.randomUUID(), ...(after !== undefined && { after }) };
     return this.store
       .append(queueKey(id), JSON.stringify(mark), { ttlSeconds: this.ttlSeconds, maxLength: this.maxQueued })
       .then(() => undefined);
+  }
+
+  /** Removes marks of latest values owed that no longer say what is owed. */
+  async dropMarks(id: string, marks: PrivateEvent[]): Promise<void> {
+    await this.store.removeItems(
+      queueKey(id),
+      marks.map((m) => m.json),
+    );
   }
 
   /**
@@ -182,7 +193,13 @@ function privateEvent(json: string): PrivateEvent {
   try {
     const event = JSON.parse(json);
     const id = String(event.id ?? '');
-    if (event.type === latestValuesMark) return { json, id, latestValues: true };
+    if (event.type === latestValuesMark)
+      return {
+        json,
+        id,
+        latestValues: true,
+        ...(typeof event.after === 'string' && { latestAfter: event.after }),
+      };
     // One queued before lists moved to the record carries its own and is sent as it is.
     return event.type === 'gw.subscriptions_set' && !('data' in event)
       ? { json, id, listInRecord: true }

@@ -81,6 +81,7 @@ import {
   queuePrefix,
   recordPrefix,
 } from './longpoll-records.ts';
+import { latestPage } from './longpoll-latest.ts';
 import { LongPollSightings } from './longpoll-sightings.ts';
 import { LongPollWaiters } from './longpoll-waiters.ts';
 import type { TransportContext } from './transport-context.ts';
@@ -141,6 +142,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
   const pageSize = opts.replayPageSize ?? 5000;
   const ends = opts.lifecycle && new LongPollEnds(opts.store, opts.lifecycleTtlSeconds ?? 25 * 3600);
   const { ring } = ctx.hub;
+  const latestDeps = { records, latestAt: ctx.hub.latestAt.bind(ctx.hub) };
   let draining = false;
 
   /**
@@ -384,16 +386,23 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
         if (slice.events.length > 0 || slice.keptFor) await reload();
         // A replay page kept what the subscriptions before a change wanted: read it again with the new ones.
         if (slice.keptFor && !sameSubscriptions(slice.keptFor, rec.subscriptions)) continue;
-        const latest = privateEvents.some(owesLatestValues)
-          ? await ctx.hub.latestAt(rec.subscriptions, cursor)
-          : [];
-        const room = opts.maxResponseBytes - bytesOf(privateEvents) - bytesOf(latest);
-        // The latest values filled the answer: the stream goes on at the next poll, from the same cursor.
+        const gatewayRoom = opts.maxResponseBytes - bytesOf(privateEvents);
+        const latest = await latestPage(
+          latestDeps,
+          id,
+          rec.subscriptions,
+          cursor,
+          privateEvents,
+          gatewayRoom,
+        );
+        privateEvents = latest.privateEvents;
+        const room = gatewayRoom - bytesOf(latest.values);
+        // Latest values owed come first: while some are left, or they filled the answer, the stream waits.
         const taken =
-          latest.length > 0 && room <= 0
+          latest.more || (latest.values.length > 0 && room <= 0)
             ? { events: [], cursor }
             : takeMatching(slice, wantedBy(rec.subscriptions), room);
-        const stream = [...latest.map((v) => v.json), ...taken.events];
+        const stream = [...latest.values.map((v) => v.json), ...taken.events];
         const own = slice.resync ? [resyncRequired(cursor, slice.resync).json] : [];
         cursor = taken.cursor;
         const waitMs = deadline - Date.now();
