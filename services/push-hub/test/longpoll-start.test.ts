@@ -91,6 +91,23 @@ describe('long-polling starts with rewind and latest values, on any replica', ()
     assert.deepEqual(idsOf(client.got, type), ids.slice(4), 'then live, no gap, no duplicate');
   });
 
+  it("rewinds to the stream's first event, which has no event before it (its origin)", async () => {
+    const fresh = await startHubFixture({ ...env, REPLICA_ID: 'fresh' });
+    try {
+      const ids = ['f-0', 'f-1', 'f-2', 'f-3', 'f-4', 'f-5'];
+      for (const id of ids) await fresh.publish('lp.first', {}, { id });
+      await waitFor(() => fresh.hub.ring.size === 4);
+      const client = new LongPollClient(fresh.url);
+      const query = new URLSearchParams({ subscriptions: '[{"eventType":"lp.first"}]', rewind: '10' });
+      assert.equal((await client.get(`?${query}`)).status, 200);
+      const got: Event[] = [];
+      await waitFor(async () => got.push(...(await client.poll())) > 0 && idsOf(got, 'lp.first').length >= 6);
+      assert.deepEqual(idsOf(got, 'lp.first'), ids);
+    } finally {
+      await fresh.stop();
+    }
+  });
+
   it('rewinds from the event buffer when it holds the last N', async () => {
     const type = 'lp.ring-rewound';
     for (let n = 0; n < 6; n++) await one.publish(type, { n }, { id: `rr-${n}` });
