@@ -50,7 +50,7 @@ export interface GatehouseOptions {
   /**
    * The newest event of each place the subscriptions name (of the types the gateway keeps,
    * LATEST_EVENT_TYPES) comes first, then live: the current state without asking a backend. Only
-   * while the client has no position. WebSocket and SSE; long polling: use `rewind`.
+   * while the client has no position. Every transport.
    */
   latest?: boolean;
   /** Delays between reconnects: full jitter, doubling from `initialMs` (500) up to `maxMs` (30 s). */

@@ -2,7 +2,8 @@
  * History, rewind, since and latest value through the real gateway with @gatehouse/client:
  * `history()` pages a place newest first to its oldest event; `rewind` on each transport gives the
  * last N events, then live ones; `since` starts right after a history page's position; `latest`
- * gives the newest kept event of each place at once; a refused history rejects with the status.
+ * gives the newest kept event of each place at once (long polling too); a refused history rejects
+ * with the status.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -75,5 +76,20 @@ describe('Gatehouse history, rewind and latest value', () => {
     const got = record(latest);
     await waitFor(() => got.ns.length === 2);
     assert.deepEqual(got.ns, [7, 9]);
+  });
+
+  it('longpolling: gives the latest values with latest, once, then live ones', async () => {
+    const gw = gateway.client({
+      transports: ['longpolling'],
+      token: jwt(),
+      subscriptions: [{ eventType: 'h.room', oneOf: [{ room: 0 }, { room: 1 }] }],
+      latest: true,
+    });
+    const got = record(gw);
+    await connected(gw);
+    await waitFor(() => got.ns.length === 2, { what: 'the latest values' });
+    await gateway.fx.publish(10, 'h.room', { room: 1 });
+    await waitFor(() => got.ns.at(-1) === 10, { what: 'the live event' });
+    assert.deepEqual(got.ns, [7, 9, 10]);
   });
 });

@@ -3,9 +3,9 @@
  * bus whose event buffer holds 8 events: events are published before, during and after the
  * connect, and the client gets a contiguous run of them ending at the newest (no gap), each once (no
  * duplicate), starting no later than the N-th newest before the connect: from the ring, and from
- * the broker when the buffer holds fewer than N of its events (long polling rewinds from the buffer
- * only: its cursor names the event before, which the broker's tail cannot give). `since` starts
- * right after its position; one the stream cannot have is `gw.resync_required`.
+ * the broker when the buffer holds fewer than N of its events (long polling too: its cursor names
+ * the message the broker's tail read before the oldest of them). `since` starts right after its
+ * position; one the stream cannot have is `gw.resync_required`.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -85,7 +85,7 @@ describe('rewind and since on every transport', () => {
     });
   }
 
-  for (const transport of ['sse', 'ws', 'socketio'] as const) {
+  for (const transport of transports) {
     it(`${transport}: rewind further back than the event buffer holds, from the broker`, async () => {
       // One event of the type in every three: the buffer of 8 holds 2 or 3 of them.
       const { got } = await joined(transport, `rw.broker.${transport}`, { rewind: '6' }, 2);

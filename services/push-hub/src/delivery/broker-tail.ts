@@ -37,6 +37,28 @@ export async function readBrokerTail(
   limit: number,
   before: Position | undefined,
 ): Promise<RingEvent[]> {
+  return (await readBrokerTailStart(options, wanted, limit, before)).events;
+}
+
+/** The newest events a tail read kept, and the position of the stream's message before the first. */
+export interface TailStart {
+  events: RingEvent[];
+  /**
+   * The position of the message (of any type) just before the first of `events`: a cursor a
+   * replay from which delivers them all, with nothing before. The stream's origin when the first is
+   * the oldest message the broker holds; undefined when no event was kept, or when the first is
+   * the oldest of a full scan (the message before it was not read).
+   */
+  before: Position | undefined;
+}
+
+/** As readBrokerTail, with where the events start: a long poll's rewind names that place. */
+export async function readBrokerTailStart(
+  options: BrokerTailOptions,
+  wanted: (e: RingEvent) => boolean,
+  limit: number,
+  before: Position | undefined,
+): Promise<TailStart> {
   const release = options.slots.take();
   try {
     return await readTail(options, wanted, limit, before);
@@ -50,9 +72,10 @@ async function readTail(
   wanted: (e: RingEvent) => boolean,
   limit: number,
   before: Position | undefined,
-): Promise<RingEvent[]> {
+): Promise<TailStart> {
   const { bus } = options;
-  const kept: RingEvent[] = [];
+  /** Each kept event with the position of the message read before it (none for the first read). */
+  const kept: Array<{ event: RingEvent; previous: Position | undefined }> = [];
   const seen = new Set<string>();
   const done = Promise.withResolvers<void>();
   // A time-out while subscribe is still pending is answered by its own rejection.
@@ -60,18 +83,22 @@ async function readTail(
   let liveAfter: Position | undefined;
   let early: Message[] | undefined = [];
   let over = false;
+  let previous: Position | undefined;
+  let read = 0;
   const take = (m: Message) => {
     if (over) return;
     if (liveAfter !== undefined && bus.comparePositions(m.position, liveAfter) > 0) return finish();
+    read++;
     const e = eventOf(m);
     const identity = e && eventIdentity(e);
     const older = before === undefined || bus.comparePositions(m.position, before) < 0;
     if (e && older && !(identity !== undefined && seen.has(identity)) && wanted(e)) {
       if (identity !== undefined) seen.add(identity);
-      kept.push(e);
+      kept.push({ event: e, previous });
       // Only the newest `limit` are answered: the window slides, memory stays bounded.
       if (kept.length > limit) kept.shift();
     }
+    previous = m.position;
     if (liveAfter !== undefined && bus.comparePositions(m.position, liveAfter) >= 0) finish();
   };
   function finish(): void {
@@ -93,7 +120,7 @@ async function readTail(
       if (err instanceof PositionUnavailableError) return undefined;
       throw err;
     });
-  if (!subscription) return [];
+  if (!subscription) return { events: [], before: undefined };
   try {
     liveAfter = subscription.liveAfter;
     const arrived = early;
@@ -101,7 +128,10 @@ async function readTail(
     if (liveAfter === undefined) finish();
     for (const m of arrived) take(m);
     await done.promise;
-    return kept;
+    const first = kept[0];
+    // A scan that read fewer messages than it may began at the oldest the broker holds: the origin is before it.
+    const start = first && (first.previous ?? (read < options.scan ? subscription.origin : undefined));
+    return { events: kept.map((k) => k.event), before: start };
   } finally {
     clearTimeout(timer);
     await subscription.close();

@@ -5,9 +5,9 @@
  * looked up are held (catch-up.ts) and sent after it, so each event comes once, in order.
  */
 import type { Connection } from '../connections/index.ts';
-import { type BrokerTailOptions, readBrokerTail } from './broker-tail.ts';
-import type { LatestValues } from './latest-values.ts';
-import type { Subscription, SubscriptionIndex } from '../subscriptions/index.ts';
+import { type BrokerTailOptions, readBrokerTail, readBrokerTailStart } from './broker-tail.ts';
+import type { LatestValue, LatestValues } from './latest-values.ts';
+import { type Subscription, type SubscriptionIndex, typeFilterOf } from '../subscriptions/index.ts';
 import type { CatchUp } from './catch-up.ts';
 import type { EventRing, RingEvent } from './event-ring.ts';
 import { rewindStart } from './rewind-start.ts';
@@ -91,22 +91,46 @@ export class ConnectionStart {
   }
 
   /**
-   * A long poll's rewind, as the cursor it starts at: before the oldest of the last `n` events
-   * `subscriptions` match in the ring (`''`: the ring's start). Undefined when the ring holds none of
-   * them. From the ring only: a cursor names the event before, which the broker's tail cannot.
+   * A long poll's rewind, as the cursor it starts at: the position before the oldest of the last
+   * `n` events `subscriptions` match, from the ring when it holds them, else from the broker's tail
+   * (the position of the message read before the oldest). Undefined when neither holds any.
    */
-  rewindCursor(subscriptions: Subscription[], n: number): string | undefined {
-    const { ring, index } = this.deps;
+  async rewindCursor(subscriptions: Subscription[], n: number): Promise<string | undefined> {
+    const { tail } = this.deps;
     const types = new Set(subscriptions.map((s) => s.eventType));
-    if (ring.oldest === undefined || !this.deps.covers(types, ring.oldest)) return undefined;
-    const matches = index.matcherFor(subscriptions);
-    const wanted = (e: RingEvent) => types.has(e.type) && matches(e.event as { type: string });
-    const start = rewindStart(ring, wanted, Math.min(n, this.deps.maxRewind), this.ringHoldsWholeStream());
-    if (start.found === 0) return undefined;
+    const wanted = this.wantedBy(subscriptions);
+    const asked = Math.min(n, this.deps.maxRewind);
+    const fromRing = this.ringCursor(types, wanted, asked, tail !== undefined);
+    if (fromRing !== 'broker') return fromRing;
+    const start = await readBrokerTailStart(tail!, wanted, asked, undefined);
+    const first = start.events[0];
+    if (!first) return undefined;
+    // The oldest of a full scan: the message before it was not read, so the rewind starts after it.
+    return start.before ?? first.position;
+  }
+
+  /**
+   * A long poll's rewind from the ring: its cursor, undefined when the ring holds none of the events
+   * and nothing older is owed, or `'broker'` when the broker's tail must say (`brokerKnows`).
+   */
+  private ringCursor(
+    types: ReadonlySet<string>,
+    wanted: (e: RingEvent) => boolean,
+    n: number,
+    brokerKnows: boolean,
+  ): string | undefined | 'broker' {
+    const { ring } = this.deps;
+    const usable = ring.oldest !== undefined && this.deps.covers(types, ring.oldest);
+    if (!usable) return brokerKnows ? 'broker' : undefined;
+    const start = rewindStart(ring, wanted, n, this.ringHoldsWholeStream());
     const before = ring.get(start.seq - 1)?.position;
-    if (before !== undefined) return before;
-    // Nothing before the ring's oldest: all of it when the ring has all, else all after its oldest.
-    return start.complete ? '' : ring.get(start.seq)!.position;
+    const whole = start.found >= n || start.complete;
+    if (whole && start.found === 0) return undefined;
+    if (whole && before !== undefined) return before;
+    // Nothing before the ring's oldest: all of it when the ring has all.
+    if (start.complete) return '';
+    if (brokerKnows) return 'broker';
+    return start.found === 0 ? undefined : ring.get(start.seq)!.position;
   }
 
   /**
@@ -135,6 +159,43 @@ export class ConnectionStart {
         if (catchUp.holds(conn, held)) this.deps.close(conn);
       },
     );
+  }
+
+  /**
+   * A long poll's latest values: the newest kept events `subscriptions` want that its stream part,
+   * the events after `cursor`, does not carry, oldest first. A value kept after the cursor comes in
+   * its place in the stream instead (as on SSE, a value newer than where live delivery starts).
+   * `after`: only those after this position (a page of them was sent).
+   */
+  async latestAt(
+    subscriptions: Subscription[],
+    cursor: string,
+    after: string | undefined,
+  ): Promise<LatestValue[]> {
+    const { latest, ring } = this.deps;
+    if (!latest) return [];
+    const values = await latest.of(subscriptions, this.wantedBy(subscriptions));
+    // `''` is the ring's start: the stream part carries what the ring holds.
+    const streamFrom = cursor === '' ? ring.oldest : cursor;
+    const inclusive = cursor !== '';
+    return values.filter((v) => {
+      try {
+        if (after !== undefined && latest.compare(v.position, after) <= 0) return false;
+        if (streamFrom === undefined) return true;
+        const order = latest.compare(v.position, streamFrom);
+        return order < 0 || (inclusive && order === 0);
+      } catch {
+        // A cursor the bus cannot read: the stream part answers it with gw.resync_required.
+        return true;
+      }
+    });
+  }
+
+  /** Whether `subscriptions` want an event; the type first (a pattern's too): an unread event of a type they do not want stays unread. */
+  private wantedBy(subscriptions: Subscription[]): (e: RingEvent) => boolean {
+    const matches = this.deps.index.matcherFor(subscriptions);
+    const wantsType = typeFilterOf(subscriptions);
+    return (e) => wantsType(e.type) && matches(e.event as { type: string });
   }
 
   /** The type first: an unread event of a type it does not want stays unread. */

@@ -43,7 +43,7 @@ import type { StreamReplay } from './stream-replay.ts';
 import { UnreadEvent } from './unread-event.ts';
 import { ConnectionStart } from './connection-start.ts';
 import type { BrokerTailOptions } from './broker-tail.ts';
-import type { LatestValues } from './latest-values.ts';
+import type { LatestValue, LatestValues } from './latest-values.ts';
 
 export interface HubOptions {
   extractors: ExtractorConfig;
@@ -224,8 +224,13 @@ export class Hub {
     return this.start.ringHoldsWholeStream();
   }
 
+  /** A long poll's latest values, those its stream part after `cursor` does not carry (connection-start.ts). */
+  latestAt(subscriptions: Subscription[], cursor: string, after?: string): Promise<LatestValue[]> {
+    return this.start.latestAt(subscriptions, cursor, after);
+  }
+
   /** A long poll's rewind, as the cursor it starts at (connection-start.ts). */
-  rewindCursor(subscriptions: Subscription[], n: number): string | undefined {
+  rewindCursor(subscriptions: Subscription[], n: number): Promise<string | undefined> {
     return this.start.rewindCursor(subscriptions, n);
   }
 

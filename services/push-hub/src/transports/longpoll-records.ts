@@ -37,6 +37,10 @@ export interface PrivateEvent {
   id: string;
   /** A subscription change whose list is the record's (subscriptionsChanged). */
   listInRecord?: boolean;
+  /** The mark of the latest values owed (owesLatestValues): never sent itself. */
+  latestValues?: boolean;
+  /** Of such a mark: the position of the last value sent before it (those up to it are not owed). */
+  latestAfter?: string;
 }
 
 /** The private events a poll may send, and the record read after them when it gave them their list. */
@@ -101,6 +105,28 @@ export class LongPollRecords {
   }
 
   /**
+   * Marks the connection as owed the latest values of its places (`latest=true`): the poll that
+   * finds the mark sends them, and they are owed until the client acknowledges it as a private
+   * event, so an answer lost on its way loses none. A mark, not the values: the record stays small,
+   * and the values are the store's when they are sent, for the subscriptions in force then. `after`:
+   * those up to this position were sent (longpoll-latest.ts pages them).
+   */
+  owesLatestValues(id: string, after?: string): Promise<void> {
+    const mark = { type: latestValuesMark, id: crypto.randomUUID(), ...(after !== undefined && { after }) };
+    return this.store
+      .append(queueKey(id), JSON.stringify(mark), { ttlSeconds: this.ttlSeconds, maxLength: this.maxQueued })
+      .then(() => undefined);
+  }
+
+  /** Removes marks of latest values owed that no longer say what is owed. */
+  async dropMarks(id: string, marks: PrivateEvent[]): Promise<void> {
+    await this.store.removeItems(
+      queueKey(id),
+      marks.map((m) => m.json),
+    );
+  }
+
+  /**
    * The private events not acknowledged yet, oldest first, as a poll sends them. Those up to and
    * including `acknowledged` (the id of the last one the client got) are removed first. Of the
    * subscription changes, the last one stands for all (the others are acknowledged with it), with
@@ -155,10 +181,25 @@ export class LongPollRecords {
   }
 }
 
+/** The type of the mark owesLatestValues queues: a gateway type, which no producer event can have. */
+const latestValuesMark = 'gw.latest_values_owed';
+
+/** Whether a queued item is the mark of the latest values owed. */
+export function owesLatestValues(e: PrivateEvent): boolean {
+  return e.latestValues === true;
+}
+
 function privateEvent(json: string): PrivateEvent {
   try {
     const event = JSON.parse(json);
     const id = String(event.id ?? '');
+    if (event.type === latestValuesMark)
+      return {
+        json,
+        id,
+        latestValues: true,
+        ...(typeof event.after === 'string' && { latestAfter: event.after }),
+      };
     // One queued before lists moved to the record carries its own and is sent as it is.
     return event.type === 'gw.subscriptions_set' && !('data' in event)
       ? { json, id, listInRecord: true }

@@ -76,10 +76,12 @@ import { longpollPreflight } from './cors.ts';
 import {
   type LongPollRecord,
   LongPollRecords,
+  owesLatestValues,
   type PrivateEvent,
   queuePrefix,
   recordPrefix,
 } from './longpoll-records.ts';
+import { latestPage } from './longpoll-latest.ts';
 import { LongPollSightings } from './longpoll-sightings.ts';
 import { LongPollWaiters } from './longpoll-waiters.ts';
 import type { TransportContext } from './transport-context.ts';
@@ -140,6 +142,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
   const pageSize = opts.replayPageSize ?? 5000;
   const ends = opts.lifecycle && new LongPollEnds(opts.store, opts.lifecycleTtlSeconds ?? 25 * 3600);
   const { ring } = ctx.hub;
+  const latestDeps = { records, latestAt: ctx.hub.latestAt.bind(ctx.hub) };
   let draining = false;
 
   /**
@@ -168,8 +171,9 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     // The cookie stops working when the session's JWT expires.
     const token = ctx.tokens.issue(id, resolved.clientAddress, resolved.sessionExpiresAt);
     const returning = madeHere(named.token) || madeHere(request.connectionToken);
-    const rewound =
-      request.rewind === undefined ? undefined : ctx.hub.rewindCursor(resolved.subscriptions, request.rewind);
+    // As on SSE: a resume, else a rewind, else the latest values come first.
+    const rewinds = request.resumeFrom === undefined && !!request.rewind;
+    const rewound = rewinds ? await ctx.hub.rewindCursor(resolved.subscriptions, request.rewind!) : undefined;
     const cursor = request.resumeFrom ?? rewound ?? startOf(returning);
     const record: LongPollRecord = {
       subscriptions: resolved.subscriptions,
@@ -189,6 +193,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     opts.lifecycle?.opened(snapshotOf(id, record));
     await records.enqueue(id, connectionCreated(token, resolved.welcomeData));
     await records.subscriptionsChanged(id);
+    if (request.latest && request.resumeFrom === undefined && !rewinds) await records.owesLatestValues(id);
     const body = JSON.stringify('ok');
     res.writeHead(200, {
       'content-type': 'application/json; charset=utf-8',
@@ -381,9 +386,23 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
         if (slice.events.length > 0 || slice.keptFor) await reload();
         // A replay page kept what the subscriptions before a change wanted: read it again with the new ones.
         if (slice.keptFor && !sameSubscriptions(slice.keptFor, rec.subscriptions)) continue;
-        const room = opts.maxResponseBytes - privateEvents.reduce((n, e) => n + e.json.length, 0);
-        const taken = takeMatching(slice, wantedBy(rec.subscriptions), room);
-        const stream = taken.events;
+        const gatewayRoom = opts.maxResponseBytes - bytesOf(privateEvents);
+        const latest = await latestPage(
+          latestDeps,
+          id,
+          rec.subscriptions,
+          cursor,
+          privateEvents,
+          gatewayRoom,
+        );
+        privateEvents = latest.privateEvents;
+        const room = gatewayRoom - bytesOf(latest.values);
+        // Latest values owed come first: while some are left, or they filled the answer, the stream waits.
+        const taken =
+          latest.more || (latest.values.length > 0 && room <= 0)
+            ? { events: [], cursor }
+            : takeMatching(slice, wantedBy(rec.subscriptions), room);
+        const stream = [...latest.values.map((v) => v.json), ...taken.events];
         const own = slice.resync ? [resyncRequired(cursor, slice.resync).json] : [];
         cursor = taken.cursor;
         const waitMs = deadline - Date.now();
@@ -421,8 +440,9 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     own: string[],
     stream: string[],
   ): Promise<void> {
-    const events = [...privateEvents.map((e) => e.json), ...own, ...stream];
-    const body = answerBody(cursor, privateEvents.length + own.length, events);
+    // The latest values owed are in `stream`: their mark is only acknowledged (with the last id).
+    const gateway = privateEvents.filter((e) => !owesLatestValues(e)).map((e) => e.json);
+    const body = answerBody(cursor, gateway.length + own.length, [...gateway, ...own, ...stream]);
     // A stopping replica: the next poll opens a new connection, which reaches another replica.
     if (draining) res.shouldKeepAlive = false;
     res.writeHead(200, {
@@ -465,11 +485,8 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     sightings.forget(id);
     const reconnect = reconnectAdvised(events.at(-1)!);
     await ended(id, reconnect ? 'reconnect_advised' : 'disconnected');
-    const body = answerBody(
-      '',
-      events.length,
-      events.map((e) => e.json),
-    );
+    const shown = events.filter((e) => !owesLatestValues(e)).map((e) => e.json);
+    const body = answerBody('', shown.length, shown);
     const attributes = cookieAttributes(res.req);
     res.writeHead(200, {
       'content-type': 'application/json; charset=utf-8',
@@ -639,6 +656,11 @@ interface PollState {
  */
 function answerBody(cursor: string, gatewayEvents: number, events: string[]): string {
   return `{"last_event_id":${JSON.stringify(cursor)},"gateway_events":${gatewayEvents},"events":[${events.join(',')}]}`;
+}
+
+/** Bytes of the JSON of events (as LONGPOLL_MAX_RESPONSE_BYTES counts them). */
+function bytesOf(events: ReadonlyArray<{ json: string }>): number {
+  return events.reduce((n, e) => n + e.json.length, 0);
 }
 
 function sameSubscriptions(a: Subscription[], b: Subscription[]): boolean {
