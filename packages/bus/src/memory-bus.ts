@@ -117,8 +117,7 @@ export class MemoryBus implements Bus {
       const { members } = group;
       if (members.length === 0) {
         for (const m of group.returned.splice(0)) this.deliverToMember(group, sub, m);
-        for (const m of topic.history)
-          if (seqOf(m) >= group.nextSeq) this.deliverToMember(group, sub, m);
+        for (const m of topic.history) if (seqOf(m) >= group.nextSeq) this.deliverToMember(group, sub, m);
         group.nextSeq = topic.nextSeq;
       }
       members.push(sub);
@@ -138,7 +137,10 @@ export class MemoryBus implements Bus {
     topic.broadcast.add(sub);
     return {
       liveAfter: newest > 0 ? withEpoch(String(newest), topic.epoch) : undefined,
-      origin: withEpoch(String((topic.history.length > 0 ? seqOf(topic.history[0]!) : topic.nextSeq) - 1), topic.epoch),
+      origin: withEpoch(
+        String((topic.history.length > 0 ? seqOf(topic.history[0]!) : topic.nextSeq) - 1),
+        topic.epoch,
+      ),
       close: async () => {
         topic.broadcast.delete(sub);
         await sub.queue;

@@ -43,7 +43,16 @@ export function epochOf(name: string): string {
  * Refuses a position of another incarnation than the topic's now. Either without an epoch (a
  * position from before epochs, a topic whose epoch is not known) passes.
  */
-export function assertSameEpoch(position: Position, from: EpochPosition, now: string | undefined, topic: string) {
+export function assertSameEpoch(
+  position: Position,
+  from: Pick<EpochPosition, 'epoch'>,
+  now: string | undefined,
+  topic: string,
+): void {
   if (from.epoch !== undefined && now !== undefined && from.epoch !== now)
-    throw new PositionUnavailableError(position, 'epoch', `${topic} was created anew since (its epoch is ${now})`);
+    throw new PositionUnavailableError(
+      position,
+      'epoch',
+      `${topic} was created anew since (its epoch is ${now})`,
+    );
 }

@@ -325,7 +325,8 @@ export function busContract(target: ContractTarget): void {
     });
 
     it('refuses a position of the topic before it was deleted and made anew (another epoch)', async (t) => {
-      if (!bus.capabilities.replay || !target.deleteTopic) return t.skip('the topic cannot be made anew here');
+      if (!bus.capabilities.replay || !target.deleteTopic)
+        return t.skip('the topic cannot be made anew here');
       assert.ok(bus.positionEpoch, 'an adapter whose topics can be made anew tells epochs');
       const topic = await target.newTopic();
       const old: Position[] = [];
@@ -338,9 +339,13 @@ export function busContract(target: ContractTarget): void {
       for (let i = 1; i <= 5; i++) now.push(await bus.publish(topic, { value: `new${i}` }));
       assert.notEqual(bus.positionEpoch(now[0]!), epoch, 'another epoch');
       assert.equal(bus.positionEpoch(now[4]!), bus.positionEpoch(now[0]!), 'one epoch per incarnation');
-      await assert.rejects(bus.subscribe(topic, () => {}, { from: old[1]! }), unavailable('epoch'));
+      await assert.rejects(
+        bus.subscribe(topic, () => {}, { from: old[1]! }),
+        unavailable('epoch'),
+      );
       const fresh = await bus.subscribe(topic, () => {});
-      if (fresh.origin !== undefined) assert.equal(bus.positionEpoch(fresh.origin), bus.positionEpoch(now[0]!));
+      if (fresh.origin !== undefined)
+        assert.equal(bus.positionEpoch(fresh.origin), bus.positionEpoch(now[0]!));
       assert.equal(fresh.liveAfter, now[4], 'in the new epoch');
       await fresh.close();
       // A position made before epochs is read as before.

@@ -54,10 +54,13 @@ describe('nats routes', () => {
     for (let round = 0; round < 80; round++) {
       if (round === 20) cAfter = sequenceOf(sub.route!(new Set(['a', 'b', 'c'])));
       if (round === 50) bThrough = sequenceOf(sub.route!(new Set(['a', 'c'])));
-      for (const route of ['a', 'b', 'c', 'd']) sent[route]!.push(sequenceOf(await send(topic, route, route)));
+      for (const route of ['a', 'b', 'c', 'd'])
+        sent[route]!.push(sequenceOf(await send(topic, route, route)));
     }
     await waitFor(() => got.filter((m) => m.value.toString() === 'a').length === 80, { what: 'every a' });
-    await waitFor(() => sequenceOf(got.at(-1)?.position ?? '0') === sent['c']!.at(-1), { what: 'the last c' });
+    await waitFor(() => sequenceOf(got.at(-1)?.position ?? '0') === sent['c']!.at(-1), {
+      what: 'the last c',
+    });
     await sleep(100);
     const positions = got.map((m) => sequenceOf(m.position));
     assert.deepEqual(

@@ -18,7 +18,7 @@ for (const { name, url, cluster, dependency: server } of redisDeployments) {
   const trimThrough = async (topic: string, position: string): Promise<void> => {
     const redis = await rawClient();
     try {
-      const [ms, seq] = position.split('-');
+      const [ms, seq] = position.split('.')[0]!.split('-');
       await redis.xtrim(topic, 'MINID', `${ms}-${BigInt(seq!) + 1n}`);
     } finally {
       await closeConnection(redis);
@@ -32,8 +32,18 @@ for (const { name, url, cluster, dependency: server } of redisDeployments) {
     stopServer: () => dependency('down', server),
     startServer: () => dependency('up', server),
     expireThrough: trimThrough,
-    beyond: (position) => `${BigInt(position.split('-')[0]!) + 3_600_000n}-0`,
+    beyond: (position) => `${BigInt(position.split('-')[0]!) + 3_600_000n}-0.${position.split('.')[1]}`,
     reportsLiveAfter: true,
+    // Behind the bus's back, as an operator's DEL or a Redis restarted without persistence loses it.
+    deleteTopic: async (topic) => {
+      const redis = await rawClient();
+      try {
+        await redis.del(topic);
+      } finally {
+        await closeConnection(redis);
+      }
+    },
+    followsRecreation: true,
   });
 
   describe(`${name} bus`, () => {
@@ -156,6 +166,18 @@ for (const { name, url, cluster, dependency: server } of redisDeployments) {
       await assert.rejects(
         bus.subscribe(topic, () => {}, { from: first }),
         /expired/,
+      );
+    });
+
+    it('keeps the epoch of a stream trimmed to empty: the key, its last id and its epoch stay', async () => {
+      const topic = uniqueName('emptied');
+      const first = await bus.publish(topic, { value: 'one' });
+      await redis.xtrim(topic, 'MAXLEN', 0);
+      const next = await bus.publish(topic, { value: 'two' });
+      assert.equal(bus.positionEpoch(next), bus.positionEpoch(first), 'the same incarnation');
+      await assert.rejects(
+        bus.subscribe(topic, () => {}, { from: first }),
+        (err: unknown) => err instanceof PositionUnavailableError && err.reason === 'expired',
       );
     });
 
