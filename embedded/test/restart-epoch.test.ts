@@ -29,7 +29,13 @@ describe('a client resuming across a restart of the embedded gateway', () => {
       const res = await fetch(`${edge}/_gw/v1/events`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ specversion: '1.0', id: `tick-${n}`, type: 'tick', source: 'epoch', data: { n: n++ } }),
+        body: JSON.stringify({
+          specversion: '1.0',
+          id: `tick-${n}`,
+          type: 'tick',
+          source: 'epoch',
+          data: { n: n++ },
+        }),
       });
       assert.equal(res.status, 202, await res.text());
     }

@@ -168,6 +168,16 @@ export class NatsBus implements Bus {
     return this.track(sub);
   }
 
+  /** Deletes the topic's stream: the next publish creates it anew, in another epoch. */
+  async deleteTopic(topic: string): Promise<void> {
+    this.assertOpen();
+    try {
+      await this.streams.delete(topic);
+    } catch (err) {
+      throw new BusError(`nats delete of '${topic}' failed: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
   comparePositions(a: Position, b: Position): number {
     return sequenceOf(parsePosition(a)) - sequenceOf(parsePosition(b));
   }

@@ -102,6 +102,18 @@ export class NatsStreams {
     return this.epochs.get(topic);
   }
 
+  /** Deletes the topic's stream and every message in it; a stream that does not exist is no error. */
+  async delete(topic: string): Promise<void> {
+    this.forget(topic);
+    try {
+      await this.jsm.streams.delete(streamNameFor(topic));
+    } catch (err) {
+      if (!isApiError(err, JetStreamApiCodes.StreamNotFound)) throw err;
+    } finally {
+      this.forget(topic);
+    }
+  }
+
   /** Called after a failure that may mean the stream is gone, so the next use checks again. */
   forget(topic: string): void {
     this.known.delete(topic);
