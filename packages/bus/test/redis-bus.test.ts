@@ -169,6 +169,20 @@ for (const { name, url, cluster, dependency: server } of redisDeployments) {
       );
     });
 
+    it('gives a stream made without an epoch one, and takes no hand-made group name for one', async () => {
+      const plain = uniqueName('plain');
+      await redis.xadd(plain, '*', 'v', 'by an older Gatehouse');
+      const first = await bus.publish(plain, { value: 'now' });
+      assert.match(first, /^\d+-\d+\.[0-9a-f]{8}$/, 'an epoch made at the first look');
+      assert.equal(bus.positionEpoch(await bus.publish(plain, { value: 'again' })), bus.positionEpoch(first));
+      const forged = uniqueName('forged');
+      await redis.xgroup('CREATE', forged, 'gatehouse-epoch-<script>', '$', 'MKSTREAM');
+      const position = await bus.publish(forged, { value: 'x' });
+      assert.match(position, /^\d+-\d+$/, 'no epoch rather than a name that is none');
+      await redis.del(plain);
+      await redis.del(forged);
+    });
+
     it('keeps the epoch of a stream trimmed to empty: the key, its last id and its epoch stay', async () => {
       const topic = uniqueName('emptied');
       const first = await bus.publish(topic, { value: 'one' });
