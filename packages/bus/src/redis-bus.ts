@@ -223,6 +223,7 @@ export class RedisBus implements Bus {
       commandTimeout: undefined,
     });
     connection.on('error', (err: Error) => this.options.onError?.(err));
+    defineStreamEpoch(connection);
     try {
       await whenReady(connection, this.options.connectTimeoutMs ?? 10_000);
     } catch (err) {
