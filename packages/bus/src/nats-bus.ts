@@ -2,11 +2,12 @@
  * NATS JetStream adapter. Every topic is a stream of its own (see nats-streams.ts) and a position is
  * the stream sequence number with the stream's epoch (`42.1a2b3c4d`, position-epoch.ts: a digest of
  * the stream's `created` time, which a stream deleted and created again, or lost with a server
- * without its store, gets anew). A `from` of another epoch is refused (reason `epoch`). A broadcast subscriber reads through an ordered consumer that starts
- * right after the stream's last message (or after `from`, or `last` messages before the end; a
- * `from` whose successor the stream no longer holds is refused as expired); a group is one durable
- * pull consumer with explicit acks that every member pulls from, so each message goes to exactly
- * one member, and a member joining later gets what the group has not consumed yet.
+ * without its store, gets anew). A `from` of another epoch is refused (reason `epoch`). A broadcast
+ * subscriber reads through an ordered consumer that starts right after the stream's last message
+ * (or after `from`, or `last` messages before the end; a `from` whose successor the stream no
+ * longer holds is refused as expired); a group is one durable pull consumer with explicit acks that
+ * every member pulls from, so each message goes to exactly one member, and a member joining later
+ * gets what the group has not consumed yet.
  *
  * Subjects outside JetStream (a foreign system publishing on plain core NATS) are read with
  * `subscribe(subject, handler, { core: true })`: a core subscription, a queue group for `group`, no
