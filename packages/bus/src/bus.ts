@@ -22,7 +22,8 @@
  * - A broadcast subscription tells where its live part starts (`Subscription.liveAfter`), so a
  *   caller can tell the backlog it asked for (`from`, `last`) from what arrived afterwards, and where
  *   the topic starts (`Subscription.origin`), a position before any message (Kafka: the offset
- *   before the log start, `0--1` on a new topic; NATS: sequence 0; Redis: `0-0`; memory: `0`).
+ *   before the log start, `0--1` on a new topic; NATS: sequence 0; Redis: `0-0`; memory: `0`; each
+ *   with the topic's epoch where positions carry one).
  * - `comparePositions` orders the positions of one partition (shard) of a topic.
  * - Subscribers survive a restart of the broker: they reconnect and go on where they were.
  */
@@ -149,7 +150,8 @@ export interface Bus {
    */
   comparePositions(a: Position, b: Position): number;
   /**
-   * The epoch a position carries (adapters whose positions carry one; Kafka: the topic's id): two
+   * The epoch a position carries (adapters whose positions carry one; Kafka: the topic's id; Redis,
+   * NATS and memory: position-epoch.ts): two
    * positions of different epochs belong to different incarnations of the topic (deleted and
    * created anew), and `from` refuses a position of another epoch than the topic's now (reason
    * `epoch`). Undefined for a position without one (made before epochs, or where the broker has

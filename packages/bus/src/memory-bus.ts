@@ -1,6 +1,8 @@
 /**
  * In-process bus for the embedded runner and unit tests. Each topic keeps a bounded history so that
- * replay works like on the real streams; positions are sequence numbers starting at 1.
+ * replay works like on the real streams; positions are sequence numbers starting at 1, with the
+ * epoch of the topic's incarnation (`7.1a2b3c4d`, position-epoch.ts): a topic deleted, or a process
+ * restarted, starts its sequence over, so a position of the old one must not name a place in the new.
  */
 import {
   type Bus,
@@ -17,6 +19,7 @@ import {
   TopicMissingError,
   toBuffer,
 } from './bus.ts';
+import { assertSameEpoch, newEpoch, splitEpoch, withEpoch } from './position-epoch.ts';
 
 export interface MemoryBusOptions {
   /** Messages kept per topic for replay (oldest dropped first). */
@@ -47,6 +50,8 @@ interface Group {
 const REDELIVERY_DELAY_MS = 50;
 
 interface Topic {
+  /** This incarnation of the topic: a new one per bus instance and per topic made anew. */
+  epoch: string;
   history: Message[];
   /** Bytes of the messages in `history` (messageBytes). */
   bytes: number;
@@ -77,7 +82,7 @@ export class MemoryBus implements Bus {
       key: out.key,
       value: toBuffer(out.value),
       headers: { ...out.headers },
-      position: String(topic.nextSeq++),
+      position: withEpoch(String(topic.nextSeq++), topic.epoch),
     };
     topic.history.push(message);
     topic.bytes += messageBytes(message);
@@ -112,8 +117,7 @@ export class MemoryBus implements Bus {
       const { members } = group;
       if (members.length === 0) {
         for (const m of group.returned.splice(0)) this.deliverToMember(group, sub, m);
-        for (const m of topic.history)
-          if (Number(m.position) >= group.nextSeq) this.deliverToMember(group, sub, m);
+        for (const m of topic.history) if (seqOf(m) >= group.nextSeq) this.deliverToMember(group, sub, m);
         group.nextSeq = topic.nextSeq;
       }
       members.push(sub);
@@ -126,14 +130,17 @@ export class MemoryBus implements Bus {
     }
     const newest = topic.nextSeq - 1;
     let backlog: Message[] = [];
-    if (options.from !== undefined) backlog = replayAfter(topic, options.from);
+    if (options.from !== undefined) backlog = replayAfter(topicName, topic, options.from);
     else if (options.last !== undefined)
       backlog = topic.history.slice(Math.max(0, topic.history.length - options.last));
     for (const m of backlog) deliver(sub, m);
     topic.broadcast.add(sub);
     return {
-      liveAfter: newest > 0 ? String(newest) : undefined,
-      origin: String((topic.history.length > 0 ? Number(topic.history[0]!.position) : topic.nextSeq) - 1),
+      liveAfter: newest > 0 ? withEpoch(String(newest), topic.epoch) : undefined,
+      origin: withEpoch(
+        String((topic.history.length > 0 ? seqOf(topic.history[0]!) : topic.nextSeq) - 1),
+        topic.epoch,
+      ),
       close: async () => {
         topic.broadcast.delete(sub);
         await sub.queue;
@@ -154,14 +161,18 @@ export class MemoryBus implements Bus {
 
   /** Drops every message of the topic up to and including `through`, as retention would. */
   trim(topicName: string, through: Position): void {
-    const after = parsePosition(through);
+    const after = parsePosition(through).seq;
     const topic = this.topic(topicName);
-    while (topic.history.length > 0 && Number(topic.history[0]!.position) <= after)
+    while (topic.history.length > 0 && seqOf(topic.history[0]!) <= after)
       topic.bytes -= messageBytes(topic.history.shift()!);
   }
 
   comparePositions(a: Position, b: Position): number {
-    return parsePosition(a) - parsePosition(b);
+    return parsePosition(a).seq - parsePosition(b).seq;
+  }
+
+  positionEpoch(position: Position): string | undefined {
+    return parsePosition(position).epoch;
   }
 
   async ping(): Promise<void> {
@@ -192,7 +203,7 @@ export class MemoryBus implements Bus {
   private topic(name: string): Topic {
     let t = this.topics.get(name);
     if (!t) {
-      t = { history: [], bytes: 0, nextSeq: 1, broadcast: new Set(), groups: new Map() };
+      t = { epoch: newEpoch(), history: [], bytes: 0, nextSeq: 1, broadcast: new Set(), groups: new Map() };
       this.topics.set(name, t);
     }
     return t;
@@ -219,15 +230,20 @@ function memberIndex(message: Message, members: number): number {
   return Math.abs(h) % members;
 }
 
-/** The retained messages after `from`; rejects a position older than the history or past its end. */
-function replayAfter(topic: Topic, from: Position): Message[] {
-  const after = parsePosition(from);
+/**
+ * The retained messages after `from`; rejects a position of another incarnation of the topic, older
+ * than the history or past its end.
+ */
+function replayAfter(name: string, topic: Topic, from: Position): Message[] {
+  const parsed = parsePosition(from);
+  assertSameEpoch(from, parsed, topic.epoch, name);
+  const after = parsed.seq;
   if (after >= topic.nextSeq)
     throw new PositionUnavailableError(from, 'unknown', 'beyond the end of the topic');
-  const oldest = topic.history.length > 0 ? Number(topic.history[0]!.position) : topic.nextSeq;
+  const oldest = topic.history.length > 0 ? seqOf(topic.history[0]!) : topic.nextSeq;
   if (after + 1 < oldest)
     throw new PositionUnavailableError(from, 'expired', `the oldest message kept is ${oldest}`);
-  return topic.history.filter((m) => Number(m.position) > after);
+  return topic.history.filter((m) => seqOf(m) > after);
 }
 
 /** What a kept message weighs: its value, key and headers (the object around them is not counted). */
@@ -237,7 +253,12 @@ function messageBytes(m: Message): number {
   return bytes;
 }
 
-function parsePosition(p: Position): number {
-  if (!/^\d{1,15}$/.test(p)) throw new PositionUnavailableError(p, 'unknown', 'not a memory bus position');
-  return Number(p);
+function parsePosition(p: Position): { seq: number; epoch: string | undefined } {
+  const { place, epoch } = splitEpoch(p, /^\d{1,15}$/, 'memory bus position');
+  return { seq: Number(place), epoch };
+}
+
+/** A kept message's sequence number (its position is well-formed: this bus made it). */
+function seqOf(m: Message): number {
+  return Number.parseInt(m.position, 10);
 }

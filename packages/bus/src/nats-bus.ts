@@ -1,10 +1,13 @@
 /**
  * NATS JetStream adapter. Every topic is a stream of its own (see nats-streams.ts) and a position is
- * the stream sequence number. A broadcast subscriber reads through an ordered consumer that starts
- * right after the stream's last message (or after `from`, or `last` messages before the end; a
- * `from` whose successor the stream no longer holds is refused as expired); a group is one durable
- * pull consumer with explicit acks that every member pulls from, so each message goes to exactly
- * one member, and a member joining later gets what the group has not consumed yet.
+ * the stream sequence number with the stream's epoch (`42.1a2b3c4d`, position-epoch.ts: a digest of
+ * the stream's `created` time, which a stream deleted and created again, or lost with a server
+ * without its store, gets anew). A `from` of another epoch is refused (reason `epoch`). A broadcast
+ * subscriber reads through an ordered consumer that starts right after the stream's last message
+ * (or after `from`, or `last` messages before the end; a `from` whose successor the stream no
+ * longer holds is refused as expired); a group is one durable pull consumer with explicit acks that
+ * every member pulls from, so each message goes to exactly one member, and a member joining later
+ * gets what the group has not consumed yet.
  *
  * Subjects outside JetStream (a foreign system publishing on plain core NATS) are read with
  * `subscribe(subject, handler, { core: true })`: a core subscription, a queue group for `group`, no
@@ -41,6 +44,7 @@ import { ConsumerLoop } from './nats-consumer-loop.ts';
 import { fromNatsMessage, toNatsHeaders } from './nats-message.ts';
 import { NatsStreams, type StreamExtent, type StreamLimits } from './nats-streams.ts';
 import { ReadThrough } from './nats-read-through.ts';
+import { assertSameEpoch, type EpochPosition, epochOf, splitEpoch, withEpoch } from './position-epoch.ts';
 import { noRouteSubject, routeSubject } from './nats-route-subject.ts';
 
 export interface NatsBusOptions {
@@ -165,8 +169,22 @@ export class NatsBus implements Bus {
     return this.track(sub);
   }
 
+  /** Deletes the topic's stream: the next publish creates it anew, in another epoch. */
+  async deleteTopic(topic: string): Promise<void> {
+    this.assertOpen();
+    try {
+      await this.streams.delete(topic);
+    } catch (err) {
+      throw new BusError(`nats delete of '${topic}' failed: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
   comparePositions(a: Position, b: Position): number {
-    return parsePosition(a) - parsePosition(b);
+    return sequenceOf(parsePosition(a)) - sequenceOf(parsePosition(b));
+  }
+
+  positionEpoch(position: Position): string | undefined {
+    return parsePosition(position).epoch;
   }
 
   async ping(): Promise<void> {
@@ -192,13 +210,14 @@ export class NatsBus implements Bus {
   ): Promise<Position> {
     await this.connection.whenConnected(deadline);
     await (subject === undefined ? this.streams.stream(topic) : this.streams.routedStream(topic));
+    const epoch = await this.streams.epoch(topic);
     const left = deadline - Date.now();
     if (left <= 0) throw new BusError(`timed out after ${this.publishTimeoutMs} ms`);
     const ack = await this.js.publish(subject ?? topic, toBuffer(message.value), {
       headers: toNatsHeaders(message),
       timeout: left,
     });
-    return String(ack.seq);
+    return withEpoch(String(ack.seq), epoch);
   }
 
   private async subscribeBroadcast(
@@ -209,6 +228,9 @@ export class NatsBus implements Bus {
     const from = options.from === undefined ? undefined : parsePosition(options.from);
     let next: number | undefined;
     let created: string | undefined;
+    /** The epoch of the stream the open consumer reads, which its messages' positions carry. */
+    let epoch: string | undefined;
+    const at = (sequence: number) => withEpoch(String(sequence), epoch);
     let liveAfter: Position | undefined;
     let origin: Position | undefined;
     // Routes asked for and routes the open consumer reads (counted): messages of a consumer opened
@@ -225,13 +247,15 @@ export class NatsBus implements Bus {
             const opening = asked;
             const extent = await this.streams.extent(stream);
             if (created === undefined) {
-              next = firstSequence(options.from, from, options.last, extent);
-              liveAfter = extent.nextSequence > 1 ? String(extent.nextSequence - 1) : undefined;
-              origin = String(extent.firstSequence - 1);
+              epoch = epochOf(extent.created);
+              next = firstSequence(topic, options.from, from, options.last, extent);
+              liveAfter = extent.nextSequence > 1 ? at(extent.nextSequence - 1) : undefined;
+              origin = at(extent.firstSequence - 1);
             }
             // A stream deleted and created again under the same name is all new to this subscriber.
             if (created !== undefined && extent.created !== created) next = extent.firstSequence;
             created = extent.created;
+            epoch = epochOf(created);
             next = Math.min(next ?? extent.nextSequence, extent.nextSequence);
             const consumer = await this.js.consumers.get(stream, {
               deliver_policy: DeliverPolicy.StartSequence,
@@ -247,7 +271,7 @@ export class NatsBus implements Bus {
           if (reading !== asked) return;
           next = msg.seq + 1;
           readThrough.handled(msg);
-          await deliver(handler, options.onError, fromNatsMessage(topic, msg, String(msg.seq)));
+          await deliver(handler, options.onError, fromNatsMessage(topic, msg, at(msg.seq)));
         },
         release: () => {},
         // After a deleted stream the client resumes only once it finds the consumer missing (slow).
@@ -269,14 +293,14 @@ export class NatsBus implements Bus {
     return {
       liveAfter,
       origin,
-      readThrough: () => String(next! - 1),
+      readThrough: () => at(next! - 1),
       route: (wanted) => {
         if (wanted !== undefined && wanted.size > this.capabilities.routes)
           throw new BusError(`a nats consumer filters by at most ${this.capabilities.routes} routes`);
         routes = wanted;
         asked++;
         loop.restart();
-        return String(next! - 1);
+        return at(next! - 1);
       },
       close: () => {
         clearInterval(probes);
@@ -293,16 +317,19 @@ export class NatsBus implements Bus {
   ): Promise<Subscription> {
     if (options.from !== undefined || options.last !== undefined)
       throw new BusError('`from` and `last` are for broadcast subscribers only');
+    // The epoch of the stream when the consumer was opened, which its messages' positions carry.
+    let epoch: string | undefined;
     return ConsumerLoop.start(
       {
         open: () =>
           this.opening(topic, async (stream) => {
             const durable = await this.streams.groupConsumer(stream, group, this.ackWaitMs);
+            epoch = epochOf((await this.streams.extent(stream)).created);
             const consumer = await this.js.consumers.get(stream, durable);
             return consumer.consume(GROUP_PULL);
           }),
         handle: async (msg) => {
-          const message = fromNatsMessage(topic, msg, String(msg.seq));
+          const message = fromNatsMessage(topic, msg, withEpoch(String(msg.seq), epoch));
           const handled = await deliver(handler, options.onError, message, true);
           // A nak hands the message straight back to the group (another member, or this one).
           if (handled) msg.ack();
@@ -421,24 +448,29 @@ function isNoStreamListening(err: unknown): boolean {
   return err instanceof Error && err.cause instanceof RequestError && err.cause.isNoResponders();
 }
 
-function parsePosition(position: Position): number {
-  if (!/^\d{1,15}$/.test(position))
-    throw new PositionUnavailableError(position, 'unknown', 'not a nats stream sequence');
-  return Number(position);
+function parsePosition(position: Position): EpochPosition {
+  return splitEpoch(position, /^\d{1,15}$/, 'nats stream sequence');
+}
+
+function sequenceOf(position: EpochPosition): number {
+  return Number(position.place);
 }
 
 /**
  * The first sequence a new broadcast subscriber reads: the stream's next one (live only), the one
- * after `from`, or `last` before the end. A `from` whose successor the stream no longer holds
- * (limits, a purge) or that lies beyond the end is refused.
+ * after `from`, or `last` before the end. A `from` of another incarnation of the stream (epoch),
+ * whose successor the stream no longer holds (limits, a purge) or that lies beyond the end is refused.
  */
 function firstSequence(
+  topic: string,
   position: Position | undefined,
-  from: number | undefined,
+  parsed: EpochPosition | undefined,
   last: number | undefined,
   extent: StreamExtent,
 ): number {
-  if (from !== undefined) {
+  if (parsed !== undefined) {
+    assertSameEpoch(position!, parsed, epochOf(extent.created), topic);
+    const from = sequenceOf(parsed);
     if (from + 1 < extent.firstSequence)
       throw new PositionUnavailableError(
         position!,

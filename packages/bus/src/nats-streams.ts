@@ -16,6 +16,7 @@ import {
 import { nanos } from '@nats-io/transport-node';
 import { BusError } from './bus.ts';
 import { routedSubjects } from './nats-route-subject.ts';
+import { epochOf } from './position-epoch.ts';
 
 /** Limits of the streams this bus creates; NATS conventions: 0 age and -1 counts mean unlimited. */
 export interface StreamLimits {
@@ -58,6 +59,8 @@ export class NatsStreams {
   private readonly known = new Map<string, Promise<string>>();
   /** Topics whose stream is known to hold their routed subjects too. */
   private readonly routed = new Map<string, Promise<string>>();
+  /** Topic → its stream's epoch when it was looked up (epochOf its `created`). */
+  private readonly epochs = new Map<string, string>();
 
   constructor(jsm: JetStreamManager, limits: StreamLimits) {
     this.jsm = jsm;
@@ -89,10 +92,33 @@ export class NatsStreams {
     return name;
   }
 
+  /**
+   * The epoch of the topic's stream as it was looked up (and is known to exist), for the positions
+   * publish answers: a stream deleted under this process is looked up again after the publish that
+   * fails on it; one deleted and made again by another process in between is not noticed here.
+   */
+  async epoch(topic: string): Promise<string | undefined> {
+    await this.stream(topic);
+    return this.epochs.get(topic);
+  }
+
+  /** Deletes the topic's stream and every message in it; a stream that does not exist is no error. */
+  async delete(topic: string): Promise<void> {
+    this.forget(topic);
+    try {
+      await this.jsm.streams.delete(streamNameFor(topic));
+    } catch (err) {
+      if (!isApiError(err, JetStreamApiCodes.StreamNotFound)) throw err;
+    } finally {
+      this.forget(topic);
+    }
+  }
+
   /** Called after a failure that may mean the stream is gone, so the next use checks again. */
   forget(topic: string): void {
     this.known.delete(topic);
     this.routed.delete(topic);
+    this.epochs.delete(topic);
   }
 
   private async addRoutedSubjects(stream: string, topic: string): Promise<string> {
@@ -147,12 +173,13 @@ export class NatsStreams {
           `nats stream '${name}' holds subjects [${info.config.subjects.join(', ')}], not topic '${topic}'`,
         );
       }
+      this.epochs.set(topic, epochOf(info.created));
       return name;
     } catch (err) {
       if (!isApiError(err, JetStreamApiCodes.StreamNotFound)) throw err;
     }
     // Two processes creating the same stream at once is fine: an identical add is accepted.
-    await this.jsm.streams.add({
+    const made = await this.jsm.streams.add({
       name,
       subjects: [topic],
       storage: StorageType.File,
@@ -163,6 +190,7 @@ export class NatsStreams {
       max_bytes: this.limits.maxBytes,
       num_replicas: 1,
     });
+    this.epochs.set(topic, epochOf(made.created));
     return name;
   }
 }

@@ -1,6 +1,7 @@
 /**
  * Redis Streams adapter. A topic is a stream key; publish is XADD with an approximate MAXLEN (the
- * retention), and a message's position is its stream id (`1718000000000-0`, URL-safe as it is).
+ * retention), and a message's position is its stream id with the stream's epoch
+ * (`1718000000000-0.1a2b3c4d`, URL-safe; redis-stream-epoch.ts), read in the same MULTI as the XADD.
  * A broadcast subscriber reads with XREAD from the last id it handled (redis-broadcast-reader.ts),
  * starting where redis-broadcast-start.ts says (live, after `from`, or the `last` entries);
  * a group is a Redis consumer group created at the stream's end, whose members read with
@@ -33,7 +34,7 @@ import {
   TopicMissingError,
 } from './bus.ts';
 import { BroadcastReader } from './redis-broadcast-reader.ts';
-import { broadcastStart, compareStreamIds } from './redis-broadcast-start.ts';
+import { broadcastStart, compareStreamIds, parsePosition } from './redis-broadcast-start.ts';
 import {
   closeConnection,
   duplicateConnection,
@@ -46,6 +47,8 @@ import {
 } from '@gatehouse/store/redis';
 import { createGroup, GroupReader } from './redis-group-reader.ts';
 import { toStreamFields } from './redis-stream-entry.ts';
+import { defineStreamEpoch, queueStreamEpoch, readEpoch, streamEpoch } from './redis-stream-epoch.ts';
+import { withEpoch } from './position-epoch.ts';
 import type { ReaderSetup, StreamReader } from './redis-stream-reader.ts';
 
 export interface RedisBusOptions extends RedisConnectionOptions {
@@ -90,6 +93,7 @@ export class RedisBus implements Bus {
     this.options = options;
     this.client = openRedisConnection(options, 'gatehouse-bus');
     this.client.on('error', (err: Error) => this.options.onError?.(err));
+    defineStreamEpoch(this.client);
     this.consumerPrefix =
       options.consumerName ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   }
@@ -110,31 +114,32 @@ export class RedisBus implements Bus {
     this.assertOpen();
     const retention = String(options.maxLength ?? this.options.retention ?? 100_000);
     const create = options.onlyIfTopicExists ? ['NOMKSTREAM'] : [];
+    const key = this.key(topic);
     let id: string | null;
+    let epoch: string | undefined;
     try {
       const fields = toStreamFields(message);
-      id = await this.client.xadd(this.key(topic), ...create, 'MAXLEN', '~', retention, '*', ...fields);
+      // One MULTI: the epoch is the one of the stream the entry went into, even when it was made just now.
+      const multi = this.client.multi().xadd(key, ...create, 'MAXLEN', '~', retention, '*', ...fields);
+      const answers = await queueStreamEpoch(multi, key, 'keep').exec();
+      if (!answers) throw new BusError('the MULTI was aborted');
+      for (const [err] of answers) if (err) throw err;
+      id = answers[0]![1] as string | null;
+      epoch = readEpoch(answers[1]![1]);
     } catch (err) {
       const Failure = isRedisOutage(err) ? BusUnavailableError : BusError;
       throw new Failure(`redis publish to ${topic} failed: ${(err as Error).message}`, { cause: err });
     }
     // Only NOMKSTREAM answers nil: the stream was not there, and still is not.
     if (id === null) throw new TopicMissingError(topic);
-    return id;
+    return withEpoch(id, epoch);
   }
 
-  /** XGROUP CREATE … MKSTREAM makes an empty stream without touching an existing one's entries. */
+  /** Makes an empty stream (with its epoch) without touching an existing one's entries. */
   async createTopic(topic: string): Promise<void> {
     this.assertOpen();
-    const key = this.key(topic);
-    const probe = 'gatehouse-create';
     try {
-      try {
-        await this.client.xgroup('CREATE', key, probe, '$', 'MKSTREAM');
-      } catch (err) {
-        if (!/BUSYGROUP/.test((err as Error).message)) throw err;
-      }
-      await this.client.xgroup('DESTROY', key, probe);
+      await streamEpoch(this.client, this.key(topic), 'make');
     } catch (err) {
       const Failure = isRedisOutage(err) ? BusUnavailableError : BusError;
       throw new Failure(`redis create of ${topic} failed: ${(err as Error).message}`, { cause: err });
@@ -162,7 +167,8 @@ export class RedisBus implements Bus {
     try {
       if (options.group !== undefined) {
         await createGroup(this.client, this.key(topic), options.group, '$');
-        const setup = await this.readerSetup(topic, handler, options);
+        const epoch = await streamEpoch(this.client, this.key(topic), 'keep');
+        const setup = await this.readerSetup(topic, handler, options, epoch);
         return this.track(
           new GroupReader(setup, {
             group: options.group,
@@ -172,7 +178,7 @@ export class RedisBus implements Bus {
         );
       }
       const start = await broadcastStart(this.client, this.key(topic), options);
-      const setup = await this.readerSetup(topic, handler, options);
+      const setup = await this.readerSetup(topic, handler, options, start.epoch);
       return this.track(new BroadcastReader(setup, start.startAfter), start.liveAfter, start.origin);
     } catch (err) {
       if (err instanceof BusError) throw err;
@@ -182,6 +188,10 @@ export class RedisBus implements Bus {
 
   comparePositions(a: Position, b: Position): number {
     return compareStreamIds(a, b);
+  }
+
+  positionEpoch(position: Position): string | undefined {
+    return parsePosition(position).epoch;
   }
 
   async ping(): Promise<void> {
@@ -205,6 +215,7 @@ export class RedisBus implements Bus {
     topic: string,
     handler: MessageHandler,
     options: SubscribeOptions,
+    epoch: string | undefined,
   ): Promise<ReaderSetup> {
     // No command timeout: a blocking read legitimately waits for blockMs.
     const connection = duplicateConnection(this.client, {
@@ -212,6 +223,7 @@ export class RedisBus implements Bus {
       commandTimeout: undefined,
     });
     connection.on('error', (err: Error) => this.options.onError?.(err));
+    defineStreamEpoch(connection);
     try {
       await whenReady(connection, this.options.connectTimeoutMs ?? 10_000);
     } catch (err) {
@@ -227,6 +239,7 @@ export class RedisBus implements Bus {
       onError: options.onError,
       blockMs: this.options.blockMs ?? 5000,
       batchSize: options.group === undefined ? 100 : (this.options.groupBatchSize ?? 10),
+      epoch,
     };
   }
 

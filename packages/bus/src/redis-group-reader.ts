@@ -9,6 +9,7 @@
  */
 import type { RedisClient } from '@gatehouse/store';
 import type { StreamEntry } from './redis-stream-entry.ts';
+import { streamEpoch } from './redis-stream-epoch.ts';
 import { type ReaderSetup, StreamReader } from './redis-stream-reader.ts';
 
 /** Pause before a member claims back entries it did not handle (no tight loop on one entry). */
@@ -47,6 +48,8 @@ export class GroupReader extends StreamReader {
       // The stream or the group was deleted (or lost with an unpersisted Redis): set it up again
       // where this member left off, or at the end when it has handled nothing yet.
       await createGroup(this.setup.commands, this.setup.key, this.membership.group, this.lastHandled ?? '$');
+      // A stream made anew has another epoch, which what is read from it from now on carries.
+      this.epoch = await streamEpoch(this.setup.commands, this.setup.key, 'keep');
     }
   }
 

@@ -4,6 +4,7 @@
  * so binary values survive unchanged.
  */
 import { type Message, type OutgoingMessage, toBuffer } from './bus.ts';
+import { withEpoch } from './position-epoch.ts';
 
 /** An entry as XREAD, XREADGROUP and XAUTOCLAIM return it with the Buffer commands. */
 export type StreamEntry = [id: Buffer, fields: Buffer[] | null];
@@ -17,15 +18,22 @@ export function toStreamFields(message: OutgoingMessage): Array<string | Buffer>
   return fields;
 }
 
-/** Undefined for an entry that was trimmed or deleted while it waited in a group's pending list. */
-export function fromStreamEntry(topic: string, [id, fields]: StreamEntry): Message | undefined {
+/**
+ * Undefined for an entry that was trimmed or deleted while it waited in a group's pending list.
+ * `epoch`: the stream's (redis-stream-epoch.ts), which the message's position carries.
+ */
+export function fromStreamEntry(
+  topic: string,
+  [id, fields]: StreamEntry,
+  epoch: string | undefined,
+): Message | undefined {
   if (!fields) return undefined;
   const message: Message = {
     topic,
     key: undefined,
     value: Buffer.alloc(0),
     headers: {},
-    position: id.toString(),
+    position: withEpoch(id.toString(), epoch),
   };
   for (let i = 0; i + 1 < fields.length; i += 2) {
     const name = fields[i]!.toString();

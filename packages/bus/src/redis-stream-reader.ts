@@ -23,6 +23,8 @@ export interface ReaderSetup {
   blockMs: number;
   /** Entries asked for per read. */
   batchSize: number;
+  /** The stream's epoch when the subscription started (redis-stream-epoch.ts). */
+  epoch: string | undefined;
 }
 
 const maxRetryDelayMs = 2000;
@@ -36,6 +38,8 @@ export interface HandledEntries {
 
 export abstract class StreamReader implements Subscription {
   protected readonly setup: ReaderSetup;
+  /** The epoch of the stream being read, which the positions of the messages handled carry. */
+  protected epoch: string | undefined;
   private readonly stop = new AbortController();
   private loop: Promise<void> = Promise.resolve();
   /** The connection's CLIENT ID while it is known, to interrupt a blocked read on close. */
@@ -45,6 +49,7 @@ export abstract class StreamReader implements Subscription {
 
   constructor(setup: ReaderSetup) {
     this.setup = setup;
+    this.epoch = setup.epoch;
   }
 
   start(): void {
@@ -82,7 +87,7 @@ export abstract class StreamReader implements Subscription {
     let last: string | undefined;
     for (const [i, entry] of entries.entries()) {
       if (this.stopped && !group) break;
-      const message = fromStreamEntry(this.setup.topic, entry);
+      const message = fromStreamEntry(this.setup.topic, entry, this.epoch);
       if (message) {
         try {
           // Only wait for handlers that return a promise: a synchronous one costs no microtask.

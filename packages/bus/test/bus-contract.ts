@@ -33,7 +33,17 @@ export interface ContractTarget {
   beyond?(position: Position): Position;
   /** Subscriptions report `liveAfter` (not on Kinesis). */
   reportsLiveAfter?: boolean;
+  /**
+   * Deletes the topic and everything it holds, so that the next publish makes it anew (another
+   * incarnation, with another epoch); absent where the test cannot (or the adapter has no epochs).
+   */
+  deleteTopic?(topic: string): Promise<void>;
+  /** A broadcast subscriber reading while its topic is deleted and made anew goes on in the new one. */
+  followsRecreation?: boolean;
 }
+
+/** A position as made before epochs: without its `.<epoch>` suffix (position-epoch.ts). */
+const withoutEpoch = (position: Position) => position.replace(/\.[0-9a-f]{8}$/, '');
 
 const unavailable = (reason: PositionUnavailableError['reason']) => (err: unknown) => {
   assert.ok(err instanceof PositionUnavailableError, `a PositionUnavailableError, got ${String(err)}`);
@@ -311,6 +321,72 @@ export function busContract(target: ContractTarget): void {
         got.map((m) => m.position),
         positions,
       );
+      await sub.close();
+    });
+
+    it('refuses a position of the topic before it was deleted and made anew (another epoch)', async (t) => {
+      if (!bus.capabilities.replay || !target.deleteTopic)
+        return t.skip('the topic cannot be made anew here');
+      assert.ok(bus.positionEpoch, 'an adapter whose topics can be made anew tells epochs');
+      const topic = await target.newTopic();
+      const old: Position[] = [];
+      for (let i = 1; i <= 3; i++) old.push(await bus.publish(topic, { value: `old${i}` }));
+      const epoch = bus.positionEpoch(old[2]!);
+      assert.match(epoch ?? '', /^[0-9a-f]{8}$/, 'positions carry an epoch');
+      await target.deleteTopic(topic);
+      // More than the old topic had: its positions name places the new one has too.
+      const now: Position[] = [];
+      for (let i = 1; i <= 5; i++) now.push(await bus.publish(topic, { value: `new${i}` }));
+      assert.notEqual(bus.positionEpoch(now[0]!), epoch, 'another epoch');
+      assert.equal(bus.positionEpoch(now[4]!), bus.positionEpoch(now[0]!), 'one epoch per incarnation');
+      await assert.rejects(
+        bus.subscribe(topic, () => {}, { from: old[1]! }),
+        unavailable('epoch'),
+      );
+      const fresh = await bus.subscribe(topic, () => {});
+      if (fresh.origin !== undefined)
+        assert.equal(bus.positionEpoch(fresh.origin), bus.positionEpoch(now[0]!));
+      assert.equal(fresh.liveAfter, now[4], 'in the new epoch');
+      await fresh.close();
+      // A position made before epochs is read as before.
+      const got: Message[] = [];
+      const sub = await bus.subscribe(topic, (m) => void got.push(m), { from: withoutEpoch(now[2]!) });
+      await received(got, 2, 'the messages after a position without an epoch');
+      assert.deepEqual(
+        got.map((m) => m.position),
+        now.slice(3),
+      );
+      await sub.close();
+    });
+
+    it('has a broadcast subscriber reading across the topic made anew read it from its start, in its new epoch', async (t) => {
+      if (!target.deleteTopic || !target.followsRecreation)
+        return t.skip('subscribers do not follow a topic made anew here');
+      assert.ok(bus.positionEpoch, 'an adapter whose topics can be made anew tells epochs');
+      const topic = await target.newTopic();
+      const got: Message[] = [];
+      const sub = await bus.subscribe(topic, (m) => void got.push(m), { onError: () => {} });
+      const old = await bus.publish(topic, { value: 'old' });
+      await received(got, 1, 'the old message');
+      await target.deleteTopic(topic);
+      const now: Position[] = [];
+      for (let i = 1; i <= 3; i++) now.push(await bus.publish(topic, { value: `new${i}` }));
+      await waitFor(() => got.some((m) => m.value.toString() === 'new3'), {
+        timeoutMs: 30_000,
+        what: 'the new topic read',
+      });
+      const after = got.slice(got.findIndex((m) => m.value.toString() === 'new1'));
+      assert.deepEqual(
+        after.map((m) => m.value.toString()),
+        ['new1', 'new2', 'new3'],
+        'from its start, nothing skipped',
+      );
+      assert.deepEqual(
+        after.map((m) => m.position),
+        now,
+        'in its new epoch',
+      );
+      assert.notEqual(bus.positionEpoch(now[0]!), bus.positionEpoch(old));
       await sub.close();
     });
 

@@ -15,12 +15,22 @@ const newTopic = (prefix = 'topic') => {
   return topic;
 };
 
+/** Deletes the topic's stream: the next publish makes it anew, with another `created` time. */
+async function deleteStream(topic: string): Promise<void> {
+  const nc = await connect({ servers: dependencyAddress.natsUrl });
+  try {
+    await (await jetstreamManager(nc)).streams.delete(topic.replaceAll('.', '_'));
+  } finally {
+    await nc.close();
+  }
+}
+
 /** A purge up to (not including) the next sequence: what the stream's limits do to old messages. */
 async function purgeThrough(topic: string, position: string): Promise<void> {
   const nc = await connect({ servers: dependencyAddress.natsUrl });
   try {
     const jsm = await jetstreamManager(nc);
-    await jsm.streams.purge(topic.replaceAll('.', '_'), { seq: Number(position) + 1 });
+    await jsm.streams.purge(topic.replaceAll('.', '_'), { seq: Number.parseInt(position, 10) + 1 });
   } finally {
     await nc.close();
   }
@@ -33,8 +43,13 @@ busContract({
   stopServer: () => dependency('down', 'nats'),
   startServer: () => dependency('up', 'nats'),
   expireThrough: purgeThrough,
-  beyond: (position) => String(Number(position) + 1000),
+  beyond: (position) => {
+    const [sequence, epoch] = position.split('.');
+    return `${Number(sequence) + 1000}.${epoch}`;
+  },
   reportsLiveAfter: true,
+  deleteTopic: deleteStream,
+  followsRecreation: true,
 });
 
 after(async () => {
@@ -153,12 +168,15 @@ describe('nats bus specifics', () => {
     await bus.publish(topic, { value: 'old' });
     await waitFor(() => got.length === 1, { what: 'the first message' });
     await jsm.streams.delete(topic);
-    assert.equal(await bus.publish(topic, { value: 'new' }), '1', 'publish created the stream again');
+    const made = await bus.publish(topic, { value: 'new' });
+    assert.match(made, /^1\.[0-9a-f]{8}$/, 'publish created the stream again');
     await waitFor(() => got.length === 2, { what: 'the message on the new stream' });
     assert.deepEqual(
-      got.map((m) => `${m.position}:${m.value}`),
+      got.map((m) => `${m.position.split('.')[0]}:${m.value}`),
       ['1:old', '1:new'],
     );
+    assert.equal(got[1]!.position, made);
+    assert.notEqual(bus.positionEpoch(got[0]!.position), bus.positionEpoch(made), 'another epoch');
     await sub.close();
   });
 

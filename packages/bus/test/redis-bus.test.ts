@@ -18,7 +18,7 @@ for (const { name, url, cluster, dependency: server } of redisDeployments) {
   const trimThrough = async (topic: string, position: string): Promise<void> => {
     const redis = await rawClient();
     try {
-      const [ms, seq] = position.split('-');
+      const [ms, seq] = position.split('.')[0]!.split('-');
       await redis.xtrim(topic, 'MINID', `${ms}-${BigInt(seq!) + 1n}`);
     } finally {
       await closeConnection(redis);
@@ -32,8 +32,18 @@ for (const { name, url, cluster, dependency: server } of redisDeployments) {
     stopServer: () => dependency('down', server),
     startServer: () => dependency('up', server),
     expireThrough: trimThrough,
-    beyond: (position) => `${BigInt(position.split('-')[0]!) + 3_600_000n}-0`,
+    beyond: (position) => `${BigInt(position.split('-')[0]!) + 3_600_000n}-0.${position.split('.')[1]}`,
     reportsLiveAfter: true,
+    // Behind the bus's back, as an operator's DEL or a Redis restarted without persistence loses it.
+    deleteTopic: async (topic) => {
+      const redis = await rawClient();
+      try {
+        await redis.del(topic);
+      } finally {
+        await closeConnection(redis);
+      }
+    },
+    followsRecreation: true,
   });
 
   describe(`${name} bus`, () => {
@@ -156,6 +166,32 @@ for (const { name, url, cluster, dependency: server } of redisDeployments) {
       await assert.rejects(
         bus.subscribe(topic, () => {}, { from: first }),
         /expired/,
+      );
+    });
+
+    it('gives a stream made without an epoch one, and takes no hand-made group name for one', async () => {
+      const plain = uniqueName('plain');
+      await redis.xadd(plain, '*', 'v', 'by an older Gatehouse');
+      const first = await bus.publish(plain, { value: 'now' });
+      assert.match(first, /^\d+-\d+\.[0-9a-f]{8}$/, 'an epoch made at the first look');
+      assert.equal(bus.positionEpoch(await bus.publish(plain, { value: 'again' })), bus.positionEpoch(first));
+      const forged = uniqueName('forged');
+      await redis.xgroup('CREATE', forged, 'gatehouse-epoch-<script>', '$', 'MKSTREAM');
+      const position = await bus.publish(forged, { value: 'x' });
+      assert.match(position, /^\d+-\d+$/, 'no epoch rather than a name that is none');
+      await redis.del(plain);
+      await redis.del(forged);
+    });
+
+    it('keeps the epoch of a stream trimmed to empty: the key, its last id and its epoch stay', async () => {
+      const topic = uniqueName('emptied');
+      const first = await bus.publish(topic, { value: 'one' });
+      await redis.xtrim(topic, 'MAXLEN', 0);
+      const next = await bus.publish(topic, { value: 'two' });
+      assert.equal(bus.positionEpoch(next), bus.positionEpoch(first), 'the same incarnation');
+      await assert.rejects(
+        bus.subscribe(topic, () => {}, { from: first }),
+        (err: unknown) => err instanceof PositionUnavailableError && err.reason === 'expired',
       );
     });
 
