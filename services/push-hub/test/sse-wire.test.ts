@@ -108,9 +108,10 @@ describe('SSE on the wire', () => {
     await c.ended;
     const { head, body } = splitResponse(c.text());
     assert.doesNotMatch(head, /transfer-encoding/i);
-    // Unframed from its first byte: the welcome (at the stream's origin, `id: 0`, on a stream that
-    // never held an event) is the body's start, no chunk size before it.
-    assert.match(body, /^id: 0\nevent: gw\.connection\.create\norigin: gateway\ndata: /);
+    // Unframed from its first byte: the welcome (at the stream's origin, `id: 0` with the memory
+    // stream's epoch, on a stream that never held an event) is the body's start, no chunk size
+    // before it.
+    assert.match(body, /^id: 0\.[0-9a-f]{8}\nevent: gw\.connection\.create\norigin: gateway\ndata: /);
     assert.deepEqual(events(body), ['gw.connection.create', 'gw.subscriptions_set', 'greeting']);
     assert.match(body, /"name":"old client"/);
   });
