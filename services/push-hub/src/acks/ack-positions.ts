@@ -119,9 +119,9 @@ export class AckPositions {
     const { stream } = this.options;
     const head = stream.head();
     if (head === undefined) return;
-    const epoch = stream.epochOf(position);
-    const now = safeEpoch(stream, head);
-    if (epoch !== undefined && now !== undefined && epoch !== now)
+    // One without an epoch on a stream whose positions carry one is of another epoch too: read as
+    // the same, it would replace a stored one of the current epoch, moving it anywhere.
+    if (stream.epochOf(position) !== safeEpoch(stream, head))
       throw new HttpError(409, "position: of another epoch than the stream's current one");
     if (await this.reaches(position)) return;
     throw new HttpError(409, "position: ahead of the stream's head (an event not sent yet)");
