@@ -43,6 +43,7 @@
  *   answer names its connection (`Gatehouse-Connection-Token`) and, when it carries private events,
  *   what to acknowledge (`Gatehouse-Last-Private-Event-Id`), both readable across origins.
  */
+import { type LongPollAcks, welcomeOf } from '../acks/index.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { requestPath, sendText, sendUnavailable, unavailabilityOf } from '@gatehouse/service-kit';
@@ -115,6 +116,8 @@ export interface LongPollOptions {
   lifecycle?: ConnectionLifecycle | undefined;
   /** How long what a closed event needs is kept at most: longer than a record can live. */
   lifecycleTtlSeconds?: number;
+  /** Redelivery for connections with an ack session (acks/longpoll-acks.ts). */
+  acks?: LongPollAcks | undefined;
 }
 
 /** The stream events after a cursor, not yet filtered, and the cursor after them. */
@@ -171,10 +174,12 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     // The cookie stops working when the session's JWT expires.
     const token = ctx.tokens.issue(id, resolved.clientAddress, resolved.sessionExpiresAt);
     const returning = madeHere(named.token) || madeHere(request.connectionToken);
-    // As on SSE: a resume, else a rewind, else the latest values come first.
-    const rewinds = request.resumeFrom === undefined && !!request.rewind;
+    // As on SSE: an ack session's acknowledged position, else a resume, else a rewind, else the
+    // latest values come first.
+    const acked = resolved.ack?.position;
+    const rewinds = acked === undefined && request.resumeFrom === undefined && !!request.rewind;
     const rewound = rewinds ? await ctx.hub.rewindCursor(resolved.subscriptions, request.rewind!) : undefined;
-    const cursor = request.resumeFrom ?? rewound ?? startOf(returning);
+    const cursor = acked ?? request.resumeFrom ?? rewound ?? startOf(returning);
     const record: LongPollRecord = {
       subscriptions: resolved.subscriptions,
       jwtSubscriptions: resolved.jwtSubscriptions,
@@ -186,14 +191,17 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       ...(resolved.grantedSubscriptions !== undefined && {
         grantedSubscriptions: resolved.grantedSubscriptions,
       }),
+      ...(resolved.ack && opts.acks && { ack: opts.acks.opened(resolved.ack, cursor) }),
     };
     await records.save(id, record);
     await ends?.remember({ ...snapshotOf(id, record), expiresAt: record.expiresAt });
     sightings.saw(id, record, resolved.clientAddress);
     opts.lifecycle?.opened(snapshotOf(id, record));
-    await records.enqueue(id, connectionCreated(token, resolved.welcomeData));
+    const ack = resolved.ack && welcomeOf(resolved.ack);
+    await records.enqueue(id, connectionCreated(token, resolved.welcomeData, undefined, ack));
     await records.subscriptionsChanged(id);
-    if (request.latest && request.resumeFrom === undefined && !rewinds) await records.owesLatestValues(id);
+    if (request.latest && acked === undefined && request.resumeFrom === undefined && !rewinds)
+      await records.owesLatestValues(id);
     const body = JSON.stringify('ok');
     res.writeHead(200, {
       'content-type': 'application/json; charset=utf-8',
@@ -375,6 +383,8 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       const [killed, queued] = await Promise.all([blacklisted(rec), pending(acknowledged)]);
       if (killed) return answerKilled(res, id, rec.sessionId!);
       let privateEvents = queued;
+      // Its events not acknowledged within ACK_TIMEOUT: it ends as an operator's disconnect does.
+      if (await ackTimedOut(id, rec, cursor)) privateEvents = await pending(acknowledged);
       for (;;) {
         const closing = privateEvents.findIndex(isConnectionClosed);
         if (closing >= 0) return answerClosed(res, id, privateEvents.slice(0, closing + 1));
@@ -404,6 +414,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
             : takeMatching(slice, wantedBy(rec.subscriptions), room);
         const stream = [...latest.values.map((v) => v.json), ...taken.events];
         const own = slice.resync ? [resyncRequired(cursor, slice.resync).json] : [];
+        if (stream.length > 0) await ackSent(id, rec, cursor);
         cursor = taken.cursor;
         const waitMs = deadline - Date.now();
         if (privateEvents.length > 0 || own.length > 0 || stream.length > 0 || waitMs <= 0 || draining)
@@ -416,6 +427,27 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     } finally {
       armed.disarm();
     }
+  }
+
+  /**
+   * An ack-session connection whose events were not acknowledged in time: `gw.connection_closed`
+   * queued for it (true); an ack state that changed saved. Nothing for the others.
+   */
+  async function ackTimedOut(id: string, rec: LongPollRecord, cursor: string): Promise<boolean> {
+    if (!rec.ack || !opts.acks) return false;
+    const checked = await opts.acks.check(rec.ack, cursor);
+    if (checked.end) {
+      await records.enqueue(id, connectionClosed('ack_timeout', true));
+      return true;
+    }
+    if (checked.next) await records.save(id, { ...rec, ack: checked.next });
+    return false;
+  }
+
+  /** Stream events after `from` go out on an ack-session connection: its clock starts, unless it runs. */
+  async function ackSent(id: string, rec: LongPollRecord, from: string): Promise<void> {
+    const next = rec.ack && opts.acks?.sent(rec.ack, from);
+    if (next) await records.save(id, { ...rec, ack: next });
   }
 
   /** Whether subscriptions want a stream event; the type first: an unread event of a type they do not want stays unread. */
