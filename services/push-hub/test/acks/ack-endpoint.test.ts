@@ -117,7 +117,13 @@ describe('POST /_gw/v1/ack', () => {
       ],
       ['an empty position', ack(a, { ...good, position: '' }, { jwt }), 400, /^position:/],
       ['a long position', ack(a, { ...good, position: '1'.repeat(300) }, { jwt }), 400, /^position:/],
-      ['a position past the head', ack(a, { ...good, position: '999999' }, { jwt }), 409, /ahead/],
+      [
+        'a position past the head',
+        ack(a, { ...good, position: positions[1]!.replace(/^\d+/, '999999') }, { jwt }),
+        409,
+        /ahead/,
+      ],
+      ['a position without the stream’s epoch', ack(a, { ...good, position: '1' }, { jwt }), 409, /epoch/],
       ['a body over 1 KiB', ack(a, { ...good, pad: 'x'.repeat(2000) }, { jwt }), 413, /limit/],
     ];
     for (const [what, answer, status, text] of cases) {
