@@ -26,9 +26,10 @@ export class AckPosition {
 
   /**
    * An event to handle arrived: its entry when the application is to be handed it (new, or its
-   * handling failed before), undefined for a copy of one handled or still being handled.
+   * handling failed before), undefined for a copy of one handled or still being handled. `first`:
+   * not seen before (the client's dedupe window), since entries at or before P are forgotten here.
    */
-  arrived(keys: string[], position: string | undefined): AckEntry | undefined {
+  arrived(keys: string[], position: string | undefined, first: boolean): AckEntry | undefined {
     for (const key of keys) {
       const known = this.byKey.get(key);
       if (known === undefined) continue;
@@ -36,6 +37,7 @@ export class AckPosition {
       known.state = HANDLING;
       return known;
     }
+    if (!first) return undefined;
     const entry: AckEntry = { position, state: HANDLING, keys };
     this.entries.push(entry);
     for (const key of keys) this.byKey.set(key, entry);
@@ -46,6 +48,11 @@ export class AckPosition {
   reached(position: string): boolean {
     this.entries.push({ position, state: HANDLED, keys: [] });
     return this.advance();
+  }
+
+  /** The entry of an event still held (not yet at or before P). */
+  entry(key: string): AckEntry | undefined {
+    return this.byKey.get(key);
   }
 
   /** The application handled it. True when P moved. */
