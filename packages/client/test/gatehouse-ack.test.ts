@@ -136,6 +136,49 @@ describe('Gatehouse with acknowledged delivery', () => {
     assert.deepEqual(again.ns, [7003], 'the notes were handled, the order event was not');
   });
 
+  it("the page's pagehide tells the gateway the position at once, with keepalive", async (t) => {
+    // A window as a browser page has one: the client listens to it when it has navigator.onLine.
+    const page = new EventTarget();
+    const g = globalThis as unknown as Record<string, unknown>;
+    const realFetch = globalThis.fetch;
+    const acks: Array<{ keepalive: boolean | undefined; status: number }> = [];
+    g['addEventListener'] = page.addEventListener.bind(page);
+    g['removeEventListener'] = page.removeEventListener.bind(page);
+    Object.defineProperty(navigator, 'onLine', { value: true, configurable: true });
+    globalThis.fetch = async (input, init) => {
+      const res = await realFetch(input, init);
+      if (String(input).endsWith('/_gw/v1/ack'))
+        acks.push({ keepalive: init?.keepalive, status: res.status });
+      return res;
+    };
+    t.after(() => {
+      globalThis.fetch = realFetch;
+      delete g['addEventListener'];
+      delete g['removeEventListener'];
+      delete (navigator as unknown as Record<string, unknown>)['onLine'];
+    });
+    const first = client('sse', 'pagehide', { session: 'inbox', manual: true });
+    const got = record(first);
+    await connected(first);
+    await publish(got, [8001]);
+    await publish(got, [8002]);
+    // Acknowledged, and the page goes in the same turn: before the batch's 100 ms are up.
+    first.ack(got.events[0]!);
+    page.dispatchEvent(new Event('pagehide'));
+    await waitFor(() => acks.some((a) => a.keepalive === true), {
+      timeoutMs: 20_000,
+      what: 'the keepalive ack',
+    });
+    assert.deepEqual(
+      acks.filter((a) => a.keepalive),
+      [{ keepalive: true, status: 204 }],
+    );
+    const second = client('sse', 'pagehide', { session: 'inbox' });
+    const again = record(second);
+    await waitFor(() => again.ns.includes(8002), { timeoutMs: 20_000, what: 'the rest' });
+    assert.deepEqual(again.ns, [8002]);
+  });
+
   it('needs a token and an ack session name the gateway takes', () => {
     assert.throws(() => new Gatehouse('http://127.0.0.1:1', { ack: { session: 'inbox' } }), {
       name: 'TypeError',
