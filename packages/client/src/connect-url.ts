@@ -13,6 +13,7 @@ export function connectUrl(
     // A position is newer than the rewind it may have started from: the gateway ignores it then.
     rewind: params.rewind && params.lastEventId === undefined ? String(params.rewind) : undefined,
     latest: params.latest && params.lastEventId === undefined ? 'true' : undefined,
+    ackSession: params.ackSession,
     ...extra,
   };
   for (const [name, value] of Object.entries(query))

@@ -29,14 +29,19 @@ export class Emitter<Events extends Record<string, unknown[]>> {
     return (this.listeners[name]?.size ?? 0) > 0;
   }
 
-  protected emit<K extends keyof Events>(name: K, ...args: Events[K]): void {
+  /** Calls the listeners: what they returned (an acknowledging client awaits promises), undefined when one threw. */
+  protected emit<K extends keyof Events>(name: K, ...args: Events[K]): unknown[] | undefined {
+    const results: unknown[] = [];
+    let threw = false;
     for (const listener of [...(this.listeners[name] ?? [])]) {
       try {
-        listener(...args);
+        results.push(listener(...args));
       } catch (err) {
+        threw = true;
         this.failed(name, err);
       }
     }
+    return threw ? undefined : results;
   }
 
   /** A listener of `name` threw `err`. */

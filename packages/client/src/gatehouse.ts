@@ -3,6 +3,8 @@
  * across cuts, drains and token expiry, resuming from the last stream position so every event comes
  * once and in order.
  */
+import { type AckEntry, AckPosition } from './ack-position.ts';
+import { AckSender } from './ack-sender.ts';
 import { Backoff, type BackoffOptions } from './backoff.ts';
 import { Dedupe } from './dedupe.ts';
 import { Emitter } from './emitter.ts';
@@ -19,6 +21,7 @@ import type {
   TransportName,
 } from './transports/transport.ts';
 import { websocketTransport } from './transports/websocket.ts';
+import { matchesType } from './type-pattern.ts';
 import type {
   CloudEvent,
   EventTypes,
@@ -67,6 +70,17 @@ export interface GatehouseOptions {
   idleTimeoutMs?: number;
   /** How many recent event ids are remembered to drop duplicates (1000). */
   dedupeWindow?: number;
+  /** Acknowledged, at-least-once delivery (docs/client.md "Acknowledged delivery"); needs `token`. */
+  ack?: AckOptions;
+}
+
+export interface AckOptions {
+  /** The ack session: a durable cursor of the JWT's subject, 1 to 64 of `A-Z a-z 0-9 . _ ~ -`. */
+  session: string;
+  /** The event types or type patterns the application acknowledges (all when absent); the others count as handled once delivered. */
+  types?: string[];
+  /** Handled only when the application calls `ack(event)`, not once the listeners returned. */
+  manual?: boolean;
 }
 
 /**
@@ -238,6 +252,9 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
   private ownEchoes = 0;
   /** The `data` of the last welcome event (the connect hook's), if it had any. */
   private welcome: unknown;
+  /** With `ack`: what is handled, and its sender. */
+  private readonly acks: AckPosition | undefined;
+  private readonly acker: AckSender | undefined;
 
   constructor(url: string, options: GatehouseOptions = {}) {
     super();
@@ -249,6 +266,22 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
     this.position = options.lastEventId ?? options.since;
     this.subscriptionList = options.subscriptions;
     if (typeof options.token === 'string') this.token = options.token;
+    if (options.ack) {
+      if (!options.token)
+        throw new TypeError('Gatehouse: ack needs a token (an ack session is of a JWT subject)');
+      if (!/^[\w.~-]{1,64}$/.test(options.ack.session))
+        throw new TypeError(
+          `Gatehouse: '${options.ack.session}' is no ack session (1 to 64 of A-Z a-z 0-9 . _ ~ -)`,
+        );
+      this.acks = new AckPosition();
+      this.acker = new AckSender(
+        `${new URL('/_gw/v1/ack', this.base)}`,
+        options.ack.session,
+        this.acks,
+        () => this.token,
+      );
+      browserWindow()?.addEventListener('pagehide', this.pagehide);
+    }
     // Connect after the caller had the chance to add its listeners.
     this.timer = setTimeout(() => this.connect(), 0);
     browserWindow()?.addEventListener('online', this.online);
@@ -272,6 +305,9 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
     this.forgetConnection()?.close();
     this.retry({ code: 'network', reason: 'the browser is offline' }, this.backoff.next());
   };
+
+  /** The page goes away (closed, navigated, frozen in the back-forward cache): the position goes with it. */
+  private readonly pagehide = (): void => void this.acker?.send(true);
 
   /** The connection is over: it and what hung on it (its token, the renewal, the preferred retry) go. */
   private forgetConnection(): OpenConnection | undefined {
@@ -451,9 +487,19 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
     return (await res.json()) as T;
   }
 
-  /** Ends the client: no more events, no reconnect. */
-  close(): void {
+  /**
+   * Manual acknowledgement (`ack.manual`): the application handled this event. An event it does not
+   * acknowledge comes again after the gateway's ACK_TIMEOUT.
+   */
+  ack(event: CloudEvent): void {
+    const entry = this.acks?.entry(keyOf(event));
+    if (entry) this.handled(entry);
+  }
+
+  /** Ends the client: no more events, no reconnect. With `ack`, resolves once the gateway was told the position (or could not be). */
+  close(): Promise<void> {
     this.finish({ code: 'closed_by_client', reason: 'closed by the client' });
+    return this.acker?.last() ?? Promise.resolve();
   }
 
   /** The connection token of a connection other than `not`, once there is one. */
@@ -524,6 +570,7 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
           rewind: this.options.rewind,
           latest: this.options.latest,
           connectionToken: this.previousConnectionToken,
+          ackSession: this.options.ack?.session,
           idleTimeoutMs: this.options.idleTimeoutMs ?? 45_000,
         },
         {
@@ -539,6 +586,8 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
           },
           position: (position) => {
             this.position = position;
+            // A long-poll answer's: its events, which carry none, are handled up to it once they are.
+            this.reached(position);
           },
           end: ended,
         },
@@ -586,8 +635,45 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
 
   private received(event: CloudEvent, position: string | undefined): void {
     if (position !== undefined) this.position = position;
-    if (!looksLikeGatewayEvent(event) && this.dedupe.first(event.source, event.id))
-      this.emit('event', event as TypedCloudEvent<Types>);
+    const forged = looksLikeGatewayEvent(event);
+    const types = this.options.ack?.types;
+    if (this.acks && !forged && (types?.some((t) => matchesType(t, event.type)) ?? true))
+      this.handOn(this.acks, event, position);
+    else {
+      if (!forged && this.dedupe.first(event.source, event.id))
+        this.emit('event', event as TypedCloudEvent<Types>);
+      if (position !== undefined) this.reached(position);
+    }
+  }
+
+  /**
+   * An event the application acknowledges: handed on unless a copy of one handled or being handled;
+   * handled once every listener returned and their promises resolved (or at `ack(event)`), failed
+   * when one threw or rejected.
+   */
+  private handOn(acks: AckPosition, event: CloudEvent, position: string | undefined): void {
+    const keys = position === undefined ? [keyOf(event)] : [keyOf(event), position];
+    const entry = acks.arrived(keys, position, this.dedupe.first(event.source, event.id));
+    if (!entry) return;
+    const results = this.emit('event', event as TypedCloudEvent<Types>);
+    if (!results) acks.failed(entry);
+    else if (!this.options.ack!.manual)
+      Promise.all(results).then(
+        () => this.handled(entry),
+        (err: unknown) => {
+          this.failed('event', err);
+          acks.failed(entry);
+        },
+      );
+  }
+
+  /** Nothing to handle up to `position`: acknowledged in a later batch, at the latest before ACK_TIMEOUT. */
+  private reached(position: string): void {
+    if (this.acks?.reached(position)) this.acker!.within(this.acker!.timeoutMs / 3);
+  }
+
+  private handled(entry: AckEntry): void {
+    if (this.acks!.handled(entry)) this.acker!.within(100);
   }
 
   private gatewayEvent(event: CloudEvent): void {
@@ -599,6 +685,8 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
       this.connectionToken = data.connection_token;
       this.previousConnectionToken = data.connection_token;
       this.welcome = data.data;
+      const timeoutMs = (data as { ack?: { timeoutMs?: unknown } }).ack?.timeoutMs;
+      if (this.acker && typeof timeoutMs === 'number' && timeoutMs > 0) this.acker.timeoutMs = timeoutMs;
       this.wakeTokenWaiters();
       this.scheduleRenewal();
       if (data.data !== undefined) this.emit('welcome', data.data);
@@ -736,6 +824,7 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
     if (this.current.state === 'closed') return;
     browserWindow()?.removeEventListener('online', this.online);
     browserWindow()?.removeEventListener('offline', this.offline);
+    browserWindow()?.removeEventListener('pagehide', this.pagehide);
     clearTimeout(this.timer);
     clearTimeout(this.preferredTimer);
     clearTimeout(this.renewTimer);
@@ -750,6 +839,11 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
     this.current = state;
     this.emit('state', state);
   }
+}
+
+/** An event's identity for dedupe: its source and id. */
+function keyOf(event: CloudEvent): string {
+  return `${event.source}\n${event.id}`;
 }
 
 /** What `gw.resync_required` says; a reason that is no code (a gateway from before codes: a sentence) reads as a retention gap. */

@@ -1,5 +1,6 @@
 export type { BackoffOptions } from './backoff.ts';
 export {
+  type AckOptions,
   type ConnectionCode,
   type ConnectionState,
   Gatehouse,

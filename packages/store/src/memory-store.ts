@@ -27,6 +27,19 @@ export class MemoryStore implements Store {
     return true;
   }
 
+  async compareAndSet(
+    key: string,
+    expected: string | undefined,
+    value: string,
+    options: { ttlSeconds?: number } = {},
+  ): Promise<boolean> {
+    this.assertOpen();
+    if (this.live(key)?.value !== expected) return false;
+    this.put(key, value, options.ttlSeconds);
+    this.emit(key, 'set');
+    return true;
+  }
+
   async delete(key: string): Promise<boolean> {
     this.assertOpen();
     const existed = this.live(key) !== undefined;

@@ -56,6 +56,18 @@ if not redis.call(unpack(args)) then return 0 end
 redis.call('PUBLISH', ARGV[4], ARGV[5])
 return 1`;
 
+// KEYS[1] key; ARGV '1' when a value is expected (else the key must be missing), expected value,
+// new value, ttl in ms or '', channel, announcement.
+const compareAndSetScript = `
+local current = redis.call('GET', KEYS[1])
+if ARGV[1] == '1' then
+  if current ~= ARGV[2] then return 0 end
+elseif current then return 0 end
+if ARGV[4] ~= '' then redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
+else redis.call('SET', KEYS[1], ARGV[3]) end
+redis.call('PUBLISH', ARGV[5], ARGV[6])
+return 1`;
+
 // KEYS[1] key; ARGV channel, announcement.
 const deleteScript = `
 local n = redis.call('DEL', KEYS[1])
@@ -110,6 +122,15 @@ interface StoreScripts {
     channel: string,
     note: string,
   ): Promise<number>;
+  storeCompareAndSet(
+    key: string,
+    expects: string,
+    expected: string,
+    value: string,
+    ttlMs: string,
+    channel: string,
+    note: string,
+  ): Promise<number>;
   storeDelete(key: string, channel: string, note: string): Promise<number>;
   storeIncrement(key: string, by: number, ttlMs: string): Promise<number>;
   storeAppend(
@@ -157,6 +178,7 @@ export class RedisStore implements Store {
     // A restarted server may have come up without the notification flags.
     this.client.on('ready', () => void this.feed?.enableExpiryEvents());
     this.client.defineCommand('storeSet', { numberOfKeys: 1, lua: setScript });
+    this.client.defineCommand('storeCompareAndSet', { numberOfKeys: 1, lua: compareAndSetScript });
     this.client.defineCommand('storeDelete', { numberOfKeys: 1, lua: deleteScript });
     this.client.defineCommand('storeIncrement', { numberOfKeys: 1, lua: incrementScript });
     this.client.defineCommand('storeAppend', { numberOfKeys: 1, lua: appendScript });
@@ -191,6 +213,31 @@ export class RedisStore implements Store {
       const mode = options.ifAbsent ? 'NX' : '';
       const note = announcement(redisKey, 'set');
       return (await this.scripts.storeSet(redisKey, value, ttlMs, mode, this.changeChannel, note)) === 1;
+    });
+  }
+
+  compareAndSet(
+    key: string,
+    expected: string | undefined,
+    value: string,
+    options: { ttlSeconds?: number } = {},
+  ): Promise<boolean> {
+    const redisKey = this.redisKey(key);
+    return this.run('SET', async () => {
+      const ttlMs = milliseconds(options.ttlSeconds);
+      const expects = expected === undefined ? '0' : '1';
+      const note = announcement(redisKey, 'set');
+      const { changeChannel } = this;
+      const set = this.scripts.storeCompareAndSet(
+        redisKey,
+        expects,
+        expected ?? '',
+        value,
+        ttlMs,
+        changeChannel,
+        note,
+      );
+      return (await set) === 1;
     });
   }
 

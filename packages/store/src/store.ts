@@ -30,6 +30,18 @@ export interface Store {
   get(key: string): Promise<string | undefined>;
   /** Returns false only when `ifAbsent` was asked and the key existed. */
   set(key: string, value: string, options?: SetOptions): Promise<boolean>;
+  /**
+   * Sets `key` to `value` only while it holds `expected` (`undefined`: only while it is missing),
+   * atomically across every handle on the backend; returns whether it did. With `ttlSeconds` the
+   * key (re)gets that expiry, without it it never expires. A forward-only value (an acknowledged
+   * position) is kept by reading it, comparing, and trying again when another writer came between.
+   */
+  compareAndSet(
+    key: string,
+    expected: string | undefined,
+    value: string,
+    options?: { ttlSeconds?: number },
+  ): Promise<boolean>;
   /** Returns whether the key existed. */
   delete(key: string): Promise<boolean>;
   exists(key: string): Promise<boolean>;

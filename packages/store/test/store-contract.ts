@@ -134,6 +134,43 @@ export function storeContract(target: StoreContractTarget): void {
       assert.equal(await store.get(k), 'after expiry');
     });
 
+    it('compares and sets: only over the value expected, or a missing key, with its expiry', async () => {
+      const k = key('cas');
+      assert.equal(await store.compareAndSet(k, 'nothing', 'a'), false, 'a missing key holds no value');
+      assert.equal(await store.compareAndSet(k, undefined, 'a'), true, 'missing, as expected');
+      assert.equal(await peer.compareAndSet(k, undefined, 'b'), false, 'it exists now');
+      assert.equal(await peer.compareAndSet(k, 'b', 'c'), false);
+      assert.equal(await store.get(k), 'a');
+      assert.equal(await peer.compareAndSet(k, 'a', 'b', { ttlSeconds: 1 }), true);
+      assert.equal(await store.get(k), 'b');
+      const ttl = await store.ttl(k);
+      assert.ok(ttl !== undefined && ttl > 0 && ttl <= 1, `expires in ${ttl} s`);
+      assert.equal(await store.compareAndSet(k, 'b', ''), true, 'an empty value is a value');
+      assert.equal(await store.ttl(k), Infinity, 'set without ttlSeconds, it never expires');
+      assert.equal(await store.compareAndSet(k, '', 'd'), true);
+      assert.equal(await store.get(k), 'd');
+    });
+
+    it('lets exactly one of concurrent compareAndSets over one value win', async () => {
+      const k = key('cas-race');
+      await store.set(k, '0');
+      const tries = Array.from({ length: 40 }, (_, i) =>
+        (i % 2 === 0 ? store : peer).compareAndSet(k, '0', String(i + 1)),
+      );
+      const won = (await Promise.all(tries)).flatMap((ok, i) => (ok ? [String(i + 1)] : []));
+      assert.equal(won.length, 1, `winners: ${won}`);
+      assert.equal(await store.get(k), won[0]);
+    });
+
+    it('announces a compareAndSet that set, and not one that did not', async () => {
+      const prefix = key('cas-watch');
+      const { changes, unwatch } = await changesOf(store, prefix);
+      await peer.compareAndSet(`${prefix}:k`, 'other', 'v');
+      await peer.compareAndSet(`${prefix}:k`, undefined, 'v');
+      await sameChanges(changes, [{ key: `${prefix}:k`, kind: 'set' }], 'one set');
+      await unwatch();
+    });
+
     it('increments atomically across handles', async () => {
       const k = key('counter');
       const results = await Promise.all(
@@ -408,6 +445,7 @@ export function storeContract(target: StoreContractTarget): void {
       await assert.rejects(closed.set('k', 'v'), unavailable);
       await assert.rejects(closed.delete('k'), unavailable);
       await assert.rejects(closed.exists('k'), unavailable);
+      await assert.rejects(closed.compareAndSet('k', undefined, 'v'), unavailable);
       await assert.rejects(closed.ttl('k'), unavailable);
       await assert.rejects(closed.increment('n'), unavailable);
       await assert.rejects(closed.append('l', 'v'), unavailable);

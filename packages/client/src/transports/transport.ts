@@ -17,6 +17,8 @@ export interface ConnectParams {
   latest?: boolean | undefined;
   /** The previous connection's token: marks the connect as a reconnect for the rate limit. */
   connectionToken: string | undefined;
+  /** The ack session the connection starts after the acknowledged position of. */
+  ackSession?: string | undefined;
   /** A connection that hears nothing for this long is dropped (SSE, long-polling). */
   idleTimeoutMs: number;
 }

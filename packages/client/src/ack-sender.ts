@@ -1,0 +1,74 @@
+/**
+ * Tells the gateway an ack session's position: `POST /_gw/v1/ack` with the JWT, batched (one
+ * request for many events handled), one at a time, and only when the position moved since the
+ * gateway last took one. A send that fails is tried again later: the gateway redelivers what it
+ * does not know handled, so a lost ack costs a copy the client drops, never an event.
+ */
+import type { AckPosition } from './ack-position.ts';
+import { bearer } from './connect-url.ts';
+import { retryAfterMs } from './transports/transport.ts';
+
+export class AckSender {
+  /** The gateway's ACK_TIMEOUT, from the welcome. */
+  timeoutMs = 30_000;
+  private readonly url: string;
+  private readonly session: string;
+  private readonly acks: AckPosition;
+  private readonly token: () => string | undefined;
+  /** The last position the gateway took (or refused for good). */
+  private taken: string | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private due = 0;
+  private turn: Promise<void> = Promise.resolve();
+  /** The client closed: the last send is made, nothing is tried again after it. */
+  private over = false;
+
+  constructor(url: string, session: string, acks: AckPosition, token: () => string | undefined) {
+    this.url = url;
+    this.session = session;
+    this.acks = acks;
+    this.token = token;
+  }
+
+  /** Sends within `ms`, or sooner when a send is due sooner already. */
+  within(ms: number): void {
+    if (this.over) return;
+    const due = Date.now() + ms;
+    if (this.timer !== undefined && this.due <= due) return;
+    clearTimeout(this.timer);
+    this.due = due;
+    this.timer = setTimeout(() => void this.send(), ms);
+  }
+
+  /** Sends now, after a send under way; `keepalive` lets it outlive the page. Never rejects. */
+  send(keepalive = false): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.turn = this.turn.then(() => this.post(keepalive));
+    return this.turn;
+  }
+
+  /** The client closed: sends what is left, once. */
+  last(): Promise<void> {
+    const sent = this.send();
+    this.over = true;
+    clearTimeout(this.timer);
+    return sent;
+  }
+
+  private async post(keepalive: boolean): Promise<void> {
+    const position = this.acks.position;
+    if (position === undefined || position === this.taken) return;
+    const res = await fetch(this.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...bearer(this.token()) },
+      body: JSON.stringify({ session: this.session, position }),
+      keepalive,
+    }).catch(() => undefined);
+    res?.body?.cancel().catch(() => {});
+    // 400 and 409 (a position of an older epoch, after a resync) would come again: given up.
+    if (res !== undefined && (res.status < 300 || res.status === 400 || res.status === 409))
+      this.taken = position;
+    else this.within(retryAfterMs(res?.headers.get('retry-after') ?? null) ?? this.timeoutMs / 3);
+  }
+}
