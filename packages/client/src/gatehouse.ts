@@ -267,12 +267,9 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
     this.subscriptionList = options.subscriptions;
     if (typeof options.token === 'string') this.token = options.token;
     if (options.ack) {
-      if (!options.token)
-        throw new TypeError('Gatehouse: ack needs a token (an ack session is of a JWT subject)');
+      if (!options.token) throw new TypeError('Gatehouse: ack needs a token');
       if (!/^[\w.~-]{1,64}$/.test(options.ack.session))
-        throw new TypeError(
-          `Gatehouse: '${options.ack.session}' is no ack session (1 to 64 of A-Z a-z 0-9 . _ ~ -)`,
-        );
+        throw new TypeError(`Gatehouse: '${options.ack.session}' is no ack session name`);
       this.acks = new AckPosition();
       this.acker = new AckSender(
         `${new URL('/_gw/v1/ack', this.base)}`,
@@ -685,8 +682,7 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
       this.connectionToken = data.connection_token;
       this.previousConnectionToken = data.connection_token;
       this.welcome = data.data;
-      const timeoutMs = (data as { ack?: { timeoutMs?: unknown } }).ack?.timeoutMs;
-      if (this.acker && typeof timeoutMs === 'number' && timeoutMs > 0) this.acker.timeoutMs = timeoutMs;
+      this.ackWelcome((data as { ack?: { timeoutMs?: unknown; position?: unknown } }).ack);
       this.wakeTokenWaiters();
       this.scheduleRenewal();
       if (data.data !== undefined) this.emit('welcome', data.data);
@@ -701,6 +697,19 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
         kind: event.type === 'gw.presence.joined' ? 'joined' : 'left',
         ...(event.data as Omit<PresenceChange, 'kind'>),
       });
+  }
+
+  /**
+   * The ack session as the welcome tells it. One the gateway holds no position of yet starts at
+   * this connection's position (the welcome's), acknowledged at once: else a failure before the
+   * first acknowledgement would come again from nowhere (the gateway resumes an empty session from
+   * the client's last position, past the failed event). Not under a rewind, which starts before it.
+   */
+  private ackWelcome(ack: { timeoutMs?: unknown; position?: unknown } | undefined): void {
+    if (!this.acker || !ack) return;
+    if (typeof ack.timeoutMs === 'number' && ack.timeoutMs > 0) this.acker.timeoutMs = ack.timeoutMs;
+    if (ack.position === null && this.position !== undefined && !this.options.rewind && !this.options.latest)
+      this.reached(this.position);
   }
 
   /**

@@ -256,6 +256,30 @@ export const pushHubConfig = {
     min: '1s',
     max: '365d',
   }),
+  ACK_SESSION_TTL: duration(
+    "how long an ack session's acknowledged position is kept in the store after its last acknowledgement (POST /_gw/v1/ack)",
+    '7d',
+    { min: '1s', max: '365d' },
+  ),
+  ACK_TIMEOUT: duration(
+    'how long the oldest event sent on an ack-session connection may stay unacknowledged before the connection is ended (reason ack_timeout, reconnect) so that it comes again',
+    '30s',
+    { min: '1s', max: '1h' },
+  ),
+  ACK_REQUESTS_PER_MINUTE: int(
+    'acknowledgements (POST /_gw/v1/ack) one ack session may send per minute on each replica (429 with Retry-After beyond)',
+    600,
+    { min: 1 },
+  ),
+  ACK_MAX_BODY_BYTES: int('bytes of a POST /_gw/v1/ack body (413 beyond)', 1024, {
+    min: 128,
+    max: 64 * 1024,
+  }),
+  ACK_MAX_SESSIONS_PER_SUBJECT: int(
+    'ack sessions one subject (JWT iss and sub) may hold in the store; an acknowledgement of a new session name beyond is refused (409)',
+    32,
+    { min: 1, max: 10_000 },
+  ),
   PRESENCE_CACHE_TTL: duration(
     "how long a replica keeps a place's presence for clients (GET /_gw/v1/presence): one cluster query per place and period, however many clients ask",
     '1s',

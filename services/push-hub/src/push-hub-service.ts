@@ -69,6 +69,7 @@ import { createConsoleFiles, createDashboard, createTestEvent } from './console/
 import { HubMetrics } from './metrics/index.ts';
 import { createPresence, withPresenceExtractors } from './presence/index.ts';
 import { createHistoryApi } from './history/index.ts';
+import { AckMetrics, AckPositions, AckWatch, createAckEndpoint, createAckStart } from './acks/index.ts';
 import { createLifecycleEvents, type LifecycleEvents } from './lifecycle/index.ts';
 
 import {
@@ -230,7 +231,29 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     maxPerMinute: config.MAX_CONNECTIONS_PER_MINUTE,
     maxReconnectsPerMinute: config.MAX_RECONNECTS_PER_MINUTE,
   });
+  const ackMetrics = new AckMetrics(deps.registry);
+  const ackPositions = new AckPositions({
+    store: deps.store,
+    stream: {
+      head: () => ring.place,
+      compare: (a, b) => deps.fanoutBus.comparePositions(a, b),
+      epochOf: (p) => deps.fanoutBus.positionEpoch?.(p),
+    },
+    ttlSeconds: Math.ceil(config.ACK_SESSION_TTL / 1000),
+    maxSessionsPerSubject: config.ACK_MAX_SESSIONS_PER_SUBJECT,
+  });
+  const ackWatch = new AckWatch({
+    positions: ackPositions,
+    holds: (conn) => hub.get(conn.id) === conn,
+    disconnect: (conn, reason, reconnect) => hub.disconnect(conn, reason, reconnect),
+    timeoutMs: config.ACK_TIMEOUT,
+    metrics: ackMetrics,
+    onError: onceEvery(10_000, (err, missed) =>
+      logger.warn({ err, missed }, 'acknowledged position not read (store unavailable?)'),
+    ),
+  });
   const gate = createConnectionGate({
+    ackStart: createAckStart(ackPositions, config.ACK_TIMEOUT),
     addressBudget,
     trustedProxies: config.TRUSTED_PROXIES,
     resolve,
@@ -263,6 +286,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     writeHighWater: config.CONNECTION_HIGH_WATER_BYTES,
     reconnectDelayMs: () => Math.round(Math.random() * config.DRAIN_RECONNECT_JITTER),
     addressOf: (req) => clientAddress(req, config.TRUSTED_PROXIES),
+    acks: ackWatch,
   };
   const sse = createSseTransport(ctx);
   const ws = createWsTransport(ctx, config.WS_MAX_PAYLOAD_BYTES);
@@ -386,6 +410,17 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     cors: config.CORS_ALLOWED_ORIGINS,
   });
 
+  const ack = createAckEndpoint({
+    positions: ackPositions,
+    auth,
+    bearerTokens,
+    budget: new AddressBudget({ perMinute: config.ACK_REQUESTS_PER_MINUTE }),
+    maxBodyBytes: config.ACK_MAX_BODY_BYTES,
+    cors: config.CORS_ALLOWED_ORIGINS,
+    metrics: ackMetrics,
+    onJwtRefused: (reason) => logger.info({ reason }, 'JWT refused'),
+  });
+
   const subscriptions = createSubscriptionsEndpoint({
     tokens,
     bearerTokens,
@@ -471,6 +506,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       subscriptions,
       presence.public,
       history.public,
+      ack,
       (req, res) => socketio.handle(req, res),
     ]),
     internal: async (req, res) =>
@@ -521,6 +557,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       });
       logger.info({ moved, spreadMs }, 'connections moved away');
       rescan.stop();
+      ackWatch.close();
       interest?.close();
       await fanout?.close();
       await replay?.close();

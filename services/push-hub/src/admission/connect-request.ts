@@ -9,6 +9,7 @@
  * request, however many tokens came) and gives subscriptions and the session.
  */
 import type { IncomingMessage } from 'node:http';
+import { ackSessionNameProblem } from '../acks/index.ts';
 import type { BearerTokens } from '../auth/index.ts';
 import { authorizationProblem, badRequest, type SubscriptionRequest } from '../subscriptions/index.ts';
 
@@ -21,6 +22,11 @@ export interface ConnectRequest extends SubscriptionRequest {
   rewind: number | undefined;
   /** `latest=true`: the newest kept event of each of its places comes first (unless it resumes or rewinds). */
   latest: boolean;
+  /**
+   * `ackSession=<name>`: the connection starts after the session's acknowledged position, when the
+   * store holds one, and what it is sent is redelivered unless acknowledged in time (acks/).
+   */
+  ackSession: string | undefined;
 }
 
 export function readConnectRequest(req: IncomingMessage, bearerTokens: BearerTokens): ConnectRequest {
@@ -34,6 +40,7 @@ export function readConnectRequest(req: IncomingMessage, bearerTokens: BearerTok
       rewind: query.get('rewind') ?? undefined,
       latest: query.get('latest') ?? undefined,
       connectionToken: query.get('connectionToken') ?? undefined,
+      ackSession: query.get('ackSession') ?? undefined,
       authorization: req.headers.authorization,
     },
     bearerTokens,
@@ -54,6 +61,8 @@ export interface ConnectParams {
   /** `latest`, as the client sent it (`true`/`false`, or a boolean in a socket.io handshake). */
   latest?: unknown;
   connectionToken?: string | undefined;
+  /** `ackSession`, as the client sent it (text, or any JSON value in a socket.io handshake). */
+  ackSession?: unknown;
   authorization: string | string[] | undefined;
 }
 
@@ -77,7 +86,16 @@ export function fromParams(p: ConnectParams, bearerTokens: BearerTokens): Connec
     connectionToken: p.connectionToken || undefined,
     rewind: rewindOf(p.rewind),
     latest: latestOf(p.latest),
+    ackSession: ackSessionOf(p.ackSession),
   };
+}
+
+/** `ackSession`: a session name (ack-session.ts); absent: undefined. A 400 for anything else. */
+function ackSessionOf(given: unknown): string | undefined {
+  if (given === undefined) return undefined;
+  const problem = ackSessionNameProblem(given);
+  if (problem) throw badRequest(`ackSession: ${problem}`);
+  return given as string;
 }
 
 /** `latest`: true, false or absent (false). A 400 for anything else. */

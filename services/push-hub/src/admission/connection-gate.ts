@@ -25,13 +25,14 @@ import type { ConnectRequest } from './connect-request.ts';
 import type { GrantedConnect } from './connect-grant.ts';
 import type { ConnectHook } from './connect-hook.ts';
 import type { HubMetrics } from '../metrics/index.ts';
+import type { AckStart, ReadAckStart } from '../acks/index.ts';
 import { type ResolvedSubscriptions, refusalOf, SubscriptionRequestError } from '../subscriptions/index.ts';
 
 /**
  * An admitted connect: its subscriptions, the client address it came from, and what the connect
  * hook gave it (`welcomeData`: the `data` of its welcome event).
  */
-export type AdmittedConnect = GrantedConnect & { clientAddress: string };
+export type AdmittedConnect = GrantedConnect & { clientAddress: string; ack?: AckStart | undefined };
 
 export type ConnectionGate = (
   transport: TransportKind,
@@ -49,6 +50,8 @@ export interface ConnectionGateDeps {
   metrics: HubMetrics;
   /** CONNECT_CHECK; undefined when unset. */
   connectHook?: ConnectHook | undefined;
+  /** Reads where a connect with `ackSession` starts (acks/ack-start.ts). */
+  ackStart?: ReadAckStart | undefined;
 }
 
 export function createConnectionGate(deps: ConnectionGateDeps): ConnectionGate {
@@ -66,6 +69,8 @@ export function createConnectionGate(deps: ConnectionGateDeps): ConnectionGate {
           const reconnect = admission.kind === 'reconnect';
           resolved = await deps.connectHook({ transport, resolved, clientAddress: address, reconnect, from });
         }
+        if (req.ackSession !== undefined && deps.ackStart)
+          (resolved as AdmittedConnect).ack = await deps.ackStart(req.ackSession, resolved.claims);
       } catch (err) {
         await admission.refund().catch(() => {});
         throw err;

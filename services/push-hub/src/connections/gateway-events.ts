@@ -92,12 +92,16 @@ const threeDigits = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3,
  * The welcome event; `data` is what the connect hook gave the connection (CONNECT_CHECK), when any.
  * The welcome pair is made at the position it is sent at (hub.ts), so it is not copied to add it.
  */
-export const connectionCreated = (token: string, data?: unknown, position?: string) =>
-  data === undefined && base64url.test(token)
+export const connectionCreated = (token: string, data?: unknown, position?: string, ack?: unknown) =>
+  data === undefined && ack === undefined && base64url.test(token)
     ? gatewayEventOfJson('gw.connection.create', `{"connection_token":"${token}"}`, position)
     : gatewayEvent(
         'gw.connection.create',
-        data === undefined ? { connection_token: token } : { connection_token: token, data },
+        {
+          connection_token: token,
+          ...(data !== undefined && { data }),
+          ...(ack !== undefined && { ack }),
+        },
         position,
       );
 

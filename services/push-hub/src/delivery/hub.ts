@@ -44,6 +44,7 @@ import { UnreadEvent } from './unread-event.ts';
 import { ConnectionStart } from './connection-start.ts';
 import type { BrokerTailOptions } from './broker-tail.ts';
 import type { LatestValues } from './latest-values.ts';
+import type { AckWelcome } from '../acks/index.ts';
 
 export interface HubOptions {
   extractors: ExtractorConfig;
@@ -194,6 +195,8 @@ export class Hub {
       rewind?: number | undefined;
       /** The newest kept event of each place it subscribes to comes first (unless it resumes or rewinds). */
       latest?: boolean | undefined;
+      /** Its ack session, told in `gw.connection.create`. */
+      ack?: AckWelcome | undefined;
     },
     about: ConnectionAbout = {},
   ): void {
@@ -208,7 +211,7 @@ export class Hub {
     this.lifecycle?.opened(this.snapshot(conn)!);
     // A resuming client's welcome carries its own position: it has nothing after it yet.
     const welcomeAt = resumeFrom ?? this.ring.place;
-    this.sendOwn(conn, connectionCreated(token, welcome.data, welcomeAt), welcomeAt);
+    this.sendOwn(conn, connectionCreated(token, welcome.data, welcomeAt, welcome.ack), welcomeAt);
     this.sendOwn(conn, subscriptionsSet(subs, welcomeAt), welcomeAt);
     if (this.connections.get(conn.id) !== conn) return;
     if (resumeFrom !== undefined) this.resume(conn, resumeFrom);

@@ -43,6 +43,7 @@
  *   answer names its connection (`Gatehouse-Connection-Token`) and, when it carries private events,
  *   what to acknowledge (`Gatehouse-Last-Private-Event-Id`), both readable across origins.
  */
+import { welcomeOf } from '../acks/index.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { requestPath, sendText, sendUnavailable, unavailabilityOf } from '@gatehouse/service-kit';
@@ -170,7 +171,9 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     const returning = madeHere(named.token) || madeHere(request.connectionToken);
     const rewound =
       request.rewind === undefined ? undefined : ctx.hub.rewindCursor(resolved.subscriptions, request.rewind);
-    const cursor = request.resumeFrom ?? rewound ?? startOf(returning);
+    // An ack session's acknowledged position is where it starts, whatever else the request asked for.
+    const acked = resolved.ack?.position;
+    const cursor = acked ?? request.resumeFrom ?? rewound ?? startOf(returning);
     const record: LongPollRecord = {
       subscriptions: resolved.subscriptions,
       jwtSubscriptions: resolved.jwtSubscriptions,
@@ -187,7 +190,8 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     await ends?.remember({ ...snapshotOf(id, record), expiresAt: record.expiresAt });
     sightings.saw(id, record, resolved.clientAddress);
     opts.lifecycle?.opened(snapshotOf(id, record));
-    await records.enqueue(id, connectionCreated(token, resolved.welcomeData));
+    const ack = resolved.ack && welcomeOf(resolved.ack);
+    await records.enqueue(id, connectionCreated(token, resolved.welcomeData, undefined, ack));
     await records.subscriptionsChanged(id);
     const body = JSON.stringify('ok');
     res.writeHead(200, {

@@ -124,6 +124,7 @@ export function createSocketIoTransport(ctx: TransportContext, limits: SocketIoL
           rewind: param('rewind'),
           latest: param('latest'),
           connectionToken: stringOrUndefined(param('connectionToken')),
+          ackSession: param('ackSession'),
           authorization: headers.authorization,
         },
         ctx.bearerTokens,

@@ -7,6 +7,7 @@ import type { ConnectionPlaces, PlaceOwner } from '../limits/index.ts';
 import type { SubscriptionRequestError } from '../subscriptions/index.ts';
 import type { BearerTokens, ConnectionTokens } from '../auth/index.ts';
 import type { Hub } from '../delivery/index.ts';
+import { type AckWatch, welcomeOf } from '../acks/index.ts';
 
 export interface TransportContext {
   hub: Hub;
@@ -37,6 +38,8 @@ export interface TransportContext {
   reconnectDelayMs(): number;
   /** The client's address as the per-address budget takes it (TRUSTED_PROXIES applied). */
   addressOf(req: IncomingMessage): string;
+  /** Watches what ack-session connections are sent, for redelivery (acks/ack-watch.ts). */
+  acks?: Pick<AckWatch, 'track'> | undefined;
 }
 
 /**
@@ -45,22 +48,28 @@ export interface TransportContext {
  * connections API shows of it. The same for every transport the hub holds.
  */
 export function addAdmitted(
-  ctx: Pick<TransportContext, 'hub' | 'tokens'>,
+  ctx: Pick<TransportContext, 'hub' | 'tokens' | 'acks'>,
   conn: Connection,
   admitted: AdmittedConnect,
   resumeFrom: string | undefined,
   start: { rewind?: number | undefined; latest?: boolean | undefined } = {},
 ): void {
+  const { ack } = admitted;
+  // Watched before it is added: what the hub sends while adding it (a resume) is pending too.
+  if (ack) ctx.acks?.track(conn, ack.session);
+  // An acknowledged position is where it starts, whatever else the request asked for.
+  const acked = ack?.position;
   ctx.hub.add(
     conn,
     admitted.subscriptions,
     {
       token: ctx.tokens.issue(conn.id, admitted.clientAddress),
-      resumeFrom,
-      rewind: start.rewind,
-      latest: start.latest,
+      resumeFrom: acked ?? resumeFrom,
+      rewind: acked === undefined ? start.rewind : undefined,
+      latest: acked === undefined ? start.latest : undefined,
       expiresAt: admitted.expiresAt,
       data: admitted.welcomeData,
+      ack: ack && welcomeOf(ack),
     },
     {
       user: admitted.user,

@@ -1,0 +1,192 @@
+/**
+ * Acknowledged delivery through the real gateway (ACK_TIMEOUT 1 s): what the application handled
+ * is acknowledged, so a client of the same ack session after close() gets exactly the rest, on
+ * every transport; an event whose listener threw comes again after the gateway's bound and the
+ * others do not; a copy that comes while its event is still being handled is dropped; manual mode
+ * acknowledges only what `ack(event)` was called for; events of other types count as handled.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { waitFor } from '@gatehouse/testkit';
+import { type CloudEvent, Gatehouse, type GatehouseError, type TransportName } from '../src/index.ts';
+import { connected, jwt, range, record, useGatewayFixture } from './gateway-fixture.ts';
+
+const subscriptions = [{ eventType: 'order.updated' }, { eventType: 'note.added' }];
+const transports = ['websocket', 'sse', 'longpolling'] as const;
+const never = () => new Promise<void>(() => {});
+const nOf = (e: CloudEvent) => (e.data as { n: number }).n;
+
+describe('Gatehouse with acknowledged delivery', () => {
+  const gateway = useGatewayFixture({ SUBSCRIPTION_CHECK: 'jwt_validation', ACK_TIMEOUT: '1s' });
+
+  /** A client of the ack session `session` of the subject `sub`. */
+  const client = (
+    transport: TransportName,
+    sub: string,
+    ack: { session: string } & Record<string, unknown>,
+  ) => gateway.client({ subscriptions, transports: [transport], token: jwt({ sub }), ack });
+
+  /** Publishes events and waits until the client got the last of them. */
+  const publish = async (got: { ns: number[] }, ns: number[], type?: string) => {
+    for (const n of ns) await gateway.fx.publish(n, type);
+    await waitFor(() => got.ns.includes(ns.at(-1)!), { timeoutMs: 20_000, what: `event ${ns.at(-1)}` });
+  };
+
+  /** The ack_timeout reconnects a client made. */
+  const ackTimeouts = (got: ReturnType<typeof record>) =>
+    got.states.filter((s) => s.state === 'reconnecting' && s.reason.includes('ack_timeout')).length;
+
+  for (const transport of transports) {
+    it(`${transport}: after close(), a client of the same session gets exactly what was not handled`, async () => {
+      const base = 100 * (transports.indexOf(transport) + 1);
+      const sub = `rest-${transport}`;
+      const first = client(transport, sub, { session: 'inbox' });
+      const got = record(first);
+      // Handled up to base+3; base+4 and base+5 stay in handling.
+      first.on('event', (e) => (nOf(e) > base + 3 ? never() : undefined));
+      await connected(first);
+      await publish(got, range(base + 1, base + 3));
+      await publish(got, range(base + 4, base + 5));
+      await first.close();
+      const second = client(transport, sub, { session: 'inbox' });
+      const again = record(second);
+      await waitFor(() => again.ns.includes(base + 5), { timeoutMs: 20_000, what: 'the rest' });
+      assert.deepEqual(again.ns, [base + 4, base + 5]);
+      assert.deepEqual(got.ns, range(base + 1, base + 5));
+    });
+  }
+
+  for (const transport of transports) {
+    it(`${transport}: an event whose listener threw comes again after ACK_TIMEOUT, the others once`, async () => {
+      const base = 1000 * (transports.indexOf(transport) + 1);
+      const gw = client(transport, `throws-${transport}`, { session: 'inbox' });
+      const got = record(gw);
+      const errors: GatehouseError[] = [];
+      gw.on('error', (err) => errors.push(err));
+      let thrown = false;
+      gw.on('event', (e) => {
+        if (nOf(e) !== base + 2 || thrown) return;
+        thrown = true;
+        throw new Error('not this time');
+      });
+      await connected(gw);
+      // One at a time, so a long-poll answer holds one event and its position is the event's.
+      for (const n of range(base + 1, base + 4)) await publish(got, [n]);
+      await waitFor(() => got.ns.filter((n) => n === base + 2).length === 2, {
+        timeoutMs: 20_000,
+        what: 'the failed event again',
+      });
+      await publish(got, [base + 5]);
+      assert.deepEqual(got.ns, [...range(base + 1, base + 4), base + 2, base + 5]);
+      assert.ok(ackTimeouts(got) >= 1, 'the gateway ended the connection for the missing ack');
+      assert.deepEqual(
+        errors.map((e) => e.code),
+        ['listener_failed'],
+      );
+    });
+  }
+
+  it('a copy that comes while its event is still being handled (a late ack) is dropped', async () => {
+    const gw = client('websocket', 'late', { session: 'inbox' });
+    const got = record(gw);
+    let finish = () => {};
+    gw.on('event', (e) => (nOf(e) === 5001 ? new Promise<void>((resolve) => (finish = resolve)) : undefined));
+    await connected(gw);
+    await publish(got, [5001]);
+    await waitFor(() => ackTimeouts(got) >= 1 && gw.state.state === 'connected', {
+      timeoutMs: 20_000,
+      what: 'the gateway redelivering',
+    });
+    // The copy comes right after the welcome, before event 2.
+    await publish(got, [5002]);
+    finish();
+    await publish(got, [5003]);
+    assert.deepEqual(got.ns, [5001, 5002, 5003]);
+  });
+
+  it('manual: only what ack(event) was called for is acknowledged', async () => {
+    const first = client('sse', 'manual', { session: 'inbox', manual: true });
+    const got = record(first);
+    first.on('event', (e) => {
+      if (nOf(e) !== 6002) first.ack(e);
+    });
+    await connected(first);
+    await publish(got, [6001]);
+    await publish(got, [6002]);
+    await publish(got, [6003]);
+    await first.close();
+    const second = client('sse', 'manual', { session: 'inbox', manual: true });
+    const again = record(second);
+    second.on('event', (e) => second.ack(e));
+    await waitFor(() => again.ns.includes(6003), { timeoutMs: 20_000, what: 'the rest' });
+    assert.deepEqual(again.ns, [6002, 6003]);
+  });
+
+  it('events of types the application does not acknowledge count as handled once delivered', async () => {
+    const first = client('websocket', 'types', { session: 'orders', types: ['order.*'] });
+    const got = record(first);
+    first.on('event', never);
+    await connected(first);
+    await publish(got, [7001, 7002], 'note.added');
+    await publish(got, [7003]);
+    await first.close();
+    const second = client('websocket', 'types', { session: 'orders', types: ['order.*'] });
+    const again = record(second);
+    await waitFor(() => again.ns.includes(7003), { timeoutMs: 20_000, what: 'the order event' });
+    assert.deepEqual(again.ns, [7003], 'the notes were handled, the order event was not');
+  });
+
+  it("the page's pagehide tells the gateway the position at once, with keepalive", async (t) => {
+    // A window as a browser page has one: the client listens to it when it has navigator.onLine.
+    const page = new EventTarget();
+    const g = globalThis as unknown as Record<string, unknown>;
+    const realFetch = globalThis.fetch;
+    const acks: Array<{ keepalive: boolean | undefined; status: number }> = [];
+    g['addEventListener'] = page.addEventListener.bind(page);
+    g['removeEventListener'] = page.removeEventListener.bind(page);
+    Object.defineProperty(navigator, 'onLine', { value: true, configurable: true });
+    globalThis.fetch = async (input, init) => {
+      const res = await realFetch(input, init);
+      if (String(input).endsWith('/_gw/v1/ack'))
+        acks.push({ keepalive: init?.keepalive, status: res.status });
+      return res;
+    };
+    t.after(() => {
+      globalThis.fetch = realFetch;
+      delete g['addEventListener'];
+      delete g['removeEventListener'];
+      delete (navigator as unknown as Record<string, unknown>)['onLine'];
+    });
+    const first = client('sse', 'pagehide', { session: 'inbox', manual: true });
+    const got = record(first);
+    await connected(first);
+    await publish(got, [8001]);
+    await publish(got, [8002]);
+    // Acknowledged, and the page goes in the same turn: before the batch's 100 ms are up.
+    first.ack(got.events[0]!);
+    page.dispatchEvent(new Event('pagehide'));
+    await waitFor(() => acks.some((a) => a.keepalive === true), {
+      timeoutMs: 20_000,
+      what: 'the keepalive ack',
+    });
+    assert.deepEqual(
+      acks.filter((a) => a.keepalive),
+      [{ keepalive: true, status: 204 }],
+    );
+    const second = client('sse', 'pagehide', { session: 'inbox' });
+    const again = record(second);
+    await waitFor(() => again.ns.includes(8002), { timeoutMs: 20_000, what: 'the rest' });
+    assert.deepEqual(again.ns, [8002]);
+  });
+
+  it('needs a token and an ack session name the gateway takes', () => {
+    assert.throws(() => new Gatehouse('http://127.0.0.1:1', { ack: { session: 'inbox' } }), {
+      name: 'TypeError',
+      message: /ack needs a token/,
+    });
+    assert.throws(
+      () => new Gatehouse('http://127.0.0.1:1', { token: jwt({ sub: 'u' }), ack: { session: 'in box' } }),
+      { name: 'TypeError', message: /'in box' is no ack session name/ },
+    );
+  });
+});

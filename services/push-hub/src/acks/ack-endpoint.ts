@@ -1,0 +1,163 @@
+/**
+ * `POST /_gw/v1/ack` with `Authorization: Bearer <jwt>` and `{"session":"inbox","position":"…"}`:
+ * the session of the JWT's subject handled everything up to and including `position`. Any replica
+ * answers it (it writes the store only). 204 when recorded (or when not ahead of the stored one);
+ * 400 for a bad body, session name, position or JWT (the JWT as GET /_gw/v1/history answers it);
+ * 401 without a JWT; 409 for a position of another epoch or past the stream's head, or a new
+ * session past ACK_MAX_SESSIONS_PER_SUBJECT; 413 past ACK_MAX_BODY_BYTES; 415 for a body that is
+ * not JSON; 429 with Retry-After past ACK_REQUESTS_PER_MINUTE per session on this replica; 503
+ * with Retry-After when the store is down. Browsers send it with `keepalive` on `pagehide`: CORS
+ * and its preflight as the other public `/_gw/v1/` endpoints.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  type CorsPolicy,
+  HttpError,
+  type PreflightRules,
+  readBody,
+  requestPath,
+  sendText,
+  unavailableHeaders,
+} from '@gatehouse/service-kit';
+import type { BearerTokens, HubAuth } from '../auth/index.ts';
+import { authorizationProblem, badRequestOf, refusalOf } from '../subscriptions/index.ts';
+import type { AckMetrics } from './ack-metrics.ts';
+import { resultOf } from './ack-metrics.ts';
+import type { AckPositions } from './ack-positions.ts';
+import { type AckSession, ackSessionNameProblem, ackSessionOf } from './ack-session.ts';
+
+export const ACK_PATH = '/_gw/v1/ack';
+
+const preflight: PreflightRules = { methods: 'POST', headers: 'authorization, content-type' };
+
+export interface AckEndpointDeps {
+  positions: AckPositions;
+  auth: Pick<HubAuth, 'verify'>;
+  bearerTokens: BearerTokens;
+  /** ACK_REQUESTS_PER_MINUTE per session key (limits/address-budget.ts). */
+  budget: { take(key: string): { ok: true } | { ok: false; retryAfterSeconds: number } };
+  /** ACK_MAX_BODY_BYTES. */
+  maxBodyBytes: number;
+  cors: CorsPolicy;
+  metrics: AckMetrics;
+  /** Why a JWT was refused, for the log: the caller is told only `invalid JWT`. */
+  onJwtRefused?: (reason: string) => void;
+}
+
+/** An HttpError with the headers its answer carries (Retry-After, WWW-Authenticate). */
+class AckRefusal extends HttpError {
+  readonly headers: Record<string, string>;
+  constructor(status: number, message: string, headers: Record<string, string>) {
+    super(status, message);
+    this.headers = headers;
+  }
+}
+
+interface AckBody {
+  session: string;
+  position: string;
+}
+
+export function createAckEndpoint(deps: AckEndpointDeps) {
+  async function post(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const cors = deps.cors.headers(req);
+    try {
+      if (!isJson(req.headers['content-type']))
+        throw new HttpError(415, 'Expected a JSON body (content-type application/json).');
+      const jwt = firstBearer(deps.bearerTokens, req.headers.authorization);
+      const body = readAck((await readBody(req, deps.maxBodyBytes)).toString('utf8'));
+      const session = await sessionOf(jwt, body.session);
+      const taken = deps.budget.take(`${session.subject}/${session.name}`);
+      if (!taken.ok)
+        throw new AckRefusal(429, 'Too many acknowledgements for this session; retry later.', {
+          'retry-after': String(taken.retryAfterSeconds),
+        });
+      deps.metrics.acknowledged(await deps.positions.advance(session, body.position));
+      res.writeHead(204, cors);
+      res.end();
+    } catch (err) {
+      refuse(res, err, cors);
+    }
+  }
+
+  async function sessionOf(jwt: string, name: string): Promise<AckSession> {
+    let claims: Record<string, unknown>;
+    try {
+      claims = await deps.auth.verify(jwt);
+    } catch (err) {
+      if (refusalOf(err)) throw err;
+      deps.onJwtRefused?.((err as Error).message);
+      // The answer GET /_gw/v1/history gives a bad JWT.
+      throw badRequestOf({ kind: 'change' }, authorizationProblem('invalid JWT'));
+    }
+    const session = ackSessionOf(claims, name);
+    if (!session) throw new HttpError(400, 'An acknowledgement needs a JWT with a sub claim.');
+    return session;
+  }
+
+  function refuse(res: ServerResponse, err: unknown, cors: Record<string, string>): void {
+    if (err instanceof HttpError) {
+      deps.metrics.acknowledged(resultOf(err.status));
+      const retry = err.status === 503 ? unavailableHeaders() : {};
+      sendText(res, err.status, err.message, {
+        ...cors,
+        ...retry,
+        ...(err instanceof AckRefusal && err.headers),
+      });
+      return;
+    }
+    const refusal = refusalOf(err);
+    if (!refusal) throw err;
+    deps.metrics.acknowledged(resultOf(refusal.status));
+    sendText(res, refusal.status, refusal.message, { ...cors, ...refusal.headers });
+  }
+
+  /** The public edge's part: false for another path. */
+  return (req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean> => {
+    if (requestPath(req) !== ACK_PATH) return false;
+    if (req.method === 'OPTIONS') return deps.cors.preflight(req, res, preflight);
+    if (req.method !== 'POST') {
+      sendText(res, 405, 'Method not allowed.', { allow: 'POST, OPTIONS' });
+      return true;
+    }
+    return post(req, res).then(() => true);
+  };
+}
+
+function isJson(contentType: string | undefined): boolean {
+  return (contentType ?? '').split(';')[0]!.trim().toLowerCase() === 'application/json';
+}
+
+/** The first Bearer token (the proxy's first-token rule); 401 without one. */
+function firstBearer(bearerTokens: BearerTokens, authorization: string | string[] | undefined): string {
+  let tokens: string[];
+  try {
+    tokens = bearerTokens(authorization);
+  } catch (err) {
+    throw badRequestOf({ kind: 'change' }, authorizationProblem((err as Error).message));
+  }
+  const jwt = tokens[0];
+  if (jwt === undefined)
+    throw new AckRefusal(401, 'An acknowledgement needs Authorization: Bearer <JWT>.', {
+      'www-authenticate': 'Bearer',
+    });
+  return jwt;
+}
+
+/** `{"session": <name>, "position": <text>}`; a 400 naming what is wrong. */
+export function readAck(text: string): AckBody {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new HttpError(400, `Expected a JSON body: ${(err as Error).message}`);
+  }
+  if (json === null || typeof json !== 'object' || Array.isArray(json))
+    throw new HttpError(400, 'Expected a JSON object {"session": …, "position": …}.');
+  const { session, position } = json as Record<string, unknown>;
+  const problem = ackSessionNameProblem(session);
+  if (problem) throw new HttpError(400, `session: ${problem}`);
+  if (typeof position !== 'string')
+    throw new HttpError(400, 'position: expected a stream position (a string)');
+  return { session: session as string, position };
+}

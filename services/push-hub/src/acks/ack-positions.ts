@@ -1,0 +1,162 @@
+/**
+ * The acknowledged position of each ack session, in the store, forward-only: an acknowledgement
+ * moves it only to a greater position of the stream's current epoch (one of the current epoch
+ * replaces a stored one of an older epoch); an equal or smaller one changes nothing. Concurrent
+ * writers (any replica answers an ack) meet in compareAndSet: read, compare, set only over what
+ * was read, and read again when another came between, a bounded number of times.
+ */
+import type { Store } from '@gatehouse/store';
+import { HttpError } from '@gatehouse/service-kit';
+import { type AckSession, subjectIndexKey } from './ack-session.ts';
+
+/** What the positions are checked against: the fan-out stream as this replica reads it. */
+export interface AckStream {
+  /** The newest position this replica has read (or the stream's origin); undefined before any. */
+  head(): string | undefined;
+  /** Bus.comparePositions: throws for a malformed position. */
+  compare(a: string, b: string): number;
+  /** Bus.positionEpoch: undefined for a position without one. */
+  epochOf(position: string): string | undefined;
+}
+
+export interface AckPositionsOptions {
+  store: Store;
+  stream: AckStream;
+  /** ACK_SESSION_TTL in seconds, refreshed on each write. */
+  ttlSeconds: number;
+  /** ACK_MAX_SESSIONS_PER_SUBJECT. */
+  maxSessionsPerSubject: number;
+  /**
+   * How long an acknowledgement of a position this replica has not read yet waits for it: the
+   * replica that sent the event may read the stream a moment ahead of this one.
+   */
+  aheadWaitMs?: number;
+}
+
+/** Positions are short (an offset, a stream id, an epoch). */
+export const MAX_POSITION_BYTES = 256;
+/** compareAndSet rounds before giving up on a session written that often at the same moment. */
+const MAX_TRIES = 16;
+
+export type AckOutcome = 'advanced' | 'unchanged';
+
+export class AckPositions {
+  private readonly options: AckPositionsOptions;
+
+  constructor(options: AckPositionsOptions) {
+    this.options = options;
+  }
+
+  /** The session's acknowledged position; undefined when the store holds none. */
+  read(session: AckSession): Promise<string | undefined> {
+    return this.options.store.get(session.key);
+  }
+
+  /** Records that the session handled everything up to and including `position`. */
+  async advance(session: AckSession, position: string): Promise<AckOutcome> {
+    this.checkWellFormed(position);
+    await this.checkWithinStream(position);
+    const { store, ttlSeconds } = this.options;
+    for (let i = 0; i < MAX_TRIES; i++) {
+      const stored = await store.get(session.key);
+      if (stored === undefined) await this.checkRoomFor(session);
+      else if (!this.isAhead(position, stored)) return 'unchanged';
+      if (await store.compareAndSet(session.key, stored, position, { ttlSeconds })) return 'advanced';
+    }
+    throw new HttpError(503, 'The acknowledged position is being written by many at once; retry.');
+  }
+
+  /** Whether `a` acknowledges more than `b`: greater within one epoch, or `b` of another epoch. */
+  isAhead(a: string, b: string): boolean {
+    const { stream } = this.options;
+    try {
+      if (stream.epochOf(a) !== stream.epochOf(b)) return true;
+      return stream.compare(a, b) > 0;
+    } catch {
+      // A stored value no position parses as (written by hand, an older format): replaced.
+      return true;
+    }
+  }
+
+  /** Whether `acked` covers `position` (same epoch, at or after it). */
+  covers(acked: string | undefined, position: string): boolean {
+    if (acked === undefined) return false;
+    const { stream } = this.options;
+    try {
+      return stream.epochOf(acked) === stream.epochOf(position) && stream.compare(acked, position) >= 0;
+    } catch {
+      return false;
+    }
+  }
+
+  private checkWellFormed(position: string): void {
+    if (position === '' || Buffer.byteLength(position) > MAX_POSITION_BYTES)
+      throw new HttpError(400, `position: expected a stream position (1 to ${MAX_POSITION_BYTES} bytes)`);
+    try {
+      this.options.stream.compare(position, position);
+    } catch {
+      throw new HttpError(400, 'position: not a stream position');
+    }
+  }
+
+  /**
+   * 409 for a position of another epoch than the stream's now, or past its head: a client cannot
+   * acknowledge events it was never sent.
+   */
+  private async checkWithinStream(position: string): Promise<void> {
+    const { stream } = this.options;
+    const head = stream.head();
+    if (head === undefined) return;
+    const epoch = stream.epochOf(position);
+    const now = safeEpoch(stream, head);
+    if (epoch !== undefined && now !== undefined && epoch !== now)
+      throw new HttpError(409, "position: of another epoch than the stream's current one");
+    if (await this.reaches(position)) return;
+    throw new HttpError(409, "position: ahead of the stream's head (an event not sent yet)");
+  }
+
+  /** Whether this replica's head reaches `position`, waiting a moment for it when it does not yet. */
+  private async reaches(position: string): Promise<boolean> {
+    const { stream } = this.options;
+    const deadline = Date.now() + (this.options.aheadWaitMs ?? 1000);
+    for (;;) {
+      const head = stream.head();
+      if (head !== undefined && stream.compare(position, head) <= 0) return true;
+      if (Date.now() >= deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+
+  /**
+   * A new session name of the subject: 409 past ACK_MAX_SESSIONS_PER_SUBJECT (the names of
+   * sessions that expired meanwhile are dropped first). Two new names at once may pass one over;
+   * the bound is on what one subject can make the store hold, not an exact count.
+   */
+  private async checkRoomFor(session: AckSession): Promise<void> {
+    const { store, maxSessionsPerSubject: max, ttlSeconds } = this.options;
+    const indexKey = subjectIndexKey(session);
+    let names = await store.list(indexKey);
+    if (names.includes(session.name)) return;
+    if (names.length >= max) {
+      const prefix = session.key.slice(0, session.key.length - session.name.length);
+      const gone: string[] = [];
+      for (const name of names) if (!(await store.exists(prefix + name))) gone.push(name);
+      if (gone.length > 0) await store.removeItems(indexKey, gone);
+      names = names.filter((n) => !gone.includes(n));
+      if (names.length >= max)
+        throw new HttpError(
+          409,
+          `session: this subject holds ${max} ack sessions already (ACK_MAX_SESSIONS_PER_SUBJECT); reuse one`,
+        );
+    }
+    await store.append(indexKey, session.name, { ttlSeconds, maxLength: 2 * max });
+  }
+}
+
+function safeEpoch(stream: AckStream, position: string): string | undefined {
+  try {
+    return stream.epochOf(position);
+  } catch {
+    return undefined;
+  }
+}
