@@ -13,7 +13,8 @@
  * (the last acks), before the clients close. A first round (plain, ack) warms up and is not counted.
  *
  * Per phase: hub CPU per delivered event (the hub process's CPU time from the first publish to the
- * end of the phase, /proc schedstat, ÷ events × clients), ack requests per second (growth of the
+ * end of the phase, /proc schedstat, ÷ events × clients), the same of this process (the clients
+ * and the publisher: what acknowledging costs a client), ack requests per second (growth of the
  * hub's gw_ack_requests_total ÷ the phase's time; by result), end-to-end latency p50 / p99 (publish
  * → the listener, over every client and event). Printed: each phase, the medians per mode and the
  * ratios ack ÷ plain. Connect cost is not in it (an ack connect adds one store read).
@@ -43,6 +44,7 @@ type Mode = 'plain' | 'ack';
 interface PhaseResult {
   mode: Mode;
   cpuMicrosPerDelivery: number;
+  clientCpuMicrosPerDelivery: number;
   ackRequestsPerSecond: number;
   ackResults: Record<string, number>;
   p50: number;
@@ -119,8 +121,8 @@ async function connectClients(mode: Mode, phase: number, type: string, latencies
 async function publishAll(type: string): Promise<void> {
   const start = Date.now();
   for (let n = 0; n < eventCount; n++) {
-    const due = start + (n * 1000) / rate;
-    if (due > Date.now()) await sleep(due - Date.now());
+    const wait = start + (n * 1000) / rate - Date.now();
+    if (wait > 0) await sleep(wait);
     const event = {
       specversion: '1.0',
       id: `${type}-${n}`,
@@ -138,6 +140,7 @@ async function phase(mode: Mode, index: number): Promise<PhaseResult> {
   const { clients, handled } = await connectClients(mode, index, type, latencies);
   const acksBefore = await ackRequests();
   const cpuBefore = cpuNanosOf(hub.pid);
+  const clientCpuBefore = process.cpuUsage();
   const start = Date.now();
   await publishAll(type);
   await waitFor(() => handled.every((h) => h >= eventCount), {
@@ -147,12 +150,14 @@ async function phase(mode: Mode, index: number): Promise<PhaseResult> {
   });
   await sleep(settleMs);
   const cpuNanos = cpuNanosOf(hub.pid) - cpuBefore;
+  const clientCpu = process.cpuUsage(clientCpuBefore);
   const seconds = (Date.now() - start) / 1000;
   const ackResults = difference(await ackRequests(), acksBefore);
   await Promise.all(clients.map((c) => c.close()));
   const result: PhaseResult = {
     mode,
     cpuMicrosPerDelivery: cpuNanos / 1000 / (eventCount * clientCount),
+    clientCpuMicrosPerDelivery: (clientCpu.user + clientCpu.system) / (eventCount * clientCount),
     ackRequestsPerSecond: sum(ackResults) / seconds,
     ackResults,
     p50: percentile(latencies, 50),
@@ -161,6 +166,7 @@ async function phase(mode: Mode, index: number): Promise<PhaseResult> {
   };
   console.log(
     `phase ${index} ${mode}${index < 2 ? ' (warm-up)' : ''}: ${result.cpuMicrosPerDelivery.toFixed(2)} µs hub CPU per delivery, ` +
+      `${result.clientCpuMicrosPerDelivery.toFixed(2)} µs client-process CPU per delivery, ` +
       `${result.ackRequestsPerSecond.toFixed(1)} ack requests/s ${JSON.stringify(ackResults)}, ` +
       `latency p50 ${result.p50} ms p99 ${result.p99} ms, ${seconds.toFixed(1)} s, load ${loadAverage().toFixed(1)}`,
   );
@@ -184,6 +190,7 @@ try {
     median(results.filter((p) => p.mode === mode).map(pick));
   const rows: Array<[string, (p: PhaseResult) => number, number]> = [
     ['hub CPU per delivered event (µs)', (p) => p.cpuMicrosPerDelivery, 2],
+    ['client process CPU per delivered event (µs)', (p) => p.clientCpuMicrosPerDelivery, 2],
     ['ack requests per second', (p) => p.ackRequestsPerSecond, 1],
     ['end-to-end latency p50 (ms)', (p) => p.p50, 0],
     ['end-to-end latency p99 (ms)', (p) => p.p99, 0],
@@ -196,6 +203,15 @@ try {
     const ratio = plain === 0 ? '–' : `${(ack / plain).toFixed(2)}×`;
     console.log(`| ${label} | ${plain.toFixed(digits)} | ${ack.toFixed(digits)} | ${ratio} |`);
   }
+  // What one ack request costs the hub: the CPU the ack phases took beyond plain delivery's, per request.
+  const extraMicros =
+    (of('ack', (p) => p.cpuMicrosPerDelivery) - of('plain', (p) => p.cpuMicrosPerDelivery)) *
+    eventCount *
+    clientCount;
+  const acksPerPhase = of('ack', (p) => sum(p.ackResults));
+  console.log(
+    `\nhub CPU per ack request (the ack phases' extra CPU ÷ their requests): ${(extraMicros / acksPerPhase).toFixed(0)} µs`,
+  );
 } finally {
   await hub.stop();
   await bus.close();
