@@ -9,7 +9,8 @@
  *   one address in front of both, as behind a load balancer) and no event is handled twice or never;
  * - the application acknowledges late (a handler slower than ACK_TIMEOUT): the gateway redelivers,
  *   the client drops what is handled or still being handled;
- * - a listener throws once: that event is handed again after the redelivery, nothing else is.
+ * - a listener throws once: that event is handed again after the redelivery, nothing else is; also
+ *   when it is the first event of a new session (the store holds no position of it yet).
  * After each, a new event (the sentinel) shows where the session stands: a client that comes next
  * with the same session gets it and nothing before it. The transports differ between the cases.
  */
@@ -234,45 +235,59 @@ describe('acknowledged at-least-once delivery: two hub replicas, Kafka, Redis', 
     await assertSessionStartsAt(o, 5);
   });
 
-  it('a listener that throws once: that event is handed again, nothing else twice', async () => {
-    const o = {
-      url: hubs.b.publicUrl!,
-      user: 'throw-user',
-      session: 'throws',
-      type: `${run}.throw`,
-      transport: 'longpolling' as const,
-    };
-    await warmUp(o);
+  /**
+   * Events 1–5 of a session, `failing` throws the first time; then the sentinel 6. A session of
+   * which the store holds no position yet (`fresh`) must get its failed first event again too.
+   */
+  async function throwsOnce(o: ClientOptions, failing: number, fresh: boolean): Promise<void> {
+    if (!fresh) await warmUp(o);
     const app = new Application();
     let thrown = false;
     const { client } = await connect(o, (e) => {
       const n = numberOf(e);
       app.call(n);
-      if (n === 2 && !thrown) {
+      if (n === failing && !thrown) {
         thrown = true;
         throw new Error('the application failed once');
       }
       app.handle(n);
     });
     await publish(o.type, 1, 6);
-    await waitFor(() => app.has(range(1, 6)), { timeoutMs: 40_000, what: 'events 1–5 handled' });
+    await waitFor(() => app.has(range(1, 6)), {
+      timeoutMs: 40_000,
+      what: `${o.session}: events 1–5 handled`,
+    });
     await publish(o.type, 6);
-    await waitFor(() => app.has([6]), { timeoutMs: 20_000, what: 'the sentinel' });
+    await waitFor(() => app.has([6]), { timeoutMs: 20_000, what: `${o.session}: the sentinel` });
     await close(client);
     assert.deepEqual(
       [...app.calls],
-      [
-        [1, 1],
-        [2, 2],
-        [3, 1],
-        [4, 1],
-        [5, 1],
-        [6, 1],
-      ],
-      'the failed event reached the listener twice, every other once',
+      range(1, 7).map((n) => [n, n === failing ? 2 : 1]),
+      `${o.session}: the failed event reached the listener twice, every other once`,
     );
-    report('a listener threw once', range(1, 7), [app]);
+    report(`a listener threw once at event ${failing} of ${o.session}`, range(1, 7), [app]);
     await assertSessionStartsAt(o, 7);
+  }
+
+  it('a listener that throws once: that event is handed again, nothing else twice', async () => {
+    const url = hubs.b.publicUrl!;
+    await throwsOnce(
+      { url, user: 'throw-user', session: 'throws', type: `${run}.throw`, transport: 'longpolling' },
+      2,
+      false,
+    );
+    // The first event a new session is sent: nothing acknowledged yet to start again after.
+    await throwsOnce(
+      {
+        url,
+        user: 'throw-user',
+        session: 'throws-first',
+        type: `${run}.throw-first`,
+        transport: 'websocket',
+      },
+      1,
+      true,
+    );
   });
 
   it('the replica a client receives from is SIGKILLed: it comes back on the other, every event handled once', async () => {
