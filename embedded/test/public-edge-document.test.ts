@@ -19,6 +19,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { EVENTS_PATH } from '@gatehouse/publisher';
 import {
+  ACK_PATH,
   HISTORY_PATH,
   LONGPOLL_PATH,
   PRESENCE_PATH,
@@ -92,6 +93,7 @@ describe('public edge document: the routes of the services', () => {
       SSE_PATH,
       PRESENCE_PATH,
       HISTORY_PATH,
+      ACK_PATH,
       WS_PATH,
       LONGPOLL_PATH,
       subscriptionsPath,

@@ -13,6 +13,7 @@ export { TRANSPORTS } from './connections/index.ts';
 export { LONGPOLL_PATH, SOCKETIO_PATH, SSE_PATH, WS_PATH } from './transports/index.ts';
 export { answerQuery, PRESENCE_PATH, PresenceTracker } from './presence/index.ts';
 export { HISTORY_PATH } from './history/index.ts';
+export { ACK_PATH } from './acks/index.ts';
 // History pages in one process, for bench/src/history.bench.ts.
 export { readHistory } from './history/index.ts';
 export { BrokerReadSlots } from './delivery/index.ts';

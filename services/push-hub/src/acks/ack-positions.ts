@@ -66,6 +66,18 @@ export class AckPositions {
     throw new HttpError(503, 'The acknowledged position is being written by many at once; retry.');
   }
 
+  /**
+   * Gives a session that has no position yet `position` (the place its connection started at), so
+   * that its next connection starts there rather than after the client's last received event;
+   * false when it has one already. Past ACK_MAX_SESSIONS_PER_SUBJECT it throws the 409.
+   */
+  async startAt(session: AckSession, position: string): Promise<boolean> {
+    const { store, ttlSeconds } = this.options;
+    if ((await store.get(session.key)) !== undefined) return false;
+    await this.checkRoomFor(session);
+    return store.compareAndSet(session.key, undefined, position, { ttlSeconds });
+  }
+
   /** Whether `a` acknowledges more than `b`: greater within one epoch, or `b` of another epoch. */
   isAhead(a: string, b: string): boolean {
     const { stream } = this.options;
@@ -107,9 +119,9 @@ export class AckPositions {
     const { stream } = this.options;
     const head = stream.head();
     if (head === undefined) return;
-    const epoch = stream.epochOf(position);
-    const now = safeEpoch(stream, head);
-    if (epoch !== undefined && now !== undefined && epoch !== now)
+    // One without an epoch on a stream whose positions carry one is of another epoch too: read as
+    // the same, it would replace a stored one of the current epoch, moving it anywhere.
+    if (stream.epochOf(position) !== safeEpoch(stream, head))
       throw new HttpError(409, "position: of another epoch than the stream's current one");
     if (await this.reaches(position)) return;
     throw new HttpError(409, "position: ahead of the stream's head (an event not sent yet)");

@@ -8,7 +8,9 @@
  * - the acknowledged position covers the last event sent: nothing is pending;
  * - it moved past what was pending but not to the last sent: the clock starts again (the events
  *   after it are not known apart, so they get a whole ACK_TIMEOUT from now: conservative);
- * - else the connection ends.
+ * - else the connection ends. A session that never acknowledged anything is given the place its
+ *   connection started at first, so that its next connection starts there (not after the client's
+ *   last received event, which the store would otherwise leave it to).
  */
 import type { Connection } from '../connections/index.ts';
 import type { AckMetrics } from './ack-metrics.ts';
@@ -16,7 +18,7 @@ import type { AckPositions } from './ack-positions.ts';
 import type { AckSession } from './ack-session.ts';
 
 export interface AckWatchDeps {
-  positions: Pick<AckPositions, 'read' | 'covers' | 'isAhead'>;
+  positions: Pick<AckPositions, 'read' | 'covers' | 'isAhead' | 'startAt'>;
   /** Whether the hub still holds the connection. */
   holds(conn: Connection): boolean;
   /** Ends it with `gw.connection_closed` (Hub.disconnect). */
@@ -30,6 +32,8 @@ export interface AckWatchDeps {
 
 interface Watched {
   session: AckSession;
+  /** Where the connection started (its welcome's position); undefined on an empty stream. */
+  startedAt: string | undefined;
   /** The oldest event sent that is not known acknowledged, and since when it waits. */
   pending: { position: string; since: number; passed: 'at' | 'after' } | undefined;
   /** The last event sent. */
@@ -52,8 +56,8 @@ export class AckWatch {
    * Watches what the hub sends `conn` from now on: its `send` is wrapped on this one connection, so
    * the connections without an ack session pay nothing.
    */
-  track(conn: Connection, session: AckSession): void {
-    const w: Watched = { session, pending: undefined, last: undefined, checking: false };
+  track(conn: Connection, session: AckSession, startedAt: string | undefined): void {
+    const w: Watched = { session, startedAt, pending: undefined, last: undefined, checking: false };
     this.watched.set(conn, w);
     this.deps.metrics.sessionsConnected(this.watched.size);
     const send = conn.send.bind(conn);
@@ -99,7 +103,12 @@ export class AckWatch {
       if (last !== undefined && this.deps.positions.covers(acked, last)) w.pending = undefined;
       else if (acked !== undefined && this.passed(acked, pending))
         w.pending = { position: acked, since: this.now(), passed: 'after' };
-      else this.redeliver(conn);
+      else {
+        if (acked === undefined && w.startedAt !== undefined)
+          // Refused (the subject's sessions at their bound): it is ended all the same.
+          await this.deps.positions.startAt(w.session, w.startedAt).catch(this.deps.onError);
+        this.redeliver(conn);
+      }
     } catch (err) {
       // The store down: the connection stays (it can do nothing better); looked at again next tick.
       this.deps.onError(err);

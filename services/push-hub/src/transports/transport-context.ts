@@ -55,10 +55,10 @@ export function addAdmitted(
   start: { rewind?: number | undefined; latest?: boolean | undefined } = {},
 ): void {
   const { ack } = admitted;
-  // Watched before it is added: what the hub sends while adding it (a resume) is pending too.
-  if (ack) ctx.acks?.track(conn, ack.session);
   // An acknowledged position is where it starts, whatever else the request asked for.
   const acked = ack?.position;
+  // Watched before it is added: what the hub sends while adding it (a resume) is pending too.
+  if (ack) ctx.acks?.track(conn, ack.session, acked ?? resumeFrom ?? ctx.hub.ring.place);
   ctx.hub.add(
     conn,
     admitted.subscriptions,
