@@ -1,7 +1,7 @@
 /**
  * Property-based fuzzing of the public edge (fast-check) against the embedded gateway: the push hub's
  * connects (SSE, WebSocket upgrade, long-poll query strings and cookies, a live long-poll
- * connection's cursor cookies), history queries (`GET /_gw/v1/history`), `POST /_gw/v1/events` and
+ * connection's cursor cookies), history queries (`GET /_gw/v1/history`), acknowledgements (`POST /_gw/v1/ack`), `POST /_gw/v1/events` and
  * `PUT /_gw/v1/connection/{transport}/{token}/subscriptions`, sent as raw bytes over TCP so that
  * anything goes: oversized headers, bad JSON, bad JWTs (forged, `alg: none`, random claims, junk),
  * invalid UTF-8 (raw, percent-encoded, and inside JSON strings), control characters, deeply nested
@@ -47,6 +47,8 @@ const seed = Number(process.env['FUZZ_SEED'] ?? Date.now() % 2 ** 31);
 const secret = randomBytes(32).toString('hex');
 /** A token SUBMISSION_CHECK=jwt_validation lets through (JWT_REQUIRE_EXP asks for an exp). */
 const validJwt = signJwt(withExpiry({ jti: 'fuzz' }), { alg: 'HS256', key: secret });
+/** One with a subject, which an acknowledgement needs. */
+const subjectJwt = signJwt(withExpiry({ jti: 'fuzz-ack', sub: 'fuzz' }), { alg: 'HS256', key: secret });
 const maxHeaderValue = 16384;
 const longPollTtlMs = 2000;
 const heapTolerance = 8 * 2 ** 20;
@@ -80,6 +82,7 @@ const allowed = {
   events: documentedStatuses('/_gw/v1/events'),
   subscriptions: documentedStatuses('/_gw/v1/connection/{transport}/{connectionToken}/subscriptions'),
   history: documentedStatuses('/_gw/v1/history'),
+  ack: documentedStatuses('/_gw/v1/ack'),
 } as const;
 type Endpoint = keyof typeof allowed;
 
@@ -667,6 +670,44 @@ describe('public edge: property-based fuzzing', () => {
     },
   );
 
+  /**
+   * Acknowledgements: hostile JSON, session names and positions (the stream's own, numbers, long
+   * and odd texts), with the subject's JWT or a hostile one, any content type.
+   */
+  const acks = fc.asyncProperty(
+    method('POST'),
+    fc.array(
+      fc.oneof(
+        fc
+          .constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain', '')
+          .map((v): [string, string] => ['content-type', v]),
+        jwt.map((t): [string, string] => ['authorization', `Bearer ${t}`]),
+        fc.constant<[string, string]>(['authorization', `Bearer ${subjectJwt}`]),
+        commonHeader,
+      ),
+      { maxLength: 5 },
+    ),
+    fc.oneof(
+      fc
+        .record({
+          session: fc.oneof(
+            fc.constantFrom('inbox', 'a.b~c-d_e'),
+            fc.string({ maxLength: 80 }),
+            fc.jsonValue(),
+          ),
+          position: fc.oneof(
+            fc.nat({ max: 10_000 }).map(String),
+            fc.string({ maxLength: 300 }),
+            fc.jsonValue({ maxDepth: 2 }),
+          ),
+        })
+        .map((b) => Buffer.from(JSON.stringify(b))),
+      jsonText.map((t) => Buffer.from(t)),
+      fc.uint8Array({ maxLength: 2048 }).map((a) => Buffer.from(a)),
+    ),
+    (m, extra, body) => check(port, 'ack', { method: m, target: '/_gw/v1/ack', headers: extra, body }),
+  );
+
   /** Each property as a runner, so that properties of different shapes sit in one list. */
   /** History queries: the same hostile query strings, at the history path. */
   const history = fc.asyncProperty(method('GET'), queryString, headers, (m, query, extra) =>
@@ -687,6 +728,7 @@ describe('public edge: property-based fuzzing', () => {
     'hostile JSON events': runner(structuredEvents),
     'hostile subscription changes': runner(hostileChanges),
     history: runner(history),
+    ack: runner(acks),
   });
 
   async function runAll(numRuns: number, seedOffset: number): Promise<void> {

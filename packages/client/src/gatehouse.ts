@@ -682,7 +682,8 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
       this.connectionToken = data.connection_token;
       this.previousConnectionToken = data.connection_token;
       this.welcome = data.data;
-      this.ackWelcome((data as { ack?: { timeoutMs?: unknown; position?: unknown } }).ack);
+      const timeoutMs = (data as { ack?: { timeoutMs?: unknown } }).ack?.timeoutMs;
+      if (this.acker && typeof timeoutMs === 'number' && timeoutMs > 0) this.acker.timeoutMs = timeoutMs;
       this.wakeTokenWaiters();
       this.scheduleRenewal();
       if (data.data !== undefined) this.emit('welcome', data.data);
@@ -697,19 +698,6 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
         kind: event.type === 'gw.presence.joined' ? 'joined' : 'left',
         ...(event.data as Omit<PresenceChange, 'kind'>),
       });
-  }
-
-  /**
-   * The ack session as the welcome tells it. One the gateway holds no position of yet starts at
-   * this connection's position (the welcome's), acknowledged at once: else a failure before the
-   * first acknowledgement would come again from nowhere (the gateway resumes an empty session from
-   * the client's last position, past the failed event). Not under a rewind, which starts before it.
-   */
-  private ackWelcome(ack: { timeoutMs?: unknown; position?: unknown } | undefined): void {
-    if (!this.acker || !ack) return;
-    if (typeof ack.timeoutMs === 'number' && ack.timeoutMs > 0) this.acker.timeoutMs = ack.timeoutMs;
-    if (ack.position === null && this.position !== undefined && !this.options.rewind && !this.options.latest)
-      this.reached(this.position);
   }
 
   /**
