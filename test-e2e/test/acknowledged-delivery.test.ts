@@ -186,7 +186,7 @@ describe('acknowledged at-least-once delivery: two hub replicas, Kafka, Redis', 
     await closing;
 
     const second = new Application();
-    const other = { ...o, url: hubs.b.publicUrl!, transport: 'sse' as const };
+    const other = { ...o, url: hubs.b.publicUrl!, transport: 'longpolling' as const };
     const { client: next } = await connect(other, (e) => second.handle(numberOf(e)));
     await waitFor(() => second.has(range(k, n)), { timeoutMs: 20_000, what: 'the other events' });
     await publish(o.type, n);
@@ -253,8 +253,9 @@ describe('acknowledged at-least-once delivery: two hub replicas, Kafka, Redis', 
       app.handle(n);
     });
     await publish(o.type, 1, 6);
+    // ACK_TIMEOUT 2 s, the clock started again once (event 1 acknowledged), the 1 s tick: about 6 s.
     await waitFor(() => app.has(range(1, 6)), {
-      timeoutMs: 40_000,
+      timeoutMs: 15_000,
       what: `${o.session}: events 1–5 handled`,
     });
     await publish(o.type, 6);
@@ -272,7 +273,7 @@ describe('acknowledged at-least-once delivery: two hub replicas, Kafka, Redis', 
   it('a listener that throws once: that event is handed again, nothing else twice', async () => {
     const url = hubs.b.publicUrl!;
     await throwsOnce(
-      { url, user: 'throw-user', session: 'throws', type: `${run}.throw`, transport: 'longpolling' },
+      { url, user: 'throw-user', session: 'throws', type: `${run}.throw`, transport: 'sse' },
       2,
       false,
     );
@@ -289,6 +290,23 @@ describe('acknowledged at-least-once delivery: two hub replicas, Kafka, Redis', 
       true,
     );
   });
+
+  it(
+    'long-polling: a listener that throws once gets its event again',
+    { todo: 'the hub does not watch long-poll connections for redelivery yet (push-hub README)' },
+    () =>
+      throwsOnce(
+        {
+          url: hubs.b.publicUrl!,
+          user: 'throw-user',
+          session: 'throws-lp',
+          type: `${run}.throw-lp`,
+          transport: 'longpolling',
+        },
+        2,
+        false,
+      ),
+  );
 
   it('the replica a client receives from is SIGKILLed: it comes back on the other, every event handled once', async () => {
     const o = {
