@@ -141,27 +141,30 @@ export class AckPositions {
 
   /**
    * A new session name of the subject: 409 past ACK_MAX_SESSIONS_PER_SUBJECT (the names of
-   * sessions that expired meanwhile are dropped first). Two new names at once may pass one over;
-   * the bound is on what one subject can make the store hold, not an exact count.
+   * sessions that expired meanwhile are dropped first). Concurrent first acks of one name each add
+   * it: the copies are removed again, so the list counts names, and a burst of one name never
+   * pushes the others out of it. Two new names at once may pass the bound by one.
    */
   private async checkRoomFor(session: AckSession): Promise<void> {
     const { store, maxSessionsPerSubject: max, ttlSeconds } = this.options;
     const indexKey = subjectIndexKey(session);
-    let names = await store.list(indexKey);
-    if (names.includes(session.name)) return;
-    if (names.length >= max) {
+    let names = new Set(await store.list(indexKey));
+    if (names.has(session.name)) return;
+    if (names.size >= max) {
       const prefix = session.key.slice(0, session.key.length - session.name.length);
       const gone: string[] = [];
       for (const name of names) if (!(await store.exists(prefix + name))) gone.push(name);
       if (gone.length > 0) await store.removeItems(indexKey, gone);
-      names = names.filter((n) => !gone.includes(n));
-      if (names.length >= max)
+      names = new Set([...names].filter((n) => !gone.includes(n)));
+      if (names.size >= max)
         throw new HttpError(
           409,
           `session: this subject holds ${max} ack sessions already (ACK_MAX_SESSIONS_PER_SUBJECT); reuse one`,
         );
     }
     await store.append(indexKey, session.name, { ttlSeconds, maxLength: 2 * max });
+    const copies = (await store.list(indexKey)).filter((n) => n === session.name).length;
+    if (copies > 1) await store.removeItems(indexKey, Array(copies - 1).fill(session.name));
   }
 }
 
