@@ -250,8 +250,8 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     holds: (conn) => hub.get(conn.id) === conn || longpoll.holdsAck(conn),
     disconnect: (conn, reason, reconnect) => {
       const held = hub.get(conn.id);
-      if (held === conn) return hub.disconnect(held, reason, reconnect);
-      longpoll.disconnect(conn.id, reason, reconnect).catch(ackWatchError);
+      if (held === conn) hub.disconnect(held, reason, reconnect);
+      else longpoll.disconnect(conn.id, reason, reconnect).catch(ackWatchError);
     },
     timeoutMs: config.ACK_TIMEOUT,
     metrics: ackMetrics,
