@@ -242,20 +242,15 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     ttlSeconds: Math.ceil(config.ACK_SESSION_TTL / 1000),
     maxSessionsPerSubject: config.ACK_MAX_SESSIONS_PER_SUBJECT,
   });
-  const ackWatchError = onceEvery(10_000, (err, missed) =>
-    logger.warn({ err, missed }, 'acknowledged position not read (store unavailable?)'),
-  );
   const ackWatch = new AckWatch({
     positions: ackPositions,
-    holds: (conn) => hub.get(conn.id) === conn || longpoll.holdsAck(conn),
-    disconnect: (conn, reason, reconnect) => {
-      const held = hub.get(conn.id);
-      if (held === conn) hub.disconnect(held, reason, reconnect);
-      else longpoll.disconnect(conn.id, reason, reconnect).catch(ackWatchError);
-    },
+    holds: (conn) => hub.get(conn.id) === conn,
+    disconnect: (conn, reason, reconnect) => hub.disconnect(conn, reason, reconnect),
     timeoutMs: config.ACK_TIMEOUT,
     metrics: ackMetrics,
-    onError: (err) => ackWatchError(err),
+    onError: onceEvery(10_000, (err, missed) =>
+      logger.warn({ err, missed }, 'acknowledged position not read (store unavailable?)'),
+    ),
   });
   const gate = createConnectionGate({
     ackStart: createAckStart(ackPositions, config.ACK_TIMEOUT),

@@ -17,15 +17,12 @@ import type { AckMetrics } from './ack-metrics.ts';
 import type { AckPositions } from './ack-positions.ts';
 import type { AckSession } from './ack-session.ts';
 
-/** What is watched: a connection the hub holds, or a long-poll connection's stand-in (its answers' cursors). */
-export type AckWatched = Pick<Connection, 'id' | 'send'>;
-
 export interface AckWatchDeps {
   positions: Pick<AckPositions, 'read' | 'covers' | 'isAhead' | 'startAt'>;
   /** Whether the hub still holds the connection. */
-  holds(conn: AckWatched): boolean;
+  holds(conn: Connection): boolean;
   /** Ends it with `gw.connection_closed` (Hub.disconnect). */
-  disconnect(conn: AckWatched, reason: string, reconnect: boolean): void;
+  disconnect(conn: Connection, reason: string, reconnect: boolean): void;
   /** ACK_TIMEOUT in ms. */
   timeoutMs: number;
   metrics: AckMetrics;
@@ -46,7 +43,7 @@ interface Watched {
 
 export class AckWatch {
   private readonly deps: AckWatchDeps;
-  private readonly watched = new Map<AckWatched, Watched>();
+  private readonly watched = new Map<Connection, Watched>();
   private readonly timer: NodeJS.Timeout;
 
   constructor(deps: AckWatchDeps) {
@@ -59,7 +56,7 @@ export class AckWatch {
    * Watches what the hub sends `conn` from now on: its `send` is wrapped on this one connection, so
    * the connections without an ack session pay nothing.
    */
-  track(conn: AckWatched, session: AckSession, startedAt: string | undefined): void {
+  track(conn: Connection, session: AckSession, startedAt: string | undefined): void {
     const w: Watched = { session, startedAt, pending: undefined, last: undefined, checking: false };
     this.watched.set(conn, w);
     this.deps.metrics.sessionsConnected(this.watched.size);
@@ -97,7 +94,7 @@ export class AckWatch {
     this.deps.metrics.sessionsConnected(this.watched.size);
   }
 
-  private async check(conn: AckWatched, w: Watched): Promise<void> {
+  private async check(conn: Connection, w: Watched): Promise<void> {
     w.checking = true;
     try {
       const acked = await this.deps.positions.read(w.session);
@@ -127,7 +124,7 @@ export class AckWatch {
       : positions.isAhead(acked, pending.position);
   }
 
-  private redeliver(conn: AckWatched): void {
+  private redeliver(conn: Connection): void {
     this.watched.delete(conn);
     this.deps.metrics.redelivered();
     this.deps.disconnect(conn, 'ack_timeout', true);

@@ -5,4 +5,4 @@ export { AckMetrics } from './ack-metrics.ts';
 export { AckPositions, type AckStream } from './ack-positions.ts';
 export { type AckSession, ackSessionNameProblem } from './ack-session.ts';
 export { type AckStart, type AckWelcome, createAckStart, type ReadAckStart, welcomeOf } from './ack-start.ts';
-export { AckWatch, type AckWatched } from './ack-watch.ts';
+export { AckWatch } from './ack-watch.ts';

@@ -43,7 +43,7 @@
  *   answer names its connection (`Gatehouse-Connection-Token`) and, when it carries private events,
  *   what to acknowledge (`Gatehouse-Last-Private-Event-Id`), both readable across origins.
  */
-import { type AckSession, type AckWatched, welcomeOf } from '../acks/index.ts';
+import { welcomeOf } from '../acks/index.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { requestPath, sendText, sendUnavailable, unavailabilityOf } from '@gatehouse/service-kit';
@@ -142,18 +142,6 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
   const ends = opts.lifecycle && new LongPollEnds(opts.store, opts.lifecycleTtlSeconds ?? 25 * 3600);
   const { ring } = ctx.hub;
   let draining = false;
-  /**
-   * The ack-session connections made here, watched for redelivery as the hub's are: a stand-in per
-   * connection is told each answer's cursor (an answer's events carry no positions of their own);
-   * the watch ends one through `disconnect`, which its next poll answers.
-   */
-  const ackWatched = new Map<string, AckWatched>();
-  function watchAcks(id: string, session: AckSession, startedAt: string): void {
-    if (!ctx.acks) return;
-    const standIn: AckWatched = { id, send: () => true };
-    ackWatched.set(id, standIn);
-    ctx.acks.track(standIn, session, startedAt);
-  }
 
   /**
    * A new connection. A client whose connection is gone (token expired, record forgotten) still has
@@ -192,7 +180,6 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       sessionId: resolved.sessionId,
       cursor,
       connectedAt: Date.now(),
-      ...(acked !== undefined && { ackStart: { at: acked, named: request.resumeFrom } }),
       ...(resolved.sessionExpiresAt !== undefined && { expiresAt: resolved.sessionExpiresAt }),
       ...(resolved.user !== undefined && { user: resolved.user }),
       ...(resolved.grantedSubscriptions !== undefined && {
@@ -204,7 +191,6 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     sightings.saw(id, record, resolved.clientAddress);
     opts.lifecycle?.opened(snapshotOf(id, record));
     const ack = resolved.ack && welcomeOf(resolved.ack);
-    if (resolved.ack) watchAcks(id, resolved.ack.session, cursor);
     await records.enqueue(id, connectionCreated(token, resolved.welcomeData, undefined, ack));
     await records.subscriptionsChanged(id);
     const body = JSON.stringify('ok');
@@ -353,7 +339,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     found: LongPollRecord,
     named: PollState,
   ) {
-    let cursor = cursorOf(named, found);
+    let cursor = named.cursor || found.cursor;
     const acknowledged = named.acknowledged;
     const closed = new AbortController();
     // A reason of our own: without one, abort() makes a DOMException (a stack trace) per poll.
@@ -404,7 +390,6 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
         const stream = taken.events;
         const own = slice.resync ? [resyncRequired(cursor, slice.resync).json] : [];
         cursor = taken.cursor;
-        if (stream.length > 0) ackWatched.get(id)?.send({ type: 'answer', json: '', position: cursor });
         const waitMs = deadline - Date.now();
         if (privateEvents.length > 0 || own.length > 0 || stream.length > 0 || waitMs <= 0 || draining)
           return answer(res, id, token, rec.expiresAt, cursor, privateEvents, own, stream);
@@ -598,7 +583,6 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
         if (change.kind !== 'delete' && change.kind !== 'expire') return;
         const id = change.key.slice(recordPrefix.length);
         sightings.forget(id);
-        ackWatched.delete(id);
         if (change.kind === 'expire' && ends)
           expired(id).catch((err: unknown) =>
             ctx.logger.warn({ err, id }, 'lifecycle event of an expired long-poll connection not made'),
@@ -634,8 +618,6 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       await records.enqueue(id, connectionClosed(reason, reconnect));
       return true;
     },
-    /** Whether `conn` is the stand-in of an ack-session connection made here that is not forgotten. */
-    holdsAck: (conn: AckWatched) => ackWatched.get(conn.id) === conn,
     /** A connection's subscriptions changed (its record saved): told, and kept for its closed event. */
     async subscriptionsChanged(id: string, rec: LongPollRecord, cause: ChangeCause): Promise<void> {
       if (!opts.lifecycle) return;
@@ -646,17 +628,6 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     waiters,
     records,
   };
-}
-
-/**
- * Where a poll reads from: the position it names (the client's, so any replica can serve it), else
- * the record's; but an ack-session connection's first polls name the position its client connected
- * with, which the acknowledged one replaced (the unacknowledged events after it come again).
- */
-function cursorOf(named: PollState, rec: LongPollRecord): string {
-  const start = rec.ackStart;
-  if (start !== undefined && (named.cursor || undefined) === start.named) return start.at;
-  return named.cursor || rec.cursor;
 }
 
 /** The connection a poll names, its cursor and what it acknowledges: the query's, else the cookies'. */
