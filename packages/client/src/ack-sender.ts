@@ -15,6 +15,8 @@ export class AckSender {
   private readonly session: string;
   private readonly acks: AckPosition;
   private readonly token: () => string | undefined;
+  /** The gateway refused the acknowledgement for good (400, 409: a session over its subject's bound, a position of an old epoch). */
+  private readonly refused: (status: number, message: string) => void;
   /** The last position the gateway took (or refused for good). */
   private taken: string | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -23,11 +25,18 @@ export class AckSender {
   /** The client closed: the last send is made, nothing is tried again after it. */
   private over = false;
 
-  constructor(url: string, session: string, acks: AckPosition, token: () => string | undefined) {
+  constructor(
+    url: string,
+    session: string,
+    acks: AckPosition,
+    token: () => string | undefined,
+    refused: (status: number, message: string) => void,
+  ) {
     this.url = url;
     this.session = session;
     this.acks = acks;
     this.token = token;
+    this.refused = refused;
   }
 
   /** Sends within `ms`, or sooner when a send is due sooner already. */
@@ -65,10 +74,15 @@ export class AckSender {
       body: JSON.stringify({ session: this.session, position }),
       keepalive,
     }).catch(() => undefined);
-    res?.body?.cancel().catch(() => {});
-    // 400 and 409 (a position of an older epoch, after a resync) would come again: given up.
-    if (res !== undefined && (res.status < 300 || res.status === 400 || res.status === 409))
+    const status = res?.status ?? 0;
+    const text = await res?.text().catch(() => '');
+    // The network, an expired JWT, the rate limit, the gateway's outage: later. Other refusals would
+    // come again: given up, and told.
+    if (status === 0 || status === 401 || status === 429 || status > 499)
+      this.within(retryAfterMs(res?.headers.get('retry-after') ?? null) ?? this.timeoutMs / 3);
+    else {
       this.taken = position;
-    else this.within(retryAfterMs(res?.headers.get('retry-after') ?? null) ?? this.timeoutMs / 3);
+      if (status > 299) this.refused(status, text ?? '');
+    }
   }
 }

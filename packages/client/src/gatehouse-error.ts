@@ -3,8 +3,11 @@
  * - `listener_failed`: a listener of the client threw; the error is its `cause`. The event was
  *   delivered all the same (the other listeners got it, the position moved on), as a browser's
  *   EventTarget goes on past a listener that throws.
+ * - `ack_refused`: the gateway refused an acknowledgement for good (the message says its status
+ *   and why: a session beyond its subject's ACK_MAX_SESSIONS_PER_SUBJECT, a position of an older
+ *   epoch): what it did not take comes again.
  */
-export type GatehouseErrorCode = 'listener_failed';
+export type GatehouseErrorCode = 'listener_failed' | 'ack_refused';
 
 export class GatehouseError extends Error {
   readonly code: GatehouseErrorCode;

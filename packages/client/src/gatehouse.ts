@@ -268,14 +268,14 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
     if (typeof options.token === 'string') this.token = options.token;
     if (options.ack) {
       if (!options.token) throw new TypeError('Gatehouse: ack needs a token');
-      if (!/^[\w.~-]{1,64}$/.test(options.ack.session))
-        throw new TypeError(`Gatehouse: '${options.ack.session}' is no ack session name`);
       this.acks = new AckPosition();
       this.acker = new AckSender(
         `${new URL('/_gw/v1/ack', this.base)}`,
         options.ack.session,
         this.acks,
         () => this.token,
+        (status, text) =>
+          this.report(new GatehouseError('ack_refused', `Gatehouse: ack refused: ${status} ${text}`)),
       );
       browserWindow()?.addEventListener('pagehide', this.pagehide);
     }
@@ -321,7 +321,13 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
     const error = new GatehouseError('listener_failed', `Gatehouse: a listener of '${name}' threw`, {
       cause: err,
     });
-    if (name !== 'error' && this.listens('error')) this.emit('error', error);
+    if (name === 'error') console.error(error);
+    else this.report(error);
+  }
+
+  /** An `error` event, or the console when nobody listens for those. */
+  private report(error: GatehouseError): void {
+    if (this.listens('error')) this.emit('error', error);
     else console.error(error);
   }
 

@@ -187,14 +187,46 @@ describe('Gatehouse with acknowledged delivery', () => {
     assert.deepEqual(again.ns, [8002]);
   });
 
-  it('needs a token and an ack session name the gateway takes', () => {
+  it('needs a token', () => {
     assert.throws(() => new Gatehouse('http://127.0.0.1:1', { ack: { session: 'inbox' } }), {
       name: 'TypeError',
       message: /ack needs a token/,
     });
-    assert.throws(
-      () => new Gatehouse('http://127.0.0.1:1', { token: jwt({ sub: 'u' }), ack: { session: 'in box' } }),
-      { name: 'TypeError', message: /'in box' is no ack session name/ },
+  });
+
+  it("ends with the gateway's 400 for a session name it does not take", async () => {
+    const gw = client('sse', 'bad-name', { session: 'in box' });
+    await waitFor(() => gw.state.state === 'closed', { timeoutMs: 20_000, what: 'closed' });
+    assert.equal((gw.state as { status?: number }).status, 400);
+    assert.match((gw.state as { reason: string }).reason, /ackSession/);
+  });
+});
+
+describe('Gatehouse with an ack session the gateway refuses', () => {
+  const gateway = useGatewayFixture({
+    SUBSCRIPTION_CHECK: 'jwt_validation',
+    ACK_MAX_SESSIONS_PER_SUBJECT: '1',
+  });
+
+  it("says so with an 'ack_refused' error, the gateway's status and reason in its message", async () => {
+    const token = jwt({ sub: 'many-sessions' });
+    const open = async (session: string, n: number) => {
+      const gw = gateway.client({ subscriptions, transports: ['sse'], token, ack: { session } });
+      const errors: GatehouseError[] = [];
+      gw.on('error', (err) => errors.push(err));
+      const got = record(gw);
+      await connected(gw);
+      await gateway.fx.publish(n);
+      await waitFor(() => got.ns.includes(n), { timeoutMs: 20_000, what: `event ${n}` });
+      await gw.close();
+      return errors;
+    };
+    assert.deepEqual(await open('one', 9001), [], 'the first session is taken');
+    const errors = await open('two', 9002);
+    assert.deepEqual(
+      errors.map((e) => e.code),
+      ['ack_refused'],
     );
+    assert.match(errors[0]!.message, /409 .*ACK_MAX_SESSIONS_PER_SUBJECT|409 .*sessions/);
   });
 });

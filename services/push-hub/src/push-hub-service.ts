@@ -69,7 +69,14 @@ import { createConsoleFiles, createDashboard, createTestEvent } from './console/
 import { HubMetrics } from './metrics/index.ts';
 import { createPresence, withPresenceExtractors } from './presence/index.ts';
 import { createHistoryApi } from './history/index.ts';
-import { AckMetrics, AckPositions, AckWatch, createAckEndpoint, createAckStart } from './acks/index.ts';
+import {
+  AckMetrics,
+  AckPositions,
+  AckWatch,
+  createAckEndpoint,
+  createAckStart,
+  LongPollAcks,
+} from './acks/index.ts';
 import { createLifecycleEvents, type LifecycleEvents } from './lifecycle/index.ts';
 
 import {
@@ -304,6 +311,12 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     sessionTtlSeconds: longPollSessionTtlSeconds(config),
     maxQueued: config.LONGPOLL_QUEUE_SIZE,
     maxResponseBytes: config.LONGPOLL_MAX_RESPONSE_BYTES,
+    acks: new LongPollAcks({
+      positions: ackPositions,
+      timeoutMs: config.ACK_TIMEOUT,
+      metrics: ackMetrics,
+      onError: (err) => logger.warn({ err }, 'ack session not given its start (store unavailable?)'),
+    }),
     lifecycle,
     // A record lives at most a connection token's life, then its session TTL and a touch period.
     lifecycleTtlSeconds:

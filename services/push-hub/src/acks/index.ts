@@ -6,3 +6,4 @@ export { AckPositions, type AckStream } from './ack-positions.ts';
 export { type AckSession, ackSessionNameProblem } from './ack-session.ts';
 export { type AckStart, type AckWelcome, createAckStart, type ReadAckStart, welcomeOf } from './ack-start.ts';
 export { AckWatch } from './ack-watch.ts';
+export { type LongPollAck, LongPollAcks } from './longpoll-acks.ts';

@@ -10,6 +10,7 @@
  * as one, the last, since only the list in force is of use to the client. So a connection costs one
  * list in the store however often it changes (200 changes queued used to keep 200 copies).
  */
+import type { LongPollAck } from '../acks/index.ts';
 import type { Store } from '@gatehouse/store';
 import { type OutgoingEvent, subscriptionsChanged } from '../connections/index.ts';
 import type { Subscription } from '../subscriptions/index.ts';
@@ -29,6 +30,8 @@ export interface LongPollRecord {
   connectedAt?: number;
   /** The subscriptions the connect hook gave it: a client's own change keeps them. */
   grantedSubscriptions?: Subscription[];
+  /** Its ack session (`ackSession`), and what was sent that is not known acknowledged. */
+  ack?: LongPollAck;
 }
 
 /** A queued private event: its CloudEvent JSON and id. */

@@ -43,7 +43,7 @@
  *   answer names its connection (`Gatehouse-Connection-Token`) and, when it carries private events,
  *   what to acknowledge (`Gatehouse-Last-Private-Event-Id`), both readable across origins.
  */
-import { welcomeOf } from '../acks/index.ts';
+import { type LongPollAcks, welcomeOf } from '../acks/index.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { requestPath, sendText, sendUnavailable, unavailabilityOf } from '@gatehouse/service-kit';
@@ -114,6 +114,8 @@ export interface LongPollOptions {
   lifecycle?: ConnectionLifecycle | undefined;
   /** How long what a closed event needs is kept at most: longer than a record can live. */
   lifecycleTtlSeconds?: number;
+  /** Redelivery for connections with an ack session (acks/longpoll-acks.ts). */
+  acks?: LongPollAcks | undefined;
 }
 
 /** The stream events after a cursor, not yet filtered, and the cursor after them. */
@@ -185,6 +187,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       ...(resolved.grantedSubscriptions !== undefined && {
         grantedSubscriptions: resolved.grantedSubscriptions,
       }),
+      ...(resolved.ack && opts.acks && { ack: opts.acks.opened(resolved.ack, cursor) }),
     };
     await records.save(id, record);
     await ends?.remember({ ...snapshotOf(id, record), expiresAt: record.expiresAt });
@@ -374,6 +377,8 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       const [killed, queued] = await Promise.all([blacklisted(rec), pending(acknowledged)]);
       if (killed) return answerKilled(res, id, rec.sessionId!);
       let privateEvents = queued;
+      // Its events not acknowledged within ACK_TIMEOUT: it ends as an operator's disconnect does.
+      if (await ackTimedOut(id, rec, cursor)) privateEvents = await pending(acknowledged);
       for (;;) {
         const closing = privateEvents.findIndex(isConnectionClosed);
         if (closing >= 0) return answerClosed(res, id, privateEvents.slice(0, closing + 1));
@@ -389,6 +394,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
         const taken = takeMatching(slice, wantedBy(rec.subscriptions), room);
         const stream = taken.events;
         const own = slice.resync ? [resyncRequired(cursor, slice.resync).json] : [];
+        if (stream.length > 0) await ackSent(id, rec, cursor);
         cursor = taken.cursor;
         const waitMs = deadline - Date.now();
         if (privateEvents.length > 0 || own.length > 0 || stream.length > 0 || waitMs <= 0 || draining)
@@ -401,6 +407,27 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     } finally {
       armed.disarm();
     }
+  }
+
+  /**
+   * An ack-session connection whose events were not acknowledged in time: `gw.connection_closed`
+   * queued for it (true); an ack state that changed saved. Nothing for the others.
+   */
+  async function ackTimedOut(id: string, rec: LongPollRecord, cursor: string): Promise<boolean> {
+    if (!rec.ack || !opts.acks) return false;
+    const checked = await opts.acks.check(rec.ack, cursor);
+    if (checked.end) {
+      await records.enqueue(id, connectionClosed('ack_timeout', true));
+      return true;
+    }
+    if (checked.next) await records.save(id, { ...rec, ack: checked.next });
+    return false;
+  }
+
+  /** Stream events after `from` go out on an ack-session connection: its clock starts, unless it runs. */
+  async function ackSent(id: string, rec: LongPollRecord, from: string): Promise<void> {
+    const next = rec.ack && opts.acks?.sent(rec.ack, from);
+    if (next) await records.save(id, { ...rec, ack: next });
   }
 
   /** Whether subscriptions want a stream event; the type first: an unread event of a type they do not want stays unread. */

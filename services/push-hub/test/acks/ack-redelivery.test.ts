@@ -3,13 +3,15 @@
  * whose events are not acknowledged in time is ended with `gw.connection_closed`
  * `{"reason":"ack_timeout","reconnect":true}`, and its next connection (sending its last received
  * event as Last-Event-ID, as EventSource does) gets the unacknowledged events again; one whose
- * events were acknowledged is left alone; connections without a session are not looked at.
+ * events were acknowledged is left alone; connections without a session are not looked at. A
+ * long-poll connection, whose state is in the store, is ended at a poll after ACK_TIMEOUT and its
+ * next poll (a new connection) gets the events again.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { MemoryBus } from '@gatehouse/bus';
 import { MemoryStore } from '@gatehouse/store';
-import { openSse, waitFor } from '@gatehouse/testkit';
+import { LongPollClient, openSse, waitFor } from '@gatehouse/testkit';
 import { type HubFixture, startHubFixture, subs } from '../hub-fixture.ts';
 
 const greetings = subs([{ eventType: 'greeting', oneOf: [] }]);
@@ -23,7 +25,10 @@ describe('redelivery of what an ack session did not acknowledge within ACK_TIMEO
   let b: HubFixture;
 
   before(async () => {
-    a = await startHubFixture({ REPLICA_ID: 'a', ACK_TIMEOUT: '1s' }, { bus, store });
+    a = await startHubFixture(
+      { REPLICA_ID: 'a', ACK_TIMEOUT: '1s', LONGPOLL_TIMEOUT: '300ms' },
+      { bus, store },
+    );
     b = await startHubFixture({ REPLICA_ID: 'b', ACK_TIMEOUT: '1s' }, { bus, store });
   });
   after(async () => {
@@ -75,5 +80,28 @@ describe('redelivery of what an ack session did not acknowledge within ACK_TIMEO
     assert.equal(prompt.events('gw.connection_closed').length, 0, 'the acknowledging one is left alone');
     assert.equal(plain.events('gw.connection_closed').length, 0, 'one without a session is not looked at');
     for (const c of [prompt, plain, again]) c.close();
+  });
+
+  it('ends a long-poll connection that did not acknowledge at a poll, and its next poll gets the events again', async () => {
+    const jwt = a.jwt({ sub: 'redelivery-lp', iss: 'tests' });
+    const query = `?subscriptions=${greetings}&jwt=${jwt}&ackSession=lp`;
+    const lp = new LongPollClient(a.url);
+    assert.equal((await lp.get(query)).status, 200);
+    for (let n = 0; n < 3; n++) await a.publish('greeting', { name: 'x', n });
+    const received: Array<Record<string, unknown>> = [];
+    let closed: Record<string, unknown> | undefined;
+    // Polls (through either replica: the connection is in the store) until the hub ends it.
+    for (let i = 0; i < 40 && !closed; i++) {
+      const answer = await lp.get(query);
+      assert.equal(answer.status, 200, answer.text);
+      const events = (answer.body as { events: Array<Record<string, unknown>> }).events;
+      received.push(...events);
+      closed = events.find((e) => e['type'] === 'gw.connection_closed');
+    }
+    assert.deepEqual(numbers(received), [0, 1, 2]);
+    assert.deepEqual(closed?.['data'], { reason: 'ack_timeout', reconnect: true });
+    assert.equal((await lp.get(query)).status, 200, 'the next poll makes a new connection');
+    const again = await lp.get(query);
+    assert.deepEqual(numbers((again.body as { events: Array<Record<string, unknown>> }).events), [0, 1, 2]);
   });
 });
