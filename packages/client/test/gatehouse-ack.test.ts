@@ -59,12 +59,7 @@ describe('Gatehouse with acknowledged delivery', () => {
   for (const transport of transports) {
     // Over SSE the listener's promise rejects; elsewhere it throws.
     const how = transport === 'sse' ? 'rejected' : 'threw';
-    // The hub does not watch long-poll connections for redelivery yet (services/push-hub/README.md,
-    // "Acknowledged delivery"): skipped until it does.
-    const skip = transport === 'longpolling' && 'the hub does not redeliver over long polling yet';
-    it(`${transport}: an event whose listener ${how} comes again after ACK_TIMEOUT, the others once`, {
-      skip,
-    }, async () => {
+    it(`${transport}: an event whose listener ${how} comes again after ACK_TIMEOUT, the others once`, async () => {
       const base = 1000 * (transports.indexOf(transport) + 1);
       const gw = client(transport, `throws-${transport}`, { session: 'inbox' });
       const got = record(gw);

@@ -61,7 +61,12 @@ export const longpollTransport: Transport = {
         // queue). Only the first needs a new JWT: a fixed one still valid connects again, at once,
         // from its position.
         if (answer === 'ok' && !first) return conn.end(endedByGateway(params.token));
-        if (answer === 'ok') continue;
+        if (answer === 'ok') {
+          // Made: the gateway's record holds where it starts (after an ack session's position, not
+          // the client's), which a cursor named on the next poll would override.
+          delete named['lastEventId'];
+          continue;
+        }
         const own = answer.gateway_events ?? 0;
         for (const [n, event] of answer.events.entries()) {
           if (conn.over) return;
