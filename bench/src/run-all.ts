@@ -37,6 +37,7 @@ const allBenches = [
   'presence.bench.ts',
   'flow-adapter.bench.ts',
   'history.bench.ts',
+  'ack-overhead.bench.ts',
   // S1 (RIG's 1M records at 10k and 40k clients), S2 (20,000 connections over 3 replicas with a
   // replica killed) and S3 (churn): about half an hour; the 100k run and S4 are its flags
   // (bench/README.md, "cluster-scale.bench.ts").

@@ -22,6 +22,12 @@ export interface LongPollRecord {
   sessionId: string | undefined;
   /** Stream position the connection started at (used when the cookie lacks one). */
   cursor: string;
+  /**
+   * An ack session's acknowledged position (`at`) where it started, and the position the client
+   * named when it connected (`named`): a poll that still names that one has had nothing of this
+   * connection yet and starts at `at`.
+   */
+  ackStart?: { at: string; named: string | undefined };
   /** When the session's JWT expires (ms since the Unix epoch): the connection ends then. */
   expiresAt?: number;
   /** The user name of its JWT (JWT_USER_FIELD), for the connections API. */

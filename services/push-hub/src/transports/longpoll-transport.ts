@@ -186,6 +186,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
       sessionId: resolved.sessionId,
       cursor,
       connectedAt: Date.now(),
+      ...(acked !== undefined && { ackStart: { at: acked, named: request.resumeFrom } }),
       ...(resolved.sessionExpiresAt !== undefined && { expiresAt: resolved.sessionExpiresAt }),
       ...(resolved.user !== undefined && { user: resolved.user }),
       ...(resolved.grantedSubscriptions !== undefined && {
@@ -348,7 +349,7 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     found: LongPollRecord,
     named: PollState,
   ) {
-    let cursor = named.cursor || found.cursor;
+    let cursor = cursorOf(named, found);
     const acknowledged = named.acknowledged;
     const closed = new AbortController();
     // A reason of our own: without one, abort() makes a DOMException (a stack trace) per poll.
@@ -673,6 +674,17 @@ export function createLongPollTransport(ctx: TransportContext, opts: LongPollOpt
     waiters,
     records,
   };
+}
+
+/**
+ * Where a poll reads from: the position it names (the client's, so any replica can serve it), else
+ * the record's; but an ack-session connection's first polls name the position its client connected
+ * with, which the acknowledged one replaced (the unacknowledged events after it come again).
+ */
+function cursorOf(named: PollState, rec: LongPollRecord): string {
+  const start = rec.ackStart;
+  if (start !== undefined && (named.cursor || undefined) === start.named) return start.at;
+  return named.cursor || rec.cursor;
 }
 
 /** The connection a poll names, its cursor and what it acknowledges: the query's, else the cookies'. */
