@@ -45,12 +45,18 @@ const headerLength = 7;
 const holderTagLength = 8;
 const maxReplicaBytes = 255;
 const maxExpirySeconds = 0xffff_ffff;
+const holderPrefix = Buffer.from('holder\x00', 'latin1');
 
 export class SignedTokenCodec {
   readonly purpose: string;
   /** HMAC-SHA256 under the derived key (keyed-hmac.ts). */
   private readonly hmac: KeyedHmac;
   private readonly now: () => number;
+  /**
+   * `holder` ‖ 0 ‖ the holder, written over the last one: holders are client addresses (an IPv6 /64
+   * fits), and a Buffer of its own was garbage of every connect; a longer one gets its own.
+   */
+  private readonly holderInput = Buffer.alloc(holderPrefix.length + 64);
 
   constructor(secret: string | Uint8Array, purpose: string, options: { now?: () => number } = {}) {
     if (secret.length === 0) throw new Error('token secret is empty');
@@ -129,7 +135,11 @@ export class SignedTokenCodec {
    * of its own per connect).
    */
   private holderTag(holder: string): Uint8Array {
-    return this.hmac(Buffer.from(`holder\x00${holder}`, 'utf8')).subarray(0, holderTagLength);
+    const length = holderPrefix.length + Buffer.byteLength(holder, 'utf8');
+    const input = length <= this.holderInput.length ? this.holderInput : Buffer.alloc(length);
+    input.set(holderPrefix);
+    input.write(holder, holderPrefix.length, 'utf8');
+    return this.hmac(input.subarray(0, length)).subarray(0, holderTagLength);
   }
 
   /** The first 16 bytes of HMAC-SHA256(key, body); valid until the next call. */

@@ -140,6 +140,19 @@ describe('signed token', () => {
     assert.notEqual(tokens[0], tokens[3], 'the same holder, another connection');
   });
 
+  it('tags holders of every length as HMAC-SHA256 does, a long one between short ones too', () => {
+    const key = createHmac('sha256', secret).update('gatehouse signed token v3: connection').digest();
+    const tagOf = (holder: string) =>
+      createHmac('sha256', key).update(`holder\x00${holder}`).digest().subarray(0, 8);
+    const holders = ['2001:db8:0:1', 'h'.repeat(200), '10.0.0.1', 'é'.repeat(40), '', '10.0.0.2'];
+    for (const holder of holders) {
+      const token = Buffer.from(codec.encode({ replica: 'ab', id: 'id', holder }), 'base64url');
+      assert.deepEqual(token.subarray(9, 17), tagOf(holder), JSON.stringify(holder));
+      assert.equal(codec.heldBy(token.toString('base64url'), holder), true);
+      assert.equal(codec.heldBy(token.toString('base64url'), `${holder}x`), false);
+    }
+  });
+
   it('refuses tokens of version 1 (no expiry), even with a valid MAC', () => {
     const key = createHmac('sha256', secret).update('gatehouse signed token v1: connection').digest();
     const body = Buffer.concat([Buffer.from([1, 2]), Buffer.from('ab'), Buffer.from('id')]);

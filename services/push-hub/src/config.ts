@@ -73,6 +73,16 @@ export const pushHubConfig = {
     32 * 1024,
     { min: 1024, max: 256 * 1024 },
   ),
+  SHARED_SUBSCRIPTION_LISTS: int(
+    'manual subscription lists a replica keeps by their text once checked, shared by every connection sending that text (the oldest leaves first; 0: none kept, every connect parses and checks its own)',
+    1000,
+    { min: 0, max: 100_000 },
+  ),
+  SHARED_SUBSCRIPTION_LIST_BYTES: int(
+    'the longest subscription-list text (UTF-8 bytes) SHARED_SUBSCRIPTION_LISTS keeps; a longer one is checked on every connect',
+    1024,
+    { min: 0, max: 32 * 1024 },
+  ),
   MAX_SUBSCRIPTION_CHANGES_PER_MINUTE: int(
     'subscription changes (PUT …/subscriptions) per connection per minute, all replicas together (429 with Retry-After beyond)',
     60,

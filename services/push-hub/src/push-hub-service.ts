@@ -60,6 +60,7 @@ import {
 import {
   checkTypesClaimMode,
   createSubscriptionResolver,
+  SharedSubscriptionLists,
   loadExtractorConfig,
   PatternBudget,
   type Subscription,
@@ -231,6 +232,10 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     bounds,
     typesClaim: config.SUBSCRIPTION_TYPES_CLAIM,
     patternsUnchecked: config.SUBSCRIPTION_CHECK instanceof URL && !config.SUBSCRIPTION_CHECK_PATTERNS,
+    shared: new SharedSubscriptionLists({
+      maxLists: config.SHARED_SUBSCRIPTION_LISTS,
+      maxTextBytes: config.SHARED_SUBSCRIPTION_LIST_BYTES,
+    }),
   });
   const operatorChange = createOperatorChange(resolve, bounds);
   const addressBudget = new AddressBudget({ perMinute: config.MAX_CONNECTIONS_PER_IP_PER_MINUTE });

@@ -8,8 +8,8 @@
  * from a position the hub can no longer serve. CloudEvents 0.2, as the spec asks for events the
  * gateway creates.
  */
-import { randomUUID } from 'node:crypto';
 import { GATEWAY_EVENT_SOURCE } from '@gatehouse/cloudevents';
+import { randomUuids } from '@gatehouse/service-kit';
 import type { Subscription } from '../subscriptions/index.ts';
 import { type ResyncReason, resyncAdvice } from './resync-reason.ts';
 
@@ -42,10 +42,13 @@ function gatewayEvent(type: string, data: unknown, position?: string): OutgoingE
 
 /** The same, with the data as JSON text already (undefined: none). */
 function gatewayEventOfJson(type: string, dataJson: string | undefined, position?: string): OutgoingEvent {
-  const head = `{"specversion":"0.2","id":"${randomUUID()}","type":${quotedType(type)},"source":"${GATEWAY_EVENT_SOURCE}","time":"${isoNow()}"`;
+  const head = `{"specversion":"0.2","id":"${newEventId()}","type":${quotedType(type)},"source":"${GATEWAY_EVENT_SOURCE}","time":"${isoNow()}"`;
   const json = dataJson === undefined ? `${head}}` : `${head},"data":${dataJson}}`;
   return { type, json, position, own: true };
 }
+
+/** Random UUIDs, as `randomUUID()` makes them, without its garbage (two per connect). */
+const newEventId = randomUuids();
 
 /** The types are the hub's own, a handful: each is written as a JSON string once. */
 const quotedTypes = new Map<string, string>();
@@ -109,7 +112,20 @@ export const connectionCreated = (token: string, data?: unknown, position?: stri
 const base64url = /^[A-Za-z0-9_-]*$/;
 
 export const subscriptionsSet = (subs: Subscription[], position?: string) =>
-  gatewayEvent('gw.subscriptions_set', subs, position);
+  gatewayEventOfJson('gw.subscriptions_set', subscriptionsJson(subs), position);
+
+/** The JSON of each shared list (frozen, shared-subscription-lists.ts), made once for its holders. */
+const sharedListJson = new WeakMap<readonly Subscription[], string>();
+
+function subscriptionsJson(subs: Subscription[]): string {
+  if (!Object.isFrozen(subs)) return JSON.stringify(subs);
+  let json = sharedListJson.get(subs);
+  if (json === undefined) {
+    json = JSON.stringify(subs);
+    sharedListJson.set(subs, json);
+  }
+  return json;
+}
 
 /**
  * `gw.subscriptions_set` without its list: what a long-poll queue keeps for a change, since the

@@ -21,6 +21,8 @@ interface Bucket {
   at: number;
 }
 
+const TAKEN: { ok: true } = Object.freeze({ ok: true });
+
 export class AddressBudget {
   private readonly perMinute: number;
   private readonly maxAddresses: number;
@@ -45,11 +47,15 @@ export class AddressBudget {
       const retryAfterSeconds = Math.max(1, Math.ceil(((1 - tokens) * 60) / this.perMinute));
       return { ok: false, retryAfterSeconds };
     }
-    // Re-inserted, so the map's order is least recently used first.
+    // Re-inserted, so the map's order is least recently used first; the bucket is reused (every
+    // connect passes here: an object and an answer of their own each were garbage of every connect).
+    const bucket = held ?? { tokens, at: t };
+    bucket.tokens = tokens - 1;
+    bucket.at = t;
     this.buckets.delete(key);
-    this.buckets.set(key, { tokens: tokens - 1, at: t });
+    this.buckets.set(key, bucket);
     if (this.buckets.size > this.maxAddresses) this.evict(t);
-    return { ok: true };
+    return TAKEN;
   }
 
   get size(): number {

@@ -7,6 +7,7 @@ export {
 } from './extractor-config.ts';
 export { type PatternLimits, SubscriptionIndex, type TypeInterest } from './subscription-index.ts';
 export { PatternBudget } from './pattern-budget.ts';
+export { SharedSubscriptionLists } from './shared-subscription-lists.ts';
 export { checkTypesClaimMode, claimAllowsTypes, type TypesClaim, typesClaimField } from './types-claim.ts';
 export { hasPattern, type TypeFilter, typeFilterOf } from './type-filter.ts';
 export {

@@ -13,6 +13,7 @@ import type { ExtractorConfig } from './extractor-config.ts';
 import type { HubAuth } from '../auth/index.ts';
 import { subscriptionsFromClaims } from './jwt-subscriptions.ts';
 import { type SubscriptionBounds, subscriptionBoundProblem } from './subscription-bounds.ts';
+import type { SharedSubscriptionLists } from './shared-subscription-lists.ts';
 import { hasPattern } from './type-filter.ts';
 import { claimAllowsTypes, type TypesClaim } from './types-claim.ts';
 import {
@@ -127,6 +128,8 @@ export interface SubscriptionResolverDeps {
    * one written before them reads `>` as a type name, so a deny-list would let every type through.
    */
   patternsUnchecked?: boolean | undefined;
+  /** Manual lists that passed the checks, by their text (SHARED_SUBSCRIPTION_LISTS). */
+  shared?: SharedSubscriptionLists | undefined;
 }
 
 const UNCHECKED_PATTERNS =
@@ -169,15 +172,9 @@ export function createSubscriptionResolver(deps: SubscriptionResolverDeps) {
       }
       fromJwt.push(...subscriptionsFromClaims(claims, deps.extractors));
     }
-    let manual: Subscription[] = [];
     try {
-      if (req.manual !== undefined) manual = parseSubscriptions(req.manual, deps.maxJsonDepth);
-      const subscriptions = uniqueSubscriptions([...fromJwt, ...manual]);
-      const overBound = subscriptionBoundProblem(subscriptions, deps.bounds);
-      if (overBound) throw badRequestOf(req, overBound);
-      if (deps.patternsUnchecked && req.checkBody !== undefined && hasPattern(manual))
-        throw badRequestOf(req, UNCHECKED_PATTERNS);
-      deps.validate(subscriptions, req.clientAddress);
+      const { manual, subscriptions } =
+        (fromJwt.length === 0 && sharedList(deps.shared, req.manual)) || checkedList(deps, req, fromJwt);
       // Under no_check the body is not made and nothing is awaited: a reconnect storm's connects
       // each made the `{"subscriptions": …}` text and a promise only to be allowed.
       const allowed =
@@ -190,7 +187,7 @@ export function createSubscriptionResolver(deps: SubscriptionResolverDeps) {
           allows: typesAllowed(deps.typesClaim, manual),
         }));
       if (!allowed) throw new SubscriptionRequestError(403, 'denied', 'Subscription denied.');
-      const jwtSubscriptions = uniqueSubscriptions(fromJwt);
+      const jwtSubscriptions = fromJwt.length === 0 ? NO_SUBSCRIPTIONS : uniqueSubscriptions(fromJwt);
       return {
         subscriptions,
         jwtSubscriptions,
@@ -211,6 +208,43 @@ export function createSubscriptionResolver(deps: SubscriptionResolverDeps) {
       throw err;
     }
   };
+}
+
+/** The JWT-inferred part of a connect without a JWT (shared: no array per connect). */
+const NO_SUBSCRIPTIONS: Subscription[] = Object.freeze([]) as unknown as Subscription[];
+
+interface CheckedList {
+  manual: Subscription[];
+  subscriptions: Subscription[];
+}
+
+/** A manual list alone whose text passed the checks before (shared-subscription-lists.ts). */
+function sharedList(shared: SharedSubscriptionLists | undefined, text: unknown): CheckedList | undefined {
+  const list = shared?.get(text);
+  return list && { manual: list, subscriptions: list };
+}
+
+/**
+ * The effective list (JWT-inferred ∪ manual) parsed and checked: bounds, patterns, extractor
+ * constraints. A manual list alone without patterns is kept for the next connect with its text.
+ */
+function checkedList(
+  deps: SubscriptionResolverDeps,
+  req: SubscriptionRequest,
+  fromJwt: Subscription[],
+): CheckedList {
+  const manual = req.manual === undefined ? [] : parseSubscriptions(req.manual, deps.maxJsonDepth);
+  const subscriptions = uniqueSubscriptions(fromJwt.length === 0 ? manual : [...fromJwt, ...manual]);
+  const overBound = subscriptionBoundProblem(subscriptions, deps.bounds);
+  if (overBound) throw badRequestOf(req, overBound);
+  const patterns = hasPattern(manual);
+  if (deps.patternsUnchecked && req.checkBody !== undefined && patterns)
+    throw badRequestOf(req, UNCHECKED_PATTERNS);
+  deps.validate(subscriptions, req.clientAddress);
+  if (fromJwt.length !== 0 || patterns || !deps.shared) return { manual, subscriptions };
+  // Without a JWT's part the effective list is the manual one, duplicates removed.
+  const kept = deps.shared.keep(req.manual, subscriptions);
+  return { manual: kept, subscriptions: kept };
 }
 
 /** A bad Authorization header, in RIG's words (the detail after the colon is ours). */

@@ -142,8 +142,9 @@ const HEARTBEAT = sseBytes(': heartbeat\n\n');
  */
 export function sseFrame(e: OutgoingEvent): string {
   const id = e.position === undefined ? '' : `id: ${singleLine(e.position)}\n`;
-  const origin = e.own ? OWN_EVENT_FIELD : '';
-  return `${id}event: ${singleLine(e.type)}\n${origin}${dataLines(e.json)}\n`;
+  // The hub's own JSON is made by JSON.stringify or from its templates: it has no line break.
+  const data = e.own ? `${OWN_EVENT_FIELD}data: ${e.json}\n` : dataLines(e.json);
+  return `${id}event: ${singleLine(e.type)}\n${data}\n`;
 }
 
 /**
