@@ -7,7 +7,7 @@
  * its default. `--clients` `@gatehouse/client` clients in this process over WebSocket, subscribed to
  * the phase's event type: plain, or each with an ack session of its own (`ack: { session }`, auto:
  * an event is handled once its listener returned; the client posts the cumulative position
- * batched, within ~100 ms). Phases take turns, plain then ack, `--rounds` times: the phase's clients
+ * batched, within a second). Phases take turns, plain then ack, `--rounds` times: the phase's clients
  * connect, then `--events` events are published to Kafka at `--rate` per second (each carries its
  * publish time), and the phase ends once every client handled every event plus a settle of 500 ms
  * (the last acks), before the clients close. A first round (plain, ack) warms up and is not counted.
