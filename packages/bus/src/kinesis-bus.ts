@@ -1,7 +1,10 @@
 /**
  * Bus adapter for Amazon Kinesis Data Streams (and the kinesis-local emulator in tests). A topic
  * is a stream; a message is a record whose partition key is the message key (random when there is
- * none); a position is `<shardId>~<sequenceNumber>`.
+ * none); a position is `<shardId>~<sequenceNumber>.<epoch>`, the epoch a digest of the stream's
+ * creation time (kinesis-record.ts): a stream deleted and created again starts its shard ids and
+ * sequence numbers over, so a `from` of another epoch is refused (reason `epoch`) instead of being
+ * read against the new stream. A position without an epoch (made before epochs) is read as before.
  *
  * - Records carry no headers (`capabilities.headers` is false): a publish with headers rejects
  *   rather than dropping them.
@@ -40,6 +43,7 @@ import { KinesisBroadcastSubscription } from './kinesis-broadcast-subscription.t
 import { KinesisGroupSubscription } from './kinesis-group-subscription.ts';
 import { compareRecordPositions, decodePosition, encodePosition, partitionKeyFor } from './kinesis-record.ts';
 import { asError, isNotFound, KinesisStreams, type StreamInfo } from './kinesis-streams.ts';
+import { assertSameEpoch } from './position-epoch.ts';
 
 export interface KinesisBusOptions {
   /** AWS region; the SDK's own resolution (AWS_REGION, profile) when absent, us-east-1 with an endpoint. */
@@ -114,6 +118,7 @@ export class KinesisBus implements Bus {
     try {
       return await this.putRecord(topic, message);
     } catch (err) {
+      if (isNotFound(err)) this.streams.forget(topic);
       if (!isNotFound(err) || !this.createStreams) throw publishError(topic, err);
     }
     try {
@@ -141,6 +146,7 @@ export class KinesisBus implements Bus {
       );
     const from = options.from === undefined ? undefined : decodePosition(options.from);
     const stream = await this.stream(topic);
+    if (from) assertSameEpoch(options.from!, from, stream.epoch, `kinesis stream ${topic}`);
     const common = {
       client: this.client,
       streams: this.streams,
@@ -174,6 +180,10 @@ export class KinesisBus implements Bus {
     return compareRecordPositions(a, b);
   }
 
+  positionEpoch(position: Position): string | undefined {
+    return decodePosition(position).epoch;
+  }
+
   async ping(): Promise<void> {
     this.assertOpen();
     try {
@@ -200,12 +210,14 @@ export class KinesisBus implements Bus {
     await this.streams.ensure(topic, shardCount);
   }
 
-  async deleteStream(topic: string): Promise<void> {
+  /** Deletes the stream and waits until it is gone: the next use creates it anew, in another epoch. */
+  async deleteTopic(topic: string): Promise<void> {
     this.assertOpen();
     await this.streams.delete(topic);
   }
 
   private async putRecord(topic: string, message: OutgoingMessage): Promise<Position> {
+    const epoch = await this.streams.epoch(topic);
     const out = await this.client.send(
       new PutRecordCommand({
         StreamName: topic,
@@ -213,7 +225,7 @@ export class KinesisBus implements Bus {
         Data: toBuffer(message.value),
       }),
     );
-    return encodePosition({ shardId: out.ShardId!, sequenceNumber: out.SequenceNumber! });
+    return encodePosition({ shardId: out.ShardId!, sequenceNumber: out.SequenceNumber!, epoch });
   }
 
   private async stream(topic: string): Promise<StreamInfo> {

@@ -144,7 +144,8 @@ export class ShardReader {
 
   /** False when a group member's handler threw NotHandledError: no checkpoint, the record comes again. */
   private async deliver(record: _Record): Promise<boolean> {
-    const message = messageFromRecord(this.options.stream.name, this.shardId, record);
+    const { name, epoch } = this.options.stream;
+    const message = messageFromRecord(name, this.shardId, record, epoch);
     try {
       await this.options.handler(message);
     } catch (err) {

@@ -346,7 +346,7 @@ export function busContract(target: ContractTarget): void {
       const fresh = await bus.subscribe(topic, () => {});
       if (fresh.origin !== undefined)
         assert.equal(bus.positionEpoch(fresh.origin), bus.positionEpoch(now[0]!));
-      assert.equal(fresh.liveAfter, now[4], 'in the new epoch');
+      if (target.reportsLiveAfter) assert.equal(fresh.liveAfter, now[4], 'in the new epoch');
       await fresh.close();
       // A position made before epochs is read as before.
       const got: Message[] = [];

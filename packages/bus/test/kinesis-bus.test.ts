@@ -31,8 +31,11 @@ async function newTopic(shards = 1): Promise<string> {
   return topic;
 }
 
+/** A position as made before epochs: without its `.<epoch>` suffix. */
+const withoutEpoch = (position: string) => position.replace(/\.[0-9a-f]{8}$/, '');
+
 after(async () => {
-  await Promise.allSettled(created.map((t) => admin.deleteStream(t)));
+  await Promise.allSettled(created.map((t) => admin.deleteTopic(t)));
   await admin.close();
   await leaseStore.close();
 });
@@ -44,6 +47,8 @@ busContract({
   stopServer: () => dependency('down', 'kinesis'),
   startServer: () => dependency('up', 'kinesis'),
   deliveryTimeoutMs: 15_000,
+  deleteTopic: (topic) => admin.deleteTopic(topic),
+  followsRecreation: true,
 });
 
 describe('kinesis bus specifics', () => {
@@ -56,7 +61,7 @@ describe('kinesis bus specifics', () => {
   it('rejects headers instead of dropping them, and takes a message without them', async () => {
     const topic = await newTopic();
     await assert.rejects(bus.publish(topic, { value: 'x', headers: { ce_type: 't' } }), BusError);
-    assert.match(await bus.publish(topic, { value: 'x', headers: {} }), /^shardId-\d+~\d+$/);
+    assert.match(await bus.publish(topic, { value: 'x', headers: {} }), /^shardId-\d+~\d+\.[0-9a-f]{8}$/);
   });
 
   it('reports a keyless message as keyless', async () => {
@@ -222,17 +227,22 @@ describe('kinesis bus specifics', () => {
     );
     // Deleting and creating the stream is how the emulator loses what a stream held (its shortest
     // retention is a day): the old positions name records the new stream does not have.
-    await admin.deleteStream(topic);
+    await admin.deleteTopic(topic);
     await admin.ensureStream(topic, 1);
     await assert.rejects(
       bus.subscribe(topic, () => {}, { from: old }),
+      (err) => err instanceof PositionUnavailableError && err.reason === 'epoch',
+      'a position of the old stream, by its epoch',
+    );
+    await assert.rejects(
+      bus.subscribe(topic, () => {}, { from: withoutEpoch(old) }),
       (err) => err instanceof PositionUnavailableError && err.reason === 'expired',
-      'an empty new stream',
+      'a position without an epoch, by an empty new stream',
     );
     await bus.publish(topic, { value: 'new' });
     // Expired or unknown, depending on how the new stream's sequence numbers compare with the old.
     await assert.rejects(
-      bus.subscribe(topic, () => {}, { from: kept }),
+      bus.subscribe(topic, () => {}, { from: withoutEpoch(kept) }),
       PositionUnavailableError,
       'a new stream with records of its own',
     );
