@@ -45,7 +45,7 @@ export function epochOf(name: string): string {
  */
 export function assertSameEpoch(
   position: Position,
-  from: Pick<EpochPosition, 'epoch'>,
+  from: { epoch?: string | undefined },
   now: string | undefined,
   topic: string,
 ): void {
