@@ -151,7 +151,7 @@ export interface Bus {
   comparePositions(a: Position, b: Position): number;
   /**
    * The epoch a position carries (adapters whose positions carry one; Kafka: the topic's id; Redis,
-   * NATS and memory: position-epoch.ts): two
+   * NATS, Kinesis and memory: position-epoch.ts): two
    * positions of different epochs belong to different incarnations of the topic (deleted and
    * created anew), and `from` refuses a position of another epoch than the topic's now (reason
    * `epoch`). Undefined for a position without one (made before epochs, or where the broker has

@@ -5,8 +5,10 @@
  *
  * A position names one shard, so on a multi-shard stream `from` replays only the position's shard;
  * the other shards go on live from subscribe time. Streams read by replaying clients (gw.events)
- * keep one shard for that reason. A `from` older than the oldest record the shard still holds
- * (retention, or a stream created anew since) or naming a shard the stream lacks is refused with
+ * keep one shard for that reason. A `from` of another epoch than the stream's (created anew since)
+ * is refused before it gets here (kinesis-bus.ts); one older than the oldest record the shard still
+ * holds (retention, or a position without an epoch of a stream created anew since) or naming a
+ * shard the stream lacks is refused with
  * PositionUnavailableError. Sequence numbers have gaps, so this is conservative by one record (a
  * `from` naming exactly the last record trimmed away lost nothing). A `from` naming no record of
  * the shard is refused as unknown where Kinesis refuses the iterator for it.
