@@ -100,6 +100,7 @@ const source = {
   compare: (a: string, b: string) => bus.comparePositions(a, b),
   covers: () => true,
   wholeStream: () => hub.ringHoldsWholeStream(),
+  epochChanged: (position: string) => hub.epochChanged(position),
   tail: { bus, topic, scan: 2 * ringSize, timeoutMs: 30_000, slots: new BrokerReadSlots(1) },
 };
 const page = (before: string | undefined) =>

@@ -3,7 +3,7 @@
  * event buffer of 8 so that older pages come from the broker: pages newest first, walked with
  * `before` to the oldest event, hold every event of the place once and nothing else; the place is
  * allowed as subscribing to it is and filtered as that subscription would be; bad parameters are 400s
- * naming them.
+ * naming them, and a `before` of another epoch of the stream (created anew since) a 409.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -115,6 +115,18 @@ describe('history at the public edge', () => {
       page.events.map((e) => e.event.id),
       ['note-alice-20', 'note-alice-10', 'note-alice-0'],
     );
+  });
+
+  it('refuses a `before` of another incarnation of the stream (409) instead of paging the new one', async () => {
+    // A `next` kept from before the stream was created anew (a restart of the memory bus, a topic
+    // recreated): read as a place in the new stream, it paged events the old stream never had.
+    const newest = (await (await history('eventType=chat.message&limit=1')).json()) as Page;
+    const [place, epoch] = newest.events[0]!.position.split('.');
+    const stale = `${place}.${epoch === '00000000' ? '00000001' : '00000000'}`;
+    const res = await history(`eventType=chat.message&before=${encodeURIComponent(stale)}`);
+    const body = await res.text();
+    assert.equal(res.status, 409, body);
+    assert.match(body, /^before: .*epoch/);
   });
 
   it('refuses what subscribing refuses, and bad parameters with a 400 naming them', async () => {

@@ -78,10 +78,11 @@ export const pushHubConfig = {
     1000,
     { min: 0, max: 100_000 },
   ),
+  // At most 16,383: V8 hashes a longer string by its length alone (shared-subscription-lists.ts).
   SHARED_SUBSCRIPTION_LIST_BYTES: int(
     'the longest subscription-list text (UTF-8 bytes) SHARED_SUBSCRIPTION_LISTS keeps; a longer one is checked on every connect',
     1024,
-    { min: 0, max: 32 * 1024 },
+    { min: 0, max: 16_383 },
   ),
   MAX_SUBSCRIPTION_CHANGES_PER_MINUTE: int(
     'subscription changes (PUT …/subscriptions) per connection per minute, all replicas together (429 with Retry-After beyond)',

@@ -414,6 +414,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       compare: (a: string, b: string) => deps.fanoutBus.comparePositions(a, b),
       covers: (types: Iterable<string>, position: string) => hub.covers(types, position),
       wholeStream: () => hub.ringHoldsWholeStream(),
+      epochChanged: (position: string) => hub.epochChanged(position),
       tail: brokerTail,
     },
     maxJsonDepth: deps.maxJsonDepth ?? defaultMaxJsonDepth,

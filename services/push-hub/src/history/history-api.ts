@@ -48,7 +48,7 @@ export function createHistoryApi(deps: HistoryApiDeps) {
   ): Promise<void> {
     const place = readPlace(query, deps.maxJsonDepth, deps.validate);
     const limit = readLimit(query.get('limit'), deps.maxLimit);
-    const before = readBefore(query.get('before'), deps.source.compare);
+    const before = readBefore(query.get('before'), deps.source);
     // The subscriptions of the type it makes: the place and the JWT-inferred ones of the type.
     const subs = (await allowed(place.eventType, place.where?.object)).filter(
       (s) => s.eventType === place.eventType,
@@ -72,19 +72,26 @@ export function readLimit(text: string | null, maxLimit: number): number {
   return limit;
 }
 
-/** `before`: a stream position as events carry them (their SSE id, a history page's `next`). */
+/**
+ * `before`: a stream position as events carry them (their SSE id, a history page's `next`), of the
+ * stream's current epoch: a `next` kept from before the stream was created anew (a topic recreated,
+ * a store lost) names a place in another history, and read as one of this stream it would page
+ * events the client never had as if they came before what it holds (409, as an ack of it is).
+ */
 export function readBefore(
   text: string | null,
-  compare: (a: Position, b: Position) => number,
+  source: Pick<HistorySource, 'compare' | 'epochChanged'>,
 ): Position | undefined {
   if (text === null) return undefined;
   if (text === '' || Buffer.byteLength(text) > maxPositionBytes)
     throw new HttpError(400, `before: expected a stream position (1 to ${maxPositionBytes} bytes)`);
   try {
-    compare(text, text);
+    source.compare(text, text);
   } catch {
     throw new HttpError(400, 'before: not a stream position');
   }
+  if (source.epochChanged(text))
+    throw new HttpError(409, "before: of another epoch than the stream's current one (created anew since)");
   return text;
 }
 

@@ -12,6 +12,8 @@ import { type BrokerTailOptions, readBrokerTail } from '../delivery/index.ts';
 export interface HistorySource {
   ring: EventRing;
   compare(a: Position, b: Position): number;
+  /** Whether a position carries another epoch than the stream's now (Hub.epochChanged). */
+  epochChanged(position: Position): boolean;
   /** Whether the ring has every event of `types` after `position` (interest routing may skip types). */
   covers(types: Iterable<string>, position: Position): boolean;
   /** Whether the ring holds every event of the stream (Hub.ringHoldsWholeStream): then nothing is older. */

@@ -37,7 +37,7 @@ export function createOperatorHistory(deps: OperatorHistoryDeps) {
     const query = new URL(req.url ?? '/', 'http://local').searchParams;
     const place = readPlace(query, deps.maxJsonDepth, check);
     const limit = readLimit(query.get('limit'), deps.maxLimit);
-    const before = readBefore(query.get('before'), deps.source.compare);
+    const before = readBefore(query.get('before'), deps.source);
     const subs = [{ eventType: place.eventType, oneOf: place.where ? [place.where.object] : [] }];
     try {
       check(subs);

@@ -6,15 +6,23 @@
  * text holds one frozen list instead of its own array, subscription object and `oneOf` array.
  *
  * Bounded by SHARED_SUBSCRIPTION_LISTS entries (the oldest leaves first) of at most
- * SHARED_SUBSCRIPTION_LIST_BYTES of text each; a longer text, and one naming a type pattern (its
- * validation spends the sender's share of MAX_TYPE_PATTERNS), is checked on every connect as before.
+ * SHARED_SUBSCRIPTION_LIST_BYTES of text each, and never MAX_HASHED_CHARS or more; a longer text,
+ * and one naming a type pattern (its validation spends the sender's share of MAX_TYPE_PATTERNS), is
+ * checked on every connect as before.
  */
 import type { Subscription } from './subscription.ts';
+
+/**
+ * V8 hashes a string of 16,384 characters or more by its length alone: kept texts of one such length
+ * all collide in the map, and a look-up compares the text with each of them (a client filling the
+ * map with texts of one length, padded with spaces, made each of its connects cost milliseconds).
+ */
+export const MAX_HASHED_CHARS = 16_383;
 
 export interface SharedListBounds {
   /** SHARED_SUBSCRIPTION_LISTS: texts kept at once (0: none). */
   maxLists: number;
-  /** SHARED_SUBSCRIPTION_LIST_BYTES: the longest text kept, in UTF-8 bytes. */
+  /** SHARED_SUBSCRIPTION_LIST_BYTES: the longest text kept, in UTF-8 bytes (MAX_HASHED_CHARS at most). */
   maxTextBytes: number;
 }
 
@@ -48,7 +56,7 @@ export class SharedSubscriptionLists {
   }
 
   private fits(text: string): boolean {
-    const max = this.bounds.maxTextBytes;
+    const max = Math.min(this.bounds.maxTextBytes, MAX_HASHED_CHARS);
     return this.bounds.maxLists > 0 && text.length <= max && Buffer.byteLength(text) <= max;
   }
 }

@@ -23,6 +23,7 @@ describe('history page', () => {
         compare: (a, b) => Number(a) - Number(b),
         covers: () => true,
         wholeStream: () => true,
+        epochChanged: () => false,
         tail: undefined,
       },
       { types: ['news'], wanted: () => true, limit: 10, before: undefined, maxBytes: 4096 },
