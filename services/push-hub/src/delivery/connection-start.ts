@@ -68,12 +68,16 @@ export class ConnectionStart {
   /**
    * The newest kept events of its places, read from the store while live events wait (held); then
    * it goes on from the ring where it was held. A kept event the ring's part sends is not sent twice.
+   * Each goes at the place the connection started (its welcome's), not its own: a client resuming
+   * after one must go on from there, and a kept event's own position may be long gone from the
+   * stream, or of another epoch (kept before the topic was made anew).
    */
   latest(conn: Connection, subs: Subscription[]): void {
     const { ring, catchUp, latest } = this.deps;
     if (!latest) return;
     const held = catchUp.hold(conn);
     const liveFrom = ring.end;
+    const startedAt = ring.place;
     latest.of(subs, this.matchesOf(conn)).then(
       (values) => {
         if (!catchUp.holds(conn, held)) return;
@@ -81,7 +85,7 @@ export class ConnectionStart {
         const firstLive = ring.get(liveFrom)?.position;
         for (const v of values)
           if (firstLive === undefined || latest.compare(v.position, firstLive) < 0)
-            conn.send({ type: v.type, json: v.json, position: v.position });
+            conn.send({ type: v.type, json: v.json, position: startedAt ?? v.position });
         catchUp.rewind(conn, liveFrom);
       },
       () => {

@@ -99,6 +99,36 @@ describe('latest value on subscribe', () => {
     assert.deepEqual(ids(), ['g-5']);
   });
 
+  it('gives the values the welcome’s position, so a client resuming after them gets neither a resync nor older events', async () => {
+    // The second hub's stream is new (another epoch); the values were kept from the first's.
+    const subs = JSON.stringify([{ eventType: 'greeting', oneOf: [{ name: 'carol' }] }]);
+    const sse = await openSse(
+      `${second.url}/_gw/v1/connection/sse?subscriptions=${encodeURIComponent(subs)}&latest=true`,
+    );
+    closers.push(() => sse.close());
+    await waitFor(() => sse.frames.some((f) => f.event === 'greeting'));
+    const welcome = sse.frames.find((f) => f.event === 'gw.connection.create')!;
+    const value = sse.frames.find((f) => f.event === 'greeting')!;
+    assert.equal(value.id, welcome.id, 'a kept value is at the place the connection started');
+    sse.close();
+    await second.publish('greeting', { name: 'carol' }, { id: 'after-resume' });
+    const again = await openSse(
+      `${second.url}/_gw/v1/connection/sse?subscriptions=${encodeURIComponent(subs)}`,
+      {
+        'last-event-id': value.id!,
+      },
+    );
+    closers.push(() => again.close());
+    await waitFor(() => again.frames.some((f) => f.event === 'greeting'));
+    assert.deepEqual(
+      again.frames
+        .filter((f) => f.origin !== 'gateway' || f.event === 'gw.resync_required')
+        .map((f) => f.event),
+      ['greeting'],
+    );
+    assert.equal(JSON.parse(again.frames.find((f) => f.event === 'greeting')!.data)['id'], 'after-resume');
+  });
+
   it('refuses a latest that is neither true nor false', async () => {
     const query = new URLSearchParams({ subscriptions: '[{"eventType":"status"}]', latest: 'yes' });
     const sse = await openSse(`${first.url}/_gw/v1/connection/sse?${query}`);
