@@ -81,6 +81,10 @@ export interface AckOptions {
   types?: string[];
   /** Handled only when the application calls `ack(event)`, not once the listeners returned. */
   manual?: boolean;
+  /** Handing an event over that fails this often gives it up: an `event_given_up` error, and counted handled (5). */
+  maxAttempts?: number;
+  /** Events held behind the oldest one not handled, beyond which that one is given up the same way (1000). */
+  maxPending?: number;
 }
 
 /**
@@ -268,7 +272,18 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
     if (typeof options.token === 'string') this.token = options.token;
     if (options.ack) {
       if (!options.token) throw new TypeError('Gatehouse: ack needs a token');
-      this.acks = new AckPosition();
+      this.acks = new AckPosition(
+        (entry) => {
+          this.report(
+            new GatehouseError('event_given_up', `Gatehouse: gave up ${entry.keys[0]}`, {
+              cause: entry.event,
+            }),
+          );
+          this.handled(entry);
+        },
+        options.ack.maxAttempts,
+        options.ack.maxPending,
+      );
       this.acker = new AckSender(
         `${new URL('/_gw/v1/ack', this.base)}`,
         options.ack.session,
@@ -656,7 +671,7 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
    */
   private handOn(acks: AckPosition, event: CloudEvent, position: string | undefined): void {
     const keys = position === undefined ? [keyOf(event)] : [keyOf(event), position];
-    const entry = acks.arrived(keys, position, this.dedupe.first(event.source, event.id));
+    const entry = acks.arrived(keys, position, this.dedupe.first(event.source, event.id), event);
     if (!entry) return;
     const results = this.emit('event', event as TypedCloudEvent<Types>);
     if (!results) acks.failed(entry);
