@@ -70,7 +70,7 @@ describe('acknowledged delivery in Chromium', () => {
           w.received.push(n);
           // Counted from the first event this client got: the tests' numbers run on across them.
           first ??= n;
-          if (n - first >= later) return new Promise(() => {});
+          if (n - first >= later) await new Promise(() => {});
           if (n - first >= now) await released;
           w.handled.push(n);
         });

@@ -20,10 +20,17 @@ export interface AckEntry {
   position: string | undefined;
   state: typeof HANDLING | typeof HANDLED | typeof FAILED;
   keys: string[];
-  /** How often the application was handed it. */
-  tries: number;
+  /** How often the application was handed it (none for a position reached with nothing to handle). */
+  tries?: number;
   /** The event (none for a position reached with nothing to handle). */
   event?: unknown;
+}
+
+export interface AckLimits {
+  /** Tries of an event before it is given up (5). */
+  maxAttempts?: number;
+  /** Entries held before the first is given up (1000). */
+  maxPending?: number;
 }
 
 export class AckPosition {
@@ -32,15 +39,13 @@ export class AckPosition {
   /** From the first entry not handled, in arrival order. */
   private readonly entries: AckEntry[] = [];
   private readonly byKey = new Map<string, AckEntry>();
-  private readonly maxAttempts: number;
-  private readonly maxPending: number;
   /** Gives up the entry: reports it and counts it handled. */
   private readonly giveUp: (entry: AckEntry) => void;
+  private readonly limits: AckLimits;
 
-  constructor(giveUp: (entry: AckEntry) => void, maxAttempts = 5, maxPending = 1000) {
+  constructor(giveUp: (entry: AckEntry) => void, limits: AckLimits = {}) {
     this.giveUp = giveUp;
-    this.maxAttempts = maxAttempts;
-    this.maxPending = maxPending;
+    this.limits = limits;
   }
 
   /**
@@ -59,7 +64,7 @@ export class AckPosition {
       if (known === undefined) continue;
       if (known.state !== FAILED) return undefined;
       known.state = HANDLING;
-      known.tries++;
+      known.tries!++;
       return known;
     }
     if (!first) return undefined;
@@ -71,7 +76,7 @@ export class AckPosition {
 
   /** A position reached with nothing to handle at it (an event of another type, a long-poll answer's cursor). True when P moved. */
   reached(position: string): boolean {
-    this.push({ position, state: HANDLED, keys: [], tries: 0 });
+    this.push({ position, state: HANDLED, keys: [] });
     return this.advance();
   }
 
@@ -90,13 +95,13 @@ export class AckPosition {
   failed(entry: AckEntry): void {
     if (entry.state !== HANDLING) return;
     entry.state = FAILED;
-    if (entry.tries >= this.maxAttempts) this.giveUp(entry);
+    if (entry.tries! >= (this.limits.maxAttempts ?? 5)) this.giveUp(entry);
   }
 
   /** The first entry is never handled (advance took those): past the bound, it is given up. */
   private push(entry: AckEntry): void {
     this.entries.push(entry);
-    if (this.entries.length > this.maxPending) this.giveUp(this.entries[0]!);
+    if (this.entries.length > (this.limits.maxPending ?? 1000)) this.giveUp(this.entries[0]!);
   }
 
   private advance(): boolean {

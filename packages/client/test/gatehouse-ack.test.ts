@@ -130,7 +130,7 @@ describe('Gatehouse with acknowledged delivery', () => {
     });
     await connected(gw);
     await publish(got, [4101, 4102, 4103]);
-    assert.deepEqual(errors, [], 'three held: at the bound, not past it');
+    assert.equal(errors.length, 0, 'three held: at the bound, not past it');
     await publish(got, [4104]);
     assert.deepEqual(
       errors.map((e) => [e.code, (e.cause as CloudEvent).id]),
