@@ -78,3 +78,44 @@ it('a failure reported after the handling succeeded changes nothing', () => {
   acks.failed(a);
   assert.equal(acks.position, 'p1');
 });
+
+/** An AckPosition whose give-ups count the entry handled (as the client's do), and the events given up. */
+const givingUp = (limits: { maxAttempts?: number; maxPending?: number }) => {
+  const givenUp: unknown[] = [];
+  const acks: AckPosition = new AckPosition((entry) => {
+    givenUp.push(entry.event);
+    acks.handled(entry);
+  }, limits);
+  return { acks, givenUp };
+};
+
+it('gives an event up when its handling failed maxAttempts times, and the position moves past it', () => {
+  const { acks, givenUp } = givingUp({ maxAttempts: 3 });
+  const a = acks.arrived(['p1'], 'p1', true, 'event 1')!;
+  acks.handled(acks.arrived(['p2'], 'p2', true, 'event 2')!);
+  for (let tries = 1; tries < 3; tries++) {
+    acks.failed(a);
+    assert.equal(acks.arrived(['p1'], 'p1', false), a, `handed again after failure ${tries}`);
+  }
+  assert.deepEqual(givenUp, []);
+  acks.failed(a);
+  assert.deepEqual(givenUp, ['event 1']);
+  assert.equal(acks.position, 'p2');
+  assert.equal(acks.arrived(['p1'], 'p1', false), undefined, 'a copy of it is dropped');
+});
+
+it('beyond maxPending entries, positions reached included, gives up the oldest not handled, and only it', () => {
+  const { acks, givenUp } = givingUp({ maxPending: 3 });
+  const stuck = acks.arrived(['p1'], 'p1', true, 'event 1')!;
+  const failed = acks.arrived(['p2'], 'p2', true, 'event 2')!;
+  acks.failed(failed);
+  acks.reached('p3');
+  assert.deepEqual(givenUp, []);
+  acks.reached('p4');
+  assert.deepEqual(givenUp, ['event 1']);
+  assert.equal(acks.position, 'p1', 'held at the failed event behind it');
+  acks.handled(stuck);
+  assert.equal(acks.position, 'p1', 'its handling ending later changes nothing');
+  acks.handled(acks.arrived(['p2'], 'p2', false)!);
+  assert.equal(acks.position, 'p4');
+});
