@@ -269,6 +269,10 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
     if (typeof options.token === 'string') this.token = options.token;
     if (options.ack) {
       if (!options.token) throw new TypeError('Gatehouse: ack needs a token');
+      // 0 would give every event up as it comes, NaN would bound nothing.
+      for (const limit of ['maxAttempts', 'maxPending'] as const)
+        if (!((options.ack[limit] ?? 1) >= 1))
+          throw new RangeError(`Gatehouse: ack.${limit} must be at least 1`);
       this.acks = new AckPosition((entry) => {
         this.report(
           new GatehouseError('event_given_up', `Gatehouse: gave up ${entry.keys[0]}`, {

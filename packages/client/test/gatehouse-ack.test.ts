@@ -245,6 +245,22 @@ describe('Gatehouse with acknowledged delivery', () => {
     });
   });
 
+  it('refuses bounds on held events that would give every event up or bound nothing', () => {
+    for (const limits of [
+      { maxAttempts: 0 },
+      { maxPending: 0 },
+      { maxAttempts: Number.NaN },
+      { maxPending: -1 },
+    ]) {
+      const options = { token: jwt(), ack: { session: 'inbox', ...limits } };
+      // A client made all the same is closed at once: the test fails, it does not hang.
+      assert.throws(() => void new Gatehouse('http://127.0.0.1:1', options).close(), {
+        name: 'RangeError',
+        message: new RegExp(`ack.${Object.keys(limits)[0]}`),
+      });
+    }
+  });
+
   it("ends with the gateway's 400 for a session name it does not take", async () => {
     const gw = client('sse', 'bad-name', { session: 'in box' });
     await waitFor(() => gw.state.state === 'closed', { timeoutMs: 20_000, what: 'closed' });
