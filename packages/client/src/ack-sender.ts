@@ -59,9 +59,9 @@ export class AckSender {
 
   /** The client closed: sends what is left, once. */
   last(): Promise<void> {
+    // A retry of this send comes after `over`, so none is made.
     const sent = this.send();
     this.over = true;
-    clearTimeout(this.timer);
     return sent;
   }
 

@@ -11,9 +11,8 @@ export class Dedupe {
     this.size = size;
   }
 
-  /** True the first time an event's source and id come, false for a copy. */
-  first(source: string, id: string): boolean {
-    const key = `${source}\n${id}`;
+  /** True the first time an event's key (its source and id) comes, false for a copy. */
+  first(key: string): boolean {
     if (this.seen.has(key)) return false;
     this.seen.add(key);
     // A Set iterates in insertion order: its first key is the oldest.

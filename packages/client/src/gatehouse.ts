@@ -3,9 +3,10 @@
  * across cuts, drains and token expiry, resuming from the last stream position so every event comes
  * once and in order.
  */
-import { type AckEntry, AckPosition } from './ack-position.ts';
+import { type AckEntry, type AckLimits, AckPosition } from './ack-position.ts';
 import { AckSender } from './ack-sender.ts';
 import { Backoff, type BackoffOptions } from './backoff.ts';
+import { bearer } from './connect-url.ts';
 import { Dedupe } from './dedupe.ts';
 import { Emitter } from './emitter.ts';
 import { GatehouseError } from './gatehouse-error.ts';
@@ -74,7 +75,7 @@ export interface GatehouseOptions {
   ack?: AckOptions;
 }
 
-export interface AckOptions {
+export interface AckOptions extends AckLimits {
   /** The ack session: a durable cursor of the JWT's subject, 1 to 64 of `A-Z a-z 0-9 . _ ~ -`. */
   session: string;
   /** The event types or type patterns the application acknowledges (all when absent); the others count as handled once delivered. */
@@ -268,7 +269,18 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
     if (typeof options.token === 'string') this.token = options.token;
     if (options.ack) {
       if (!options.token) throw new TypeError('Gatehouse: ack needs a token');
-      this.acks = new AckPosition();
+      // 0 would give every event up as it comes, NaN would bound nothing.
+      for (const limit of ['maxAttempts', 'maxPending'] as const)
+        if (!((options.ack[limit] ?? 1) >= 1))
+          throw new RangeError(`Gatehouse: ack.${limit} must be at least 1`);
+      this.acks = new AckPosition((entry) => {
+        this.report(
+          new GatehouseError('event_given_up', `Gatehouse: gave up ${entry.keys[0]}`, {
+            cause: entry.event,
+          }),
+        );
+        this.handled(entry);
+      }, options.ack);
       this.acker = new AckSender(
         `${new URL('/_gw/v1/ack', this.base)}`,
         options.ack.session,
@@ -442,7 +454,7 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
         headers: {
           'content-type': 'application/json',
           accept: 'application/json',
-          ...(this.token !== undefined && { authorization: `Bearer ${this.token}` }),
+          ...bearer(this.token),
         },
         body: JSON.stringify({ subscriptions }),
       }).catch(() => undefined);
@@ -484,7 +496,7 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
       if (v !== undefined) url.searchParams.set(k, k === 'where' ? JSON.stringify(v) : String(v));
     if (this.token === undefined && typeof this.options.token === 'function') await this.refreshToken();
     const res = await fetch(url, {
-      headers: this.token === undefined ? {} : { authorization: `Bearer ${this.token}` },
+      headers: bearer(this.token),
     });
     if (res.status !== 200) throw new SubscriptionError(res.status, await res.text().catch(() => ''));
     return (await res.json()) as T;
@@ -643,8 +655,7 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
     if (this.acks && !forged && (types?.some((t) => matchesType(t, event.type)) ?? true))
       this.handOn(this.acks, event, position);
     else {
-      if (!forged && this.dedupe.first(event.source, event.id))
-        this.emit('event', event as TypedCloudEvent<Types>);
+      if (!forged && this.dedupe.first(keyOf(event))) this.emit('event', event as TypedCloudEvent<Types>);
       if (position !== undefined) this.reached(position);
     }
   }
@@ -656,7 +667,7 @@ export class Gatehouse<Types extends EventTypes = EventTypes> extends Emitter<Ga
    */
   private handOn(acks: AckPosition, event: CloudEvent, position: string | undefined): void {
     const keys = position === undefined ? [keyOf(event)] : [keyOf(event), position];
-    const entry = acks.arrived(keys, position, this.dedupe.first(event.source, event.id));
+    const entry = acks.arrived(keys, position, this.dedupe.first(keyOf(event)), event);
     if (!entry) return;
     const results = this.emit('event', event as TypedCloudEvent<Types>);
     if (!results) acks.failed(entry);

@@ -89,6 +89,62 @@ describe('Gatehouse with acknowledged delivery', () => {
     });
   }
 
+  it('an event whose listener always fails is given up after maxAttempts: event_given_up, and the session moves on', async () => {
+    const gw = client('websocket', 'always-fails', { session: 'inbox', maxAttempts: 2 });
+    const got = record(gw);
+    const errors: GatehouseError[] = [];
+    gw.on('error', (err) => errors.push(err));
+    gw.on('event', (e) => {
+      if (nOf(e) === 4002) throw new Error('never this one');
+    });
+    await connected(gw);
+    await publish(got, [4001, 4002, 4003]);
+    await waitFor(() => errors.some((e) => e.code === 'event_given_up'), {
+      timeoutMs: 20_000,
+      what: 'the event given up',
+    });
+    assert.deepEqual(
+      errors.map((e) => e.code),
+      ['listener_failed', 'listener_failed', 'event_given_up'],
+    );
+    assert.match(errors[2]!.message, /e-4002/);
+    assert.equal((errors[2]!.cause as CloudEvent).id, 'e-4002', 'the event given up is the cause');
+    await gw.close();
+    assert.deepEqual(got.ns, [4001, 4002, 4003, 4002], 'handed over twice, then given up');
+    // The session's position is past it: a client of the session next gets only what comes after.
+    const next = client('websocket', 'always-fails', { session: 'inbox' });
+    const again = record(next);
+    await connected(next);
+    await publish(again, [4004]);
+    assert.deepEqual(again.ns, [4004]);
+  });
+
+  it('beyond maxPending events held behind one not handled, that one is given up and the session moves on', async () => {
+    const gw = client('sse', 'pending', { session: 'inbox', manual: true, maxPending: 3 });
+    const got = record(gw);
+    const errors: GatehouseError[] = [];
+    gw.on('error', (err) => errors.push(err));
+    // Every event acknowledged but the first: it holds the position back, the others pile up behind it.
+    gw.on('event', (e) => {
+      if (nOf(e) !== 4101) gw.ack(e);
+    });
+    await connected(gw);
+    await publish(got, [4101, 4102, 4103]);
+    assert.equal(errors.length, 0, 'three held: at the bound, not past it');
+    await publish(got, [4104]);
+    assert.deepEqual(
+      errors.map((e) => [e.code, (e.cause as CloudEvent).id]),
+      [['event_given_up', 'e-4101']],
+    );
+    await gw.close();
+    const next = client('sse', 'pending', { session: 'inbox', manual: true });
+    const again = record(next);
+    next.on('event', (e) => next.ack(e));
+    await connected(next);
+    await publish(again, [4105]);
+    assert.deepEqual(again.ns, [4105], 'nothing held back any more');
+  });
+
   it('a copy that comes while its event is still being handled (a late ack) is dropped', async () => {
     const gw = client('websocket', 'late', { session: 'inbox' });
     const got = record(gw);
@@ -187,6 +243,22 @@ describe('Gatehouse with acknowledged delivery', () => {
       name: 'TypeError',
       message: /ack needs a token/,
     });
+  });
+
+  it('refuses bounds on held events that would give every event up or bound nothing', () => {
+    for (const limits of [
+      { maxAttempts: 0 },
+      { maxPending: 0 },
+      { maxAttempts: Number.NaN },
+      { maxPending: -1 },
+    ]) {
+      const options = { token: jwt(), ack: { session: 'inbox', ...limits } };
+      // A client made all the same is closed at once: the test fails, it does not hang.
+      assert.throws(() => void new Gatehouse('http://127.0.0.1:1', options).close(), {
+        name: 'RangeError',
+        message: new RegExp(`ack.${Object.keys(limits)[0]}`),
+      });
+    }
   });
 
   it("ends with the gateway's 400 for a session name it does not take", async () => {
