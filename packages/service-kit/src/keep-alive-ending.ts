@@ -13,17 +13,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 export class KeepAliveEnding {
   private readonly underWay = new Set<ServerResponse>();
   private ending = false;
-  /** One listener for every response (`this` is the response): no closure per request. */
-  private readonly forget: (this: ServerResponse) => void;
 
-  constructor() {
-    const underWay = this.underWay;
-    this.forget = function (this: ServerResponse) {
-      underWay.delete(this);
-    };
-  }
-
-  /** Every HTTP/1 request of the edge, as it arrives. */
+  /**
+   * Every HTTP/1 request of the edge, as it arrives. The host calls `closed` from the one `close`
+   * listener it adds to every response (service-host.ts), not from one of this class's own.
+   */
   track(req: IncomingMessage, res: ServerResponse): void {
     if (req.httpVersionMajor !== 1) return;
     if (this.ending) {
@@ -31,8 +25,11 @@ export class KeepAliveEnding {
       return;
     }
     this.underWay.add(res);
-    // A response closes once: `on` spares the wrapper `once` makes per call (a bound function).
-    res.on('close', this.forget);
+  }
+
+  /** A response closed: it is under way no more. */
+  closed(res: ServerResponse): void {
+    this.underWay.delete(res);
   }
 
   /** The host stops: no response from now on leaves its connection open for another request. */

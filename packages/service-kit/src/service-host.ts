@@ -46,7 +46,7 @@ import {
 import { NoSniffResponse } from './no-sniff-response.ts';
 import { readOnlyMethod } from './read-only-method.ts';
 import { exportReadiness } from './readiness-metrics.ts';
-import { countResponses } from './response-metrics.ts';
+import { responseCounter } from './response-metrics.ts';
 import { canonicaliseRequest, requestPath } from './request-path.ts';
 import type { TlsSettings } from './tls-settings.ts';
 
@@ -132,7 +132,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
       limits,
       logger,
       keepAlive,
-      countResponses(registry, 'public'),
+      responseCounter(registry, 'public'),
     );
     const handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       // node:http stops watching an upgrade's socket when it hands it over: a reset nobody hears
@@ -248,11 +248,18 @@ function dispatcher(
   limits: HttpLimits,
   logger: Logger,
   keepAlive: KeepAliveEnding,
-  countResponse: (res: ServerResponse) => void,
+  countResponse: (this: ServerResponse) => void,
 ) {
+  // One `close` listener for every response (`this` is the response), doing both jobs: no closure
+  // per request, and one listener fewer held by each open stream.
+  const closed = function (this: ServerResponse) {
+    keepAlive.closed(this);
+    countResponse.call(this);
+  };
   return async (req: IncomingMessage, res: ServerResponse) => {
     keepAlive.track(req, res);
-    countResponse(res);
+    // A response closes once: `on` spares the wrapper `once` makes per call (a bound function).
+    res.on('close', closed);
     // Every answer of the edge, errors that echo input included (a proxied one too: a browser
     // must not sniff an upstream's text into HTML either). An HTTP/1.1 response adds it as its head
     // is written (no-sniff-response.ts); an HTTP/2 one has no such class.

@@ -37,6 +37,14 @@ const services: GatewayService[] = [
     },
   },
   {
+    name: 'listeners',
+    public: (req, res) => {
+      if (req.url !== '/listeners') return false;
+      sendJson(res, 200, { close: res.listenerCount('close') });
+      return true;
+    },
+  },
+  {
     name: 'last',
     public: (req, res) => {
       asked.push('last');
@@ -66,6 +74,12 @@ describe('public edge dispatch', () => {
       body: { by: 'last' },
       asked: ['sync', 'async', 'last'],
     });
+  });
+
+  it('hands a handler a response with one close listener of its own (an SSE stream holds them for hours)', async () => {
+    const res = await fetch(`http://127.0.0.1:${host.publicPort}/listeners`);
+    // Counting the response and forgetting it for keep-alive ending: one listener, not one each.
+    assert.deepEqual(await res.json(), { close: 1 });
   });
 
   it('answers 404 when no handler takes it', async () => {

@@ -108,10 +108,12 @@ export class Hub {
   readonly ring: EventRing;
   readonly replay: StreamReplay | undefined;
   readonly index: SubscriptionIndex<Connection>;
-  private readonly connections = new Map<string, Connection>();
+  /**
+   * Each connection held, by id, with what the connections API shows of it (connection-facts.ts):
+   * one entry, not a map for each (a Map entry is ~70 B of a connection's ~6 KB of heap).
+   */
+  private readonly connections = new Map<string, HeldConnection>();
   private readonly sessions = new Map<string, Set<Connection>>();
-  /** What the connections API shows of each connection held, by id (connection-facts.ts). */
-  private readonly facts = new Map<string, ConnectionFacts>();
   private readonly catchUp: CatchUp;
   /** When each connection's JWT (or connect hook grant) expires: it ends then (gw.session_expired). */
   private readonly expiries = new ExpiryWheel<Connection>((due) => this.expire(due));
@@ -203,8 +205,13 @@ export class Hub {
     const { token, resumeFrom, expiresAt } = welcome;
     this.index.set(conn, subs, about.remoteAddress);
     if (expiresAt !== undefined) this.expiries.set(conn, expiresAt);
-    this.connections.set(conn.id, conn);
-    this.facts.set(conn.id, { ...about, connectedAt: Date.now(), subscriptions: subs, expiresAt });
+    this.connections.set(conn.id, {
+      ...about,
+      conn,
+      connectedAt: Date.now(),
+      subscriptions: subs,
+      expiresAt,
+    });
     this.joinSession(conn);
     this.metrics.connectionOpened(conn.transport, this.index.size);
     this.tellMembership(conn, about.user, [], subs);
@@ -213,7 +220,7 @@ export class Hub {
     const welcomeAt = resumeFrom ?? this.ring.place;
     this.sendOwn(conn, connectionCreated(token, welcome.data, welcomeAt, welcome.ack), welcomeAt);
     this.sendOwn(conn, subscriptionsSet(subs, welcomeAt), welcomeAt);
-    if (this.connections.get(conn.id) !== conn) return;
+    if (!this.holds(conn)) return;
     if (resumeFrom !== undefined) this.resume(conn, resumeFrom);
     else if (welcome.rewind) this.start.rewind(conn, welcome.rewind);
     else if (welcome.latest) this.start.latest(conn, subs);
@@ -239,12 +246,11 @@ export class Hub {
 
   /** Forgets a connection that ended; `reason` says why (its client went away unless told otherwise). */
   remove(conn: Connection, reason: EndReason = 'client_closed'): void {
-    if (this.connections.get(conn.id) !== conn) return;
+    const facts = this.connections.get(conn.id);
+    if (facts?.conn !== conn) return;
     if (this.lifecycle) this.lifecycle.closed(this.snapshot(conn)!, reason);
     this.connections.delete(conn.id);
-    const facts = this.facts.get(conn.id);
-    this.facts.delete(conn.id);
-    if (facts) this.tellMembership(conn, facts.user, facts.subscriptions, []);
+    this.tellMembership(conn, facts.user, facts.subscriptions, []);
     this.catchUp.forget(conn);
     this.expiries.delete(conn);
     this.index.remove(conn);
@@ -257,22 +263,27 @@ export class Hub {
   }
 
   get(id: string): Connection | undefined {
-    return this.connections.get(id);
+    return this.connections.get(id)?.conn;
   }
 
   /** The connections held now (a copy). */
   held(): Connection[] {
-    return [...this.connections.values()];
+    return Array.from(this.connections.values(), (h) => h.conn);
   }
 
   /** What the connections API shows of a connection held now (connection-facts.ts). */
   factsOf(id: string): ConnectionFacts | undefined {
-    return this.facts.get(id);
+    return this.connections.get(id);
+  }
+
+  /** Whether `conn` itself is held (not only a connection of its id). */
+  private holds(conn: Connection): boolean {
+    return this.connections.get(conn.id)?.conn === conn;
   }
 
   /** What a lifecycle event tells of a held connection. */
   private snapshot(conn: Connection): ConnectionSnapshot | undefined {
-    const facts = this.facts.get(conn.id);
+    const facts = this.connections.get(conn.id);
     if (!facts) return undefined;
     return {
       id: conn.id,
@@ -296,7 +307,7 @@ export class Hub {
 
   /** Closes a connection this replica still holds; false when it is already gone. */
   close(conn: Connection, reason: CloseReason): boolean {
-    if (this.connections.get(conn.id) !== conn) return false;
+    if (!this.holds(conn)) return false;
     // Forgotten first: a transport's close forgets the connection too, as if its client had left.
     this.remove(conn, reason);
     conn.close(reason);
@@ -310,31 +321,29 @@ export class Hub {
    * and what the connect hook gave it is added back.
    */
   setSubscriptions(id: string, given: Subscription[], from: ChangeSource = {}): boolean {
-    const conn = this.connections.get(id);
-    if (!conn) return false;
+    const facts = this.connections.get(id);
+    if (!facts) return false;
+    const { conn } = facts;
     const { sessionId } = from;
-    const facts = this.facts.get(id);
     const { subscriptions: subs, jwtSubscriptions } = withGrant(given, from, facts);
     // A fresh JWT moves the end to its expiry, but not past the connect hook's.
     const expiresAt =
-      from.expiresAt === undefined ? undefined : Math.min(from.expiresAt, facts?.endsBy ?? Infinity);
-    this.index.set(conn, subs, facts?.remoteAddress);
+      from.expiresAt === undefined ? undefined : Math.min(from.expiresAt, facts.endsBy ?? Infinity);
+    this.index.set(conn, subs, facts.remoteAddress);
     // A type added while it catches up from the ring: the ring may lack that type's events.
     this.catchUp.recheck(conn);
     if (expiresAt !== undefined) this.expiries.set(conn, expiresAt);
-    const before = facts?.subscriptions ?? [];
-    if (facts) {
-      facts.subscriptions = subs;
-      if (expiresAt !== undefined) facts.expiresAt = expiresAt;
-      if (jwtSubscriptions !== undefined) facts.jwtSubscriptions = jwtSubscriptions;
-    }
+    const before = facts.subscriptions;
+    facts.subscriptions = subs;
+    if (expiresAt !== undefined) facts.expiresAt = expiresAt;
+    if (jwtSubscriptions !== undefined) facts.jwtSubscriptions = jwtSubscriptions;
     if (sessionId !== undefined && conn.sessionId === undefined) {
       // As a new member (its session now), it leaves as the one it was and joins as the new one.
-      this.tellMembership(conn, facts?.user, before, []);
+      this.tellMembership(conn, facts.user, before, []);
       conn.sessionId = sessionId;
       this.joinSession(conn);
-      this.tellMembership(conn, facts?.user, [], subs);
-    } else this.tellMembership(conn, facts?.user, before, subs);
+      this.tellMembership(conn, facts.user, [], subs);
+    } else this.tellMembership(conn, facts.user, before, subs);
     this.metrics.subscriptionsChanged(this.index.size);
     // A client's change re-reads its JWT (jwtSubscriptions comes with it); an operator's does not.
     if (this.lifecycle) this.lifecycle.changed(this.snapshot(conn)!, changeCause(from));
@@ -372,7 +381,7 @@ export class Hub {
    * reason and the reconnect advice, then the transport's close for it. False when it is gone already.
    */
   disconnect(conn: Connection, reason: string, reconnect: boolean): boolean {
-    if (this.connections.get(conn.id) !== conn) return false;
+    if (!this.holds(conn)) return false;
     this.sendOwn(conn, connectionClosed(reason, reconnect));
     return this.close(conn, reconnect ? 'reconnect_advised' : 'disconnected');
   }
@@ -445,7 +454,7 @@ export class Hub {
   /** Connections whose JWT has expired: told so, then closed. */
   private expire(due: Connection[]): void {
     for (const conn of due) {
-      if (this.connections.get(conn.id) !== conn) continue;
+      if (!this.holds(conn)) continue;
       this.sendOwn(conn, sessionExpired(Date.now()));
       this.close(conn, 'session_expired');
     }
@@ -563,8 +572,7 @@ export class Hub {
     // connections (a presence change) is copied with each one's position.
     const more = conn.send(e.position === position ? e : { ...e, position });
     if (b) this.catchUp.wroteOwn(conn, b, more);
-    else if (!more && this.connections.get(conn.id) === conn)
-      this.catchUp.fellBehind(conn, position, this.ring.end);
+    else if (!more && this.holds(conn)) this.catchUp.fellBehind(conn, position, this.ring.end);
   }
 
   private tellMembership(
@@ -585,6 +593,11 @@ export class Hub {
     }
     set.add(conn);
   }
+}
+
+/** A connection held, and what the connections API shows of it. */
+interface HeldConnection extends ConnectionFacts {
+  readonly conn: Connection;
 }
 
 /** A client's change (its JWT read again) keeps what the connect hook gave, as it keeps its JWT's. */
