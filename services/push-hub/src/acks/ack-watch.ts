@@ -56,8 +56,14 @@ export class AckWatch {
    * Watches what the hub sends `conn` from now on: its `send` is wrapped on this one connection, so
    * the connections without an ack session pay nothing.
    */
-  track(conn: Connection, session: AckSession, startedAt: string | undefined): void {
+  track(conn: Connection, session: AckSession, startedAt: string | undefined, stored = true): void {
     const w: Watched = { session, startedAt, pending: undefined, last: undefined, checking: false };
+    // A session the store holds no position for keeps where this connection started, before the
+    // client can handle anything: a tab that goes away before its first acknowledgement reached us
+    // (killed, offline) leaves its events to the next connection, not a start after them. Once per
+    // session: only its first connection finds nothing stored.
+    if (!stored && startedAt !== undefined)
+      this.deps.positions.startAt(session, startedAt).catch(this.deps.onError);
     this.watched.set(conn, w);
     this.deps.metrics.sessionsConnected(this.watched.size);
     const send = conn.send.bind(conn);

@@ -58,7 +58,7 @@ export function addAdmitted(
   // An acknowledged position is where it starts, whatever else the request asked for.
   const acked = ack?.position;
   // Watched before it is added: what the hub sends while adding it (a resume) is pending too.
-  if (ack) ctx.acks?.track(conn, ack.session, acked ?? resumeFrom ?? ctx.hub.ring.place);
+  if (ack) ctx.acks?.track(conn, ack.session, acked ?? resumeFrom ?? ctx.hub.ring.place, acked !== undefined);
   ctx.hub.add(
     conn,
     admitted.subscriptions,

@@ -76,6 +76,27 @@ describe('connect with ackSession', () => {
     sse.close();
   });
 
+  it('keeps where a new session’s first connection started, so events it was sent and never acknowledged come again', async () => {
+    // The first connection of `fresh` starts live, is sent three events, and goes away (a tab
+    // killed) before its client acknowledged anything, well within ACK_TIMEOUT.
+    const first = await openSse(sseUrl(a, 'ackSession=fresh'));
+    assert.equal(first.status, 200, first.errorBody);
+    await waitFor(() => first.events('gw.subscriptions_set').length > 0, { what: 'the first welcome' });
+    const sent: number[] = [];
+    for (const n of [100, 101, 102]) {
+      sent.push(n);
+      await a.publish('greeting', { name: 'x', n }).then((p) => positions.push(p));
+    }
+    await waitFor(() => numbers(first.events()).length === 3, { what: 'the three events' });
+    first.close();
+    // The next connection of the session, on the other replica, with nothing of the first's.
+    const next = await openSse(sseUrl(b, 'ackSession=fresh'));
+    assert.equal(next.status, 200, next.errorBody);
+    await waitFor(() => numbers(next.events()).length >= 3, { what: 'the unacknowledged events again' });
+    assert.deepEqual(numbers(next.events()), sent);
+    next.close();
+  });
+
   it('starts after the acknowledged position over WebSocket, socket.io and long-polling too', async () => {
     await acknowledge(b, 'transports', positions[6]!);
     const ws = openWs(
