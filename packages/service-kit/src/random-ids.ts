@@ -15,18 +15,28 @@ export function randomIds(
   encoding: 'hex' | 'base64url',
   shape?: (pool: Buffer, at: number) => void,
 ): () => string {
+  const { pool, slice } = randomSlices(bytes);
+  return () => {
+    const at = slice();
+    shape?.(pool, at);
+    return pool.toString(encoding, at, at + bytes);
+  };
+}
+
+/** A pool of 256 slices of `bytes` CSPRNG bytes, and the offset of the next unused one (refilled when all are used). */
+function randomSlices(bytes: number): { pool: Buffer; slice: () => number } {
   const pool = Buffer.alloc(bytes * 256);
   let next = pool.length;
-  return () => {
+  const slice = () => {
     if (next === pool.length) {
       randomFillSync(pool);
       next = 0;
     }
     const at = next;
     next += bytes;
-    shape?.(pool, at);
-    return pool.toString(encoding, at, at + bytes);
+    return at;
   };
+  return { pool, slice };
 }
 
 /**
@@ -35,16 +45,10 @@ export function randomIds(
  * pieces into its text, about 600 bytes of garbage per id (the hub makes two per connect).
  */
 export function randomUuids(): () => string {
-  const pool = Buffer.alloc(16 * 256);
+  const { pool, slice } = randomSlices(16);
   const text = Buffer.alloc(36);
-  let next = pool.length;
   return () => {
-    if (next === pool.length) {
-      randomFillSync(pool);
-      next = 0;
-    }
-    const at = next;
-    next += 16;
+    const at = slice();
     pool[at + 6] = (pool[at + 6]! & 0x0f) | 0x40; // version 4
     pool[at + 8] = (pool[at + 8]! & 0x3f) | 0x80; // RFC 4122 variant
     let to = 0;
