@@ -12,6 +12,14 @@ import { RedisStore } from '@gatehouse/store/redis';
 import { dependencyAddress, uniqueName } from '@gatehouse/testkit';
 import { type HubFixture, startHubFixture } from '../hub-fixture.ts';
 
+function ack(f: HubFixture, jwt: string, session: string, position: string): Promise<Response> {
+  return fetch(`${f.url}/_gw/v1/ack`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${jwt}` },
+    body: JSON.stringify({ session, position }),
+  });
+}
+
 /**
  * Acks sent together as an attacker lines them up: every request's headers first, then all the
  * bodies in one go, so that the hub handles them at the same moment rather than as they connect.
@@ -41,6 +49,8 @@ describe('POST /_gw/v1/ack under attack', () => {
   const bus = new MemoryBus();
   let store: RedisStore;
   let hub: HubFixture;
+  /** With ACK_REQUESTS_PER_SUBJECT_PER_MINUTE 8. */
+  let strict: HubFixture;
   let position = '';
 
   before(async () => {
@@ -49,14 +59,14 @@ describe('POST /_gw/v1/ack under attack', () => {
       url: dependencyAddress.redisUrl,
       namespace: `${uniqueName('ack-attacks')}:`,
     });
-    hub = await startHubFixture(
-      { ACK_REQUESTS_PER_MINUTE: '5', ACK_MAX_SESSIONS_PER_SUBJECT: '4' },
-      { bus, store },
-    );
+    const env = { ACK_REQUESTS_PER_MINUTE: '5', ACK_MAX_SESSIONS_PER_SUBJECT: '4' };
+    hub = await startHubFixture(env, { bus, store });
+    strict = await startHubFixture({ ...env, ACK_REQUESTS_PER_SUBJECT_PER_MINUTE: '8' }, { bus, store });
     position = await hub.publish('greeting', { name: 'alice' });
   });
   after(async () => {
     await hub?.stop();
+    await strict?.stop();
     await bus.close();
     if (store) {
       for (const k of await store.keys('')) await store.delete(k);
@@ -75,5 +85,25 @@ describe('POST /_gw/v1/ack under attack', () => {
     assert.equal(statuses.filter((s) => s === 409).length, 56);
     const keys = (await store.keys('gw:ack:')).filter((k) => /:name-\d+$/.test(k));
     assert.equal(keys.length, 4, 'the store holds the bound, not every name');
+  });
+
+  it('holds ACK_REQUESTS_PER_MINUTE against a subject that names a new session in every ack', async () => {
+    // Each name its own budget: unbounded acks, each past the subject's bound a read of every one
+    // of its sessions in the store (ACK_MAX_SESSIONS_PER_SUBJECT + 2 round trips).
+    const jwt = hub.jwt({ sub: 'name-rotator' });
+    const statuses: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const res = await ack(strict, jwt, `rotated-${i}`, position);
+      statuses.push(res.status);
+      if (res.status === 429) assert.ok(Number(res.headers.get('retry-after')) >= 1);
+      await res.body?.cancel();
+    }
+    assert.deepEqual(
+      statuses,
+      [...Array(4).fill(204), ...Array(4).fill(409), ...Array(12).fill(429)],
+      'ACK_REQUESTS_PER_SUBJECT_PER_MINUTE (8) over all its names',
+    );
+    const other = await ack(strict, hub.jwt({ sub: 'someone-else' }), 'rotated-0', position);
+    assert.equal(other.status, 204, 'another subject goes on');
   });
 });
