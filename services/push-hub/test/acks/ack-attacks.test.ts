@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { MemoryBus } from '@gatehouse/bus';
+import { MemoryStore } from '@gatehouse/store';
 import { RedisStore } from '@gatehouse/store/redis';
 import { dependencyAddress, uniqueName } from '@gatehouse/testkit';
 import { type HubFixture, startHubFixture } from '../hub-fixture.ts';
@@ -105,5 +106,33 @@ describe('POST /_gw/v1/ack under attack', () => {
     );
     const other = await ack(strict, hub.jwt({ sub: 'someone-else' }), 'rotated-0', position);
     assert.equal(other.status, 204, 'another subject goes on');
+  });
+});
+
+describe('POST /_gw/v1/ack on a replica that has read no event yet', () => {
+  it("refuses a position past the stream's end and one of another epoch, with the buffer not warmed up", async () => {
+    const bus = new MemoryBus();
+    const store = new MemoryStore();
+    // Events on the stream before the replica starts: without warm-up it reads only what comes after.
+    const published: string[] = [];
+    const seed = await startHubFixture({}, { bus, store });
+    for (let n = 0; n < 3; n++) published.push(await seed.publish('greeting', { n }));
+    await seed.stop();
+    const f = await startHubFixture({ EVENT_BUFFER_WARMUP: 'false' }, { bus, store });
+    try {
+      const jwt = f.jwt({ sub: 'fresh-replica' });
+      const last = published[2]!;
+      const far = last.replace(/^\d+/, '999999');
+      const answers = {
+        sent: (await ack(f, jwt, 'inbox', last)).status,
+        far: (await ack(f, jwt, 'inbox', far)).status,
+        noEpoch: (await ack(f, jwt, 'inbox', '999999')).status,
+      };
+      assert.deepEqual(answers, { sent: 204, far: 409, noEpoch: 409 });
+    } finally {
+      await f.stop();
+      await bus.close();
+      await store.close();
+    }
   });
 });
