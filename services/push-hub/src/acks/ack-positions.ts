@@ -69,10 +69,14 @@ export class AckPositions {
   /**
    * Gives a session that has no position yet `position` (the place its connection started at), so
    * that its next connection starts there rather than after the client's last received event;
-   * false when it has one already. Past ACK_MAX_SESSIONS_PER_SUBJECT it throws the 409.
+   * false when it has one already, or when `position` is not one an ack could give it: the place
+   * a connection started at may be the client's own `since` or `Last-Event-ID` text (a position
+   * far ahead, which skipped what came before it, or 5,000 bytes of anything were written).
+   * Past ACK_MAX_SESSIONS_PER_SUBJECT it throws the 409.
    */
   async startAt(session: AckSession, position: string): Promise<boolean> {
     const { store, ttlSeconds } = this.options;
+    if (!this.isWithinStream(position)) return false;
     if ((await store.get(session.key)) !== undefined) return false;
     await this.checkRoomFor(session);
     return store.compareAndSet(session.key, undefined, position, { ttlSeconds });
@@ -96,6 +100,19 @@ export class AckPositions {
     const { stream } = this.options;
     try {
       return stream.epochOf(acked) === stream.epochOf(position) && stream.compare(acked, position) >= 0;
+    } catch {
+      return false;
+    }
+  }
+
+  /** checkWellFormed and checkWithinStream without the wait, as a yes or no. */
+  private isWithinStream(position: string): boolean {
+    const { stream } = this.options;
+    try {
+      this.checkWellFormed(position);
+      const head = stream.head();
+      if (head === undefined) return true;
+      return stream.epochOf(position) === safeEpoch(stream, head) && stream.compare(position, head) <= 0;
     } catch {
       return false;
     }

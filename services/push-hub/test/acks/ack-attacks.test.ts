@@ -10,8 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import { MemoryBus } from '@gatehouse/bus';
 import { MemoryStore } from '@gatehouse/store';
 import { RedisStore } from '@gatehouse/store/redis';
-import { dependencyAddress, uniqueName } from '@gatehouse/testkit';
-import { type HubFixture, startHubFixture } from '../hub-fixture.ts';
+import { dependencyAddress, openSse, uniqueName, waitFor } from '@gatehouse/testkit';
+import { type HubFixture, startHubFixture, subs } from '../hub-fixture.ts';
 
 function ack(f: HubFixture, jwt: string, session: string, position: string): Promise<Response> {
   return fetch(`${f.url}/_gw/v1/ack`, {
@@ -134,5 +134,60 @@ describe('POST /_gw/v1/ack on a replica that has read no event yet', () => {
       await bus.close();
       await store.close();
     }
+  });
+});
+
+describe('an ack session given its start by a connection that acknowledged nothing', () => {
+  const bus = new MemoryBus();
+  const store = new MemoryStore();
+  let f: HubFixture;
+  let first = '';
+
+  before(async () => {
+    f = await startHubFixture({ ACK_TIMEOUT: '1s' }, { bus, store });
+    first = await f.publish('greeting', { n: 0 });
+  });
+  after(async () => {
+    await f?.stop();
+    await bus.close();
+    await store.close();
+  });
+
+  /** Connects with `since`, lets one event come unacknowledged, and waits for the ack_timeout end. */
+  async function timedOut(jwt: string, session: string, since: string): Promise<void> {
+    const url = `${f.url}/_gw/v1/connection/sse?subscriptions=${subs([{ eventType: 'greeting' }])}`;
+    const sse = await openSse(`${url}&jwt=${jwt}&ackSession=${session}&since=${encodeURIComponent(since)}`);
+    assert.equal(sse.status, 200, sse.errorBody);
+    await waitFor(() => sse.events('gw.connection.create').length === 1, { what: 'the welcome' });
+    await f.publish('greeting', { n: 1 });
+    await waitFor(() => sse.events('gw.connection_closed').length === 1, {
+      what: 'the ack_timeout end',
+      timeoutMs: 10_000,
+    });
+    sse.close();
+  }
+
+  /** The acknowledged position a connect with the session is told (its welcome). */
+  async function startOf(jwt: string, session: string): Promise<unknown> {
+    const url = `${f.url}/_gw/v1/connection/sse?subscriptions=${subs([{ eventType: 'greeting' }])}`;
+    const sse = await openSse(`${url}&jwt=${jwt}&ackSession=${session}`);
+    await waitFor(() => sse.events('gw.connection.create').length === 1, { what: 'the welcome' });
+    sse.close();
+    return (sse.events('gw.connection.create')[0]!['data'] as { ack: { position: unknown } }).ack.position;
+  }
+
+  it('is given a position the connection started at, never the text of its since (ahead, not a position, long)', async () => {
+    const jwt = f.jwt({ sub: 'since-writer' });
+    const cases = {
+      ahead: first.replace(/^\d+/, '99999999'),
+      text: 'garbage\nid: x',
+      long: '1'.repeat(5000),
+    };
+    for (const [session, since] of Object.entries(cases)) {
+      await timedOut(jwt, session, since);
+      assert.equal(await startOf(jwt, session), null, `${session}: no acknowledged position from its since`);
+    }
+    await timedOut(jwt, 'real', first);
+    assert.equal(await startOf(jwt, 'real'), first, 'a real since is where it started');
   });
 });
