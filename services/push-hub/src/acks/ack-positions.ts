@@ -61,7 +61,10 @@ export class AckPositions {
       const stored = await store.get(session.key);
       if (stored === undefined) await this.checkRoomFor(session);
       else if (!this.isAhead(position, stored)) return 'unchanged';
-      if (await store.compareAndSet(session.key, stored, position, { ttlSeconds })) return 'advanced';
+      if (await store.compareAndSet(session.key, stored, position, { ttlSeconds })) {
+        if (stored !== undefined) await this.keepCounted(session);
+        return 'advanced';
+      }
     }
     throw new HttpError(503, 'The acknowledged position is being written by many at once; retry.');
   }
@@ -181,6 +184,18 @@ export class AckPositions {
       if (await store.compareAndSet(indexKey, stored, next, { ttlSeconds })) return;
     }
     throw new HttpError(503, "The subject's ack sessions are being written by many at once; retry.");
+  }
+
+  /**
+   * A session kept alive by acks keeps its name's list alive as long: else the list expired
+   * ACK_SESSION_TTL after its last new name, and a subject acking its sessions now and then got
+   * ACK_MAX_SESSIONS_PER_SUBJECT more names each time. A list gone meanwhile takes the name again.
+   */
+  private async keepCounted(session: AckSession): Promise<void> {
+    const { store, ttlSeconds } = this.options;
+    if (await store.touch(subjectIndexKey(session), ttlSeconds)) return;
+    // Recorded all the same: the ack is taken, only the count of this older session is at stake.
+    await this.checkRoomFor(session).catch(() => {});
   }
 
   /** The entries whose session the store holds, or that were let in too lately to be written yet. */

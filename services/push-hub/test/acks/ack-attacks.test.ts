@@ -191,3 +191,30 @@ describe('an ack session given its start by a connection that acknowledged nothi
     assert.equal(await startOf(jwt, 'real'), first, 'a real since is where it started');
   });
 });
+
+describe('ACK_MAX_SESSIONS_PER_SUBJECT across ACK_SESSION_TTL', () => {
+  it('counts the sessions kept alive by acks after the list of their names would have expired', async () => {
+    const bus = new MemoryBus();
+    const store = new MemoryStore();
+    const f = await startHubFixture(
+      { ACK_SESSION_TTL: '3s', ACK_MAX_SESSIONS_PER_SUBJECT: '4' },
+      { bus, store },
+    );
+    try {
+      const jwt = f.jwt({ sub: 'keeps-them-alive' });
+      const one = await f.publish('greeting', { n: 1 });
+      for (let i = 0; i < 4; i++) assert.equal((await ack(f, jwt, `alive-${i}`, one)).status, 204);
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // Each session moved on, so each is kept 3 s from now: all four are held past the list's 3 s.
+      const two = await f.publish('greeting', { n: 2 });
+      for (let i = 0; i < 4; i++) assert.equal((await ack(f, jwt, `alive-${i}`, two)).status, 204);
+      await new Promise((resolve) => setTimeout(resolve, 1800));
+      const fifth = await ack(f, jwt, 'one-more', two);
+      assert.equal(fifth.status, 409, 'a fifth name while four are held');
+    } finally {
+      await f.stop();
+      await bus.close();
+      await store.close();
+    }
+  });
+});
