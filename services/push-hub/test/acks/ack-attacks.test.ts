@@ -1,8 +1,9 @@
 /**
- * An attacker's review of POST /_gw/v1/ack, through a hub's public port with real JWTs: the bounds
- * the documents give (ACK_MAX_SESSIONS_PER_SUBJECT, ACK_REQUESTS_PER_MINUTE) hold against requests
- * sent at once and against rotated session names, and no claim spelling reaches another subject's
- * session.
+ * An attacker's review of acknowledged delivery, through a hub's public port with real JWTs: the
+ * bounds the documents give (ACK_MAX_SESSIONS_PER_SUBJECT, ACK_REQUESTS_PER_MINUTE) hold against
+ * requests lined up to land together, rotated session names and sessions kept alive past their
+ * list's expiry; a replica that has read no event yet still refuses positions past the stream's end;
+ * a connect's own `since` is never written as a session's acknowledged position.
  */
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
