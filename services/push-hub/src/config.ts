@@ -282,6 +282,11 @@ export const pushHubConfig = {
     600,
     { min: 1 },
   ),
+  ACK_REQUESTS_PER_SUBJECT_PER_MINUTE: int(
+    'acknowledgements (POST /_gw/v1/ack) one subject (JWT iss and sub) may send per minute on each replica, all its session names together (429 with Retry-After beyond): a new name in every ack gets no fresh budget',
+    1200,
+    { min: 1 },
+  ),
   ACK_MAX_BODY_BYTES: int('bytes of a POST /_gw/v1/ack body (413 beyond)', 1024, {
     min: 128,
     max: 64 * 1024,

@@ -74,6 +74,7 @@ import {
   AckMetrics,
   AckPositions,
   AckWatch,
+  ackStreamOf,
   createAckEndpoint,
   createAckStart,
   LongPollAcks,
@@ -94,6 +95,12 @@ import {
   type LongPollRecord,
   type TransportContext,
 } from './transports/index.ts';
+
+/**
+ * How long an ack of a position this replica has not read waits for it with interest routing: the
+ * subscription's read-through position moves once a second (NATS), so the usual 1 s can miss it.
+ */
+const INTEREST_ROUTED_AHEAD_WAIT_MS = 2500;
 
 export interface PushHubDeps {
   fanoutBus: Bus;
@@ -246,11 +253,9 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
   const ackMetrics = new AckMetrics(deps.registry);
   const ackPositions = new AckPositions({
     store: deps.store,
-    stream: {
-      head: () => ring.place,
-      compare: (a, b) => deps.fanoutBus.comparePositions(a, b),
-      epochOf: (p) => deps.fanoutBus.positionEpoch?.(p),
-    },
+    stream: ackStreamOf({ bus: deps.fanoutBus, place: () => ring.place, subscription: () => fanout }),
+    // The read-through position of an interest-routed subscription is probed each second.
+    ...(config.FANOUT_ROUTING === 'interest' && { aheadWaitMs: INTEREST_ROUTED_AHEAD_WAIT_MS }),
     ttlSeconds: Math.ceil(config.ACK_SESSION_TTL / 1000),
     maxSessionsPerSubject: config.ACK_MAX_SESSIONS_PER_SUBJECT,
   });
@@ -442,7 +447,8 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     positions: ackPositions,
     auth,
     bearerTokens,
-    budget: new AddressBudget({ perMinute: config.ACK_REQUESTS_PER_MINUTE }),
+    sessionBudget: new AddressBudget({ perMinute: config.ACK_REQUESTS_PER_MINUTE }),
+    subjectBudget: new AddressBudget({ perMinute: config.ACK_REQUESTS_PER_SUBJECT_PER_MINUTE }),
     maxBodyBytes: config.ACK_MAX_BODY_BYTES,
     cors: config.CORS_ALLOWED_ORIGINS,
     metrics: ackMetrics,

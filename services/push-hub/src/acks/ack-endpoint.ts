@@ -5,7 +5,8 @@
  * 400 for a bad body, session name, position or JWT (the JWT as GET /_gw/v1/history answers it);
  * 401 without a JWT; 409 for a position of another epoch or past the stream's head, or a new
  * session past ACK_MAX_SESSIONS_PER_SUBJECT; 413 past ACK_MAX_BODY_BYTES; 415 for a body that is
- * not JSON; 429 with Retry-After past ACK_REQUESTS_PER_MINUTE per session on this replica; 503
+ * not JSON; 429 with Retry-After past ACK_REQUESTS_PER_MINUTE per session or
+ * ACK_REQUESTS_PER_SUBJECT_PER_MINUTE per subject on this replica; 503
  * with Retry-After when the store is down. Browsers send it with `keepalive` on `pagehide`: CORS
  * and its preflight as the other public `/_gw/v1/` endpoints.
  */
@@ -35,13 +36,22 @@ export interface AckEndpointDeps {
   auth: Pick<HubAuth, 'verify'>;
   bearerTokens: BearerTokens;
   /** ACK_REQUESTS_PER_MINUTE per session key (limits/address-budget.ts). */
-  budget: { take(key: string): { ok: true } | { ok: false; retryAfterSeconds: number } };
+  sessionBudget: Budget;
+  /**
+   * ACK_REQUESTS_PER_SUBJECT_PER_MINUTE per subject: session names cost nothing to make up, so
+   * the session's budget alone bounds nothing for a client that names a new one in every ack.
+   */
+  subjectBudget: Budget;
   /** ACK_MAX_BODY_BYTES. */
   maxBodyBytes: number;
   cors: CorsPolicy;
   metrics: AckMetrics;
   /** Why a JWT was refused, for the log: the caller is told only `invalid JWT`. */
   onJwtRefused?: (reason: string) => void;
+}
+
+interface Budget {
+  take(key: string): { ok: true } | { ok: false; retryAfterSeconds: number };
 }
 
 /** An HttpError with the headers its answer carries (Retry-After, WWW-Authenticate). */
@@ -67,11 +77,8 @@ export function createAckEndpoint(deps: AckEndpointDeps) {
       const jwt = firstBearer(deps.bearerTokens, req.headers.authorization);
       const body = readAck((await readBody(req, deps.maxBodyBytes)).toString('utf8'));
       const session = await sessionOf(jwt, body.session);
-      const taken = deps.budget.take(`${session.subject}/${session.name}`);
-      if (!taken.ok)
-        throw new AckRefusal(429, 'Too many acknowledgements for this session; retry later.', {
-          'retry-after': String(taken.retryAfterSeconds),
-        });
+      take(deps.sessionBudget, `${session.subject}/${session.name}`, 'this session');
+      take(deps.subjectBudget, session.subject, 'this subject');
       deps.metrics.acknowledged(await deps.positions.advance(session, body.position));
       res.writeHead(204, cors);
       res.end();
@@ -122,6 +129,15 @@ export function createAckEndpoint(deps: AckEndpointDeps) {
     }
     return post(req, res).then(() => true);
   };
+}
+
+/** Takes one acknowledgement from `key`'s budget; the 429 naming `whose` when it has none left. */
+function take(budget: Budget, key: string, whose: string): void {
+  const taken = budget.take(key);
+  if (!taken.ok)
+    throw new AckRefusal(429, `Too many acknowledgements for ${whose}; retry later.`, {
+      'retry-after': String(taken.retryAfterSeconds),
+    });
 }
 
 function isJson(contentType: string | undefined): boolean {

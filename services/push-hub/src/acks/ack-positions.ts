@@ -61,7 +61,10 @@ export class AckPositions {
       const stored = await store.get(session.key);
       if (stored === undefined) await this.checkRoomFor(session);
       else if (!this.isAhead(position, stored)) return 'unchanged';
-      if (await store.compareAndSet(session.key, stored, position, { ttlSeconds })) return 'advanced';
+      if (await store.compareAndSet(session.key, stored, position, { ttlSeconds })) {
+        if (stored !== undefined) await this.keepCounted(session);
+        return 'advanced';
+      }
     }
     throw new HttpError(503, 'The acknowledged position is being written by many at once; retry.');
   }
@@ -69,10 +72,14 @@ export class AckPositions {
   /**
    * Gives a session that has no position yet `position` (the place its connection started at), so
    * that its next connection starts there rather than after the client's last received event;
-   * false when it has one already. Past ACK_MAX_SESSIONS_PER_SUBJECT it throws the 409.
+   * false when it has one already, or when `position` is not one an ack could give it: the place
+   * a connection started at may be the client's own `since` or `Last-Event-ID` text (a position
+   * far ahead, which skipped what came before it, or 5,000 bytes of anything were written).
+   * Past ACK_MAX_SESSIONS_PER_SUBJECT it throws the 409.
    */
   async startAt(session: AckSession, position: string): Promise<boolean> {
     const { store, ttlSeconds } = this.options;
+    if (!this.isWithinStream(position)) return false;
     if ((await store.get(session.key)) !== undefined) return false;
     await this.checkRoomFor(session);
     return store.compareAndSet(session.key, undefined, position, { ttlSeconds });
@@ -96,6 +103,19 @@ export class AckPositions {
     const { stream } = this.options;
     try {
       return stream.epochOf(acked) === stream.epochOf(position) && stream.compare(acked, position) >= 0;
+    } catch {
+      return false;
+    }
+  }
+
+  /** checkWellFormed and checkWithinStream without the wait, as a yes or no. */
+  private isWithinStream(position: string): boolean {
+    const { stream } = this.options;
+    try {
+      this.checkWellFormed(position);
+      const head = stream.head();
+      if (head === undefined) return true;
+      return stream.epochOf(position) === safeEpoch(stream, head) && stream.compare(position, head) <= 0;
     } catch {
       return false;
     }
@@ -141,31 +161,76 @@ export class AckPositions {
 
   /**
    * A new session name of the subject: 409 past ACK_MAX_SESSIONS_PER_SUBJECT (the names of
-   * sessions that expired meanwhile are dropped first). Concurrent first acks of one name each add
-   * it: the copies are removed again, so the list counts names, and a burst of one name never
-   * pushes the others out of it. Two new names at once may pass the bound by one.
+   * sessions that expired meanwhile are dropped first). The subject's names are one value written
+   * with compareAndSet, so that first acks of many new names at once cannot all see room: a list
+   * appended to after a read let 59 of 60 names sent together in past a bound of 4. Each name
+   * keeps when it was let in: one let in a moment ago whose position is not written yet is not
+   * taken for an expired one.
    */
   private async checkRoomFor(session: AckSession): Promise<void> {
     const { store, maxSessionsPerSubject: max, ttlSeconds } = this.options;
     const indexKey = subjectIndexKey(session);
-    let names = new Set(await store.list(indexKey));
-    if (names.has(session.name)) return;
-    if (names.size >= max) {
-      const prefix = session.key.slice(0, session.key.length - session.name.length);
-      const gone: string[] = [];
-      for (const name of names) if (!(await store.exists(prefix + name))) gone.push(name);
-      if (gone.length > 0) await store.removeItems(indexKey, gone);
-      names = new Set([...names].filter((n) => !gone.includes(n)));
-      if (names.size >= max)
+    for (let i = 0; i < MAX_TRIES; i++) {
+      const stored = await store.get(indexKey);
+      let entries = entriesOf(stored);
+      if (entries.some((e) => e.name === session.name)) return;
+      if (entries.length >= max) entries = await this.living(session, entries);
+      if (entries.length >= max)
         throw new HttpError(
           409,
           `session: this subject holds ${max} ack sessions already (ACK_MAX_SESSIONS_PER_SUBJECT); reuse one`,
         );
+      const next = textOf([...entries, { name: session.name, since: Date.now() }]);
+      if (await store.compareAndSet(indexKey, stored, next, { ttlSeconds })) return;
     }
-    await store.append(indexKey, session.name, { ttlSeconds, maxLength: 2 * max });
-    const copies = (await store.list(indexKey)).filter((n) => n === session.name).length;
-    if (copies > 1) await store.removeItems(indexKey, Array(copies - 1).fill(session.name));
+    throw new HttpError(503, "The subject's ack sessions are being written by many at once; retry.");
   }
+
+  /**
+   * A session kept alive by acks keeps its name's list alive as long: else the list expired
+   * ACK_SESSION_TTL after its last new name, and a subject acking its sessions now and then got
+   * ACK_MAX_SESSIONS_PER_SUBJECT more names each time. A list gone meanwhile takes the name again.
+   */
+  private async keepCounted(session: AckSession): Promise<void> {
+    const { store, ttlSeconds } = this.options;
+    if (await store.touch(subjectIndexKey(session), ttlSeconds)) return;
+    // Recorded all the same: the ack is taken, only the count of this older session is at stake.
+    await this.checkRoomFor(session).catch(() => {});
+  }
+
+  /** The entries whose session the store holds, or that were let in too lately to be written yet. */
+  private async living(session: AckSession, entries: IndexEntry[]): Promise<IndexEntry[]> {
+    const prefix = session.key.slice(0, session.key.length - session.name.length);
+    const recent = Date.now() - Math.min(NEW_NAME_GRACE_MS, this.options.ttlSeconds * 1000);
+    const held = await Promise.all(
+      entries.map((e) => e.since > recent || this.options.store.exists(prefix + e.name)),
+    );
+    return entries.filter((_, i) => held[i]);
+  }
+}
+
+/**
+ * How long a name let in may go without its position before it counts as expired (its position
+ * is written right after; at most ACK_SESSION_TTL).
+ */
+const NEW_NAME_GRACE_MS = 10_000;
+
+interface IndexEntry {
+  name: string;
+  since: number;
+}
+
+/** A subject's index value: `name@ms` entries, space-separated (names hold neither: ack-session.ts). */
+function entriesOf(value: string | undefined): IndexEntry[] {
+  if (value === undefined || value === '') return [];
+  return value.split(' ').map((entry) => {
+    const [name = '', since = '0'] = entry.split('@');
+    return { name, since: Number(since) || 0 };
+  });
+}
+
+function textOf(entries: IndexEntry[]): string {
+  return entries.map((e) => `${e.name}@${e.since}`).join(' ');
 }
 
 function safeEpoch(stream: AckStream, position: string): string | undefined {

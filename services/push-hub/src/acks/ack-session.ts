@@ -7,8 +7,11 @@
 import { createHash } from 'node:crypto';
 
 export const ACK_KEY_PREFIX = 'gw:ack:';
-/** The names of a subject's sessions, counted against ACK_MAX_SESSIONS_PER_SUBJECT. */
-const SUBJECT_INDEX_PREFIX = 'gw:ack-sessions:';
+/**
+ * The names of a subject's sessions, space-separated, counted against ACK_MAX_SESSIONS_PER_SUBJECT.
+ * (`gw:ack-sessions:` held them as a list, which concurrent first acks could overfill.)
+ */
+const SUBJECT_INDEX_PREFIX = 'gw:ack-names:';
 
 const namePattern = /^[A-Za-z0-9._~-]{1,64}$/;
 

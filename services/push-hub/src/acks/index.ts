@@ -3,6 +3,7 @@
 export { ACK_PATH, createAckEndpoint } from './ack-endpoint.ts';
 export { AckMetrics } from './ack-metrics.ts';
 export { AckPositions, type AckStream } from './ack-positions.ts';
+export { ackStreamOf } from './ack-stream.ts';
 export { type AckSession, ackSessionNameProblem } from './ack-session.ts';
 export { type AckStart, type AckWelcome, createAckStart, type ReadAckStart, welcomeOf } from './ack-start.ts';
 export { AckWatch } from './ack-watch.ts';
