@@ -8,8 +8,9 @@ export function kafkaRecordOf(topic: string, partition: number, message: KafkaMe
   for (const [name, raw] of Object.entries(message.headers ?? {})) {
     if (raw === undefined) continue;
     const values = Array.isArray(raw) ? raw : [raw];
-    // The bound counts what the broker carried, in bytes: every value of a repeated header.
-    for (const v of values) bytes += Buffer.byteLength(name) + Buffer.byteLength(v);
+    // The bound counts what the broker carried, in bytes: every value of a repeated header. Only
+    // buffers: kafkajs folds a header named `__proto__` with Object.prototype into a pair.
+    for (const v of values) if (Buffer.isBuffer(v)) bytes += Buffer.byteLength(name) + v.length;
     // A repeated header: the last value, as a map of names can hold one.
     const value = values.at(-1);
     entries.push([name.toLowerCase(), value === undefined ? '' : value.toString()]);
