@@ -5,7 +5,8 @@
  * poll after ACK_TIMEOUT reads the acknowledged position: at the poll's cursor (the last event
  * sent), nothing is pending; past where the clock started, it starts again; else the connection
  * ends (`gw.connection_closed` ack_timeout, reconnect) and its next poll, a new connection, starts
- * after the acknowledged position.
+ * after the acknowledged position. A new session keeps the cursor its first connection started at
+ * from the connect on.
  */
 import type { AckMetrics } from './ack-metrics.ts';
 import type { AckPositions } from './ack-positions.ts';
@@ -39,6 +40,10 @@ export class LongPollAcks {
   }
 
   opened(start: AckStart, cursor: string): LongPollAck {
+    // As AckWatch.track: a session the store holds no position for keeps where this connection
+    // started, so a client gone before its first acknowledgement leaves the events to the next.
+    if (start.position === undefined && cursor !== '')
+      this.deps.positions.startAt(start.session, cursor).catch(this.deps.onError);
     return { session: start.session, startedAt: cursor };
   }
 

@@ -97,6 +97,24 @@ describe('connect with ackSession', () => {
     next.close();
   });
 
+  it('keeps where a new session’s first long-poll connection started, too', async () => {
+    const first = new LongPollClient(a.url);
+    const created = await first.get(`?subscriptions=${greetings}&jwt=${jwt}&ackSession=fresh-lp`);
+    assert.equal(created.status, 200, created.text);
+    await first.poll();
+    const sent = [200, 201];
+    for (const n of sent) await a.publish('greeting', { name: 'x', n }).then((p) => positions.push(p));
+    const got: number[] = [];
+    await waitFor(async () => got.push(...numbers(await first.poll())) >= 2, { what: 'the two events' });
+    assert.deepEqual(got, sent);
+    // Gone before acknowledging: the session's next connection, on the other replica.
+    const next = await openSse(sseUrl(b, 'ackSession=fresh-lp'));
+    assert.equal(next.status, 200, next.errorBody);
+    await waitFor(() => numbers(next.events()).length >= 2, { what: 'the unacknowledged events again' });
+    assert.deepEqual(numbers(next.events()), sent);
+    next.close();
+  });
+
   it('starts after the acknowledged position over WebSocket, socket.io and long-polling too', async () => {
     await acknowledge(b, 'transports', positions[6]!);
     const ws = openWs(
