@@ -21,7 +21,13 @@ type Service = keyof EdgeUpstreams;
 /** Which service serves a canonical public path (the services' own handlers). */
 function publicOwner(path: string): Service {
   if (path.startsWith('/_gw/v1/connection/') || path.startsWith('/_gw/v1/socket.io/')) return 'pushHub';
-  if (path === '/_gw/health' || path === '/_gw/v1/openapi.json' || path === '/_gw/v1/presence')
+  if (
+    path === '/_gw/health' ||
+    path === '/_gw/v1/openapi.json' ||
+    path === '/_gw/v1/presence' ||
+    path === '/_gw/v1/history' ||
+    path === '/_gw/v1/ack'
+  )
     return 'pushHub';
   if (path === '/_gw/v1/events') return 'publisher';
   return 'proxy';
@@ -105,6 +111,8 @@ describe('nginx edge: the service nginx picks owns the path the service reads', 
         '/_gw/v1/connection/sse',
         '/_gw/health',
         '/_gw/v1/presence',
+        '/_gw/v1/history',
+        '/_gw/v1/ack',
         '/api/echo/1',
         '/_gw/v1/socket.io/x',
       ],
