@@ -3,6 +3,7 @@ import { type CorpusCase, chunk, clientErrors, head, withLength } from './corpus
 
 const json = { 'content-type': 'application/json' };
 const cloudEvent = { 'content-type': 'application/cloudevents+json' };
+const ackHeaders = { ...json, authorization: 'Bearer not-a-verified-jwt' };
 
 function post(
   path: string,
@@ -100,5 +101,31 @@ export const jsonCases: CorpusCase[] = [
     body: chunk('{"subscriptions":['),
     endless: chunk('{"eventType":"x"},'.repeat(2048)),
     statuses: clientErrors,
+  },
+  // The acknowledgement's body is read before the JWT is verified: any Bearer text reaches it.
+  { name: 'ack: truncated', ...post('/_gw/v1/ack', ackHeaders, '{"session":"inbox","posi'), statuses: [400] },
+  {
+    name: 'ack: 500 levels deep, within ACK_MAX_BODY_BYTES',
+    ...post('/_gw/v1/ack', ackHeaders, `${'['.repeat(500)}${']'.repeat(500)}`),
+    statuses: [400],
+  },
+  {
+    name: 'ack: the fields under __proto__',
+    ...post('/_gw/v1/ack', ackHeaders, '{"__proto__":{"session":"inbox","position":"1"}}'),
+    statuses: [400],
+  },
+  {
+    name: 'ack: larger than ACK_MAX_BODY_BYTES',
+    ...post('/_gw/v1/ack', ackHeaders, JSON.stringify({ session: 'inbox', position: '1'.repeat(2000) })),
+    statuses: [413],
+  },
+  {
+    kind: 'http',
+    via: 'edge',
+    name: 'ack: a body that never ends, chunked',
+    head: head('POST /_gw/v1/ack HTTP/1.1', { ...ackHeaders, 'transfer-encoding': 'chunked' }),
+    body: chunk('{"session":"'),
+    endless: chunk('x'.repeat(32 * 1024)),
+    statuses: [413],
   },
 ];
