@@ -125,7 +125,7 @@ export function s2Markdown(r: S2Result): string {
 }
 
 /** CPU µs per event of one process over a window, less its quiet rate × the window. */
-function lessQuiet(w: CpuWindow, quiet: CpuWindow, name: string): number {
+export function lessQuiet(w: CpuWindow, quiet: CpuWindow, name: string): number {
   const own = (w.cpu[name] ?? 0) - ((quiet.cpu[name] ?? 0) / quiet.seconds) * w.seconds;
   return (own * 1e6) / w.events;
 }
