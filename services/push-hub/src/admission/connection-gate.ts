@@ -4,7 +4,8 @@
  *   0. a place among the connections the replica holds (connection-places.ts), taken by the
  *      transport for what carries the connection (`takePlace`), before the gate: local, no I/O;
  *   1. the per-address budget (address-budget.ts): local, no I/O;
- *   2. whether it is a reconnect (reconnect-evidence.ts): an HMAC or a look-up in the ring;
+ *   2. whether it is a reconnect (reconnect-evidence.ts): an HMAC or a look-up in the ring (a
+ *      position this replica has not read yet waits a moment for it, stream-ahead.ts);
  *   3. the cross-replica rate limit (connection-rate-limit.ts): one store round trip, where a
  *      reconnect counts against its own budget;
  *   4. resolving and authorising its subscriptions: JWT checks, SUBSCRIPTION_CHECK (maybe an
@@ -24,6 +25,7 @@ import type { TransportKind } from '../connections/index.ts';
 import type { ConnectRequest } from './connect-request.ts';
 import type { GrantedConnect } from './connect-grant.ts';
 import type { ConnectHook } from './connect-hook.ts';
+import type { ReconnectCheck } from './reconnect-evidence.ts';
 import type { HubMetrics } from '../metrics/index.ts';
 import type { AckStart, ReadAckStart } from '../acks/index.ts';
 import { type ResolvedSubscriptions, refusalOf, SubscriptionRequestError } from '../subscriptions/index.ts';
@@ -46,7 +48,7 @@ export interface ConnectionGateDeps {
   trustedProxies: BlockList | undefined;
   resolve(req: ConnectRequest): Promise<ResolvedSubscriptions>;
   rateLimit: ConnectionRateLimit;
-  isReconnect(req: ConnectRequest, clientAddress: string): boolean;
+  isReconnect: ReconnectCheck;
   metrics: HubMetrics;
   /** CONNECT_CHECK; undefined when unset. */
   connectHook?: ConnectHook | undefined;
@@ -58,7 +60,9 @@ export function createConnectionGate(deps: ConnectionGateDeps): ConnectionGate {
   return async (transport, req, from) => {
     try {
       const address = takeAddressBudget(deps, from);
-      const limited = deps.rateLimit(deps.isReconnect(req, address) ? 'reconnect' : 'new');
+      const evidence = deps.isReconnect(req, address);
+      const comesBack = evidence instanceof Promise ? await evidence : evidence;
+      const limited = deps.rateLimit(comesBack ? 'reconnect' : 'new');
       // Most connects are admitted at once (places this replica holds): no await, no turn for them.
       const admission = limited instanceof Promise ? await limited : limited;
       if (admission === undefined) throw rateLimited('Reached maximum number of connections.', 1);
