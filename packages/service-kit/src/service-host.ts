@@ -198,7 +198,7 @@ interface SecureEdge {
 function secureEdge(
   tls: TlsSettings,
   limits: HttpLimits,
-  handleRequest: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
+  handleRequest: (req: IncomingMessage, res: ServerResponse) => void | Promise<void>,
   handleUpgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void,
 ): SecureEdge {
   const server = createSecureServer(
@@ -256,7 +256,27 @@ function dispatcher(
     keepAlive.closed(this);
     countResponse.call(this);
   };
-  return async (req: IncomingMessage, res: ServerResponse) => {
+  /** The handlers from `next` on, once handler `next - 1` said it would tell later (`handling`). */
+  const answerLater = async (
+    handling: Promise<boolean>,
+    next: number,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void> => {
+    try {
+      if (await handling) return;
+      for (let i = next; i < handlers.length; i++) {
+        const handled = handlers[i]!(req, res);
+        if (handled === true || (handled !== false && (await handled))) return;
+      }
+      sendJson(res, 404, { error: 'not found' });
+    } catch (err) {
+      answerFailure(logger, err, req, res);
+    }
+  };
+  // Not async: a request every handler answers at once (a reconnect storm's SSE connects) costs no
+  // promise and no turn of the microtask queue here.
+  return (req: IncomingMessage, res: ServerResponse): void | Promise<void> => {
     keepAlive.track(req, res);
     // A response closes once: `on` spares the wrapper `once` makes per call (a bound function).
     res.on('close', closed);
@@ -272,11 +292,12 @@ function dispatcher(
     const badPath = canonicaliseRequest(req);
     if (badPath !== undefined) return sendText(res, 400, `Bad request: ${badPath}`);
     try {
-      for (const handle of handlers) {
-        const handled = handle(req, res);
-        // Most handlers say at once that a request is not theirs: awaiting a plain `false` would
-        // still cost a turn of the microtask queue for each of them, on every request.
-        if (handled === true || (handled !== false && (await handled))) return;
+      for (let i = 0; i < handlers.length; i++) {
+        const handled = handlers[i]!(req, res);
+        // Most handlers say at once that a request is not theirs, or answer it at once: only one
+        // that tells later (a promise) makes the rest wait for it.
+        if (handled === true) return;
+        if (handled !== false) return answerLater(handled, i + 1, req, res);
       }
       sendJson(res, 404, { error: 'not found' });
     } catch (err) {

@@ -20,7 +20,13 @@
 import type { IncomingMessage } from 'node:http';
 import { clientAddress } from '@gatehouse/service-kit';
 import type { BlockList } from 'node:net';
-import type { AddressBudget, ConnectionPlaces, ConnectionRateLimit, PlaceOwner } from '../limits/index.ts';
+import type {
+  AddressBudget,
+  Admission,
+  ConnectionPlaces,
+  ConnectionRateLimit,
+  PlaceOwner,
+} from '../limits/index.ts';
 import type { TransportKind } from '../connections/index.ts';
 import type { ConnectRequest } from './connect-request.ts';
 import type { GrantedConnect } from './connect-grant.ts';
@@ -36,17 +42,22 @@ import { type ResolvedSubscriptions, refusalOf, SubscriptionRequestError } from 
  */
 export type AdmittedConnect = GrantedConnect & { clientAddress: string; ack?: AckStart | undefined };
 
+/**
+ * The admitted connect, or the refusal thrown. At once when no step has to wait (places this
+ * replica holds, no JWT, no external check or hook): a reconnect storm's connects then cost no
+ * promise and no turn of the microtask queue. A promise (rejected with the refusal) otherwise.
+ */
 export type ConnectionGate = (
   transport: TransportKind,
   req: ConnectRequest,
   /** The HTTP request the connect came with (its client address). */
   from: IncomingMessage,
-) => Promise<AdmittedConnect>;
+) => AdmittedConnect | Promise<AdmittedConnect>;
 
 export interface ConnectionGateDeps {
   addressBudget: AddressBudget;
   trustedProxies: BlockList | undefined;
-  resolve(req: ConnectRequest): Promise<ResolvedSubscriptions>;
+  resolve(req: ConnectRequest): ResolvedSubscriptions | Promise<ResolvedSubscriptions>;
   rateLimit: ConnectionRateLimit;
   isReconnect: ReconnectCheck;
   metrics: HubMetrics;
@@ -57,39 +68,103 @@ export interface ConnectionGateDeps {
 }
 
 export function createConnectionGate(deps: ConnectionGateDeps): ConnectionGate {
-  return async (transport, req, from) => {
+  return (transport, req, from) => {
     try {
       const address = takeAddressBudget(deps, from);
       const evidence = deps.isReconnect(req, address);
-      const comesBack = evidence instanceof Promise ? await evidence : evidence;
-      const limited = deps.rateLimit(comesBack ? 'reconnect' : 'new');
-      // Most connects are admitted at once (places this replica holds): no await, no turn for them.
-      const admission = limited instanceof Promise ? await limited : limited;
-      if (admission === undefined) throw rateLimited('Reached maximum number of connections.', 1);
-      let resolved: GrantedConnect;
-      try {
-        resolved = await deps.resolve({ ...req, clientAddress: address });
-        if (deps.connectHook) {
-          const reconnect = admission.kind === 'reconnect';
-          resolved = await deps.connectHook({ transport, resolved, clientAddress: address, reconnect, from });
-        }
-        if (req.ackSession !== undefined && deps.ackStart)
-          (resolved as AdmittedConnect).ack = await deps.ackStart(req.ackSession, resolved.claims);
-      } catch (err) {
-        await admission.refund().catch(() => {});
-        throw err;
-      }
-      deps.metrics.connectAdmitted(admission.kind);
-      // The resolver's answer is made for this connect: the address is added to it, not to a copy.
-      resolved.clientAddress = address;
-      return resolved as AdmittedConnect;
+      // A resume position this replica has not read yet is waited for (stream-ahead.ts).
+      const limited =
+        evidence instanceof Promise
+          ? evidence.then((back) => deps.rateLimit(back ? 'reconnect' : 'new'))
+          : deps.rateLimit(evidence ? 'reconnect' : 'new');
+      const admitted =
+        limited instanceof Promise
+          ? limited.then((admission) => admit(deps, transport, req, from, address, admission))
+          : admit(deps, transport, req, from, address, limited);
+      return admitted instanceof Promise ? admitted.catch((err) => refused(deps, transport, err)) : admitted;
     } catch (err) {
-      const refusal = refusalOf(err);
-      if (!refusal) throw err;
-      deps.metrics.connectionRejected(transport, refusal.reason, refusal.status);
-      throw refusal;
+      return refused(deps, transport, err);
     }
   };
+}
+
+/** The steps after the rate limit: the subscriptions resolved, then the hook and the ack session, if any. */
+function admit(
+  deps: ConnectionGateDeps,
+  transport: TransportKind,
+  req: ConnectRequest,
+  from: IncomingMessage,
+  address: string,
+  admission: Admission | undefined,
+): AdmittedConnect | Promise<AdmittedConnect> {
+  if (admission === undefined) throw rateLimited('Reached maximum number of connections.', 1);
+  let resolving: ResolvedSubscriptions | Promise<ResolvedSubscriptions>;
+  try {
+    // The request is read for this connect (connect-request.ts): the address is added to it, not to a copy.
+    req.clientAddress = address;
+    resolving = deps.resolve(req);
+  } catch (err) {
+    return refundThenThrow(admission, err);
+  }
+  const more = deps.connectHook !== undefined || (req.ackSession !== undefined && deps.ackStart);
+  if (resolving instanceof Promise || more)
+    return grantLater(deps, { transport, req, from, address, admission }, resolving);
+  return admitted(deps, admission, resolving, address);
+}
+
+/** What the steps that may wait are given. */
+interface Pending {
+  transport: TransportKind;
+  req: ConnectRequest;
+  from: IncomingMessage;
+  address: string;
+  admission: Admission;
+}
+
+async function grantLater(
+  deps: ConnectionGateDeps,
+  { transport, req, from, address, admission }: Pending,
+  resolving: ResolvedSubscriptions | Promise<ResolvedSubscriptions>,
+): Promise<AdmittedConnect> {
+  let resolved: GrantedConnect;
+  try {
+    resolved = await resolving;
+    if (deps.connectHook) {
+      const reconnect = admission.kind === 'reconnect';
+      resolved = await deps.connectHook({ transport, resolved, clientAddress: address, reconnect, from });
+    }
+    if (req.ackSession !== undefined && deps.ackStart)
+      (resolved as AdmittedConnect).ack = await deps.ackStart(req.ackSession, resolved.claims);
+  } catch (err) {
+    return refundThenThrow(admission, err);
+  }
+  return admitted(deps, admission, resolved, address);
+}
+
+/** A connect refused after the rate limit admitted it gives its admission back first. */
+async function refundThenThrow(admission: Admission, err: unknown): Promise<never> {
+  await admission.refund().catch(() => {});
+  throw err;
+}
+
+function admitted(
+  deps: ConnectionGateDeps,
+  admission: Admission,
+  resolved: GrantedConnect,
+  address: string,
+): AdmittedConnect {
+  deps.metrics.connectAdmitted(admission.kind);
+  // The resolver's answer is made for this connect: the address is added to it, not to a copy.
+  resolved.clientAddress = address;
+  return resolved as AdmittedConnect;
+}
+
+/** Counts a refusal and throws it; an unexpected error is thrown as it is. */
+function refused(deps: ConnectionGateDeps, transport: TransportKind, err: unknown): never {
+  const refusal = refusalOf(err);
+  if (!refusal) throw err;
+  deps.metrics.connectionRejected(transport, refusal.reason, refusal.status);
+  throw refusal;
 }
 
 /**

@@ -2,6 +2,7 @@
 export { AddressBudget } from './address-budget.ts';
 export { ConnectionPlaces, type PlaceOwner } from './connection-places.ts';
 export {
+  type Admission,
   type ConnectionRateLimit,
   type ConnectKind,
   createConnectionRateLimit,

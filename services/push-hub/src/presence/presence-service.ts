@@ -46,7 +46,7 @@ export interface PresenceDeps {
   sightings: LongPollSightings;
   maxJsonDepth: number;
   bearerTokens: BearerTokens;
-  resolve(req: SubscriptionRequest): Promise<ResolvedSubscriptions>;
+  resolve(req: SubscriptionRequest): ResolvedSubscriptions | Promise<ResolvedSubscriptions>;
   cors: CorsPolicy;
   /** The lifecycle events (LIFECYCLE_EVENTS_TOPIC), when on: joins and leaves go there too. */
   lifecycle?: { emitLifecycle(event: CloudEvent): void } | undefined;

@@ -28,7 +28,7 @@ export interface OperatorChange {
 }
 
 export function createOperatorChange(
-  resolve: (req: SubscriptionRequest) => Promise<ResolvedSubscriptions>,
+  resolve: (req: SubscriptionRequest) => ResolvedSubscriptions | Promise<ResolvedSubscriptions>,
   bounds: SubscriptionBounds,
 ): OperatorChange {
   return {

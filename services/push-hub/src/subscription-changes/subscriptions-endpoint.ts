@@ -42,7 +42,7 @@ export interface SubscriptionChange {
 export interface SubscriptionsEndpointDeps {
   tokens: ConnectionTokens;
   bearerTokens: BearerTokens;
-  resolve(req: SubscriptionRequest): Promise<ResolvedSubscriptions>;
+  resolve(req: SubscriptionRequest): ResolvedSubscriptions | Promise<ResolvedSubscriptions>;
   /** Applies the change wherever the connection lives; false when it no longer exists. */
   apply(replica: string, change: SubscriptionChange): Promise<boolean>;
   /** MAX_SUBSCRIPTION_CHANGES_PER_MINUTE: the 429 for a connection changed too often. */

@@ -33,7 +33,7 @@ export interface SubscriberGetDeps {
   queries: { take(address: string): { ok: true } | { ok: false; retryAfterSeconds: number } };
   addressOf: (req: IncomingMessage) => string;
   bearerTokens: BearerTokens;
-  resolve(req: SubscriptionRequest): Promise<ResolvedSubscriptions>;
+  resolve(req: SubscriptionRequest): ResolvedSubscriptions | Promise<ResolvedSubscriptions>;
   cors: CorsPolicy;
 }
 

@@ -140,78 +140,137 @@ function typesAllowed(claim: TypesClaim | undefined, named: Subscription[]) {
   return claim && ((claims: Record<string, unknown>) => claimAllowsTypes(claim(claims), named));
 }
 
+/**
+ * The resolver: at once (no promise) for a request without a JWT whose list needs no external
+ * check (SUBSCRIPTION_CHECK no_check, or no list named), the connects of a reconnect storm; a
+ * promise otherwise. A refusal is thrown, or the promise rejected with it.
+ */
 export function createSubscriptionResolver(deps: SubscriptionResolverDeps) {
-  return async (req: SubscriptionRequest): Promise<ResolvedSubscriptions> => {
-    const fromJwt: Subscription[] = [];
-    let sessionId: string | undefined;
-    let user: string | undefined;
-    let sessionExpiresAt: number | undefined;
-    let expiresAt: number | undefined;
-    let verified: Record<string, unknown> | undefined;
-    for (const jwt of req.jwts) {
-      let claims: Record<string, unknown>;
-      try {
-        claims = await deps.auth.verify(jwt);
-      } catch (err) {
-        // The blacklist could not be read: our outage, not an invalid token.
-        if (unavailabilityOf(err)) throw err;
-        // One answer whatever the reason: which claim failed (issuer, audience, a blacklisted
-        // session) tells a caller how close a forged token came. The reason goes to the log.
-        deps.onJwtRefused?.((err as Error).message);
-        const problem = 'invalid JWT';
-        throw badRequestOf(req, req.headerJwts.includes(jwt) ? authorizationProblem(problem) : problem);
-      }
-      if (typeof claims['exp'] === 'number')
-        expiresAt = Math.min(expiresAt ?? Number.POSITIVE_INFINITY, claims['exp'] * 1000);
-      user ??= deps.auth.userOf(claims);
-      verified ??= claims;
-      if (sessionId === undefined) {
-        sessionId = deps.auth.sessionIdOf(claims);
-        if (sessionId !== undefined && typeof claims['exp'] === 'number')
-          sessionExpiresAt = claims['exp'] * 1000;
-      }
-      fromJwt.push(...subscriptionsFromClaims(claims, deps.extractors));
-    }
-    try {
-      const { manual, subscriptions } =
-        (fromJwt.length === 0 && sharedList(deps.shared, req.manual)) || checkedList(deps, req, fromJwt);
-      // Under no_check the body is not made and nothing is awaited: a reconnect storm's connects
-      // each made the `{"subscriptions": …}` text and a promise only to be allowed.
-      const allowed =
-        req.checkBody === undefined ||
-        deps.check === allowAll ||
-        (await deps.check({
-          jwts: req.jwts,
-          authorization: req.authorization,
-          body: req.checkBody(),
-          allows: typesAllowed(deps.typesClaim, manual),
-        }));
-      if (!allowed) throw new SubscriptionRequestError(403, 'denied', 'Subscription denied.');
-      const jwtSubscriptions = fromJwt.length === 0 ? NO_SUBSCRIPTIONS : uniqueSubscriptions(fromJwt);
-      return {
-        subscriptions,
-        jwtSubscriptions,
-        sessionId,
-        user,
-        sessionExpiresAt,
-        expiresAt,
-        claims: verified,
-      };
-    } catch (err) {
-      if (err instanceof InvalidSubscriptionError) {
-        const problem =
-          req.kind === 'change'
-            ? `could not parse given subscriptions: ${err.message}`
-            : `invalid subscriptions: ${err.message}`;
-        throw badRequestOf(req, problem);
-      }
-      throw err;
-    }
+  return (req: SubscriptionRequest): ResolvedSubscriptions | Promise<ResolvedSubscriptions> =>
+    req.jwts.length === 0 ? effective(deps, req, NO_JWT) : fromJwts(deps, req);
+}
+
+/** What a request's JWTs gave: their subscriptions, and the session, user and expiry of the first. */
+interface JwtPart {
+  subscriptions: Subscription[];
+  sessionId: string | undefined;
+  user: string | undefined;
+  sessionExpiresAt: number | undefined;
+  expiresAt: number | undefined;
+  claims: Record<string, unknown> | undefined;
+}
+
+async function fromJwts(
+  deps: SubscriptionResolverDeps,
+  req: SubscriptionRequest,
+): Promise<ResolvedSubscriptions> {
+  const part: JwtPart = {
+    subscriptions: [],
+    sessionId: undefined,
+    user: undefined,
+    sessionExpiresAt: undefined,
+    expiresAt: undefined,
+    claims: undefined,
   };
+  for (const jwt of req.jwts) {
+    let claims: Record<string, unknown>;
+    try {
+      claims = await deps.auth.verify(jwt);
+    } catch (err) {
+      // The blacklist could not be read: our outage, not an invalid token.
+      if (unavailabilityOf(err)) throw err;
+      // One answer whatever the reason: which claim failed (issuer, audience, a blacklisted
+      // session) tells a caller how close a forged token came. The reason goes to the log.
+      deps.onJwtRefused?.((err as Error).message);
+      const problem = 'invalid JWT';
+      throw badRequestOf(req, req.headerJwts.includes(jwt) ? authorizationProblem(problem) : problem);
+    }
+    if (typeof claims['exp'] === 'number')
+      part.expiresAt = Math.min(part.expiresAt ?? Number.POSITIVE_INFINITY, claims['exp'] * 1000);
+    part.user ??= deps.auth.userOf(claims);
+    part.claims ??= claims;
+    if (part.sessionId === undefined) {
+      part.sessionId = deps.auth.sessionIdOf(claims);
+      if (part.sessionId !== undefined && typeof claims['exp'] === 'number')
+        part.sessionExpiresAt = claims['exp'] * 1000;
+    }
+    part.subscriptions.push(...subscriptionsFromClaims(claims, deps.extractors));
+  }
+  return effective(deps, req, part);
+}
+
+/** The effective list (JWT-inferred ∪ manual), checked; SUBSCRIPTION_CHECK asked when it must be. */
+function effective(
+  deps: SubscriptionResolverDeps,
+  req: SubscriptionRequest,
+  jwt: JwtPart,
+): ResolvedSubscriptions | Promise<ResolvedSubscriptions> {
+  const fromJwt = jwt.subscriptions;
+  try {
+    const { manual, subscriptions } =
+      (fromJwt.length === 0 && sharedList(deps.shared, req.manual)) || checkedList(deps, req, fromJwt);
+    const resolved: ResolvedSubscriptions = {
+      subscriptions,
+      jwtSubscriptions: fromJwt.length === 0 ? NO_SUBSCRIPTIONS : uniqueSubscriptions(fromJwt),
+      sessionId: jwt.sessionId,
+      user: jwt.user,
+      sessionExpiresAt: jwt.sessionExpiresAt,
+      expiresAt: jwt.expiresAt,
+      claims: jwt.claims,
+    };
+    // Under no_check the body is not made and nothing is awaited: a reconnect storm's connects
+    // each made the `{"subscriptions": …}` text and a promise only to be allowed.
+    if (req.checkBody === undefined || deps.check === allowAll) return resolved;
+    return checked(deps, req, manual, resolved);
+  } catch (err) {
+    throw asBadRequest(req, err);
+  }
+}
+
+/** `resolved` once SUBSCRIPTION_CHECK allowed the list the client named; its 403 otherwise. */
+async function checked(
+  deps: SubscriptionResolverDeps,
+  req: SubscriptionRequest,
+  manual: Subscription[],
+  resolved: ResolvedSubscriptions,
+): Promise<ResolvedSubscriptions> {
+  let allowed: boolean;
+  try {
+    allowed = await deps.check({
+      jwts: req.jwts,
+      authorization: req.authorization,
+      body: req.checkBody!(),
+      allows: typesAllowed(deps.typesClaim, manual),
+    });
+  } catch (err) {
+    throw asBadRequest(req, err);
+  }
+  if (!allowed) throw new SubscriptionRequestError(403, 'denied', 'Subscription denied.');
+  return resolved;
+}
+
+/** A list that did not parse or pass its checks is the client's 400, in the words of its kind of request. */
+function asBadRequest(req: SubscriptionRequest, err: unknown): unknown {
+  if (!(err instanceof InvalidSubscriptionError)) return err;
+  const problem =
+    req.kind === 'change'
+      ? `could not parse given subscriptions: ${err.message}`
+      : `invalid subscriptions: ${err.message}`;
+  return badRequestOf(req, problem);
 }
 
 /** The JWT-inferred part of a connect without a JWT (shared: no array per connect). */
 const NO_SUBSCRIPTIONS: Subscription[] = Object.freeze([]) as unknown as Subscription[];
+
+/** What a request without a JWT has of one: nothing (shared). */
+const NO_JWT: JwtPart = Object.freeze({
+  subscriptions: NO_SUBSCRIPTIONS,
+  sessionId: undefined,
+  user: undefined,
+  sessionExpiresAt: undefined,
+  expiresAt: undefined,
+  claims: undefined,
+});
 
 interface CheckedList {
   manual: Subscription[];

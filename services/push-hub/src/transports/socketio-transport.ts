@@ -132,7 +132,8 @@ export function createSocketIoTransport(ctx: TransportContext, limits: SocketIoL
     } catch (err) {
       return next(connectError(err));
     }
-    ctx.gate('socketio', request, socket.request).then(
+    // The gate answers at once or later, and throws its refusal when at once: one promise for both.
+    new Promise<AdmittedConnect>((admit) => admit(ctx.gate('socketio', request, socket.request))).then(
       (resolved) => {
         (socket.data as SocketData) = { request, resolved };
         // The session id of the recovery protocol: kept across reconnects, never used to look up state.

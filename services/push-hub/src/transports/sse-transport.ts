@@ -222,21 +222,50 @@ export function createSseTransport(ctx: TransportContext) {
     if (conn) state.forget(conn);
   }
 
-  /** Answers the connect; resolves with `true` (handled) itself, not through a `then` of its own. */
-  async function connect(req: IncomingMessage, res: ServerResponse): Promise<true> {
+  /**
+   * Answers the connect: at once when the gate admits it at once (ctx.gate), so a reconnect storm's
+   * connects cost no promise; a promise of `true` (handled) when a step of the gate has to wait.
+   */
+  function connect(req: IncomingMessage, res: ServerResponse): true | Promise<true> {
     const cors = ctx.cors.headers(req);
     const full = ctx.takePlace('sse', res, req);
     if (full) return refuse(res, full, cors);
     res.on('close', onResponseClose);
     let connectReq: ConnectRequest;
-    let resolved: AdmittedConnect;
+    let admitted: AdmittedConnect | Promise<AdmittedConnect>;
     try {
       connectReq = readConnectRequest(req, ctx.bearerTokens);
-      resolved = await ctx.gate('sse', connectReq, req);
+      admitted = ctx.gate('sse', connectReq, req);
     } catch (err) {
-      if (err instanceof SubscriptionRequestError) return refuse(res, err, cors);
-      throw err;
+      return refuseOrThrow(res, err, cors);
     }
+    if (admitted instanceof Promise) return openLater(req, res, cors, connectReq, admitted);
+    return openStream(req, res, cors, connectReq, admitted);
+  }
+
+  async function openLater(
+    req: IncomingMessage,
+    res: ServerResponse,
+    cors: Record<string, string>,
+    connectReq: ConnectRequest,
+    admitting: Promise<AdmittedConnect>,
+  ): Promise<true> {
+    let admitted: AdmittedConnect;
+    try {
+      admitted = await admitting;
+    } catch (err) {
+      return refuseOrThrow(res, err, cors);
+    }
+    return openStream(req, res, cors, connectReq, admitted);
+  }
+
+  function openStream(
+    req: IncomingMessage,
+    res: ServerResponse,
+    cors: Record<string, string>,
+    connectReq: ConnectRequest,
+    admitted: AdmittedConnect,
+  ): true {
     if (req.destroyed) return true;
     const h2 = req.httpVersionMajor === 2;
     // The head and the welcome events leave in one write (the socket corked until all are queued):
@@ -244,11 +273,16 @@ export function createSseTransport(ctx: TransportContext) {
     const socket = h2 ? undefined : req.socket;
     socket?.cork();
     try {
-      startStream(req, res, cors, connectReq, resolved);
+      startStream(req, res, cors, connectReq, admitted);
     } finally {
       socket?.uncork();
     }
     return true;
+  }
+
+  function refuseOrThrow(res: ServerResponse, err: unknown, cors: Record<string, string>): true {
+    if (err instanceof SubscriptionRequestError) return refuse(res, err, cors);
+    throw err;
   }
 
   function refuse(
