@@ -31,7 +31,6 @@ export const SSE_PATH = '/_gw/v1/connection/sse';
  * shared by every stream, and may not be written to), so the slow-consumer bound is per stream.
  */
 class SseConnection implements Connection, TurnMark {
-  readonly transport = 'sse' as const;
   sessionId: string | undefined;
   readonly id: string;
   readonly response: ServerResponse;
@@ -82,6 +81,11 @@ class SseConnection implements Connection, TurnMark {
       else this.response.end();
     }
     this.shared.forget(this);
+  }
+
+  /** The same for every SSE connection: on the prototype, not a field of each (held 10k times). */
+  get transport(): 'sse' {
+    return 'sse';
   }
 
   /** Drops the unsent output at once: the socket, or over HTTP/2 only this stream (RST_STREAM CANCEL). */
@@ -248,6 +252,9 @@ export function createSseTransport(ctx: TransportContext) {
     } finally {
       socket?.uncork();
     }
+    // node:http keeps the request for as long as the stream lasts, and with it the target's text:
+    // its query (the subscriptions, a token) is read, and no one reads it again. The path stays.
+    req.url = SSE_PATH;
     return true;
   }
 
