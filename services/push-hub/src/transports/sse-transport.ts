@@ -17,6 +17,7 @@ import { SubscriptionRequestError } from '../subscriptions/index.ts';
 import { connectionPreflight } from './cors.ts';
 import { oncePerEvent } from './once-per-event.ts';
 import { addAdmitted, type TransportContext } from './transport-context.ts';
+import { forgetSentHead } from './sent-head.ts';
 import { type TurnMark, writeInTurn } from './turn-writes.ts';
 
 export const SSE_PATH = '/_gw/v1/connection/sse';
@@ -281,6 +282,7 @@ export function createSseTransport(ctx: TransportContext) {
     // the life of the response, and only writing it as it is flattens it (otherwise it stays a rope
     // of ~27 string pieces, ~1 KiB per connection).
     res.flushHeaders();
+    forgetSentHead(res);
     if (!h2) req.socket.setNoDelay(true);
     const id = newConnectionId();
     const conn = new SseConnection(id, res, state);
