@@ -42,6 +42,7 @@ import { readStreamEvent } from './stream-event.ts';
 import type { StreamReplay } from './stream-replay.ts';
 import { UnreadEvent } from './unread-event.ts';
 import { ConnectionStart } from './connection-start.ts';
+import { HeldConnection } from './held-connection.ts';
 import type { BrokerTailOptions } from './broker-tail.ts';
 import type { LatestValue, LatestValues } from './latest-values.ts';
 import type { AckWelcome } from '../acks/index.ts';
@@ -205,13 +206,7 @@ export class Hub {
     const { token, resumeFrom, expiresAt } = welcome;
     this.index.set(conn, subs, about.remoteAddress);
     if (expiresAt !== undefined) this.expiries.set(conn, expiresAt);
-    this.connections.set(conn.id, {
-      ...about,
-      conn,
-      connectedAt: Date.now(),
-      subscriptions: subs,
-      expiresAt,
-    });
+    this.connections.set(conn.id, new HeldConnection(conn, about, subs, expiresAt));
     this.joinSession(conn);
     this.metrics.connectionOpened(conn.transport, this.index.size);
     this.tellMembership(conn, about.user, [], subs);
@@ -593,11 +588,6 @@ export class Hub {
     }
     set.add(conn);
   }
-}
-
-/** A connection held, and what the connections API shows of it. */
-interface HeldConnection extends ConnectionFacts {
-  readonly conn: Connection;
 }
 
 /** A client's change (its JWT read again) keeps what the connect hook gave, as it keeps its JWT's. */
