@@ -3,7 +3,8 @@
  * Gatehouse side by side with B-sse (raw-sse-hub.ts, the floor) in one run. After a replica dies
  * all its clients connect again at once, so connect cost is what a reconnect storm costs.
  *
- * Rows: B-sse; Gatehouse without a token, with an HS256 JWT and with an RS256 JWT (`jwt` query
+ * Rows: B-sse, on Node's default V8 settings and on the hub's (`--max-semi-space-size=8`, as the
+ * chart, compose and the image start the hub; the ratio against it is printed too); Gatehouse without a token, with an HS256 JWT and with an RS256 JWT (`jwt` query
  * parameter, as a browser EventSource sends it), each without and with `Last-Event-ID` (the stream
  * head, so the resume is served from the ring and sends nothing more). Every JWT burst uses fresh,
  * distinct tokens (one per connection, each its own session), so every verify misses the cache, as
@@ -54,6 +55,7 @@ import { benchEvent, stampNow } from './push-hub/bench-event.ts';
 import {
   GATEHOUSE_SSE_PATH,
   gatehouseHub,
+  HUB_NODE_ARGS,
   type HubTarget,
   type RunningHub,
   rawHub,
@@ -61,6 +63,8 @@ import {
 } from './push-hub/hub-targets.ts';
 
 const serverCpu = 0;
+/** The row of B-sse started with the hub's V8 settings. */
+const B_SSE_HUB_V8 = 'B-sse (hub V8 settings)';
 const clientCpu = 1;
 
 type Token = 'none' | 'HS256' | 'RS256';
@@ -155,6 +159,12 @@ async function main(): Promise<void> {
       `  ${s.row.padEnd(28)} ${(s.ms / 1000).toFixed(2)} s = ${Math.round((n / s.ms) * 1000)} connects/s (${formatRatio(s.msRatio)}), ${s.cpuUsPerConnect.toFixed(0)} µs CPU/connect (${formatRatio(s.cpuRatio)})${commandsText(s.storeCommandsPerConnect)}, load ${s.loads}`,
     );
   }
+  const equal = summary.find((s) => s.row === B_SSE_HUB_V8);
+  if (equal) {
+    console.log(`CPU per connect ÷ ${B_SSE_HUB_V8} (the same V8 settings):`);
+    for (const s of summary.filter((row) => row.row.startsWith('gatehouse')))
+      console.log(`  ${s.row.padEnd(28)} ${formatRatio(ratio(s.cpuUsPerConnect, equal.cpuUsPerConnect))}`);
+  }
   const plain = summary.find((s) => s.row === 'gatehouse');
   if (plain) {
     const met = plain.msRatio <= 1;
@@ -216,6 +226,12 @@ function hubPlans(
   const storeEnv = store.env;
   const plans: HubPlan[] = [
     { target: rawHub('sse', 18990, serverCpu), rows: [{ name: 'B-sse', token: 'none', lastEventId: false }] },
+    // B-sse again on the young generation Gatehouse's hub is started with (HUB_NODE_ARGS): its
+    // smaller semi-spaces scavenge more often, which a connect pays for in GC.
+    {
+      target: rawHub('sse', 18989, serverCpu, HUB_NODE_ARGS),
+      rows: [{ name: B_SSE_HUB_V8, token: 'none', lastEventId: false }],
+    },
   ];
   if (wanted.has('plain')) {
     plans.push({
