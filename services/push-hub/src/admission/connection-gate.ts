@@ -4,8 +4,7 @@
  *   0. a place among the connections the replica holds (connection-places.ts), taken by the
  *      transport for what carries the connection (`takePlace`), before the gate: local, no I/O;
  *   1. the per-address budget (address-budget.ts): local, no I/O;
- *   2. whether it is a reconnect (reconnect-evidence.ts): an HMAC or a look-up in the ring (a
- *      position this replica has not read yet waits a moment for it, stream-ahead.ts);
+ *   2. whether it is a reconnect (reconnect-evidence.ts): an HMAC or a look-up in the ring;
  *   3. the cross-replica rate limit (connection-rate-limit.ts): one store round trip, where a
  *      reconnect counts against its own budget;
  *   4. resolving and authorising its subscriptions: JWT checks, SUBSCRIPTION_CHECK (maybe an
@@ -31,7 +30,6 @@ import type { TransportKind } from '../connections/index.ts';
 import type { ConnectRequest } from './connect-request.ts';
 import type { GrantedConnect } from './connect-grant.ts';
 import type { ConnectHook } from './connect-hook.ts';
-import type { ReconnectCheck } from './reconnect-evidence.ts';
 import type { HubMetrics } from '../metrics/index.ts';
 import type { AckStart, ReadAckStart } from '../acks/index.ts';
 import { type ResolvedSubscriptions, refusalOf, SubscriptionRequestError } from '../subscriptions/index.ts';
@@ -59,7 +57,7 @@ export interface ConnectionGateDeps {
   trustedProxies: BlockList | undefined;
   resolve(req: ConnectRequest): ResolvedSubscriptions | Promise<ResolvedSubscriptions>;
   rateLimit: ConnectionRateLimit;
-  isReconnect: ReconnectCheck;
+  isReconnect(req: ConnectRequest, clientAddress: string): boolean;
   metrics: HubMetrics;
   /** CONNECT_CHECK; undefined when unset. */
   connectHook?: ConnectHook | undefined;
@@ -71,12 +69,7 @@ export function createConnectionGate(deps: ConnectionGateDeps): ConnectionGate {
   return (transport, req, from) => {
     try {
       const address = takeAddressBudget(deps, from);
-      const evidence = deps.isReconnect(req, address);
-      // A resume position this replica has not read yet is waited for (stream-ahead.ts).
-      const limited =
-        evidence instanceof Promise
-          ? evidence.then((back) => deps.rateLimit(back ? 'reconnect' : 'new'))
-          : deps.rateLimit(evidence ? 'reconnect' : 'new');
+      const limited = deps.rateLimit(deps.isReconnect(req, address) ? 'reconnect' : 'new');
       const admitted =
         limited instanceof Promise
           ? limited.then((admission) => admit(deps, transport, req, from, address, admission))
