@@ -95,6 +95,26 @@ describe('SSE on the wire', () => {
     assert.match(payload, /\nretry: \d+\n\n$/, 'a stopping replica tells the client when to come back');
   });
 
+  it('frames a welcome pair with text beyond ASCII by its bytes', async () => {
+    // The welcome pair leaves as one chunk made of two events' text: its size must count the
+    // UTF-8 bytes of both, not their characters.
+    const f = await startHubFixture();
+    const path = `/_gw/v1/connection/sse?subscriptions=${subs([{ eventType: 'grüße 🙂' }, { eventType: 'zoë' }])}`;
+    const c = rawClient(f.url, `GET ${path} HTTP/1.1\r\nhost: hub\r\n\r\n`);
+    try {
+      await waitFor(() => events(dechunk(splitResponse(c.text()).body).payload).length >= 2);
+      await f.publish('zoë', { name: 'after the welcome' });
+      await waitFor(() => events(dechunk(splitResponse(c.text()).body).payload).length >= 3);
+    } finally {
+      c.socket.destroy();
+      await f.stop();
+    }
+    const { payload } = dechunk(splitResponse(c.text()).body);
+    assert.deepEqual(events(payload), ['gw.connection.create', 'gw.subscriptions_set', 'zo\u00c3\u00ab']);
+    assert.match(utf8(payload), /"eventType":"grüße 🙂"/);
+    assert.match(utf8(payload), /"name":"after the welcome"/);
+  });
+
   it('sends an HTTP/1.0 client a stream without chunk framing, ended by closing', async () => {
     const f = await startHubFixture();
     const c = rawClient(f.url, `GET ${ssePath} HTTP/1.0\r\nhost: hub\r\n\r\n`);

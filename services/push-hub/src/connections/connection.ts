@@ -35,6 +35,11 @@ export interface Connection {
    * calls back, and what it would have written waits in the hub's ring (catch-up.ts).
    */
   send(event: OutgoingEvent): boolean;
+  /**
+   * Writes events in one go, as `send` each would (the same answer): a transport that can frame
+   * them as one write does (SSE: the welcome pair, one chunk). Optional: the hub sends each otherwise.
+   */
+  sendAll?(events: readonly OutgoingEvent[]): boolean;
   /** Calls `ready` once, when the output the connection had not sent has gone out. */
   whenDrained(ready: () => void): void;
   /** Ends the connection; for `session_killed` after `gw.session_killed` was sent. */

@@ -213,8 +213,10 @@ export class Hub {
     this.lifecycle?.opened(this.snapshot(conn)!);
     // A resuming client's welcome carries its own position: it has nothing after it yet.
     const welcomeAt = resumeFrom ?? this.ring.place;
-    this.sendOwn(conn, connectionCreated(token, welcome.data, welcomeAt, welcome.ack), welcomeAt);
-    this.sendOwn(conn, subscriptionsSet(subs, welcomeAt), welcomeAt);
+    this.sendWelcome(conn, [
+      connectionCreated(token, welcome.data, welcomeAt, welcome.ack),
+      subscriptionsSet(subs, welcomeAt),
+    ]);
     if (!this.holds(conn)) return;
     if (resumeFrom !== undefined) this.resume(conn, resumeFrom);
     else if (welcome.rewind) this.start.rewind(conn, welcome.rewind);
@@ -568,6 +570,20 @@ export class Hub {
     const more = conn.send(e.position === position ? e : { ...e, position });
     if (b) this.catchUp.wroteOwn(conn, b, more);
     else if (!more && this.holds(conn)) this.catchUp.fellBehind(conn, position, this.ring.end);
+  }
+
+  /**
+   * The welcome pair, made at the position it is sent at, to a connection just added (not behind):
+   * one write where the transport can frame both as one (a new connection's largest cost after
+   * node's own), each as sendOwn otherwise.
+   */
+  private sendWelcome(conn: Connection, pair: OutgoingEvent[]): void {
+    if (conn.sendAll === undefined || this.catchUp.get(conn) !== undefined) {
+      for (const e of pair) this.sendOwn(conn, e, e.position);
+      return;
+    }
+    const more = conn.sendAll(pair);
+    if (!more && this.holds(conn)) this.catchUp.fellBehind(conn, pair[0]!.position, this.ring.end);
   }
 
   private tellMembership(

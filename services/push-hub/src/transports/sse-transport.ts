@@ -57,6 +57,20 @@ class SseConnection implements Connection, TurnMark {
     return this.out.writableLength < this.shared.highWater;
   }
 
+  /**
+   * The events as one write, its text made for this connection alone (the welcome pair): one
+   * string, framed as one chunk, written as it is. No Buffer of its own: node encodes it into the
+   * socket write's own memory, freed when the write is done, where a Buffer per connection left
+   * holes in malloc's heap between the connections' HTTP parsers (sseBytes).
+   */
+  sendAll(events: readonly OutgoingEvent[]): boolean {
+    let text = '';
+    for (const e of events) text += sseFrame(e);
+    if (!this.out.destroyed) writeInTurn(this.out, this.framed ? chunkText(text) : text, this);
+    this.eventsWritten += events.length;
+    return this.out.writableLength < this.shared.highWater;
+  }
+
   queuedBytes(): number {
     return this.out.writableLength;
   }
@@ -144,6 +158,11 @@ export function sseBytes(text: string): SseBytes {
 }
 
 const HEARTBEAT = sseBytes(': heartbeat\n\n');
+
+/** Text as one HTTP/1.1 chunk: its size in UTF-8 bytes, as the socket writes it. */
+function chunkText(text: string): string {
+  return `${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`;
+}
 
 /**
  * One event as SSE text. A line break ends a field in SSE, so none reaches a field raw whatever

@@ -16,7 +16,8 @@ let turn = 1;
 let turnEndScheduled = false;
 let corked: Writable[] = [];
 
-export function writeInTurn(out: Writable, bytes: Buffer, mark: TurnMark): void {
+/** `bytes`: a Buffer, or text written as UTF-8. */
+export function writeInTurn(out: Writable, bytes: Buffer | string, mark: TurnMark): void {
   if (!turnEndScheduled) {
     turnEndScheduled = true;
     process.nextTick(endTurn);
