@@ -16,8 +16,13 @@ let turn = 1;
 let turnEndScheduled = false;
 let corked: Writable[] = [];
 
-/** `bytes`: a Buffer, or text written as UTF-8. */
-export function writeInTurn(out: Writable, bytes: Buffer | string, mark: TurnMark): void {
+/** `bytes`: a Buffer, or text written in `encoding`. */
+export function writeInTurn(
+  out: Writable,
+  bytes: Buffer | string,
+  mark: TurnMark,
+  encoding: 'utf8' | 'latin1' = 'utf8',
+): void {
   if (!turnEndScheduled) {
     turnEndScheduled = true;
     process.nextTick(endTurn);
@@ -27,7 +32,7 @@ export function writeInTurn(out: Writable, bytes: Buffer | string, mark: TurnMar
     out.cork();
     corked.push(out);
   }
-  out.write(bytes);
+  out.write(bytes, encoding);
 }
 
 function endTurn(): void {
