@@ -32,5 +32,7 @@ createServer((req, res) => {
     return;
   }
   res.writeHead(404).end();
-}).listen(port, '127.0.0.1');
+  // The accept queue Gatehouse's edge listens with (LISTEN_BACKLOG): with Node's default of 511 a
+  // burst's connects past it were dropped into TCP's retransmission back-off (bursts of 45–69 s).
+}).listen(port, '127.0.0.1', 4096);
 process.on('SIGTERM', () => process.exit(0));

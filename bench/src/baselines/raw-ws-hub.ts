@@ -30,5 +30,6 @@ const server = createServer((req, res) => {
   });
 });
 const wss = new WebSocketServer({ server, path: '/ws', perMessageDeflate: false });
-server.listen(port, '127.0.0.1');
+// The accept queue Gatehouse's edge listens with (LISTEN_BACKLOG), as B-sse (raw-sse-hub.ts).
+server.listen(port, '127.0.0.1', 4096);
 process.on('SIGTERM', () => process.exit(0));

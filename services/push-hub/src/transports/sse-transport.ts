@@ -164,7 +164,6 @@ export function sseBytes(text: string): SseBytes {
 
 const HEARTBEAT = sseBytes(': heartbeat\n\n');
 
-
 /**
  * One event as SSE text. A line break ends a field in SSE, so none reaches a field raw whatever
  * the event holds (the publisher refuses them in attributes, but the hub does not trust the
