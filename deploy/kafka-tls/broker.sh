@@ -80,6 +80,13 @@ offsets.topic.replication.factor=1
 transaction.state.log.replication.factor=1
 transaction.state.log.min.isr=1
 group.initial.rebalance.delay.ms=0
+# The controller must take the broker's heartbeat within half this interval (Kafka's default 2 s: 1 s),
+# or the broker stays fenced and no client gets metadata. On a busy host (CI: two cores, a test
+# suite and the rest of the stack beside it) the one node's controller queue took longer, and the
+# broker stayed fenced for minutes ("controller event queue overloaded"). One node has no other
+# broker to fail over to, so slower heartbeats cost nothing here.
+broker.heartbeat.interval.ms=10000
+broker.session.timeout.ms=60000
 PROPERTIES
 # What the health check connects with: the compose network's listener, as the services do.
 cat >"$dir/client.properties" <<PROPERTIES

@@ -6,8 +6,12 @@
  * at the edge. For every case: a 4xx (or, for a WebSocket frame, the close code the protocol gives
  * it; for a valid body sent oddly, the answer a valid one gets), the process alive and answering
  * /_gw/health within a second; after the whole corpus, its RSS back within 10 % of
- * where it started (both measured after a full GC, which the child runs on SIGUSR2, the start
- * after a first pass of the corpus has grown the heap to its working size).
+ * where it started (both measured after V8's memory-reducing GC, which the child runs on SIGUSR2,
+ * the start after a first pass of the corpus has grown the heap to its working size). A plain full
+ * GC leaves the young generation as large as the last pass grew it (up to three 32 MiB semi-spaces
+ * on Node's defaults), and a CI run on a loaded box read 53 MiB (28 %) more after the measured pass
+ * than after the first, within that and passing on its retry; the memory-reducing GC takes the young
+ * generation back to its minimum in both readings, so what is compared is what the corpus left.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,7 +26,8 @@ import { corpus } from './corpus/index.ts';
 import { type Outcome, type Ports, probeAnswer, sendCase } from './corpus/send-case.ts';
 import { startWaitingRequests, type WaitingRequests } from './corpus/waiting-requests.ts';
 
-const gcOnSignal = "data:text/javascript,process.on('SIGUSR2',()=>globalThis.gc())";
+const gcOnSignal =
+  "data:text/javascript,process.on('SIGUSR2',()=>globalThis.gc({type:'major',execution:'sync',flavor:'last-resort'}))";
 
 describe('malformed-body corpus through the public edge', () => {
   let gw: ServiceProcess;
@@ -134,7 +139,7 @@ async function warmUp(edge: string): Promise<void> {
   }
 }
 
-/** RSS after a full GC in the child and a moment for the allocator to give pages back. */
+/** RSS after a memory-reducing GC in the child and a moment for the allocator to give pages back. */
 async function settledRss(pid: number): Promise<number> {
   let rss = Number.POSITIVE_INFINITY;
   for (let i = 0; i < 3; i++) {
