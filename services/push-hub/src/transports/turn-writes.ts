@@ -16,12 +16,15 @@ let turn = 1;
 let turnEndScheduled = false;
 let corked: Writable[] = [];
 
-/** `bytes`: a Buffer, or text written in `encoding`. */
+/**
+ * `bytes`: a Buffer, or text written in `encoding` (UTF-8 when none). No encoding is passed with a
+ * Buffer: node then skips checking the encoding's name on every delivery.
+ */
 export function writeInTurn(
   out: Writable,
   bytes: Buffer | string,
   mark: TurnMark,
-  encoding: 'utf8' | 'latin1' = 'utf8',
+  encoding?: 'utf8' | 'latin1',
 ): void {
   if (!turnEndScheduled) {
     turnEndScheduled = true;
@@ -32,7 +35,8 @@ export function writeInTurn(
     out.cork();
     corked.push(out);
   }
-  out.write(bytes, encoding);
+  if (encoding === undefined) out.write(bytes);
+  else out.write(bytes, encoding);
 }
 
 function endTurn(): void {
