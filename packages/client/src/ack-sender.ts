@@ -49,11 +49,16 @@ export class AckSender {
     this.timer = setTimeout(() => void this.send(), ms);
   }
 
-  /** Sends now, after a send under way; `keepalive` lets it outlive the page. Never rejects. */
+  /**
+   * Sends now, after a send under way; `keepalive` (the page goes) at once, with it: the page has no
+   * later turn, and its send under way dies with it. The gateway only moves a position forward, so
+   * two sends that cross lose nothing. Never rejects.
+   */
   send(keepalive = false): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    this.turn = this.turn.then(() => this.post(keepalive));
+    if (keepalive) return this.post(true);
+    this.turn = this.turn.then(() => this.post(false));
     return this.turn;
   }
 

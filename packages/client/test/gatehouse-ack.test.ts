@@ -238,6 +238,57 @@ describe('Gatehouse with acknowledged delivery', () => {
     assert.deepEqual(again.ns, [8002]);
   });
 
+  it('pagehide does not wait for an ack under way: the page has no later turn to send in', async (t) => {
+    const page = new EventTarget();
+    const g = globalThis as unknown as Record<string, unknown>;
+    const realFetch = globalThis.fetch;
+    const token = jwt({ sub: 'pagehide-busy' });
+    // This client's acks only: clients of earlier tests still acknowledge what they get.
+    const acks: Array<{ keepalive: boolean | undefined; position: string }> = [];
+    g['addEventListener'] = page.addEventListener.bind(page);
+    g['removeEventListener'] = page.removeEventListener.bind(page);
+    Object.defineProperty(navigator, 'onLine', { value: true, configurable: true });
+    // The batch's ack is sent, and the network holds it: the page closing would cancel it.
+    globalThis.fetch = (input, init) => {
+      const headers = (init?.headers ?? {}) as Record<string, string>;
+      if (!String(input).endsWith('/_gw/v1/ack') || headers['authorization'] !== `Bearer ${token}`)
+        return realFetch(input, init);
+      const { position } = JSON.parse(String(init?.body)) as { position: string };
+      acks.push({ keepalive: init?.keepalive, position });
+      return init?.keepalive ? realFetch(input, init) : new Promise<Response>(() => {});
+    };
+    t.after(() => {
+      globalThis.fetch = realFetch;
+      delete g['addEventListener'];
+      delete g['removeEventListener'];
+      delete (navigator as unknown as Record<string, unknown>)['onLine'];
+    });
+    const first = gateway.client({
+      subscriptions,
+      transports: ['sse'],
+      token,
+      ack: { session: 'inbox', manual: true },
+    });
+    const got = record(first);
+    await connected(first);
+    await publish(got, [8101, 8102, 8103]);
+    first.ack(got.events[0]!);
+    await waitFor(() => acks.length === 1, { timeoutMs: 20_000, what: 'the batch ack under way' });
+    first.ack(got.events[1]!);
+    page.dispatchEvent(new Event('pagehide'));
+    // Only what runs before the page's next task: its microtasks.
+    for (let i = 0; i < 20; i++) await null;
+    assert.deepEqual(
+      acks.map((a) => a.keepalive),
+      [false, true],
+      'the keepalive ack went in the pagehide turn',
+    );
+    const second = client('sse', 'pagehide-busy', { session: 'inbox' });
+    const again = record(second);
+    await waitFor(() => again.ns.includes(8103), { timeoutMs: 20_000, what: 'the rest' });
+    assert.deepEqual(again.ns, [8103]);
+  });
+
   it('needs a token', () => {
     assert.throws(() => new Gatehouse('http://127.0.0.1:1', { ack: { session: 'inbox' } }), {
       name: 'TypeError',
