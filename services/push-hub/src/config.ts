@@ -187,6 +187,16 @@ export const pushHubConfig = {
     '2s',
     { min: '100ms' },
   ),
+  SESSION_KILL_MEMORY: duration(
+    'how long a replica remembers a session kill it heard, to end a connect of that session admitted meanwhile on a blacklist read made before the kill was written; keep it above the longest admission (SUBSCRIPTION_CHECK_TIMEOUT, CONNECT_CHECK_TIMEOUT, store round trips)',
+    '60s',
+    { min: '1s', max: '1h' },
+  ),
+  SESSION_KILL_MEMORY_MAX_SESSIONS: int(
+    'session kills a replica remembers at once (SESSION_KILL_MEMORY); the oldest is forgotten first',
+    100_000,
+    { min: 1, max: 10_000_000 },
+  ),
   CONNECTIONS_API_TIMEOUT: duration(
     'how long a connections API request waits for the other replicas; at the time-out it answers with the parts it has, partial, naming the replicas that did not answer',
     '2s',
@@ -285,6 +295,11 @@ export const pushHubConfig = {
   ACK_REQUESTS_PER_SUBJECT_PER_MINUTE: int(
     'acknowledgements (POST /_gw/v1/ack) one subject (JWT iss and sub) may send per minute on each replica, all its session names together (429 with Retry-After beyond): a new name in every ack gets no fresh budget',
     1200,
+    { min: 1 },
+  ),
+  ACK_REQUESTS_PER_ADDRESS_PER_MINUTE: int(
+    'acknowledgements (POST /_gw/v1/ack) one client address may send per minute on each replica (429 with Retry-After beyond), taken before the body or the JWT is read: a JWT nobody signed still costs a signature check',
+    6000,
     { min: 1 },
   ),
   ACK_MAX_BODY_BYTES: int('bytes of a POST /_gw/v1/ack body (413 beyond)', 1024, {

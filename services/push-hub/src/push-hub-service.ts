@@ -218,6 +218,8 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     fanout: { system: deps.fanoutBus.kind, topic: config.FANOUT_TOPIC },
     membership: (change) => presence.membership(change),
     lifecycle,
+    killMemory: { keepMs: config.SESSION_KILL_MEMORY, maxSessions: config.SESSION_KILL_MEMORY_MAX_SESSIONS },
+    lookUpKill: (sessionId) => lookUpKill(sessionId),
   });
   const check = createAccessCheck(config.SUBSCRIPTION_CHECK, {
     verify: (jwt) => deps.auth.verifyAndCheck(jwt),
@@ -384,7 +386,12 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
   function changeHeld(change: SubscriptionChange): boolean | 'identity' {
     const conn = hub.get(change.id);
     if (conn && !keepsIdentity(conn.sessionId, change)) return 'identity';
-    return hub.setSubscriptions(change.id, change.subscriptions, change);
+    const joins = conn?.sessionId === undefined && change.sessionId !== undefined;
+    const applied = hub.setSubscriptions(change.id, change.subscriptions, change);
+    // Its JWT's blacklist read may have raced a kill of the session, heard before the connection
+    // joined it: looked up again now that the connection is in the session a kill finds.
+    if (applied && joins) lookUpKill(change.sessionId!);
+    return applied;
   }
 
   /** An operator's change of a long-poll connection: its record's JWT-inferred part ∪ `manual`. */
@@ -447,6 +454,8 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     positions: ackPositions,
     auth,
     bearerTokens,
+    addressBudget: new AddressBudget({ perMinute: config.ACK_REQUESTS_PER_ADDRESS_PER_MINUTE }),
+    addressOf: (req) => clientAddress(req, config.TRUSTED_PROXIES),
     sessionBudget: new AddressBudget({ perMinute: config.ACK_REQUESTS_PER_MINUTE }),
     subjectBudget: new AddressBudget({ perMinute: config.ACK_REQUESTS_PER_SUBJECT_PER_MINUTE }),
     maxBodyBytes: config.ACK_MAX_BODY_BYTES,
@@ -515,6 +524,19 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     const killed = hub.killSession(sessionId);
     if (killed) logger.info({ sessionId, killed }, 'session killed');
   };
+  /** One session looked up in the blacklist after its connection is held; a failed look-up rescans all. */
+  const lookUpKill = (sessionId: string) => {
+    deps.store.exists(blacklistKey(sessionId)).then(
+      (found) => found && killSession(sessionId),
+      (err: unknown) => {
+        logger.warn(
+          { err, sessionId },
+          'blacklist look-up of a new connection failed; looking up every session',
+        );
+        rescan.request();
+      },
+    );
+  };
   const rescan = new KillRescan({
     sessions: () => [...new Set([...hub.sessionIds(), ...longpoll.sessionIds()])],
     isBlacklisted: (sessionId) => deps.store.exists(blacklistKey(sessionId)),
@@ -557,7 +579,10 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       await presence.start();
       unwatch = await deps.store.watch(blacklistPrefix, (change) => {
         if (change.kind === 'set') killSession(change.key.slice(blacklistPrefix.length));
-        else if (change.kind === 'resync') rescan.request();
+        else if (change.kind === 'resync') {
+          hub.storeWatchResumed();
+          rescan.request();
+        }
       });
       unwatchLongPoll = await longpoll.start();
       fanout = await consumeFanout({

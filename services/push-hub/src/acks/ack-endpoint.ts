@@ -5,7 +5,8 @@
  * 400 for a bad body, session name, position or JWT (the JWT as GET /_gw/v1/history answers it);
  * 401 without a JWT; 409 for a position of another epoch or past the stream's head, or a new
  * session past ACK_MAX_SESSIONS_PER_SUBJECT; 413 past ACK_MAX_BODY_BYTES; 415 for a body that is
- * not JSON; 429 with Retry-After past ACK_REQUESTS_PER_MINUTE per session or
+ * not JSON; 429 with Retry-After past ACK_REQUESTS_PER_ADDRESS_PER_MINUTE per client address (taken
+ * first, before the body or the JWT is read), ACK_REQUESTS_PER_MINUTE per session or
  * ACK_REQUESTS_PER_SUBJECT_PER_MINUTE per subject on this replica; 503
  * with Retry-After when the store is down. Browsers send it with `keepalive` on `pagehide`: CORS
  * and its preflight as the other public `/_gw/v1/` endpoints.
@@ -35,6 +36,10 @@ export interface AckEndpointDeps {
   positions: AckPositions;
   auth: Pick<HubAuth, 'verify'>;
   bearerTokens: BearerTokens;
+  /** ACK_REQUESTS_PER_ADDRESS_PER_MINUTE per client address (limits/address-budget.ts). */
+  addressBudget: Budget;
+  /** The client's address (TRUSTED_PROXIES applied). */
+  addressOf(req: IncomingMessage): string;
   /** ACK_REQUESTS_PER_MINUTE per session key (limits/address-budget.ts). */
   sessionBudget: Budget;
   /**
@@ -72,6 +77,7 @@ export function createAckEndpoint(deps: AckEndpointDeps) {
   async function post(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const cors = deps.cors.headers(req);
     try {
+      take(deps.addressBudget, deps.addressOf(req), 'this address', 'from');
       if (!isJson(req.headers['content-type']))
         throw new HttpError(415, 'Expected a JSON body (content-type application/json).');
       const jwt = firstBearer(deps.bearerTokens, req.headers.authorization);
@@ -132,10 +138,10 @@ export function createAckEndpoint(deps: AckEndpointDeps) {
 }
 
 /** Takes one acknowledgement from `key`'s budget; the 429 naming `whose` when it has none left. */
-function take(budget: Budget, key: string, whose: string): void {
+function take(budget: Budget, key: string, whose: string, of = 'for'): void {
   const taken = budget.take(key);
   if (!taken.ok)
-    throw new AckRefusal(429, `Too many acknowledgements for ${whose}; retry later.`, {
+    throw new AckRefusal(429, `Too many acknowledgements ${of} ${whose}; retry later.`, {
       'retry-after': String(taken.retryAfterSeconds),
     });
 }

@@ -38,7 +38,15 @@ import { type ResolvedSubscriptions, refusalOf, SubscriptionRequestError } from 
  * An admitted connect: its subscriptions, the client address it came from, and what the connect
  * hook gave it (`welcomeData`: the `data` of its welcome event).
  */
-export type AdmittedConnect = GrantedConnect & { clientAddress: string; ack?: AckStart | undefined };
+export type AdmittedConnect = GrantedConnect & {
+  clientAddress: string;
+  ack?: AckStart | undefined;
+  /**
+   * When its checks began (`performance.now()`), before its blacklist read: a kill the hub hears
+   * from then on may have raced that read, and ends the connection once it is added (Hub.add).
+   */
+  checkedFrom: number;
+};
 
 /**
  * The admitted connect, or the refusal thrown. At once when no step has to wait (places this
@@ -67,13 +75,15 @@ export interface ConnectionGateDeps {
 
 export function createConnectionGate(deps: ConnectionGateDeps): ConnectionGate {
   return (transport, req, from) => {
+    const checkedFrom = performance.now();
     try {
       const address = takeAddressBudget(deps, from);
       const limited = deps.rateLimit(deps.isReconnect(req, address) ? 'reconnect' : 'new');
+      const pending = { transport, req, from, address, checkedFrom };
       const admitted =
         limited instanceof Promise
-          ? limited.then((admission) => admit(deps, transport, req, from, address, admission))
-          : admit(deps, transport, req, from, address, limited);
+          ? limited.then((admission) => admit(deps, pending, admission))
+          : admit(deps, pending, limited);
       return admitted instanceof Promise ? admitted.catch((err) => refused(deps, transport, err)) : admitted;
     } catch (err) {
       return refused(deps, transport, err);
@@ -84,13 +94,11 @@ export function createConnectionGate(deps: ConnectionGateDeps): ConnectionGate {
 /** The steps after the rate limit: the subscriptions resolved, then the hook and the ack session, if any. */
 function admit(
   deps: ConnectionGateDeps,
-  transport: TransportKind,
-  req: ConnectRequest,
-  from: IncomingMessage,
-  address: string,
+  connect: Connect,
   admission: Admission | undefined,
 ): AdmittedConnect | Promise<AdmittedConnect> {
   if (admission === undefined) throw rateLimited('Reached maximum number of connections.', 1);
+  const { req, address } = connect;
   let resolving: ResolvedSubscriptions | Promise<ResolvedSubscriptions>;
   try {
     // The request is read for this connect (connect-request.ts): the address is added to it, not to a copy.
@@ -100,25 +108,26 @@ function admit(
     return refundThenThrow(admission, err);
   }
   const more = deps.connectHook !== undefined || (req.ackSession !== undefined && deps.ackStart);
-  if (resolving instanceof Promise || more)
-    return grantLater(deps, { transport, req, from, address, admission }, resolving);
-  return admitted(deps, admission, resolving, address);
+  if (resolving instanceof Promise || more) return grantLater(deps, connect, admission, resolving);
+  return admitted(deps, admission, resolving, connect);
 }
 
-/** What the steps that may wait are given. */
-interface Pending {
+/** A connect passing the gate: what it came with, and when its checks began. */
+interface Connect {
   transport: TransportKind;
   req: ConnectRequest;
   from: IncomingMessage;
   address: string;
-  admission: Admission;
+  checkedFrom: number;
 }
 
 async function grantLater(
   deps: ConnectionGateDeps,
-  { transport, req, from, address, admission }: Pending,
+  connect: Connect,
+  admission: Admission,
   resolving: ResolvedSubscriptions | Promise<ResolvedSubscriptions>,
 ): Promise<AdmittedConnect> {
+  const { transport, req, from, address } = connect;
   let resolved: GrantedConnect;
   try {
     resolved = await resolving;
@@ -131,7 +140,7 @@ async function grantLater(
   } catch (err) {
     return refundThenThrow(admission, err);
   }
-  return admitted(deps, admission, resolved, address);
+  return admitted(deps, admission, resolved, connect);
 }
 
 /** A connect refused after the rate limit admitted it gives its admission back first. */
@@ -144,12 +153,14 @@ function admitted(
   deps: ConnectionGateDeps,
   admission: Admission,
   resolved: GrantedConnect,
-  address: string,
+  { address, checkedFrom }: Connect,
 ): AdmittedConnect {
   deps.metrics.connectAdmitted(admission.kind);
-  // The resolver's answer is made for this connect: the address is added to it, not to a copy.
-  resolved.clientAddress = address;
-  return resolved as AdmittedConnect;
+  // The resolver's answer is made for this connect: what the gate knows is added to it, not to a copy.
+  const connect = resolved as AdmittedConnect;
+  connect.clientAddress = address;
+  connect.checkedFrom = checkedFrom;
+  return connect;
 }
 
 /** Counts a refusal and throws it; an unexpected error is thrown as it is. */

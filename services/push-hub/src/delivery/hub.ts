@@ -46,6 +46,7 @@ import { HeldConnection } from './held-connection.ts';
 import type { BrokerTailOptions } from './broker-tail.ts';
 import type { LatestValue, LatestValues } from './latest-values.ts';
 import type { AckWelcome } from '../acks/index.ts';
+import { RecentKills, type RecentKillsOptions } from '../blacklist/index.ts';
 
 export interface HubOptions {
   extractors: ExtractorConfig;
@@ -88,6 +89,13 @@ export interface HubOptions {
   rewindTail?: BrokerTailOptions | undefined;
   /** The newest event per type and field value of LATEST_EVENT_TYPES, for `latest` connects. */
   latest?: LatestValues | undefined;
+  /** How long and how many kills are remembered for connects admitted meanwhile (recent-kills.ts). */
+  killMemory?: RecentKillsOptions | undefined;
+  /**
+   * Looks a session up in the blacklist and kills it when found: for a connection whose admission
+   * began before the store watch was cut off and listened again (recent-kills.ts).
+   */
+  lookUpKill?: ((sessionId: string) => void) | undefined;
 }
 
 export interface MembershipChange {
@@ -128,6 +136,8 @@ export class Hub {
   /** Rewinds and latest values of new connections (connection-start.ts). */
   private readonly start: ConnectionStart;
   private readonly latest: LatestValues | undefined;
+  private readonly kills: RecentKills;
+  private readonly lookUpKill: ((sessionId: string) => void) | undefined;
 
   constructor(options: HubOptions) {
     this.ring = options.ring;
@@ -140,6 +150,8 @@ export class Hub {
     this.membership = options.membership;
     this.lifecycle = options.lifecycle;
     this.latest = options.latest;
+    this.kills = new RecentKills(options.killMemory ?? { keepMs: 60_000, maxSessions: 100_000 });
+    this.lookUpKill = options.lookUpKill;
     this.catchUp = new CatchUp({
       ring: this.ring,
       replay: this.replay,
@@ -200,6 +212,8 @@ export class Hub {
       latest?: boolean | undefined;
       /** Its ack session, told in `gw.connection.create`. */
       ack?: AckWelcome | undefined;
+      /** When its admission's checks began (connection-gate.ts): a kill of its session heard since ends it. */
+      checkedFrom?: number | undefined;
     },
     about: ConnectionAbout = {},
   ): void {
@@ -218,6 +232,7 @@ export class Hub {
       subscriptionsSet(subs, welcomeAt),
     ]);
     if (!this.holds(conn)) return;
+    if (this.killedWhileAdmitted(conn, welcome.checkedFrom)) return;
     if (resumeFrom !== undefined) this.resume(conn, resumeFrom);
     else if (welcome.rewind) this.start.rewind(conn, welcome.rewind);
     else if (welcome.latest) this.start.latest(conn, subs);
@@ -361,9 +376,34 @@ export class Hub {
     return delivered;
   }
 
-  /** Sends `gw.session_killed` to every connection of the session and closes them. */
+  /**
+   * Sends `gw.session_killed` to every connection of the session and closes them; a connect of the
+   * session still being admitted is ended when it is added (recent-kills.ts).
+   */
   killSession(sessionId: string): number {
-    const conns = [...(this.sessions.get(sessionId) ?? [])];
+    this.kills.heard(sessionId);
+    return this.killHeld(sessionId, [...(this.sessions.get(sessionId) ?? [])]);
+  }
+
+  /** The store watch listens again after a cut: a rescan looks up the sessions held (kill-rescan.ts). */
+  storeWatchResumed(): void {
+    this.kills.watchResumed();
+  }
+
+  /**
+   * A connection just added whose blacklist read may have missed a kill of its session (its checks
+   * began before the kill was heard): killed now, true. Looked up again when the store watch was
+   * cut off and listened again meanwhile (a kill written then was never heard).
+   */
+  private killedWhileAdmitted(conn: Connection, checkedFrom: number | undefined): boolean {
+    const { sessionId } = conn;
+    if (sessionId === undefined || checkedFrom === undefined) return false;
+    if (this.kills.killedSince(sessionId, checkedFrom)) return this.killHeld(sessionId, [conn]) > 0;
+    if (this.kills.resumedSince(checkedFrom)) this.lookUpKill?.(sessionId);
+    return false;
+  }
+
+  private killHeld(sessionId: string, conns: Connection[]): number {
     for (const conn of conns) {
       this.sendOwn(conn, sessionKilled(sessionId));
       this.remove(conn, 'session_killed');

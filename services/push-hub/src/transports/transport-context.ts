@@ -70,6 +70,7 @@ export function addAdmitted(
       expiresAt: admitted.expiresAt,
       data: admitted.welcomeData,
       ack: ack && welcomeOf(ack),
+      checkedFrom: admitted.checkedFrom,
     },
     {
       user: admitted.user,

@@ -5,6 +5,7 @@
  * never move it backwards; the store down is a 503 with Retry-After.
  */
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { MemoryBus } from '@gatehouse/bus';
 import { MemoryStore } from '@gatehouse/store';
@@ -178,7 +179,61 @@ describe('POST /_gw/v1/ack', () => {
   });
 });
 
+/** An ack POSTed from the client address `from` (127.0.0.0/8); its status, Retry-After and text. */
+function ackFrom(
+  f: HubFixture,
+  from: string,
+  jwt: string,
+  body: string,
+): Promise<{ status: number; retryAfter: string | undefined; text: string }> {
+  return new Promise((resolve, reject) => {
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${jwt}` };
+    const req = request(
+      `${f.url}${ACK}`,
+      { method: 'POST', headers, localAddress: from, agent: false },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          text += chunk;
+        });
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'], text }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 describe('POST /_gw/v1/ack limits and outage', () => {
+  it('answers 429 past ACK_REQUESTS_PER_ADDRESS_PER_MINUTE before it reads the body or the JWT', async () => {
+    const f = await startHubFixture({ ACK_REQUESTS_PER_ADDRESS_PER_MINUTE: '4' });
+    try {
+      const position = await f.publish('greeting', { name: 'alice' });
+      const body = JSON.stringify({ session: 'inbox', position });
+      // A JWT nobody signed: each one still costs a signature check, so an address gets only so many.
+      const forged = `${f.jwt({ sub: 'x' }).slice(0, -4)}AAAA`;
+      const flood = [];
+      for (let i = 0; i < 6; i++) flood.push((await ackFrom(f, '127.0.0.2', forged, body)).status);
+      assert.deepEqual(flood, [400, 400, 400, 400, 429, 429]);
+      const over = await ackFrom(f, '127.0.0.2', f.jwt({ sub: 'real' }), body);
+      assert.equal(over.status, 429, 'a good JWT from a spent address too');
+      assert.ok(Number(over.retryAfter) >= 1);
+      assert.equal(over.text, 'Too many acknowledgements from this address; retry later.');
+      assert.equal(
+        (await ackFrom(f, '127.0.0.3', f.jwt({ sub: 'real' }), body)).status,
+        204,
+        'another address',
+      );
+      assert.equal(await f.metric('gw_ack_requests_total', 'result="rate_limited"'), 3);
+    } finally {
+      await f.stop();
+    }
+  });
+
   it('answers 429 with Retry-After past ACK_REQUESTS_PER_MINUTE for the session, and others go on', async () => {
     const f = await startHubFixture({ ACK_REQUESTS_PER_MINUTE: '3' });
     try {
