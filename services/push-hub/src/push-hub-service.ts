@@ -46,6 +46,7 @@ import {
   connectHookFrom,
   createConnectionGate,
   createReconnectCheck,
+  createStreamAhead,
   handshakeRefusal,
   keepGranted,
   takePlace,
@@ -101,6 +102,13 @@ import {
  * subscription's read-through position moves once a second (NATS), so the usual 1 s can miss it.
  */
 const INTEREST_ROUTED_AHEAD_WAIT_MS = 2500;
+
+/**
+ * How long a resume position past this replica's newest event may wait for it: as reconnect
+ * evidence (admission/stream-ahead.ts) and, once admitted, before it counts as unknown (hub.ts). A
+ * client moved from a replica that reads ahead of this one carries such a position.
+ */
+const RESUME_AHEAD_GRACE_MS = 5000;
 
 export interface PushHubDeps {
   fanoutBus: Bus;
@@ -204,6 +212,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     latest,
     warmedUp: config.EVENT_BUFFER_WARMUP && !interest && deps.fanoutBus.capabilities.tail,
     maxRewind: config.HISTORY_MAX_LIMIT,
+    aheadGraceMs: RESUME_AHEAD_GRACE_MS,
     rewindTail: brokerTail,
     extractors,
     ring,
@@ -277,7 +286,20 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     trustedProxies: config.TRUSTED_PROXIES,
     resolve,
     rateLimit,
-    isReconnect: createReconnectCheck({ tokens, holds: (p) => ring.has(p) }),
+    isReconnect: createReconnectCheck({
+      tokens,
+      holds: (p) => ring.has(p),
+      // With interest routing the ring holds only the types read here: a position of another type
+      // would wait for nothing.
+      ahead: interest
+        ? undefined
+        : createStreamAhead({
+            head: () => ring.head,
+            compare: (a, b) => deps.fanoutBus.comparePositions(a, b),
+            epochOf: (p) => deps.fanoutBus.positionEpoch?.(p),
+            maxWaitMs: RESUME_AHEAD_GRACE_MS,
+          }),
+    }),
     metrics,
     connectHook: connectHookFrom(config, {
       registry: deps.registry,

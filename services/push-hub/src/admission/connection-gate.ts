@@ -4,7 +4,8 @@
  *   0. a place among the connections the replica holds (connection-places.ts), taken by the
  *      transport for what carries the connection (`takePlace`), before the gate: local, no I/O;
  *   1. the per-address budget (address-budget.ts): local, no I/O;
- *   2. whether it is a reconnect (reconnect-evidence.ts): an HMAC or a look-up in the ring;
+ *   2. whether it is a reconnect (reconnect-evidence.ts): an HMAC or a look-up in the ring (a
+ *      position this replica has not read yet waits a moment for it, stream-ahead.ts);
  *   3. the cross-replica rate limit (connection-rate-limit.ts): one store round trip, where a
  *      reconnect counts against its own budget;
  *   4. resolving and authorising its subscriptions: JWT checks, SUBSCRIPTION_CHECK (maybe an
@@ -30,6 +31,7 @@ import type { TransportKind } from '../connections/index.ts';
 import type { ConnectRequest } from './connect-request.ts';
 import type { GrantedConnect } from './connect-grant.ts';
 import type { ConnectHook } from './connect-hook.ts';
+import type { ReconnectCheck } from './reconnect-evidence.ts';
 import type { HubMetrics } from '../metrics/index.ts';
 import type { AckStart, ReadAckStart } from '../acks/index.ts';
 import { type ResolvedSubscriptions, refusalOf, SubscriptionRequestError } from '../subscriptions/index.ts';
@@ -65,7 +67,7 @@ export interface ConnectionGateDeps {
   trustedProxies: BlockList | undefined;
   resolve(req: ConnectRequest): ResolvedSubscriptions | Promise<ResolvedSubscriptions>;
   rateLimit: ConnectionRateLimit;
-  isReconnect(req: ConnectRequest, clientAddress: string): boolean;
+  isReconnect: ReconnectCheck;
   metrics: HubMetrics;
   /** CONNECT_CHECK; undefined when unset. */
   connectHook?: ConnectHook | undefined;
@@ -78,7 +80,12 @@ export function createConnectionGate(deps: ConnectionGateDeps): ConnectionGate {
     const checkedFrom = performance.now();
     try {
       const address = takeAddressBudget(deps, from);
-      const limited = deps.rateLimit(deps.isReconnect(req, address) ? 'reconnect' : 'new');
+      const evidence = deps.isReconnect(req, address);
+      // A resume position this replica has not read yet is waited for (stream-ahead.ts).
+      const limited =
+        evidence instanceof Promise
+          ? evidence.then((back) => deps.rateLimit(back ? 'reconnect' : 'new'))
+          : deps.rateLimit(evidence ? 'reconnect' : 'new');
       const pending = { transport, req, from, address, checkedFrom };
       const admitted =
         limited instanceof Promise

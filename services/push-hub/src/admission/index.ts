@@ -7,7 +7,8 @@ export {
   handshakeRefusal,
   takePlace,
 } from './connection-gate.ts';
-export { createReconnectCheck } from './reconnect-evidence.ts';
+export { createReconnectCheck, type ReconnectCheck } from './reconnect-evidence.ts';
+export { createStreamAhead } from './stream-ahead.ts';
 export { type ConnectHook, createConnectHook } from './connect-hook.ts';
 export { connectHookFrom } from './connect-hook-setup.ts';
 export { keepGranted } from './connect-grant.ts';
