@@ -49,11 +49,17 @@ export function createStreamAhead(sources: StreamAheadSources): WaitForPosition 
     }
   };
 
+  /** The ring's newest event at the last look: positions are compared again only once it moved. */
+  let lookedAt: string | undefined;
+
   const look = () => {
     const head = sources.head();
+    const moved = head !== lookedAt;
+    lookedAt = head;
     const now = Date.now();
     for (const [position, waiters] of waiting) {
-      if (!isAhead(position, head)) {
+      // Made-up positions from many connects cost a comparison each only when the stream moved.
+      if (moved && !isAhead(position, head)) {
         for (const w of waiters) w.resolve();
         waiting.delete(position);
         continue;
@@ -76,6 +82,7 @@ export function createStreamAhead(sources: StreamAheadSources): WaitForPosition 
     if (waiters) waiters.push(waiter);
     else waiting.set(position, [waiter]);
     if (!timer) {
+      lookedAt = undefined;
       timer = setInterval(look, pollMs);
       timer.unref();
     }
