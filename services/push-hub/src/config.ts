@@ -187,8 +187,13 @@ export const pushHubConfig = {
     '2s',
     { min: '100ms' },
   ),
+  RESUME_AHEAD_MAX_WAITING: int(
+    "connects at once whose resume position is past this replica's newest event and that wait (up to 5 s) for it as reconnect evidence; another counts as new at once",
+    10_000,
+    { min: 0, max: 1_000_000 },
+  ),
   SESSION_KILL_MEMORY: duration(
-    'how long a replica remembers a session kill it heard, to end a connect of that session admitted meanwhile on a blacklist read made before the kill was written; keep it above the longest admission (SUBSCRIPTION_CHECK_TIMEOUT, CONNECT_CHECK_TIMEOUT, store round trips)',
+    'how long a replica remembers a session kill it heard, to end a connect of that session admitted meanwhile on a blacklist read made before the kill was written; never shorter than the longest admission (5 s + SUBSCRIPTION_CHECK_TIMEOUT + CONNECT_CHECK_TIMEOUT + 10 s)',
     '60s',
     { min: '1s', max: '1h' },
   ),

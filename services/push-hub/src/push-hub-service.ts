@@ -110,6 +110,17 @@ const INTEREST_ROUTED_AHEAD_WAIT_MS = 2500;
  */
 const RESUME_AHEAD_GRACE_MS = 5000;
 
+/**
+ * How long a replica remembers a kill it heard (blacklist/recent-kills.ts): SESSION_KILL_MEMORY,
+ * and never less than the longest an admission can take (its waits and checks, and 10 s for the
+ * store's round trips), whatever it is set to.
+ */
+function killMemoryMs(config: ConfigOf<typeof pushHubConfig>): number {
+  const admission =
+    RESUME_AHEAD_GRACE_MS + config.SUBSCRIPTION_CHECK_TIMEOUT + config.CONNECT_CHECK_TIMEOUT + 10_000;
+  return Math.max(config.SESSION_KILL_MEMORY, admission);
+}
+
 export interface PushHubDeps {
   fanoutBus: Bus;
   /** Carries requests between replicas (Redis in production). */
@@ -227,7 +238,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     fanout: { system: deps.fanoutBus.kind, topic: config.FANOUT_TOPIC },
     membership: (change) => presence.membership(change),
     lifecycle,
-    killMemory: { keepMs: config.SESSION_KILL_MEMORY, maxSessions: config.SESSION_KILL_MEMORY_MAX_SESSIONS },
+    killMemory: { keepMs: killMemoryMs(config), maxSessions: config.SESSION_KILL_MEMORY_MAX_SESSIONS },
     lookUpKill: (sessionId) => lookUpKill(sessionId),
   });
   const check = createAccessCheck(config.SUBSCRIPTION_CHECK, {
@@ -298,6 +309,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
             compare: (a, b) => deps.fanoutBus.comparePositions(a, b),
             epochOf: (p) => deps.fanoutBus.positionEpoch?.(p),
             maxWaitMs: RESUME_AHEAD_GRACE_MS,
+            maxWaiting: config.RESUME_AHEAD_MAX_WAITING,
           }),
     }),
     metrics,
@@ -381,17 +393,20 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     const lp = await longpoll.records.load(change.id);
     if (lp) {
       if (!keepsIdentity(lp.sessionId, change)) throw identityRefused();
+      // Its session is the one of the JWT it holds now, as for a held connection (Hub.setSubscriptions).
+      const joins = change.sessionId !== undefined && change.sessionId !== lp.sessionId;
       const next: LongPollRecord = {
         ...lp,
         ...keepGranted(change, lp.grantedSubscriptions),
-        sessionId: lp.sessionId ?? change.sessionId,
+        sessionId: joins ? change.sessionId : lp.sessionId,
       };
-      const expiresAt = lp.sessionId === undefined ? change.sessionExpiresAt : lp.expiresAt;
+      const expiresAt = joins ? change.sessionExpiresAt : lp.expiresAt;
       if (expiresAt !== undefined) next.expiresAt = expiresAt;
       // The list is stored once, in the record; the queue only notes the change (longpoll-records.ts).
       await longpoll.records.save(change.id, next);
       await longpoll.records.subscriptionsChanged(change.id);
       await longpoll.subscriptionsChanged(change.id, next, 'client');
+      if (joins) lookUpKill(change.sessionId!);
       return true;
     }
     if (replica === deps.replica) {
@@ -408,7 +423,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
   function changeHeld(change: SubscriptionChange): boolean | 'identity' {
     const conn = hub.get(change.id);
     if (conn && !keepsIdentity(conn.sessionId, change)) return 'identity';
-    const joins = conn?.sessionId === undefined && change.sessionId !== undefined;
+    const joins = change.sessionId !== undefined && change.sessionId !== conn?.sessionId;
     const applied = hub.setSubscriptions(change.id, change.subscriptions, change);
     // Its JWT's blacklist read may have raced a kill of the session, heard before the connection
     // joined it: looked up again now that the connection is in the session a kill finds.

@@ -6,10 +6,15 @@
  * reconnect counts as a new connection (reconnect-evidence.ts).
  *
  * Only a position of the epoch of the ring's newest event and past it waits, at most `maxWaitMs`;
- * a malformed one, one of another epoch, or any while the ring is empty is answered at once. The
- * waiting connects are kept by position (the clients of a replica share few), and one timer looks
- * at the ring's newest event while any wait: no timer per connect in a reconnect storm.
+ * a malformed one, one of another epoch, or any while the ring is empty is answered at once, and so
+ * is any past `maxWaiting` connects waiting at once (RESUME_AHEAD_MAX_WAITING): positions are the
+ * client's text, and made-up ones far ahead would otherwise wait out the whole time, as many as
+ * were sent. One timer looks at the ring's newest event while any wait, and costs what it resolves:
+ * the waiters are kept lowest position first (a heap) and in the order they came, which is the
+ * order of their deadlines (the wait is the same for all); one never reached costs nothing until
+ * its deadline.
  */
+import TinyQueue from 'tinyqueue';
 
 export interface StreamAheadSources {
   /** Position of the ring's newest event, undefined while it has none. */
@@ -20,25 +25,74 @@ export interface StreamAheadSources {
   epochOf(position: string): string | undefined;
   /** How long a connect waits at most. */
   maxWaitMs: number;
+  /** Connects waiting at once, at most; another is answered at once (RESUME_AHEAD_MAX_WAITING). */
+  maxWaiting: number;
   /** How often the ring's newest event is looked at while connects wait. */
   pollMs?: number;
+  /** A monotonic clock in ms. */
+  now?: () => number;
 }
 
 /**
- * Undefined when `position` is not ahead of this replica; else a promise that resolves once the
- * ring's newest event reaches it, or once `maxWaitMs` have passed.
+ * Undefined when `position` is not ahead of this replica (or too many wait); else a promise that
+ * resolves once the ring's newest event reaches it, or once `maxWaitMs` have passed.
  */
 export type WaitForPosition = (position: string) => Promise<void> | undefined;
 
 interface Waiter {
+  position: string;
   deadline: number;
   resolve(): void;
+  done: boolean;
 }
 
 export function createStreamAhead(sources: StreamAheadSources): WaitForPosition {
   const pollMs = sources.pollMs ?? 20;
-  const waiting = new Map<string, Waiter[]>();
+  const now = sources.now ?? (() => performance.now());
+  const byPosition = (items: Waiter[] = []) =>
+    new TinyQueue<Waiter>(items, (a, b) => sources.compare(a.position, b.position));
+  /** Lowest position first; positions are compared when they come, so each here is well formed. */
+  let lowest = byPosition();
+  /** In the order they came, which is their deadlines' order; `first` is the oldest not yet taken. */
+  let queue: Waiter[] = [];
+  let first = 0;
+  /** The epoch every waiting position has: that of the ring's newest event when they came. */
+  let epoch: string | undefined;
+  let waiting = 0;
   let timer: NodeJS.Timeout | undefined;
+
+  const finish = (w: Waiter) => {
+    if (w.done) return;
+    w.done = true;
+    waiting--;
+    w.resolve();
+  };
+
+  /** Keeps only waiters not done: each is in both orders until both reached it. */
+  const compact = () => {
+    queue = queue.slice(first).filter((w) => !w.done);
+    first = 0;
+    lowest = byPosition(queue.slice());
+  };
+
+  const look = () => {
+    const head = sources.head();
+    // The stream was made anew (or the ring emptied): no waiting position will come.
+    if (head === undefined || sources.epochOf(head) !== epoch) for (const w of queue) finish(w);
+    else {
+      for (let w = lowest.peek(); w && (w.done || sources.compare(w.position, head) <= 0); w = lowest.peek())
+        finish(lowest.pop()!);
+      const t = now();
+      for (let w = queue[first]; w && (w.done || w.deadline <= t); w = queue[first]) {
+        finish(w);
+        first++;
+      }
+    }
+    if (waiting > 0) return;
+    clearInterval(timer);
+    timer = undefined;
+    compact();
+  };
 
   const isAhead = (position: string, head: string | undefined): boolean => {
     if (head === undefined) return false;
@@ -49,40 +103,23 @@ export function createStreamAhead(sources: StreamAheadSources): WaitForPosition 
     }
   };
 
-  /** The ring's newest event at the last look: positions are compared again only once it moved. */
-  let lookedAt: string | undefined;
-
-  const look = () => {
-    const head = sources.head();
-    const moved = head !== lookedAt;
-    lookedAt = head;
-    const now = Date.now();
-    for (const [position, waiters] of waiting) {
-      // Made-up positions from many connects cost a comparison each only when the stream moved.
-      if (moved && !isAhead(position, head)) {
-        for (const w of waiters) w.resolve();
-        waiting.delete(position);
-        continue;
-      }
-      // Appended in the order they came, so the earliest deadlines are first.
-      while (waiters.length > 0 && waiters[0]!.deadline <= now) waiters.shift()!.resolve();
-      if (waiters.length === 0) waiting.delete(position);
-    }
-    if (waiting.size === 0) {
-      clearInterval(timer);
-      timer = undefined;
-    }
-  };
-
   return (position) => {
-    if (!isAhead(position, sources.head())) return undefined;
+    const head = sources.head();
+    if (waiting >= sources.maxWaiting || !isAhead(position, head)) return undefined;
+    const headEpoch = sources.epochOf(head!);
+    if (headEpoch !== epoch) {
+      for (const w of queue) finish(w);
+      compact();
+      epoch = headEpoch;
+    }
+    // Done ones are dropped from both orders once they outnumber the bound (at most that many wait).
+    if (queue.length > 2 * sources.maxWaiting) compact();
     const { promise, resolve } = Promise.withResolvers<void>();
-    const waiters = waiting.get(position);
-    const waiter = { deadline: Date.now() + sources.maxWaitMs, resolve };
-    if (waiters) waiters.push(waiter);
-    else waiting.set(position, [waiter]);
+    const waiter: Waiter = { position, deadline: now() + sources.maxWaitMs, resolve, done: false };
+    waiting++;
+    lowest.push(waiter);
+    queue.push(waiter);
     if (!timer) {
-      lookedAt = undefined;
       timer = setInterval(look, pollMs);
       timer.unref();
     }

@@ -218,6 +218,7 @@ export class Hub {
     about: ConnectionAbout = {},
   ): void {
     const { token, resumeFrom, expiresAt } = welcome;
+    if (this.killedWhileAdmitted(conn, welcome.checkedFrom)) return;
     this.index.set(conn, subs, about.remoteAddress);
     if (expiresAt !== undefined) this.expiries.set(conn, expiresAt);
     this.connections.set(conn.id, new HeldConnection(conn, about, subs, expiresAt));
@@ -232,7 +233,8 @@ export class Hub {
       subscriptionsSet(subs, welcomeAt),
     ]);
     if (!this.holds(conn)) return;
-    if (this.killedWhileAdmitted(conn, welcome.checkedFrom)) return;
+    if (conn.sessionId !== undefined && this.storeWatchCutWhileAdmitted(welcome.checkedFrom))
+      this.lookUpKill?.(conn.sessionId);
     if (resumeFrom !== undefined) this.resume(conn, resumeFrom);
     else if (welcome.rewind) this.start.rewind(conn, welcome.rewind);
     else if (welcome.latest) this.start.latest(conn, subs);
@@ -266,11 +268,7 @@ export class Hub {
     this.catchUp.forget(conn);
     this.expiries.delete(conn);
     this.index.remove(conn);
-    if (conn.sessionId !== undefined) {
-      const set = this.sessions.get(conn.sessionId);
-      set?.delete(conn);
-      if (set?.size === 0) this.sessions.delete(conn.sessionId);
-    }
+    this.leaveSession(conn);
     this.metrics.connectionClosed(conn.transport, this.index.size);
   }
 
@@ -349,9 +347,11 @@ export class Hub {
     facts.subscriptions = subs;
     if (expiresAt !== undefined) facts.expiresAt = expiresAt;
     if (jwtSubscriptions !== undefined) facts.jwtSubscriptions = jwtSubscriptions;
-    if (sessionId !== undefined && conn.sessionId === undefined) {
-      // As a new member (its session now), it leaves as the one it was and joins as the new one.
+    if (sessionId !== undefined && sessionId !== conn.sessionId) {
+      // Its session is the one of the JWT it holds now (a renewal's new `jti`, or another one): a
+      // kill of that session ends it. As a new member it leaves as the one it was and joins anew.
       this.tellMembership(conn, facts.user, before, []);
+      this.leaveSession(conn);
       conn.sessionId = sessionId;
       this.joinSession(conn);
       this.tellMembership(conn, facts.user, [], subs);
@@ -391,16 +391,25 @@ export class Hub {
   }
 
   /**
-   * A connection just added whose blacklist read may have missed a kill of its session (its checks
-   * began before the kill was heard): killed now, true. Looked up again when the store watch was
-   * cut off and listened again meanwhile (a kill written then was never heard).
+   * A connection being added whose blacklist read may have missed a kill of its session (its checks
+   * began before the kill was heard): told `gw.session_killed` and closed instead, true.
    */
   private killedWhileAdmitted(conn: Connection, checkedFrom: number | undefined): boolean {
     const { sessionId } = conn;
     if (sessionId === undefined || checkedFrom === undefined) return false;
-    if (this.kills.killedSince(sessionId, checkedFrom)) return this.killHeld(sessionId, [conn]) > 0;
-    if (this.kills.resumedSince(checkedFrom)) this.lookUpKill?.(sessionId);
-    return false;
+    if (!this.kills.killedSince(sessionId, checkedFrom)) return false;
+    this.sendOwn(conn, sessionKilled(sessionId));
+    conn.close('session_killed');
+    this.metrics.sessionKilled(1);
+    return true;
+  }
+
+  /**
+   * Whether the store watch was cut off and listened again since a connection's checks began: a
+   * kill written meanwhile was never heard, so it is looked up once the connection is held.
+   */
+  private storeWatchCutWhileAdmitted(checkedFrom: number | undefined): boolean {
+    return checkedFrom !== undefined && this.kills.resumedSince(checkedFrom);
   }
 
   private killHeld(sessionId: string, conns: Connection[]): number {
@@ -633,6 +642,13 @@ export class Hub {
     after: readonly Subscription[],
   ): void {
     this.membership?.({ connectionId: conn.id, sessionId: conn.sessionId, user, before, after });
+  }
+
+  private leaveSession(conn: Connection): void {
+    if (conn.sessionId === undefined) return;
+    const set = this.sessions.get(conn.sessionId);
+    set?.delete(conn);
+    if (set?.size === 0) this.sessions.delete(conn.sessionId);
   }
 
   private joinSession(conn: Connection): void {

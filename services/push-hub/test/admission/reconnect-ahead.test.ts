@@ -59,4 +59,30 @@ describe('reconnect evidence ahead of this replica', () => {
       await f.stop();
     }
   });
+
+  it('counts a made-up position as new at once past RESUME_AHEAD_MAX_WAITING connects waiting', async () => {
+    const f = await startHubFixture({
+      MAX_CONNECTIONS_PER_MINUTE: '1',
+      MAX_RECONNECTS_PER_MINUTE: '100',
+      RESUME_AHEAD_MAX_WAITING: '1',
+    });
+    try {
+      const sse = `${f.url}/_gw/v1/connection/sse?subscriptions=${wanted}`;
+      const last = await f.publish('greeting', { n: 1 });
+      const first = await openSse(sse);
+      let waited = false;
+      const waiting = openSse(sse, { 'last-event-id': after(last, 1000) }).then((c) => {
+        waited = true;
+        return c;
+      });
+      await sleep(300);
+      const over = await openSse(sse, { 'last-event-id': after(last, 2000) });
+      assert.equal(over.status, 429, 'no place to wait: new, and the budget is spent');
+      assert.equal(waited, false, 'answered while the first still waits');
+      assert.equal((await waiting).status, 429);
+      first.close();
+    } finally {
+      await f.stop();
+    }
+  });
 });

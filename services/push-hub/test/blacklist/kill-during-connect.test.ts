@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { blacklistKey } from '@gatehouse/auth';
 import { MemoryBus } from '@gatehouse/bus';
 import { type ChangeListener, MemoryStore } from '@gatehouse/store';
-import { openSse, openWs, sleep, waitFor } from '@gatehouse/testkit';
+import { LongPollClient, openSse, openWs, sleep, waitFor } from '@gatehouse/testkit';
 import { type HubFixture, startHubFixture } from '../hub-fixture.ts';
 
 /**
@@ -22,6 +22,8 @@ import { type HubFixture, startHubFixture } from '../hub-fixture.ts';
  */
 class StaleBlacklistReads extends MemoryStore {
   readonly held = new Map<string, () => void>();
+  /** Off: blacklist reads answer at once. */
+  holding = true;
   muted = false;
   private readonly watchers: Array<{ prefix: string; listener: ChangeListener }> = [];
 
@@ -38,7 +40,7 @@ class StaleBlacklistReads extends MemoryStore {
 
   override async ttl(key: string): Promise<number | undefined> {
     const answer = await super.ttl(key);
-    if (!key.startsWith(blacklistKey(''))) return answer;
+    if (!this.holding || !key.startsWith(blacklistKey(''))) return answer;
     await new Promise<void>((resolve) => this.held.set(key, resolve));
     return answer;
   }
@@ -83,7 +85,11 @@ describe('a session killed while its connect is admitted', () => {
     const victim = await opening;
     assert.equal(victim.status, 200);
     await Promise.race([victim.ended, sleep(5000)]);
-    assert.equal(victim.frames.at(-1)?.event, 'gw.session_killed', 'the stream ends with the kill');
+    assert.deepEqual(
+      victim.frames.map((fr) => fr.event),
+      ['gw.session_killed'],
+      'the kill only: no welcome, so no connection token',
+    );
     victim.close();
   });
 
@@ -93,7 +99,10 @@ describe('a session killed while its connect is admitted', () => {
       await killDuringAdmission('ws-race');
       const closed = await Promise.race([c.closed, sleep(5000).then(() => undefined)]);
       assert.equal(closed?.reason, 'Session killed.');
-      assert.equal(c.events.at(-1)?.['type'], 'gw.session_killed');
+      assert.deepEqual(
+        c.events.map((e) => e['type']),
+        ['gw.session_killed'],
+      );
     } finally {
       c.ws.close();
     }
@@ -139,6 +148,64 @@ describe('a session killed while its connect is admitted', () => {
     await Promise.race([c.ended, sleep(5000)]);
     assert.equal(c.frames.at(-1)?.event, 'gw.session_killed', 'the stream ends with the kill');
     c.close();
+  });
+
+  it("ends a connection changed with another session's JWT when that session is killed", async () => {
+    const opening = openSse(`${f.url}/_gw/v1/connection/sse?jwt=${f.jwt({ username: 'a', jti: 'own' })}`);
+    await waitFor(() => store.held.has(blacklistKey('own')));
+    store.letGo(blacklistKey('own'));
+    const c = await opening;
+    await waitFor(() => c.frames.length >= 2);
+    const token = c.events('gw.connection.create')[0]!['data'] as { connection_token: string };
+    const changing = fetch(
+      `${f.url}/_gw/v1/connection/sse/${encodeURIComponent(token.connection_token)}/subscriptions`,
+      {
+        method: 'PUT',
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${f.jwt({ username: 'a', jti: 'taken' })}`,
+        },
+        body: JSON.stringify({ subscriptions: [{ eventType: 'greeting' }] }),
+      },
+    );
+    await waitFor(() => store.held.has(blacklistKey('taken')));
+    store.letGo(blacklistKey('taken'));
+    assert.equal((await changing).status, 204);
+    // The session whose JWT it holds now is killed: it goes with it.
+    await f.blacklist('taken');
+    kills++;
+    await Promise.race([c.ended, sleep(5000)]);
+    assert.equal(c.frames.at(-1)?.event, 'gw.session_killed', 'the stream ends with the kill');
+    c.close();
+  });
+
+  it("ends a long-poll connection changed with another session's JWT when that session is killed", async (t) => {
+    // Every poll reads the blacklist: here the reads answer at once.
+    store.holding = false;
+    t.after(() => {
+      store.holding = true;
+    });
+    const c = new LongPollClient(f.url);
+    assert.equal((await c.get(`?jwt=${f.jwt({ username: 'a', jti: 'lp-own' })}`)).status, 200);
+    const welcome = await c.poll();
+    const token = (welcome[0]!['data'] as { connection_token: string }).connection_token;
+    const changed = await fetch(
+      `${f.url}/_gw/v1/connection/longpolling/${encodeURIComponent(token)}/subscriptions`,
+      {
+        method: 'PUT',
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${f.jwt({ username: 'a', jti: 'lp-taken' })}`,
+        },
+        body: JSON.stringify({ subscriptions: [{ eventType: 'greeting' }] }),
+      },
+    );
+    assert.equal(changed.status, 204);
+    await f.blacklist('lp-taken');
+    const events: Array<Record<string, unknown>> = [];
+    for (let i = 0; i < 5 && events.at(-1)?.['type'] !== 'gw.session_killed'; i++)
+      events.push(...(await c.poll()));
+    assert.equal(events.at(-1)?.['type'], 'gw.session_killed');
   });
 
   it('counts those kills, and lets a later connect of another session in', async () => {
