@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { openSse, sleep } from '@gatehouse/testkit';
-import { startHubFixture, subs } from '../hub-fixture.ts';
+import { type HubFixture, startHubFixture, subs } from '../hub-fixture.ts';
 
 const wanted = subs([{ eventType: 'greeting' }]);
 
@@ -19,16 +19,35 @@ function after(position: string, n: number): string {
   return `${Number(seq) + n}.${epoch}`;
 }
 
-describe('reconnect evidence ahead of this replica', () => {
-  it('counts a position the replica reads a moment later as a reconnect', async () => {
-    const f = await startHubFixture({ MAX_CONNECTIONS_PER_MINUTE: '1', MAX_RECONNECTS_PER_MINUTE: '100' });
-    try {
-      const sse = `${f.url}/_gw/v1/connection/sse?subscriptions=${wanted}`;
-      const last = await f.publish('greeting', { n: 1 });
-      const first = await openSse(sse);
-      assert.equal(first.status, 200);
-      assert.equal((await openSse(sse)).status, 429, 'the new-connection budget is spent');
+/**
+ * A hub whose new-connection budget (1 a minute) the first connection spent, with one event
+ * published: `test` gets it, the SSE connect URL and that event's position.
+ */
+async function withNewBudgetSpent(
+  env: Record<string, string>,
+  test: (f: HubFixture, sse: string, last: string) => Promise<void>,
+): Promise<void> {
+  const f = await startHubFixture({
+    MAX_CONNECTIONS_PER_MINUTE: '1',
+    MAX_RECONNECTS_PER_MINUTE: '100',
+    ...env,
+  });
+  try {
+    const sse = `${f.url}/_gw/v1/connection/sse?subscriptions=${wanted}`;
+    const last = await f.publish('greeting', { n: 1 });
+    const first = await openSse(sse);
+    assert.equal(first.status, 200);
+    await test(f, sse, last);
+    first.close();
+  } finally {
+    await f.stop();
+  }
+}
 
+describe('reconnect evidence ahead of this replica', () => {
+  it('counts a position the replica reads a moment later as a reconnect', () =>
+    withNewBudgetSpent({}, async (f, sse, last) => {
+      assert.equal((await openSse(sse)).status, 429, 'the new-connection budget is spent');
       // The event another replica has sent already: on the stream, not read here yet.
       const sentElsewhere = after(last, 1);
       const resuming = openSse(sse, { 'last-event-id': sentElsewhere });
@@ -37,39 +56,18 @@ describe('reconnect evidence ahead of this replica', () => {
       const back = await resuming;
       assert.equal(back.status, 200, `admitted as a reconnect: ${back.errorBody}`);
       assert.equal(await f.metric('gw_connects_admitted_total', 'kind="reconnect"'), 1);
-      for (const c of [first, back]) c.close();
-    } finally {
-      await f.stop();
-    }
-  });
+      back.close();
+    }));
 
-  it('counts a position the stream does not reach as new, after the wait', async () => {
-    const f = await startHubFixture({ MAX_CONNECTIONS_PER_MINUTE: '1', MAX_RECONNECTS_PER_MINUTE: '100' });
-    try {
-      const sse = `${f.url}/_gw/v1/connection/sse?subscriptions=${wanted}`;
-      const last = await f.publish('greeting', { n: 1 });
-      const first = await openSse(sse);
-      assert.equal(first.status, 200);
-
+  it('counts a position the stream does not reach as new, after the wait', () =>
+    withNewBudgetSpent({}, async (f, sse, last) => {
       const madeUp = await openSse(sse, { 'last-event-id': after(last, 1000) });
       assert.equal(madeUp.status, 429, 'a position past the newest that never comes is new');
       assert.equal(await f.metric('gw_connects_admitted_total', 'kind="reconnect"'), 0);
-      first.close();
-    } finally {
-      await f.stop();
-    }
-  });
+    }));
 
-  it('counts a made-up position as new at once past RESUME_AHEAD_MAX_WAITING connects waiting', async () => {
-    const f = await startHubFixture({
-      MAX_CONNECTIONS_PER_MINUTE: '1',
-      MAX_RECONNECTS_PER_MINUTE: '100',
-      RESUME_AHEAD_MAX_WAITING: '1',
-    });
-    try {
-      const sse = `${f.url}/_gw/v1/connection/sse?subscriptions=${wanted}`;
-      const last = await f.publish('greeting', { n: 1 });
-      const first = await openSse(sse);
+  it('counts a made-up position as new at once past RESUME_AHEAD_MAX_WAITING connects waiting', () =>
+    withNewBudgetSpent({ RESUME_AHEAD_MAX_WAITING: '1' }, async (_f, sse, last) => {
       let waited = false;
       const waiting = openSse(sse, { 'last-event-id': after(last, 1000) }).then((c) => {
         waited = true;
@@ -80,9 +78,5 @@ describe('reconnect evidence ahead of this replica', () => {
       assert.equal(over.status, 429, 'no place to wait: new, and the budget is spent');
       assert.equal(waited, false, 'answered while the first still waits');
       assert.equal((await waiting).status, 429);
-      first.close();
-    } finally {
-      await f.stop();
-    }
-  });
+    }));
 });

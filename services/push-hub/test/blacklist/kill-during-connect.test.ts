@@ -12,31 +12,18 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { blacklistKey } from '@gatehouse/auth';
 import { MemoryBus } from '@gatehouse/bus';
-import { type ChangeListener, MemoryStore } from '@gatehouse/store';
 import { LongPollClient, openSse, openWs, sleep, waitFor } from '@gatehouse/testkit';
 import { type HubFixture, startHubFixture } from '../hub-fixture.ts';
+import { WatchCutStore } from './watch-cut-store.ts';
 
 /**
  * A memory store whose blacklist reads answer what the store held when asked, once let go; its
  * notifications can be lost (`muted`, as while a watch reconnects) and it can tell of a resync.
  */
-class StaleBlacklistReads extends MemoryStore {
+class StaleBlacklistReads extends WatchCutStore {
   readonly held = new Map<string, () => void>();
   /** Off: blacklist reads answer at once. */
   holding = true;
-  muted = false;
-  private readonly watchers: Array<{ prefix: string; listener: ChangeListener }> = [];
-
-  override watch(prefix: string, listener: ChangeListener) {
-    this.watchers.push({ prefix, listener });
-    return super.watch(prefix, (change) => {
-      if (!this.muted) listener(change);
-    });
-  }
-
-  resync(): void {
-    for (const { prefix, listener } of this.watchers) listener({ key: prefix, kind: 'resync' });
-  }
 
   override async ttl(key: string): Promise<number | undefined> {
     const answer = await super.ttl(key);
@@ -76,6 +63,17 @@ describe('a session killed while its connect is admitted', () => {
     kills++;
     store.letGo(key);
   }
+
+  /** PUT of a connection's subscriptions with a JWT of session `jti` (its reply is awaited by the caller). */
+  const changeWithJwt = (transport: string, connectionToken: string, jti: string) =>
+    fetch(`${f.url}/_gw/v1/connection/${transport}/${encodeURIComponent(connectionToken)}/subscriptions`, {
+      method: 'PUT',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${f.jwt({ username: 'a', jti })}`,
+      },
+      body: JSON.stringify({ subscriptions: [{ eventType: 'greeting' }] }),
+    });
 
   it('ends an SSE stream admitted on a stale "not blacklisted"', async () => {
     const opening = openSse(
@@ -132,17 +130,7 @@ describe('a session killed while its connect is admitted', () => {
     const c = await openSse(`${f.url}/_gw/v1/connection/sse`);
     await waitFor(() => c.frames.length >= 2);
     const token = c.events('gw.connection.create')[0]!['data'] as { connection_token: string };
-    const changing = fetch(
-      `${f.url}/_gw/v1/connection/sse/${encodeURIComponent(token.connection_token)}/subscriptions`,
-      {
-        method: 'PUT',
-        headers: {
-          'content-type': 'application/json',
-          authorization: `Bearer ${f.jwt({ username: 'a', jti: 'change-race' })}`,
-        },
-        body: JSON.stringify({ subscriptions: [{ eventType: 'greeting' }] }),
-      },
-    );
+    const changing = changeWithJwt('sse', token.connection_token, 'change-race');
     await killDuringAdmission('change-race');
     assert.equal((await changing).status, 204);
     await Promise.race([c.ended, sleep(5000)]);
@@ -157,17 +145,7 @@ describe('a session killed while its connect is admitted', () => {
     const c = await opening;
     await waitFor(() => c.frames.length >= 2);
     const token = c.events('gw.connection.create')[0]!['data'] as { connection_token: string };
-    const changing = fetch(
-      `${f.url}/_gw/v1/connection/sse/${encodeURIComponent(token.connection_token)}/subscriptions`,
-      {
-        method: 'PUT',
-        headers: {
-          'content-type': 'application/json',
-          authorization: `Bearer ${f.jwt({ username: 'a', jti: 'taken' })}`,
-        },
-        body: JSON.stringify({ subscriptions: [{ eventType: 'greeting' }] }),
-      },
-    );
+    const changing = changeWithJwt('sse', token.connection_token, 'taken');
     await waitFor(() => store.held.has(blacklistKey('taken')));
     store.letGo(blacklistKey('taken'));
     assert.equal((await changing).status, 204);
@@ -189,17 +167,7 @@ describe('a session killed while its connect is admitted', () => {
     assert.equal((await c.get(`?jwt=${f.jwt({ username: 'a', jti: 'lp-own' })}`)).status, 200);
     const welcome = await c.poll();
     const token = (welcome[0]!['data'] as { connection_token: string }).connection_token;
-    const changed = await fetch(
-      `${f.url}/_gw/v1/connection/longpolling/${encodeURIComponent(token)}/subscriptions`,
-      {
-        method: 'PUT',
-        headers: {
-          'content-type': 'application/json',
-          authorization: `Bearer ${f.jwt({ username: 'a', jti: 'lp-taken' })}`,
-        },
-        body: JSON.stringify({ subscriptions: [{ eventType: 'greeting' }] }),
-      },
-    );
+    const changed = await changeWithJwt('longpolling', token, 'lp-taken');
     assert.equal(changed.status, 204);
     await f.blacklist('lp-taken');
     const events: Array<Record<string, unknown>> = [];

@@ -7,28 +7,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { blacklistKey } from '@gatehouse/auth';
 import { MemoryBus } from '@gatehouse/bus';
-import { type ChangeListener, MemoryStore } from '@gatehouse/store';
 import { LongPollClient, openSse, openWs, sleep, waitFor } from '@gatehouse/testkit';
 import { startHubFixture } from '../hub-fixture.ts';
-
-/** A store whose notifications can be lost, as while a watch reconnects, and that can tell of a resync. */
-class CutOffStore extends MemoryStore {
-  muted = false;
-  private readonly watchers: Array<{ prefix: string; listener: ChangeListener }> = [];
-  override watch(prefix: string, listener: ChangeListener) {
-    this.watchers.push({ prefix, listener });
-    return super.watch(prefix, (change) => {
-      if (!this.muted) listener(change);
-    });
-  }
-  resync(): void {
-    for (const { prefix, listener } of this.watchers) listener({ key: prefix, kind: 'resync' });
-  }
-}
+import { WatchCutStore } from './watch-cut-store.ts';
 
 describe('kill rescan', () => {
   it('kills the sessions blacklisted while the watch was cut off, once it listens again', async () => {
-    const store = new CutOffStore();
+    const store = new WatchCutStore();
     const bus = new MemoryBus();
     // A 20 s poll window, far above a kill's time: a poll answered at the window's end instead of
     // at the kill is told apart on a loaded machine (the test never waits for the window).
