@@ -13,6 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { blacklistKey } from '@gatehouse/auth';
 import { MemoryBus } from '@gatehouse/bus';
 import { LongPollClient, openSse, openWs, sleep, waitFor } from '@gatehouse/testkit';
+import { io } from 'socket.io-client';
 import { type HubFixture, startHubFixture } from '../hub-fixture.ts';
 import { WatchCutStore } from './watch-cut-store.ts';
 
@@ -103,6 +104,28 @@ describe('a session killed while its connect is admitted', () => {
       );
     } finally {
       c.ws.close();
+    }
+  });
+
+  it('disconnects a socket.io client admitted on a stale "not blacklisted"', async () => {
+    const socket = io(f.url, {
+      path: '/_gw/v1/socket.io/',
+      auth: { jwt: f.jwt({ username: 'a', jti: 'sio-race' }) },
+      transports: ['websocket'],
+      reconnection: false,
+    });
+    const events: string[] = [];
+    socket.onAny((type: string) => events.push(type));
+    const disconnected = new Promise<string>((resolve) => socket.on('disconnect', resolve));
+    try {
+      await killDuringAdmission('sio-race');
+      assert.equal(
+        await Promise.race([disconnected, sleep(5000).then(() => 'still connected')]),
+        'io server disconnect',
+      );
+      assert.deepEqual(events, ['gw.session_killed']);
+    } finally {
+      socket.close();
     }
   });
 
