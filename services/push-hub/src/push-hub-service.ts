@@ -563,16 +563,17 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
   };
   /** One session looked up in the blacklist after its connection is held; a failed look-up rescans all. */
   const lookUpKill = (sessionId: string) => {
-    deps.store.exists(blacklistKey(sessionId)).then(
-      (found) => found && killSession(sessionId),
-      (err: unknown) => {
+    // One chain: a throw in the kill is caught as a failed read is, never an unhandled rejection.
+    deps.store
+      .exists(blacklistKey(sessionId))
+      .then((found) => found && killSession(sessionId))
+      .catch((err: unknown) => {
         logger.warn(
           { err, sessionId },
           'blacklist look-up of a new connection failed; looking up every session',
         );
         rescan.request();
-      },
-    );
+      });
   };
   const rescan = new KillRescan({
     sessions: () => [...new Set([...hub.sessionIds(), ...longpoll.sessionIds()])],

@@ -77,14 +77,14 @@ export function createAckEndpoint(deps: AckEndpointDeps) {
   async function post(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const cors = deps.cors.headers(req);
     try {
-      take(deps.addressBudget, deps.addressOf(req), 'this address', 'from');
+      take(deps.addressBudget, deps.addressOf(req), 'from this address');
       if (!isJson(req.headers['content-type']))
         throw new HttpError(415, 'Expected a JSON body (content-type application/json).');
       const jwt = firstBearer(deps.bearerTokens, req.headers.authorization);
       const body = readAck((await readBody(req, deps.maxBodyBytes)).toString('utf8'));
       const session = await sessionOf(jwt, body.session);
-      take(deps.sessionBudget, `${session.subject}/${session.name}`, 'this session');
-      take(deps.subjectBudget, session.subject, 'this subject');
+      take(deps.sessionBudget, `${session.subject}/${session.name}`, 'for this session');
+      take(deps.subjectBudget, session.subject, 'for this subject');
       deps.metrics.acknowledged(await deps.positions.advance(session, body.position));
       res.writeHead(204, cors);
       res.end();
@@ -138,10 +138,10 @@ export function createAckEndpoint(deps: AckEndpointDeps) {
 }
 
 /** Takes one acknowledgement from `key`'s budget; the 429 naming `whose` when it has none left. */
-function take(budget: Budget, key: string, whose: string, of = 'for'): void {
+function take(budget: Budget, key: string, whose: string): void {
   const taken = budget.take(key);
   if (!taken.ok)
-    throw new AckRefusal(429, `Too many acknowledgements ${of} ${whose}; retry later.`, {
+    throw new AckRefusal(429, `Too many acknowledgements ${whose}; retry later.`, {
       'retry-after': String(taken.retryAfterSeconds),
     });
 }
