@@ -7,7 +7,8 @@ ROOT := $(CURDIR)
 # Node 24 and pnpm from .cache/ when the machine's own are too old (tools/toolchain.sh).
 export PATH := $(shell $(ROOT)/tools/toolchain.sh):$(PATH)
 STAMP := node_modules/.install-stamp
-TESTS ?= packages/*/test/*.test.ts services/*/test/*.test.ts services/*/test/*/*.test.ts embedded/test/*.test.ts bench/test/*.test.ts tools/test/*.test.ts test-e2e/test/*.test.ts
+TESTS ?= packages/*/test/*.test.ts services/*/test/*.test.ts services/*/test/*/*.test.ts embedded/test/*.test.ts bench/test/*.test.ts tools/test/*.test.ts test-e2e/test/*.test.ts \
+	test-deploy/test/run-command.test.ts
 # Each test 3 minutes at most; each file TEST_FILE_TIMEOUT seconds (tools/run-tests.ts kills it then).
 TEST_FLAGS ?= --test-timeout=180000
 export TEST_FILE_TIMEOUT ?= 900
@@ -54,23 +55,26 @@ run-kafka-to-browser: install
 # machine runs the 5,000.
 # Each stage says how long it took (tools/timed.sh). The deployment stages (compose stack, Helm
 # release: mostly waiting on containers and a cluster) run beside the node tests at a lower CPU
-# priority (tools/beside.sh); their output is printed whole after the test runner's summary.
+# priority (tools/beside.sh); their output is printed after the test runner's summary.
+# Every stage has a limit (seconds, tools/timed.sh --limit; the deployment as a whole BESIDE_LIMIT):
+# several times what it takes on a fresh machine, so only a hang meets one, and the stage that hung
+# fails, with the rest of the run's 90 minutes left to say why.
 test:
 	@tools/prebuild.sh start nats jaeger $(if $(SKIP_CLUSTER),,kubernetes)
-	@tools/timed.sh install $(MAKE) -s install
-	@tools/timed.sh lint $(MAKE) -s lint
-	@tools/timed.sh typecheck $(MAKE) -s typecheck
-	@tools/timed.sh "chart checks" $(MAKE) -s chart-test
-	@tools/timed.sh "compose check" $(MAKE) -s compose-check
-	@tools/timed.sh "API fuzzing (internal API, public edge)" $(MAKE) -s fuzz-api
-	@tools/timed.sh dependencies sh -c 'tools/prebuild.sh wait nats && tools/prebuild.sh wait jaeger && $(MAKE) -s deps-up'
-	@tools/beside.sh start deployment $(MAKE) -s test-deployment
-	@STORM_CLIENTS=$${STORM_CLIENTS:-2000} TEST_RETRIES=$${TEST_RETRIES:-1} tools/timed.sh "node tests" $(MAKE) -s test-only; status=$$?; tools/beside.sh wait deployment || status=1; exit $$status
+	@tools/timed.sh --limit 900 install $(MAKE) -s install
+	@tools/timed.sh --limit 300 lint $(MAKE) -s lint
+	@tools/timed.sh --limit 600 typecheck $(MAKE) -s typecheck
+	@tools/timed.sh --limit 1200 "chart checks" $(MAKE) -s chart-test
+	@tools/timed.sh --limit 600 "compose check" $(MAKE) -s compose-check
+	@tools/timed.sh --limit 1200 "API fuzzing (internal API, public edge)" $(MAKE) -s fuzz-api
+	@tools/timed.sh --limit 1800 dependencies sh -c 'tools/prebuild.sh wait nats && tools/prebuild.sh wait jaeger && $(MAKE) -s deps-up'
+	@BESIDE_LIMIT=3600 tools/beside.sh start deployment $(MAKE) -s test-deployment
+	@STORM_CLIENTS=$${STORM_CLIENTS:-2000} TEST_RETRIES=$${TEST_RETRIES:-1} tools/timed.sh --limit 3000 "node tests" $(MAKE) -s test-only; status=$$?; tools/beside.sh wait deployment || status=1; exit $$status
 
 # The stages that deploy what users deploy: docker-compose.yml on podman, the chart in a cluster.
 test-deployment:
-	@tools/timed.sh "compose stack" $(MAKE) -s $(if $(SKIP_COMPOSE),skipped-compose,compose-test)
-	@tools/timed.sh "helm release in a local cluster" $(if $(SKIP_CLUSTER),$(MAKE) -s skipped-cluster,sh -c 'tools/prebuild.sh wait kubernetes && $(MAKE) -s helm-test')
+	@tools/timed.sh --limit 1500 "compose stack" $(MAKE) -s $(if $(SKIP_COMPOSE),skipped-compose,compose-test)
+	@tools/timed.sh --limit 2000 "helm release in a local cluster" $(if $(SKIP_CLUSTER),$(MAKE) -s skipped-cluster,sh -c 'tools/prebuild.sh wait kubernetes && $(MAKE) -s helm-test')
 
 # Several files at once by lane (tools/run-tests.ts --help); CI_REPORT_DIR gets this run's file times.
 test-only:

@@ -69,6 +69,13 @@ function flaky(folder: string): string[] {
   return text === '' ? [] : ['', '== failed once, passed on a retry (flaky: fix these)', text];
 }
 
+/** tools/timed.sh's exit code: 124 is a stage its --limit ended. */
+function stageOutcome(status: string): string {
+  if (status === '0') return 'ok';
+  if (status === '124') return 'timed out at its limit';
+  return `failed (exit ${status})`;
+}
+
 /** Why the failed test files and the given logs' failing tests failed; empty when nothing did. */
 function failures(folder: string, logs: string[]): string[] {
   const parts = [readOr(join(folder, 'test-failures.txt'), '').trim()].filter((p) => p !== '');
@@ -91,7 +98,7 @@ export function report(folder: string, totalSeconds: number, logs: string[] = []
     const over = budget !== undefined && Number(took) > budget * 1.5;
     if (over)
       warnings.push(`⚠ stage "${name}" took ${took} s, over its budget of ${budget} s by more than half`);
-    const outcome = `${status === '0' ? 'ok' : `failed (exit ${status})`}${beside ? ` (beside the node tests, in "${beside}")` : ''}`;
+    const outcome = `${stageOutcome(status!)}${beside ? ` (beside the node tests, in "${beside}")` : ''}`;
     lines.push(
       `${pad(name!, width)}  ${seconds(Number(took))} ${budget ? seconds(budget) : '      -'}  ${outcome}${over ? '  ⚠ over budget' : ''}`,
     );

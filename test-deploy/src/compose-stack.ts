@@ -6,14 +6,12 @@
  * stack only through the published 127.0.0.1 ports; the Docker API is used for what an operator sees
  * (containers, health, volumes, networks).
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { freePorts, waitFor } from '@gatehouse/testkit';
 import { type ContainerSummary, DockerApi } from './docker-api.ts';
+import { repoRoot, run } from './run-command.ts';
 import { deploymentAudience, deploymentIssuer, type GatehouseUrls, userJwt } from './user-checks.ts';
 
-export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const containersScript = `${repoRoot}tools/containers.sh`;
 
 /** docker-compose.yml's optional profiles. */
@@ -97,42 +95,6 @@ export interface ComposeStack {
    * label, the API service.
    */
   destroy(): Promise<void>;
-}
-
-interface RunOptions {
-  env?: NodeJS.ProcessEnv;
-  timeoutMs?: number;
-  /** Pass the command's stderr through (progress and timings of long stages). */
-  showProgress?: boolean;
-}
-
-/** Runs a command to completion; rejects with its output when it fails or outlives `timeoutMs`. */
-export function run(command: string, args: string[], options: RunOptions = {}): Promise<string> {
-  const { env = process.env, timeoutMs = 120_000, showProgress = false } = options;
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => {
-      stdout += c;
-    });
-    child.stderr.on('data', (c: Buffer) => {
-      stderr += c;
-      if (showProgress) process.stderr.write(c);
-    });
-    const timer = setTimeout(() => child.kill('SIGTERM'), timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (code === 0) resolve(stdout);
-      else
-        reject(
-          new Error(
-            `${command} ${args.join(' ')} ended with ${code ?? signal}:\n${stdout}\n${stderr}`.trim(),
-          ),
-        );
-    });
-  });
 }
 
 /** Images built (cached), podman's Docker API running; the variables to reach it. */

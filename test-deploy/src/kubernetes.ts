@@ -5,7 +5,7 @@
  */
 import { readdir } from 'node:fs/promises';
 import { waitFor } from '@gatehouse/testkit';
-import { repoRoot, run } from './compose-stack.ts';
+import { repoRoot, run } from './run-command.ts';
 
 const clusterScript = `${repoRoot}tools/k8s-local.sh`;
 const containersScript = `${repoRoot}tools/containers.sh`;

@@ -22,7 +22,7 @@ import {
   uniqueName,
   waitFor,
 } from '@gatehouse/testkit';
-import { repoRoot, run } from '../src/compose-stack.ts';
+import { repoRoot, run } from '../src/run-command.ts';
 import { type Cluster, type PodState, startCluster, waitForHttp } from '../src/kubernetes.ts';
 import {
   checkClosedByDefault,

@@ -67,3 +67,34 @@ it('stops what still runs, child processes included, and its wait then fails', (
   assert.equal(existsSync(marker), false);
   assert.notEqual(beside('wait', 'long').status, 0);
 });
+
+it('ends a stage that outlives its limit when waited for, prints what it said, and fails', () => {
+  const started = spawnSync(
+    'bash',
+    [script, 'start', 'hanging', 'sh', '-c', 'echo begun; sleep 120 & sleep 120'],
+    {
+      env: { ...process.env, BESIDE_DIR: join(dir, 'state'), BESIDE_LIMIT: '2' },
+      encoding: 'utf8',
+    },
+  );
+  assert.equal(started.status, 0, started.stderr);
+  const pid = Number(readFileSync(join(dir, 'state', 'hanging.pid'), 'utf8'));
+  const t = Date.now();
+  const waited = beside('wait', 'hanging');
+  assert.ok(Date.now() - t < 30_000, `waited ${Date.now() - t} ms`);
+  assert.equal(waited.status, 124);
+  assert.match(waited.stdout, /begun/);
+  assert.match(waited.stdout, /hanging outlived its limit of 2s: stopped/);
+  assert.notEqual(spawnSync('pgrep', ['-s', String(pid)]).status, 0, 'nothing of its session is left');
+});
+
+it('stops what runs in a process group of its own inside the stage (a `timeout` in it)', () => {
+  assert.equal(beside('start', 'grouped', 'timeout', '120', 'sleep', '120').status, 0);
+  const pid = Number(readFileSync(join(dir, 'state', 'grouped.pid'), 'utf8'));
+  spawnSync('sleep', ['0.5']);
+  assert.equal(beside('stop').status, 0);
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline && spawnSync('pgrep', ['-s', String(pid)]).status === 0)
+    spawnSync('sleep', ['0.2']);
+  assert.notEqual(spawnSync('pgrep', ['-s', String(pid)]).status, 0, 'nothing of its session is left');
+});

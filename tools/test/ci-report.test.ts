@@ -42,6 +42,16 @@ describe('ci-report', () => {
     assert.match(text, /^node tests +900 s +\d+ s {2}ok$/m);
   });
 
+  it('says a stage that outlived its limit timed out (tools/timed.sh --limit ends it with 124)', () => {
+    writeFileSync(join(folder, 'stages.tsv'), 'compose stack\t1500\t124\tdeployment\nlint\t3\t124\t\n');
+    const text = report(folder, 1600);
+    assert.match(
+      text,
+      /^compose stack +1500 s +\d+ s {2}timed out at its limit \(beside the node tests, in "deployment"\)/m,
+    );
+    assert.match(text, /^lint +3 s +\d+ s {2}timed out at its limit/m);
+  });
+
   it('lists the 15 slowest test files, longest first', () => {
     const files = Array.from(
       { length: 20 },
