@@ -672,7 +672,8 @@ describe('public edge: property-based fuzzing', () => {
 
   /**
    * Acknowledgements: hostile JSON, session names and positions (the stream's own, numbers, long
-   * and odd texts), with the subject's JWT or a hostile one, any content type.
+   * and odd texts), with the subject's JWT or a hostile one, in the header, the body or both, any
+   * content type.
    */
   const acks = fc.asyncProperty(
     method('POST'),
@@ -700,6 +701,10 @@ describe('public edge: property-based fuzzing', () => {
             fc.string({ maxLength: 300 }),
             fc.jsonValue({ maxDepth: 2 }),
           ),
+          // The JWT in the body (the CORS-safelisted form), beside or instead of the header's.
+          token: fc.option(fc.oneof(jwt, fc.constant(subjectJwt), fc.jsonValue({ maxDepth: 2 })), {
+            nil: undefined,
+          }),
         })
         .map((b) => Buffer.from(JSON.stringify(b))),
       jsonText.map((t) => Buffer.from(t)),

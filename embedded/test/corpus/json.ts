@@ -115,6 +115,29 @@ export const jsonCases: CorpusCase[] = [
     statuses: [400],
   },
   {
+    name: "ack: the body's token a JSON object, in text/plain",
+    ...post(
+      '/_gw/v1/ack',
+      { 'content-type': 'text/plain' },
+      '{"session":"inbox","position":"1","token":{"alg":"none"}}',
+    ),
+    statuses: [400],
+  },
+  {
+    name: "ack: the body's token under __proto__, in text/plain",
+    ...post(
+      '/_gw/v1/ack',
+      { 'content-type': 'text/plain' },
+      '{"session":"inbox","position":"1","__proto__":{"token":"x"}}',
+    ),
+    statuses: [401],
+  },
+  {
+    name: 'ack: a token in the body and in Authorization',
+    ...post('/_gw/v1/ack', ackHeaders, '{"session":"inbox","position":"1","token":"not-a-verified-jwt"}'),
+    statuses: [400],
+  },
+  {
     name: 'ack: larger than ACK_MAX_BODY_BYTES',
     ...post('/_gw/v1/ack', ackHeaders, JSON.stringify({ session: 'inbox', position: '1'.repeat(2000) })),
     statuses: [413],

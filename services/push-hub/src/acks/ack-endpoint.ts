@@ -1,15 +1,19 @@
 /**
- * `POST /_gw/v1/ack` with `Authorization: Bearer <jwt>` and `{"session":"inbox","position":"…"}`:
- * the session of the JWT's subject handled everything up to and including `position`. Any replica
- * answers it (it writes the store only). 204 when recorded (or when not ahead of the stored one);
- * 400 for a bad body, session name, position or JWT (the JWT as GET /_gw/v1/history answers it);
- * 401 without a JWT; 409 for a position of another epoch or past the stream's head, or a new
- * session past ACK_MAX_SESSIONS_PER_SUBJECT; 413 past ACK_MAX_BODY_BYTES; 415 for a body that is
- * not JSON; 429 with Retry-After past ACK_REQUESTS_PER_ADDRESS_PER_MINUTE per client address (taken
- * first, before the body or the JWT is read), ACK_REQUESTS_PER_MINUTE per session or
- * ACK_REQUESTS_PER_SUBJECT_PER_MINUTE per subject on this replica; 503
- * with Retry-After when the store is down. Browsers send it with `keepalive` on `pagehide`: CORS
- * and its preflight as the other public `/_gw/v1/` endpoints.
+ * `POST /_gw/v1/ack` with `{"session":"inbox","position":"…"}` and a JWT, either in
+ * `Authorization: Bearer <jwt>` or as the body's `token` (one of the two): the session of the JWT's
+ * subject handled everything up to and including `position`. Any replica answers it (it writes the
+ * store only). 204 when recorded (or when not ahead of the stored one); 400 for a bad body, session
+ * name, position or JWT (the JWT as GET /_gw/v1/history answers it), or a JWT sent twice; 401
+ * without a JWT; 409 for a position of another epoch or past the stream's head, or a new session
+ * past ACK_MAX_SESSIONS_PER_SUBJECT; 413 past ACK_MAX_BODY_BYTES; 415 for a body that is neither
+ * `application/json` nor `text/plain`; 429 with Retry-After past ACK_REQUESTS_PER_ADDRESS_PER_MINUTE
+ * per client address (taken first, before the body or the JWT is read), ACK_REQUESTS_PER_MINUTE per
+ * session or ACK_REQUESTS_PER_SUBJECT_PER_MINUTE per subject on this replica; 503 with Retry-After
+ * when the store is down.
+ * Browsers send it with `keepalive` on `pagehide`, as a CORS-safelisted request (a `text/plain` body
+ * carrying the token, no Authorization header): one that needs a preflight is dropped with the page
+ * when the page closes before the preflight is answered (Chromium). A cookie is never read, so a
+ * request another site makes the browser send carries no credential of the user's.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
@@ -71,6 +75,8 @@ class AckRefusal extends HttpError {
 interface AckBody {
   session: string;
   position: string;
+  /** The JWT, when the body carries it (no Authorization header: no CORS preflight). */
+  token?: string;
 }
 
 export function createAckEndpoint(deps: AckEndpointDeps) {
@@ -78,11 +84,14 @@ export function createAckEndpoint(deps: AckEndpointDeps) {
     const cors = deps.cors.headers(req);
     try {
       take(deps.addressBudget, deps.addressOf(req), 'from this address');
-      if (!isJson(req.headers['content-type']))
-        throw new HttpError(415, 'Expected a JSON body (content-type application/json).');
-      const jwt = firstBearer(deps.bearerTokens, req.headers.authorization);
+      if (!carriesJson(req.headers['content-type']))
+        throw new HttpError(
+          415,
+          'Expected a JSON body (content-type application/json, or text/plain as browsers send it without a preflight).',
+        );
+      const header = firstBearer(deps.bearerTokens, req.headers.authorization);
       const body = readAck((await readBody(req, deps.maxBodyBytes)).toString('utf8'));
-      const session = await sessionOf(jwt, body.session);
+      const session = await sessionOf(jwtOf(header, body.token), body.session);
       take(deps.sessionBudget, `${session.subject}/${session.name}`, 'for this session');
       take(deps.subjectBudget, session.subject, 'for this subject');
       deps.metrics.acknowledged(await deps.positions.advance(session, body.position));
@@ -146,27 +155,39 @@ function take(budget: Budget, key: string, whose: string): void {
     });
 }
 
-function isJson(contentType: string | undefined): boolean {
-  return (contentType ?? '').split(';')[0]!.trim().toLowerCase() === 'application/json';
+/** JSON, or JSON in the `text/plain` of a CORS-safelisted request. */
+function carriesJson(contentType: string | undefined): boolean {
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  return type === 'application/json' || type === 'text/plain';
 }
 
-/** The first Bearer token (the proxy's first-token rule); 401 without one. */
-function firstBearer(bearerTokens: BearerTokens, authorization: string | string[] | undefined): string {
-  let tokens: string[];
+/** The first Bearer token (the proxy's first-token rule), if any; 400 for a malformed header. */
+function firstBearer(
+  bearerTokens: BearerTokens,
+  authorization: string | string[] | undefined,
+): string | undefined {
   try {
-    tokens = bearerTokens(authorization);
+    return bearerTokens(authorization)[0];
   } catch (err) {
     throw badRequestOf({ kind: 'change' }, authorizationProblem((err as Error).message));
   }
-  const jwt = tokens[0];
+}
+
+/** The JWT of the header or of the body, sent once (RFC 6750 §2: one method per request); 401 without. */
+function jwtOf(header: string | undefined, body: string | undefined): string {
+  if (header !== undefined && body !== undefined)
+    throw new HttpError(400, 'token: send the JWT once, in Authorization or in the body, not both.');
+  const jwt = header ?? body;
   if (jwt === undefined)
-    throw new AckRefusal(401, 'An acknowledgement needs Authorization: Bearer <JWT>.', {
-      'www-authenticate': 'Bearer',
-    });
+    throw new AckRefusal(
+      401,
+      "An acknowledgement needs a JWT: Authorization: Bearer <JWT>, or the body's token.",
+      { 'www-authenticate': 'Bearer' },
+    );
   return jwt;
 }
 
-/** `{"session": <name>, "position": <text>}`; a 400 naming what is wrong. */
+/** `{"session": <name>, "position": <text>, "token"?: <JWT>}`; a 400 naming what is wrong. */
 export function readAck(text: string): AckBody {
   let json: unknown;
   try {
@@ -176,10 +197,13 @@ export function readAck(text: string): AckBody {
   }
   if (json === null || typeof json !== 'object' || Array.isArray(json))
     throw new HttpError(400, 'Expected a JSON object {"session": …, "position": …}.');
-  const { session, position } = json as Record<string, unknown>;
+  const { session, position, token } = json as Record<string, unknown>;
   const problem = ackSessionNameProblem(session);
   if (problem) throw new HttpError(400, `session: ${problem}`);
   if (typeof position !== 'string')
     throw new HttpError(400, 'position: expected a stream position (a string)');
-  return { session: session as string, position };
+  if (token === undefined) return { session: session as string, position };
+  if (typeof token !== 'string' || token === '')
+    throw new HttpError(400, 'token: expected a JWT (a non-empty string)');
+  return { session: session as string, position, token };
 }

@@ -94,7 +94,18 @@ describe('POST /_gw/v1/ack', () => {
       ['a JWT signed with another key', ack(a, good, { jwt: `${jwt.slice(0, -4)}AAAA` }), 400, /invalid JWT/],
       ['a JWT without sub', ack(a, good, { jwt: a.jwt({ name: 'no-sub' }) }), 400, /sub claim/],
       ['a JWT with a numeric sub', ack(a, good, { jwt: a.jwt({ sub: 7 }) }), 400, /sub claim/],
-      ['text, not JSON', ack(a, good, { jwt, contentType: 'text/plain' }), 415, /JSON/],
+      [
+        'a form, not JSON',
+        ack(a, good, { jwt, contentType: 'application/x-www-form-urlencoded' }),
+        415,
+        /JSON/,
+      ],
+      [
+        'text that is not JSON',
+        ack(a, undefined, { jwt, contentType: 'text/plain', raw: 'inbox' }),
+        400,
+        /JSON/,
+      ],
       ['no content type', ack(a, good, { jwt, contentType: '' }), 415, /JSON/],
       ['broken JSON', ack(a, undefined, { jwt, raw: '{"session":' }), 400, /JSON/],
       ['an array', ack(a, [good], { jwt }), 400, /JSON object/],
@@ -133,6 +144,45 @@ describe('POST /_gw/v1/ack', () => {
       assert.match(await res.text(), text, what);
     }
     assert.equal(await storedPosition(store, 'inbox-bad-requests'), undefined);
+  });
+
+  it("takes the JWT from a text/plain body's token: a browser's keepalive ack on pagehide, sent without a preflight", async () => {
+    // The CORS-safelisted request (a text/plain body, no Authorization) needs no preflight, which
+    // Chromium drops with a closing page, and the keepalive request behind it with it.
+    const jwt = a.jwt({ sub: 'beacon' });
+    const plain = (body: unknown, contentType = 'text/plain;charset=UTF-8') => ack(a, body, { contentType });
+    const session = 'beacon';
+    assert.equal((await plain({ session, position: positions[4], token: jwt })).status, 204);
+    assert.equal(await storedPosition(store, session), positions[4]);
+    // application/json with the token in the body is the same request.
+    assert.equal(
+      (await plain({ session, position: positions[6], token: jwt }, 'application/json')).status,
+      204,
+    );
+    assert.equal(await storedPosition(store, session), positions[6]);
+    const cases: Array<[string, Promise<Response>, number, RegExp]> = [
+      ['no token and no Authorization', plain({ session, position: positions[7] }), 401, /token/],
+      [
+        'a token and an Authorization header',
+        ack(a, { session, position: positions[7], token: jwt }, { jwt, contentType: 'text/plain' }),
+        400,
+        /once/,
+      ],
+      ['a numeric token', plain({ session, position: positions[7], token: 7 }), 400, /^token:/],
+      ['an empty token', plain({ session, position: positions[7], token: '' }), 400, /^token:/],
+      [
+        'a token signed with another key',
+        plain({ session, position: positions[7], token: `${jwt.slice(0, -4)}AAAA` }),
+        400,
+        /invalid JWT/,
+      ],
+    ];
+    for (const [what, answer, status, text] of cases) {
+      const res = await answer;
+      assert.equal(res.status, status, `${what}: ${res.status} ${await res.clone().text()}`);
+      assert.match(await res.text(), text, what);
+    }
+    assert.equal(await storedPosition(store, session), positions[6], 'no refused ack moved it');
   });
 
   it('answers a preflight and refuses other methods', async () => {
