@@ -37,6 +37,7 @@ export * from './service-host.ts';
 export * from './shutdown.ts';
 export * from './start-up-memory.ts';
 export * from './service-main.ts';
+export * from './start-up-step.ts';
 export * from './service-tracing.ts';
 export * from './tls-settings.ts';
 export * from './internal-api-app.ts';

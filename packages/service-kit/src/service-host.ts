@@ -84,6 +84,8 @@ export interface RunningHost {
   publicTlsPort?: number | undefined;
   apiPort: number;
   stop(): Promise<void>;
+  /** The step of the stop under way (a service's stop, a drain, a closeable's close), for a forced exit's log. */
+  stopStep(): string | undefined;
 }
 
 export async function startHost(opts: HostOptions): Promise<RunningHost> {
@@ -158,6 +160,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   logger.info({ publicPort, publicTlsPort, apiPort, services: services.map((s) => s.name) }, 'listening');
 
   let stopping: Promise<void> | undefined;
+  let step: string | undefined;
   const stop = () => {
     stopping ??= (async () => {
       const deadline = Date.now() + (opts.drainTimeoutMs ?? 10_000);
@@ -168,6 +171,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
       for (const server of edges) server.closeIdleConnections();
       secure?.startClosing();
       for (const s of [...services].reverse()) {
+        step = `the ${s.name} service's stop`;
         try {
           await s.stop?.();
         } catch (err) {
@@ -175,16 +179,22 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
         }
       }
       const left = () => Math.max(0, deadline - Date.now());
+      step = 'draining the public edge';
       await Promise.all([drain(edges, left()), secure?.drain(left())]);
       api.close();
       api.closeIdleConnections();
+      step = 'draining the internal API';
       await drain([api], Math.min(left(), 1000));
-      for (const c of opts.closeables ?? []) await c.close();
+      for (const c of opts.closeables ?? []) {
+        step = `closing ${c.constructor.name}`;
+        await c.close();
+      }
+      step = undefined;
       logger.info('stopped');
     })();
     return stopping;
   };
-  return { publicPort, publicTlsPort, apiPort, stop };
+  return { publicPort, publicTlsPort, apiPort, stop, stopStep: () => step };
 }
 
 interface SecureEdge {

@@ -86,6 +86,7 @@ export async function serviceMain(
       },
       logger,
       config.SHUTDOWN_DRAIN_TIMEOUT_MS + 10_000,
+      () => host.stopStep(),
     );
   } catch (err) {
     if (err instanceof ConfigError) {

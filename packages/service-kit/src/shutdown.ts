@@ -4,7 +4,13 @@
  */
 import type { Logger } from './logger.ts';
 
-export function onShutdownSignal(stop: () => Promise<void>, logger: Logger, forceAfterMs = 30_000): void {
+export function onShutdownSignal(
+  stop: () => Promise<void>,
+  logger: Logger,
+  forceAfterMs = 30_000,
+  /** The step under way, named when the stop is cut short. */
+  stepUnderWay: () => string | undefined = () => undefined,
+): void {
   let stopping = false;
   const handler = (signal: NodeJS.Signals) => {
     if (stopping) {
@@ -14,7 +20,8 @@ export function onShutdownSignal(stop: () => Promise<void>, logger: Logger, forc
     stopping = true;
     logger.info({ signal }, 'shutting down');
     setTimeout(() => {
-      logger.error('shutdown took too long: exiting');
+      const step = stepUnderWay();
+      logger.error({ step }, `shutdown took too long${step ? ` (under way: ${step})` : ''}: exiting`);
       process.exit(1);
     }, forceAfterMs).unref();
     stop().then(

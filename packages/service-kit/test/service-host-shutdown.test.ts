@@ -93,3 +93,35 @@ describe('service host: stopping', () => {
     await stopped;
   });
 });
+
+describe('service host: a stop that hangs', () => {
+  it('says which step of the stop is under way (a forced exit names it)', async () => {
+    class HangingBus {
+      close(): Promise<void> {
+        return new Promise(() => {});
+      }
+    }
+    const slowService: GatewayService = {
+      name: 'slow',
+      stop: () => new Promise((resolve) => setTimeout(resolve, 300)),
+    };
+    const host = await startTestHost({
+      services: [slowService],
+      closeables: [{ close: () => {} }, new HangingBus()],
+    });
+    assert.equal(host.stopStep(), undefined, 'nothing under way before the stop');
+    const stopping = host.stop();
+    assert.equal(host.stopStep(), "the slow service's stop");
+    await waitFor(() => host.stopStep() === 'closing HangingBus', {
+      timeoutMs: 10_000,
+      what: 'the hanging close',
+    });
+    assert.equal(
+      await Promise.race([
+        stopping.then(() => 'stopped'),
+        new Promise((r) => setTimeout(() => r('still'), 200)),
+      ]),
+      'still',
+    );
+  });
+});

@@ -1,7 +1,7 @@
 /** The push hub as its own process: connections on INBOUND_PORT, internal API on API_PORT. */
 import { authConfig, startAuth } from '@gatehouse/auth';
 import { busConfig, connectBus } from '@gatehouse/bus';
-import { loadConfig, port, serviceMain } from '@gatehouse/service-kit';
+import { loadConfig, port, serviceMain, startUpStep } from '@gatehouse/service-kit';
 import { connectStore, storeConfig } from '@gatehouse/store';
 import { pushHubConfig } from './config.ts';
 import { createPushHub } from './push-hub-service.ts';
@@ -16,19 +16,26 @@ const settings = {
 
 await serviceMain('push-hub', async ({ config: common, replica, logger, registry, health }) => {
   const config = loadConfig(settings);
-  const store = await connectStore(config);
-  const fanoutBus = await connectBus(config.FANOUT_BUS, config, {
-    fetch: { minBytes: config.FANOUT_FETCH_MIN_BYTES, maxWaitMs: config.FANOUT_FETCH_MAX_WAIT },
-  });
-  const controlBus = await connectBus(config.CONTROL_BUS, config);
+  const step = <T>(name: string, work: () => Promise<T>) => startUpStep(logger, name, work);
+  const store = await step(`the store (${config.STORE})`, () => connectStore(config));
+  const fanoutBus = await step(`the fan-out bus (${config.FANOUT_BUS})`, () =>
+    connectBus(config.FANOUT_BUS, config, {
+      fetch: { minBytes: config.FANOUT_FETCH_MIN_BYTES, maxWaitMs: config.FANOUT_FETCH_MAX_WAIT },
+    }),
+  );
+  const controlBus = await step(`the control bus (${config.CONTROL_BUS})`, () =>
+    connectBus(config.CONTROL_BUS, config),
+  );
   // Its own connection, only when asked for (LIFECYCLE_EVENTS_TOPIC): closed after the hub flushed it.
   const lifecycleBus =
     config.LIFECYCLE_EVENTS_TOPIC === undefined
       ? undefined
-      : await connectBus(config.LIFECYCLE_EVENTS_BUS, config);
+      : await step(`the lifecycle-events bus (${config.LIFECYCLE_EVENTS_BUS})`, () =>
+          connectBus(config.LIFECYCLE_EVENTS_BUS, config),
+        );
   health.addCheck('store', () => store.ping());
   health.addCheck('control-bus', () => controlBus.ping());
-  const auth = await startAuth(config, store, logger);
+  const auth = await step('the JWT keys', () => startAuth(config, store, logger));
   const hub = createPushHub(config, {
     fanoutBus,
     controlBus,

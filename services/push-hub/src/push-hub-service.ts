@@ -21,6 +21,7 @@ import {
   openFilesLimit,
   type Registry,
   type RequestHandler,
+  startUpStep,
 } from '@gatehouse/service-kit';
 import type { Store } from '@gatehouse/store';
 import { bearerTokens, connectionTokensFrom, hubAuthFrom } from './auth/index.ts';
@@ -612,29 +613,38 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       dashboard(req, res),
     upgrade: (req, socket, head) => ws.upgrade(req, socket, head) || socketio.upgrade(req, socket, head),
     async start() {
-      await channel.start((body) => changeHeld(body as SubscriptionChange));
-      await connectionsChannel.start((body) => replicaConnections.answer(body as ConnectionsRequest));
-      await presence.start();
-      unwatch = await deps.store.watch(blacklistPrefix, (change) => {
-        if (change.kind === 'set') killSession(change.key.slice(blacklistPrefix.length));
-        else if (change.kind === 'resync') {
-          hub.storeWatchResumed();
-          rescan.request();
-        }
-      });
-      unwatchLongPoll = await longpoll.start();
-      fanout = await consumeFanout({
-        bus: deps.fanoutBus,
-        topic: config.FANOUT_TOPIC,
-        hub,
-        // With interest routing the ring holds only the types read: nothing to warm up before any is.
-        warmUp: config.EVENT_BUFFER_WARMUP && !interest,
-        routes: interest && new Set(),
-        dispatched: (e) => longpoll.eventArrived(e),
-        wants: (type) => longpoll.wants(type),
-        metrics,
-        logger,
-      });
+      const step = <T>(name: string, work: () => Promise<T>) => startUpStep(logger, name, work);
+      await step('the subscription-change channel', () =>
+        channel.start((body) => changeHeld(body as SubscriptionChange)),
+      );
+      await step('the connections channel', () =>
+        connectionsChannel.start((body) => replicaConnections.answer(body as ConnectionsRequest)),
+      );
+      await step('presence', () => presence.start());
+      unwatch = await step('the blacklist watch', () =>
+        deps.store.watch(blacklistPrefix, (change) => {
+          if (change.kind === 'set') killSession(change.key.slice(blacklistPrefix.length));
+          else if (change.kind === 'resync') {
+            hub.storeWatchResumed();
+            rescan.request();
+          }
+        }),
+      );
+      unwatchLongPoll = await step('long polling', () => longpoll.start());
+      fanout = await step(`the fan-out stream (${config.FANOUT_TOPIC})`, () =>
+        consumeFanout({
+          bus: deps.fanoutBus,
+          topic: config.FANOUT_TOPIC,
+          hub,
+          // With interest routing the ring holds only the types read: nothing to warm up before any is.
+          warmUp: config.EVENT_BUFFER_WARMUP && !interest,
+          routes: interest && new Set(),
+          dispatched: (e) => longpoll.eventArrived(e),
+          wants: (type) => longpoll.wants(type),
+          metrics,
+          logger,
+        }),
+      );
       if (fanout.liveAfter === undefined) ring.origin = fanout.origin;
       interest?.attach(fanout);
       deps.health.addCheck('fanout-bus', () => deps.fanoutBus.ping());
