@@ -62,16 +62,18 @@ export class SessionKills {
     return targets;
   }
 
-  /** Blacklists every target (at once), retrying each until the service answers 201. */
-  blacklist(targets: KillTarget[], deadlineMs = 60_000): Promise<void> {
-    const deadline = Date.now() + deadlineMs;
+  /**
+   * Blacklists every target (at once), retrying each until the service answers 201, or until
+   * `deadline()` (read on every try: a fault's end, and so the deadline, may not be known yet).
+   */
+  blacklist(targets: KillTarget[], deadline: () => number = () => Infinity): Promise<void> {
     return Promise.all(
       targets.map(async (t) => {
-        while (Date.now() < deadline) {
+        while (Date.now() < deadline()) {
           const status = await this.post(t.sessionId);
           if (status === 201) {
             t.writtenAt = Date.now();
-            void this.watchClose(t, deadline);
+            void this.watchClose(t, deadline());
             return;
           }
           this.retries++;

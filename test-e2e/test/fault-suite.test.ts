@@ -241,10 +241,13 @@ describe('fault suite (2 hubs, 2 publishers, blacklist service; Kafka fan-out, R
         await sleep(Math.max(0, steadyMs - (Date.now() - startedAt)));
         const faultAt = Date.now();
         let blacklisting: Promise<void> | undefined;
+        // Retried for as long as the fault lasts (a Redis start took 80 s at load 20), then
+        // killGraceMs: a kill the blacklist service cannot write by then is missed.
+        let healedAt: number | undefined;
         await inject(() => {
-          blacklisting = kills.blacklist(targets);
+          blacklisting = kills.blacklist(targets, () => (healedAt ?? Infinity) + killGraceMs);
         });
-        const healedAt = Date.now();
+        healedAt = Date.now();
         await blacklisting;
         await sleep(Math.max(0, healedAt + afterHealMs - Date.now()));
         const outcome = await kills.outcome(
