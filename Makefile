@@ -73,8 +73,8 @@ test:
 
 # The stages that deploy what users deploy: docker-compose.yml on podman, the chart in a cluster.
 test-deployment:
-	@tools/timed.sh --limit 1500 "compose stack" $(MAKE) -s $(if $(SKIP_COMPOSE),skipped-compose,compose-test)
-	@tools/timed.sh --limit 2000 "helm release in a local cluster" $(if $(SKIP_CLUSTER),$(MAKE) -s skipped-cluster,sh -c 'tools/prebuild.sh wait kubernetes && $(MAKE) -s helm-test')
+	@tools/timed.sh --limit 2100 "compose stack" $(MAKE) -s $(if $(SKIP_COMPOSE),skipped-compose,compose-test)
+	@tools/timed.sh --limit 2400 "helm release in a local cluster" $(if $(SKIP_CLUSTER),$(MAKE) -s skipped-cluster,sh -c 'tools/prebuild.sh wait kubernetes && $(MAKE) -s helm-test')
 
 # Several files at once by lane (tools/run-tests.ts --help); CI_REPORT_DIR gets this run's file times.
 test-only:
