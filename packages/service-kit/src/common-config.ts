@@ -6,6 +6,7 @@ import { trustedProxiesConfig } from './forwarding-trust.ts';
 import { internalApiAuthConfig } from './internal-api-auth.ts';
 import { defaultMaxJsonDepth, maxJsonDepthCeiling } from './json-depth.ts';
 import { redactionConfig } from './secret-parameters.ts';
+import { defaultMaxHeaderValueLength } from './http-limits.ts';
 
 export const commonConfig = {
   LOG_FMT: oneOf('log format: JSON lines or Google Cloud Logging', ['JSON', 'GCL'] as const, 'JSON'),
@@ -27,9 +28,13 @@ export const commonConfig = {
     4096,
     { min: 1 },
   ),
-  MAX_HEADER_VALUE_LENGTH: int('longest accepted HTTP header value in bytes (431 beyond)', 16384, {
-    min: 1024,
-  }),
+  MAX_HEADER_VALUE_LENGTH: int(
+    'longest accepted HTTP header value in bytes (431 beyond)',
+    defaultMaxHeaderValueLength,
+    {
+      min: 1024,
+    },
+  ),
   MAX_JSON_DEPTH: int(
     `deepest nesting of objects and arrays accepted in events, subscription lists, API definitions and REST bodies (400 beyond); at most ${maxJsonDepthCeiling}`,
     defaultMaxJsonDepth,

@@ -1,6 +1,9 @@
 /** Request limits every Gatehouse HTTP server enforces before a service sees the request. */
 import type { IncomingMessage } from 'node:http';
 
+/** MAX_HEADER_VALUE_LENGTH's default: the spec's 16384 bytes. */
+export const defaultMaxHeaderValueLength = 16384;
+
 export interface HttpLimits {
   /** Longest accepted header value, in bytes (the spec's 16384). */
   maxHeaderValueLength: number;

@@ -30,7 +30,12 @@ import type { Duplex } from 'node:stream';
 import type { Registry } from 'prom-client';
 import type { GatewayService, RequestHandler } from './gateway-service.ts';
 import type { Health } from './health.ts';
-import { type HttpLimits, nodeMaxHeaderSize, oversizedHeader } from './http-limits.ts';
+import {
+  defaultMaxHeaderValueLength,
+  type HttpLimits,
+  nodeMaxHeaderSize,
+  oversizedHeader,
+} from './http-limits.ts';
 import { answerFailure } from './failure-answer.ts';
 import { KeepAliveEnding } from './keep-alive-ending.ts';
 import { sendJson, sendText } from './http-response.ts';
@@ -90,7 +95,7 @@ export interface RunningHost {
 
 export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const { services, logger, registry, health } = opts;
-  const limits = opts.limits ?? { maxHeaderValueLength: 16384 };
+  const limits = opts.limits ?? { maxHeaderValueLength: defaultMaxHeaderValueLength };
   const host = opts.host ?? '0.0.0.0';
   exportReadiness(registry, health);
 

@@ -307,10 +307,14 @@ export const pushHubConfig = {
     6000,
     { min: 1 },
   ),
-  ACK_MAX_BODY_BYTES: int('bytes of a POST /_gw/v1/ack body (413 beyond)', 1024, {
-    min: 128,
-    max: 64 * 1024,
-  }),
+  ACK_MAX_BODY_BYTES: int(
+    'bytes of a POST /_gw/v1/ack body besides its token, which MAX_HEADER_VALUE_LENGTH bounds as in a header (413 beyond)',
+    1024,
+    {
+      min: 128,
+      max: 64 * 1024,
+    },
+  ),
   ACK_MAX_SESSIONS_PER_SUBJECT: int(
     'ack sessions one subject (JWT iss and sub) may hold in the store; an acknowledgement of a new session name beyond is refused (409)',
     32,

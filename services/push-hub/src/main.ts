@@ -47,6 +47,7 @@ await serviceMain('push-hub', async ({ config: common, replica, logger, registry
     health,
     drainTimeoutMs: common.SHUTDOWN_DRAIN_TIMEOUT_MS,
     maxJsonDepth: common.MAX_JSON_DEPTH,
+    maxHeaderValueLength: common.MAX_HEADER_VALUE_LENGTH,
     ...(lifecycleBus && { lifecycleBus }),
   });
   return {

@@ -14,6 +14,7 @@ import {
   clientAddress,
   type ConfigOf,
   counter,
+  defaultMaxHeaderValueLength,
   defaultMaxJsonDepth,
   type GatewayService,
   type Health,
@@ -137,6 +138,8 @@ export interface PushHubDeps {
   drainTimeoutMs?: number;
   /** MAX_JSON_DEPTH: the deepest subscription list a client may send. */
   maxJsonDepth?: number;
+  /** MAX_HEADER_VALUE_LENGTH: an ack's body `token` is bounded as a header value is. */
+  maxHeaderValueLength?: number;
   /** The bus of LIFECYCLE_EVENTS_TOPIC (LIFECYCLE_EVENTS_BUS); default: the fan-out bus (one process). */
   lifecycleBus?: Bus;
 }
@@ -497,6 +500,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
     sessionBudget: new AddressBudget({ perMinute: config.ACK_REQUESTS_PER_MINUTE }),
     subjectBudget: new AddressBudget({ perMinute: config.ACK_REQUESTS_PER_SUBJECT_PER_MINUTE }),
     maxBodyBytes: config.ACK_MAX_BODY_BYTES,
+    maxTokenBytes: deps.maxHeaderValueLength ?? defaultMaxHeaderValueLength,
     cors: config.CORS_ALLOWED_ORIGINS,
     metrics: ackMetrics,
     onJwtRefused: (reason) => logger.info({ reason }, 'JWT refused'),

@@ -5,7 +5,8 @@
  * store only). 204 when recorded (or when not ahead of the stored one); 400 for a bad body, session
  * name, position or JWT (the JWT as GET /_gw/v1/history answers it), or a JWT sent twice; 401
  * without a JWT; 409 for a position of another epoch or past the stream's head, or a new session
- * past ACK_MAX_SESSIONS_PER_SUBJECT; 413 past ACK_MAX_BODY_BYTES; 415 for a body that is neither
+ * past ACK_MAX_SESSIONS_PER_SUBJECT; 413 past ACK_MAX_BODY_BYTES (the body's `token` not counted: it
+ * is bounded by MAX_HEADER_VALUE_LENGTH, as in a header); 415 for a body that is neither
  * `application/json` nor `text/plain`; 429 with Retry-After past ACK_REQUESTS_PER_ADDRESS_PER_MINUTE
  * per client address (taken first, before the body or the JWT is read), ACK_REQUESTS_PER_MINUTE per
  * session or ACK_REQUESTS_PER_SUBJECT_PER_MINUTE per subject on this replica; 503 with Retry-After
@@ -51,8 +52,10 @@ export interface AckEndpointDeps {
    * the session's budget alone bounds nothing for a client that names a new one in every ack.
    */
   subjectBudget: Budget;
-  /** ACK_MAX_BODY_BYTES. */
+  /** ACK_MAX_BODY_BYTES: the body but for its `token`. */
   maxBodyBytes: number;
+  /** The body's `token`, bounded as the Authorization header's value is (MAX_HEADER_VALUE_LENGTH). */
+  maxTokenBytes: number;
   cors: CorsPolicy;
   metrics: AckMetrics;
   /** Why a JWT was refused, for the log: the caller is told only `invalid JWT`. */
@@ -90,8 +93,8 @@ export function createAckEndpoint(deps: AckEndpointDeps) {
           'Expected a JSON body (content-type application/json, or text/plain as browsers send it without a preflight).',
         );
       const header = firstBearer(deps.bearerTokens, req.headers.authorization);
-      const body = readAck((await readBody(req, deps.maxBodyBytes)).toString('utf8'));
-      const session = await sessionOf(jwtOf(header, body.token), body.session);
+      const body = await readBounded(req);
+      const session = await sessionOf(jwtOf(header, body.token), body.session, body.token !== undefined);
       take(deps.sessionBudget, `${session.subject}/${session.name}`, 'for this session');
       take(deps.subjectBudget, session.subject, 'for this subject');
       deps.metrics.acknowledged(await deps.positions.advance(session, body.position));
@@ -102,13 +105,29 @@ export function createAckEndpoint(deps: AckEndpointDeps) {
     }
   }
 
-  async function sessionOf(jwt: string, name: string): Promise<AckSession> {
+  /**
+   * The body, read up to ACK_MAX_BODY_BYTES and a token's bound: a JWT of an identity provider is
+   * often past ACK_MAX_BODY_BYTES alone, and bounded as a header value when it comes in one.
+   */
+  async function readBounded(req: IncomingMessage): Promise<AckBody> {
+    const bytes = await readBody(req, deps.maxBodyBytes + deps.maxTokenBytes);
+    const body = readAck(bytes.toString('utf8'));
+    const tokenBytes = body.token === undefined ? 0 : Buffer.byteLength(body.token);
+    if (tokenBytes > deps.maxTokenBytes)
+      throw new HttpError(413, `token: longer than the limit of ${deps.maxTokenBytes} bytes`);
+    if (bytes.length - tokenBytes > deps.maxBodyBytes)
+      throw new HttpError(413, `request body exceeds the limit of ${deps.maxBodyBytes} bytes`);
+    return body;
+  }
+
+  async function sessionOf(jwt: string, name: string, inBody: boolean): Promise<AckSession> {
     let claims: Record<string, unknown>;
     try {
       claims = await deps.auth.verify(jwt);
     } catch (err) {
       if (refusalOf(err)) throw err;
       deps.onJwtRefused?.((err as Error).message);
+      if (inBody) throw new HttpError(400, 'token: invalid JWT');
       // The answer GET /_gw/v1/history gives a bad JWT.
       throw badRequestOf({ kind: 'change' }, authorizationProblem('invalid JWT'));
     }
