@@ -28,6 +28,7 @@ start() {
   [ $# -gt 0 ] || usage
   mkdir -p "$dir"
   if running "$name"; then say "$name is already running"; return 1; fi
+  [[ ${BESIDE_LIMIT:-3600} =~ ^[1-9][0-9]*$ ]] || { say "BESIDE_LIMIT takes whole seconds, not '$BESIDE_LIMIT'"; return 2; }
   rm -f "$dir/$name.exit" "$dir/$name.log"
   echo "$(date +%s) ${BESIDE_LIMIT:-3600}" >"$dir/$name.limit"
   # BESIDE names the stage for tools/timed.sh (the CI table marks the stages that ran beside others).

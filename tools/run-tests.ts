@@ -34,7 +34,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, constants } from 'node:os';
 import { dirname, join } from 'node:path';
 import { failureExcerpt } from './failure-excerpt.ts';
 import { headerUsage } from './header-usage.ts';
@@ -115,6 +115,24 @@ function groupMembers(pgid: number): string[] {
   }
 }
 
+/** The files running now. Each is in a process group of its own, which a signal to ours misses. */
+const running = new Set<ChildProcess>();
+
+/** Told to stop (a stage's limit, ^C): the files running end too (TERM, then KILL), then the runner. */
+function endFilesOn(signal: 'SIGTERM' | 'SIGINT' | 'SIGHUP'): void {
+  process.once(signal, () => {
+    for (const child of running) killGroup(child, 'SIGTERM');
+    const deadline = Date.now() + 5000;
+    const check = setInterval(() => {
+      if (running.size > 0 && Date.now() < deadline) return;
+      clearInterval(check);
+      for (const child of running) killGroup(child, 'SIGKILL');
+      process.exit(128 + constants.signals[signal]);
+    }, 100);
+  });
+}
+for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) endFilesOn(signal);
+
 function killGroup(child: ChildProcess, signal: NodeJS.Signals) {
   try {
     process.kill(-child.pid!, signal);
@@ -134,6 +152,7 @@ function runFile(test: TestFile, failedBefore: string[]): Promise<FileResult> {
     // A group of its own, so the kill reaches what the file started too.
     detached: true,
   });
+  running.add(child);
   const output: Buffer[] = [];
   child.stdout!.on('data', (chunk: Buffer) => output.push(chunk));
   child.stderr!.on('data', (chunk: Buffer) => output.push(chunk));
@@ -145,6 +164,7 @@ function runFile(test: TestFile, failedBefore: string[]): Promise<FileResult> {
   }, fileTimeoutMs);
   return new Promise((resolve) => {
     child.on('close', (exitCode, signal) => {
+      running.delete(child);
       clearTimeout(timer);
       const leftovers = groupMembers(child.pid!);
       if (leftovers.length > 0) killGroup(child, 'SIGKILL');

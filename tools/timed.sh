@@ -11,7 +11,10 @@
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 set -uo pipefail
 limit=
-if [ "${1:-}" = --limit ]; then limit=$2; shift 2; fi
+if [ "${1:-}" = --limit ]; then
+  limit=$2; shift 2
+  [[ $limit =~ ^[1-9][0-9]*$ ]] || { echo "timed.sh: --limit takes whole seconds, not '$limit'" >&2; exit 2; }
+fi
 stage=$1; shift
 echo "== $stage"
 start=$SECONDS

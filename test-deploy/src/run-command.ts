@@ -72,6 +72,8 @@ export function run(command: string, args: string[], options: RunOptions = {}): 
     });
     child.on('close', settle);
     child.on('exit', (code, sig) => {
+      // In time: the limit is not for what it left behind (and its pid may be another's soon).
+      if (!outlived) clearTimeout(limit);
       setTimeout(() => settle(code, sig), drainMs);
     });
   });

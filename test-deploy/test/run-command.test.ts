@@ -60,3 +60,15 @@ it('returns once the command is done, even when something it left behind holds i
   assert.ok(performance.now() - started < 30_000);
   process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGKILL');
 });
+
+it('takes a command that exited in time as in time, whatever it left holding its output', {
+  timeout: 60_000,
+}, async () => {
+  const pidFile = join(dir, 'left-late.pid');
+  // Exits 0.5 s before its limit; what it left keeps the pipes past the limit.
+  const out = await run('sh', ['-c', `sleep 120 & echo $! > ${pidFile}; echo done; sleep 1.5`], {
+    timeoutMs: 2000,
+  });
+  assert.equal(out, 'done\n');
+  process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGKILL');
+});

@@ -98,3 +98,13 @@ it('stops what runs in a process group of its own inside the stage (a `timeout` 
     spawnSync('sleep', ['0.2']);
   assert.notEqual(spawnSync('pgrep', ['-s', String(pid)]).status, 0, 'nothing of its session is left');
 });
+
+it('refuses a BESIDE_LIMIT that is not whole seconds, rather than wait unbounded', () => {
+  const started = spawnSync('bash', [script, 'start', 'unbounded', 'sh', '-c', 'echo ran'], {
+    env: { ...process.env, BESIDE_DIR: join(dir, 'state'), BESIDE_LIMIT: '1h' },
+    encoding: 'utf8',
+  });
+  assert.notEqual(started.status, 0);
+  assert.match(started.stdout, /BESIDE_LIMIT takes whole seconds, not '1h'/);
+  assert.equal(existsSync(join(dir, 'state', 'unbounded.pid')), false);
+});

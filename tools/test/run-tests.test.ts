@@ -4,10 +4,11 @@
  * after it still run, and the summary adds up every file's counts.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -84,6 +85,34 @@ describe('run-tests', () => {
     assert.match(why, /1 !== 2/);
     assert.match(why, /── \S*hangs\.fixture\.ts \(killed after \d+ s/);
     assert.doesNotMatch(why, /leaves-a-client-open/);
+  });
+
+  it('ends the files it runs when it is told to stop (they run in process groups of their own)', async () => {
+    // A stage's limit (tools/timed.sh --limit) signals the runner's group, which its files are not in.
+    const pidFile = join(scratch, 'hangs.pid');
+    const runnerProcess = spawn(
+      process.execPath,
+      [runner, `--times=${join(scratch, 'times.json')}`, '--', fixture('hangs')],
+      { env: { ...process.env, TEST_RETRIES: '0', PID_FILE: pidFile }, stdio: 'ignore' },
+    );
+    const exited = once(runnerProcess, 'exit');
+    for (let i = 0; i < 300 && !existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 100));
+    const file = Number(readFileSync(pidFile, 'utf8'));
+    runnerProcess.kill('SIGTERM');
+    const timer = setTimeout(() => runnerProcess.kill('SIGKILL'), 30_000);
+    const [code, signal] = await exited;
+    clearTimeout(timer);
+    assert.ok(code !== 0 || signal !== null, 'the runner did not pass');
+    const alive = () => {
+      try {
+        process.kill(file, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    for (let i = 0; i < 50 && alive(); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(alive(), false, 'the file the runner ran is ended with it');
   });
 
   /** Whether two files (a unit one and a shared one) ran at the same time with `--jobs`. */

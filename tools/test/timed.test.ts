@@ -89,3 +89,10 @@ it("passes an interrupt on to a stage with a limit (its process group is not the
   for (let i = 0; i < 50 && alive(grandchild); i++) await new Promise((r) => setTimeout(r, 100));
   assert.equal(alive(grandchild), false, 'the stage and what it started are ended');
 });
+
+it('refuses a limit that is not whole seconds, rather than run the stage unbounded', () => {
+  const ran = timed('--limit', '1h', 'stage', 'sh', '-c', 'echo ran');
+  assert.equal(ran.status, 2);
+  assert.match(ran.stderr, /whole seconds, not '1h'/);
+  assert.doesNotMatch(ran.stdout, /ran/);
+});

@@ -191,7 +191,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
       step = 'draining the internal API';
       await drain([api], Math.min(left(), 1000));
       for (const c of opts.closeables ?? []) {
-        step = `closing ${c.constructor.name}`;
+        step = `closing ${c.constructor?.name ?? 'a closeable'}`;
         await c.close();
       }
       step = undefined;
