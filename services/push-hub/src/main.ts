@@ -1,7 +1,7 @@
 /** The push hub as its own process: connections on INBOUND_PORT, internal API on API_PORT. */
 import { authConfig, startAuth } from '@gatehouse/auth';
 import { busConfig, connectBus } from '@gatehouse/bus';
-import { loadConfig, port, serviceMain, startUpStep } from '@gatehouse/service-kit';
+import { loadConfig, port, serviceMain, startUpSteps } from '@gatehouse/service-kit';
 import { connectStore, storeConfig } from '@gatehouse/store';
 import { pushHubConfig } from './config.ts';
 import { createPushHub } from './push-hub-service.ts';
@@ -16,7 +16,7 @@ const settings = {
 
 await serviceMain('push-hub', async ({ config: common, replica, logger, registry, health }) => {
   const config = loadConfig(settings);
-  const step = <T>(name: string, work: () => Promise<T>) => startUpStep(logger, name, work);
+  const step = startUpSteps(logger);
   const store = await step(`the store (${config.STORE})`, () => connectStore(config));
   const fanoutBus = await step(`the fan-out bus (${config.FANOUT_BUS})`, () =>
     connectBus(config.FANOUT_BUS, config, {

@@ -22,7 +22,7 @@ import {
   openFilesLimit,
   type Registry,
   type RequestHandler,
-  startUpStep,
+  startUpSteps,
 } from '@gatehouse/service-kit';
 import type { Store } from '@gatehouse/store';
 import { bearerTokens, connectionTokensFrom, hubAuthFrom } from './auth/index.ts';
@@ -617,7 +617,7 @@ export function createPushHub(config: ConfigOf<typeof pushHubConfig>, deps: Push
       dashboard(req, res),
     upgrade: (req, socket, head) => ws.upgrade(req, socket, head) || socketio.upgrade(req, socket, head),
     async start() {
-      const step = <T>(name: string, work: () => Promise<T>) => startUpStep(logger, name, work);
+      const step = startUpSteps(logger);
       await step('the subscription-change channel', () =>
         channel.start((body) => changeHeld(body as SubscriptionChange)),
       );
