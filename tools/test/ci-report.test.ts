@@ -81,7 +81,7 @@ describe('ci-report', () => {
     const text = report(folder, 1, [log, passed, join(folder, 'missing.log')]);
     const why = text.split('\n== why it failed\n')[1]!;
     assert.match(why, /^── a\.test\.ts \(exit 1, 1 failed\)\n✖ failing tests:\n✖ a\n/);
-    assert.match(why, /── deployment\.log\n✖ failing tests:\n\n✖ pods ready \(3 ms\)\n {2}pod restarted$/);
+    assert.match(why, /── deployment\.log\n✖ failing tests:\n✖ pods ready \(3 ms\)\n {2}pod restarted$/);
     assert.doesNotMatch(why, /step \d|passed\.log|missing/);
 
     rmSync(join(folder, 'test-failures.txt'));
