@@ -28,6 +28,12 @@ export interface Cluster {
   apply(file: string): Promise<void>;
   /** The pods matching a label selector. */
   pods(selector: string): Promise<PodState[]>;
+  /**
+   * Why a pod is not ready or restarted, for a test's failure message: the cluster's events about
+   * it (a probe that failed and how, a kill, an image not found), then the end of the log its
+   * container left when it last ended, or of its log now when it never ended.
+   */
+  whyUnwell(pod: PodState): Promise<string>;
   /** Until every Deployment matching `selector` has all its replicas updated, ready and alone. */
   waitDeployments(selector: string, timeoutMs?: number): Promise<void>;
   /** The node port a Service exposes for its port `portName`. */
@@ -58,6 +64,28 @@ export async function startCluster(namespace: string): Promise<Cluster> {
     async pods(selector) {
       const list = JSON.parse(await kubectl(['get', 'pods', '-l', selector, '-o', 'json'])) as PodList;
       return list.items.map(podState);
+    },
+    async whyUnwell(pod) {
+      const events = await kubectl([
+        'get',
+        'events',
+        '--field-selector',
+        `involvedObject.name=${pod.name}`,
+        '--sort-by=.lastTimestamp',
+        '-o',
+        'custom-columns=COUNT:.count,REASON:.reason,MESSAGE:.message',
+        '--no-headers',
+      ]).catch(String);
+      const log = await kubectl([
+        'logs',
+        pod.name,
+        ...(pod.restarts > 0 ? ['--previous'] : []),
+        '--tail=20',
+      ]).catch(String);
+      const lines = (text: string) => text.trim().split('\n').map((line) => `  ${line}`);
+      return [`${pod.name}: its events`, ...lines(events), `${pod.name}: the end of its log`, ...lines(log)].join(
+        '\n',
+      );
     },
     async waitDeployments(selector, timeoutMs = 5 * 60_000) {
       let last = '';

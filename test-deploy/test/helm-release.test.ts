@@ -153,13 +153,9 @@ describe('Helm release in a real Kubernetes cluster, checked from outside', () =
       // The publisher's replicas are the HPA's to set (the next test); the others start with 2.
       assert.ok(mine.length >= (component === 'publisher' ? 1 : 2), `${component}: ${mine.length} pods`);
       const unwell = mine.filter((p) => !p.ready || p.restarts > 0);
-      // What each unwell pod is, first (a CI log keeps the start of a message), then the end of
-      // the log its container left when it ended.
-      const logs = await Promise.all(
-        unwell.map((p) =>
-          p.restarts > 0 ? cluster.kubectl(['logs', p.name, '--previous', '--tail=20']).catch(String) : '',
-        ),
-      );
+      // What each unwell pod is, first (a CI log keeps the start of a message), then the cluster's
+      // events about it (a probe that failed, a kill) and the end of its log.
+      const logs = await Promise.all(unwell.map((p) => cluster.whyUnwell(p)));
       assert.ok(
         unwell.length === 0,
         `${component}: ${unwell.map((p) => `${p.name} ready=${p.ready} restarts=${p.restarts} last end: ${p.lastEnd ?? 'none'}`).join('; ')}\n${logs.join('\n')}`,

@@ -112,9 +112,11 @@ export async function spawnService(options: SpawnServiceOptions): Promise<Servic
  * Ports below Linux's ephemeral range (32768–60999): a port the OS hands out for `listen(0)` comes
  * from that range, where every outgoing connection (a service's Redis or Kafka client) also takes
  * its local port, so one could take it between this check and the service's listen (seen:
- * EADDRINUSE when several services of a topology start at once).
+ * EADDRINUSE when several services of a topology start at once). And below Kubernetes' node ports
+ * (30000–32767): CI runs the Helm release's cluster beside the node tests, and its kube-proxy holds
+ * each Service's node port on this host (seen: a fault-suite publisher's EADDRINUSE on 32066).
  */
-const portRange = { first: 20_000, last: 32_767 };
+const portRange = { first: 20_000, last: 29_999 };
 
 /** A port nobody listens on right now, outside the ephemeral range; another listener could still take it first. */
 export async function freePort(): Promise<number> {
