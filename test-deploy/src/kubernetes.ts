@@ -82,10 +82,17 @@ export async function startCluster(namespace: string): Promise<Cluster> {
         ...(pod.restarts > 0 ? ['--previous'] : []),
         '--tail=20',
       ]).catch(String);
-      const lines = (text: string) => text.trim().split('\n').map((line) => `  ${line}`);
-      return [`${pod.name}: its events`, ...lines(events), `${pod.name}: the end of its log`, ...lines(log)].join(
-        '\n',
-      );
+      const lines = (text: string) =>
+        text
+          .trim()
+          .split('\n')
+          .map((line) => `  ${line}`);
+      return [
+        `${pod.name}: its events`,
+        ...lines(events),
+        `${pod.name}: the end of its log`,
+        ...lines(log),
+      ].join('\n');
     },
     async waitDeployments(selector, timeoutMs = 5 * 60_000) {
       let last = '';
