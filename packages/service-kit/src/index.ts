@@ -13,6 +13,7 @@ export type * from './gateway-service.ts';
 export * from './health.ts';
 export * from './hop-by-hop.ts';
 export * from './http-limits.ts';
+export { releaseHttpParserSoon } from './http-parser-release.ts';
 export * from './http-response.ts';
 export * from './internal-api-auth.ts';
 export * from './open-files-limit.ts';

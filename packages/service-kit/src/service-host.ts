@@ -37,6 +37,7 @@ import {
   oversizedHeader,
 } from './http-limits.ts';
 import { answerFailure } from './failure-answer.ts';
+import { closeReleasedConnections } from './http-parser-release.ts';
 import { KeepAliveEnding } from './keep-alive-ending.ts';
 import { sendJson, sendText } from './http-response.ts';
 import type { InternalApiAuth } from './internal-api-auth.ts';
@@ -172,6 +173,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
       health.startDraining();
       keepAlive.end();
       const edges = servers.filter((s) => s !== api);
+      const edgesClosed = edges.map(whenClosed);
       for (const server of edges) server.close();
       for (const server of edges) server.closeIdleConnections();
       secure?.startClosing();
@@ -185,11 +187,12 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
       }
       const left = () => Math.max(0, deadline - Date.now());
       step = 'draining the public edge';
-      await Promise.all([drain(edges, left()), secure?.drain(left())]);
+      await Promise.all([drain(edges, edgesClosed, left()), secure?.drain(left())]);
+      const apiClosed = whenClosed(api);
       api.close();
       api.closeIdleConnections();
       step = 'draining the internal API';
-      await drain([api], Math.min(left(), 1000));
+      await drain([api], [apiClosed], Math.min(left(), 1000));
       for (const c of opts.closeables ?? []) {
         step = `closing ${c.constructor?.name ?? 'a closeable'}`;
         await c.close();
@@ -239,14 +242,15 @@ function secureEdge(
     sessions.add(session);
     session.once('close', () => sessions.delete(session));
   });
+  let closed: Promise<void> = Promise.resolve();
   return {
     server,
     startClosing() {
+      closed = whenClosed(server);
       server.close();
       for (const session of sessions) session.close();
     },
     async drain(timeoutMs) {
-      const closed = new Promise<void>((r) => (server.listening ? server.once('close', () => r()) : r()));
       const timer = setTimeout(() => {
         for (const socket of sockets) socket.destroy();
       }, timeoutMs);
@@ -359,13 +363,25 @@ function listen(
   });
 }
 
-/** Waits for servers to finish open requests, then cuts what is still open after the timeout. */
-async function drain(servers: Server[], timeoutMs: number): Promise<void> {
-  const closed = servers.map(
-    (s) => new Promise<void>((r) => (s.listening ? s.once('close', () => r()) : r())),
-  );
+/**
+ * When a server has closed: its listener and then its last connection. Asked for before `close()`,
+ * which ends `listening` at once, long before the connections end.
+ */
+function whenClosed(server: Server | Http2SecureServer): Promise<void> {
+  return new Promise<void>((r) => (server.listening ? server.once('close', () => r()) : r()));
+}
+
+/**
+ * Waits for closing servers to finish their open requests (`closed`, from whenClosed), then cuts
+ * what is still open after the timeout.
+ */
+async function drain(servers: Server[], closed: Promise<void>[], timeoutMs: number): Promise<void> {
   const timer = setTimeout(() => {
-    for (const s of servers) s.closeAllConnections();
+    for (const s of servers) {
+      s.closeAllConnections();
+      // Streams whose HTTP parser was given back: node's server no longer lists them.
+      closeReleasedConnections(s);
+    }
   }, timeoutMs);
   await Promise.all(closed);
   clearTimeout(timer);

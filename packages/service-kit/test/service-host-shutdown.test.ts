@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import { waitFor } from '@gatehouse/testkit';
-import type { GatewayService } from '../src/index.ts';
+import { type GatewayService, releaseHttpParserSoon } from '../src/index.ts';
 import { startTestHost } from './test-host.ts';
 
 /** A raw HTTP/1.1 connection: what it received, and whether the server ended it. */
@@ -91,6 +91,69 @@ describe('service host: stopping', () => {
     );
     assert.ok(stream.ended && waiting.ended, `ended: stream ${stream.ended}, waiting ${waiting.ended}`);
     await stopped;
+  });
+});
+
+describe('service host: requests under way at the stop', () => {
+  it('answers a request under way before it closes its buses and stores', async (t) => {
+    const order: string[] = [];
+    const waiting: Array<() => void> = [];
+    const service: GatewayService = {
+      name: 'slow',
+      public: (_req, res) => {
+        waiting.push(() => {
+          order.push('answered');
+          res.end('answered');
+        });
+        return true;
+      },
+    };
+    const host = await startTestHost({
+      services: [service],
+      publicPort: 0,
+      drainTimeoutMs: 10_000,
+      closeables: [{ close: () => void order.push('store closed') }],
+    });
+    const conn = rawConnection(host.publicPort!);
+    t.after(() => conn.socket.destroy());
+    conn.socket.write(get('/slow'));
+    await waitFor(() => waiting.length === 1, { what: 'the request under way' });
+    const stopped = host.stop();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    waiting[0]!();
+    await stopped;
+    assert.deepEqual(order, ['answered', 'store closed']);
+    await waitFor(() => conn.text.endsWith('answered'), { what: 'the answer at the client' });
+  });
+});
+
+describe('service host: a stream that outlives the drain', () => {
+  it("cuts a stream whose HTTP parser was given back at the drain's deadline, as any other", async (t) => {
+    // A stream its service never ends (a client that reads nothing keeps an ended one open too):
+    // node's server no longer lists its connection once the parser is released.
+    const service: GatewayService = {
+      name: 'endless',
+      public: (req, res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream', connection: 'close' });
+        res.write('data: first\n\n');
+        releaseHttpParserSoon(req, res);
+        return true;
+      },
+    };
+    const host = await startTestHost({ services: [service], publicPort: 0, drainTimeoutMs: 300 });
+    const stream = rawConnection(host.publicPort!);
+    t.after(() => stream.socket.destroy());
+    stream.socket.write(get('/stream'));
+    await waitFor(() => stream.text.includes('data: first'), { what: 'the stream open' });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const outcome = await Promise.race([
+      host.stop().then(() => 'stopped'),
+      new Promise((resolve) =>
+        setTimeout(() => resolve(`still stopping after 10 s: ${host.stopStep()}`), 10_000),
+      ),
+    ]);
+    assert.equal(outcome, 'stopped');
+    await waitFor(() => stream.socket.destroyed || stream.ended, { what: 'the stream cut' });
   });
 });
 

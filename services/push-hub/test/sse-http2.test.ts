@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { connect, constants } from 'node:http2';
+import { connect as connectTls } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { type H2SseSession, openH2Session, waitFor } from '@gatehouse/testkit';
 import { type HubFixture, startHubFixture, subs } from './hub-fixture.ts';
@@ -91,6 +92,37 @@ describe('SSE over HTTP/2', () => {
     });
     assert.ok(sent > 256 / 32, 'cut only once its own output passed the bound');
     reading.close();
+  });
+
+  it('serves HTTP/1.1 over the same TLS listener: a stream, ended when its client sends more', async () => {
+    // The TLS listener's HTTP/1.1 connections give their HTTP parser back too (sse-wire.test.ts).
+    const { port } = new URL(f.tlsUrl);
+    const socket = connectTls({
+      port: Number(port),
+      host: '127.0.0.1',
+      ca: f.ca!,
+      servername: 'localhost',
+      ALPNProtocols: ['http/1.1'],
+    });
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (d: string) => (text += d));
+    socket.on('error', () => {});
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    try {
+      socket.write(`GET ${path} HTTP/1.1\r\nhost: hub\r\n\r\n`);
+      await waitFor(() => text.includes('gw.subscriptions_set'), { what: 'the welcome over TLS' });
+      assert.equal(socket.alpnProtocol, 'http/1.1');
+      assert.match(text, /^HTTP\/1\.1 200 [\s\S]*\r\nconnection: close\r\n/i);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await f.publish('greeting', { name: 'over tls' });
+      await waitFor(() => text.includes('"name":"over tls"'), { what: 'an event over TLS' });
+      // A next request, which node would have queued behind the stream: the connection closes.
+      socket.write(`GET ${path} HTTP/1.1\r\nhost: hub\r\n\r\n`);
+      await closed;
+    } finally {
+      socket.destroy();
+    }
   });
 
   it('answers long-polling over HTTP/2', async () => {

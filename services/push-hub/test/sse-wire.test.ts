@@ -136,6 +136,41 @@ describe('SSE on the wire', () => {
     assert.match(body, /"name":"old client"/);
   });
 
+  it("says the stream is its connection's last, and ends it when the client sends more or half-closes", async () => {
+    // Node's HTTP parser (10 KB a connection) is given back once a stream starts: a byte the client
+    // sends after its request, or its end of the connection, closes the stream as node would have.
+    const f = await startHubFixture();
+    const request = `GET ${ssePath} HTTP/1.1\r\nhost: hub\r\n\r\n`;
+    const more = rawClient(f.url, request);
+    const halfClosed = rawClient(f.url, request);
+    const quiet = rawClient(f.url, request);
+    try {
+      await waitFor(() => [more, halfClosed, quiet].every((c) => events(c.text()).length >= 2), {
+        what: 'three streams open',
+      });
+      assert.equal(f.hub.size, 3);
+      assert.match(splitResponse(quiet.text()).head, /\r\nconnection: close\r\n/i);
+      // Let the release happen, then talk.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      more.socket.write(`GET ${ssePath} HTTP/1.1\r\nhost: hub\r\n\r\n`);
+      halfClosed.socket.end();
+      await Promise.all([more.ended, halfClosed.ended]);
+      await waitFor(() => f.hub.size === 1, { what: `the hub forgets both (holds ${f.hub.size})` });
+      assert.equal(
+        (more.text().match(/HTTP\/1\.1 200/g) ?? []).length,
+        1,
+        'the second request is not served',
+      );
+      await f.publish('greeting', { name: 'still here' });
+      await waitFor(() => quiet.text().includes('"name":"still here"'), {
+        what: 'the quiet stream still served',
+      });
+    } finally {
+      quiet.socket.destroy();
+      await f.stop();
+    }
+  });
+
   it('serves a stream pipelined behind an unfinished response on the same connection', async () => {
     const f = await startHubFixture({ LONGPOLL_TIMEOUT: '5s' });
     try {

@@ -9,7 +9,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { constants, type ServerHttp2Stream } from 'node:http2';
 import type { Writable } from 'node:stream';
-import { NO_SNIFF_HEADER, requestPath, sendText } from '@gatehouse/service-kit';
+import { NO_SNIFF_HEADER, releaseHttpParserSoon, requestPath, sendText } from '@gatehouse/service-kit';
 import type { CloseReason, Connection, OutgoingEvent } from '../connections/index.ts';
 import { newConnectionId } from '../auth/index.ts';
 import { type AdmittedConnect, type ConnectRequest, readConnectRequest } from '../admission/index.ts';
@@ -209,8 +209,9 @@ function streamHead(cors: Readonly<Record<string, string>>, h2: boolean): Record
   if (h2) return { ...SSE_HEAD, ...cors };
   let head = h1Heads.get(cors);
   if (head === undefined) {
-    // HTTP/2 has no connection-specific headers: the stream stays open by itself.
-    head = { ...SSE_HEAD, connection: 'keep-alive', ...cors };
+    // The stream is its connection's last response, so node's HTTP parser can be given back once
+    // it started (openStream). HTTP/2 has no connection-specific headers.
+    head = { ...SSE_HEAD, connection: 'close', ...cors };
     if (Object.isFrozen(cors)) h1Heads.set(cors, Object.freeze(head));
   }
   return head;
@@ -310,6 +311,9 @@ export function createSseTransport(ctx: TransportContext) {
     // node:http keeps the request for as long as the stream lasts, and with it the target's text:
     // its query (the subscriptions, a token) is read, and no one reads it again. The path stays.
     req.url = SSE_PATH;
+    // And the connection's HTTP parser, to read a next request there will not be: ~10 KB of native
+    // memory, most of what a held stream costs.
+    if (!h2) releaseHttpParserSoon(req, res);
     return true;
   }
 
