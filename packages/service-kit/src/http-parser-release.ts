@@ -12,14 +12,14 @@
  * byte more (nothing a client sends after a request it awaits a stream for; node would have read
  * it as a next request, answered after a stream that never ends).
  *
- * Node's server no longer lists the connection (`closeAllConnections` misses it), so each is kept
- * here by server until it closes: `closeReleasedConnections` cuts them at a stop's deadline.
+ * Node's server no longer lists the connection (`closeAllConnections` misses it): the service host
+ * cuts a stop's leftover connections from its own list of them (service-host.ts).
  *
  * It leans on node 24's internals: the names of the listeners `_http_server` puts on a socket.
  * When they are not found (another node), the parser is kept and nothing changes; the unit test
  * fails on such a node, so an upgrade that breaks it is seen.
  */
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
 interface HttpParser {
@@ -29,7 +29,7 @@ interface HttpParser {
 
 interface ParsedSocket extends Socket {
   parser?: HttpParser | null;
-  server?: Server;
+  _handle?: { reading: boolean; readStart(): void } | null;
 }
 
 interface LastResponse extends ServerResponse {
@@ -48,16 +48,39 @@ const nodeListeners: Array<[event: string, name: string]> = [
   ['resume', 'onSocketResume'],
 ];
 
-/** The released connections of each server, until they close. */
-const released = new WeakMap<Server, Set<Socket>>();
-
 let queued: Array<[IncomingMessage, ServerResponse]> = [];
 
 /**
+ * The connections a stream was started on. A request node read on one of them after the stream
+ * (pipelined in the same packet, before the parser was given back) could only wait for ever behind
+ * it, holding its place under the connection limits: the host closes the connection instead
+ * (`carriesStream`), and so does a second stream started on it.
+ */
+const streamConnections = new WeakSet<Socket>();
+
+/** Whether a stream was started on this connection (see streamConnections). */
+export const carriesStream = (socket: Socket): boolean => streamConnections.has(socket);
+
+/**
  * Gives the parser back once the current turn is over: a request handler runs inside the parser's
- * own call (node frees it only after that call returns). Call it once the response's head is sent.
+ * own call (node frees it only after that call returns). Call it once the response's head is
+ * written; a response queued behind another on its connection gives it back once it has the
+ * connection.
  */
 export function releaseHttpParserSoon(req: IncomingMessage, res: ServerResponse): void {
+  if (req.httpVersionMajor !== 1 || (res as LastResponse)._last !== true) return;
+  const socket = req.socket;
+  if (streamConnections.has(socket)) {
+    // A second stream on one connection: one of them would wait behind the other for ever.
+    socket.destroy();
+    return;
+  }
+  streamConnections.add(socket);
+  if (res.socket === socket) queueRelease(req, res);
+  else res.once('socket', () => queueRelease(req, res));
+}
+
+function queueRelease(req: IncomingMessage, res: ServerResponse): void {
   if (queued.length === 0) setImmediate(releaseQueued);
   queued.push([req, res]);
 }
@@ -87,15 +110,17 @@ export function releaseHttpParser(req: IncomingMessage, res: ServerResponse): bo
   freeParser(parser, req, socket);
   socket.on('data', closeOnMore);
   socket.on('end', closeOnMore);
-  const server = socket.server;
-  if (server) {
-    let sockets = released.get(server);
-    if (sockets === undefined) {
-      sockets = new Set();
-      released.set(server, sockets);
-    }
-    sockets.add(socket);
-    socket.once('close', forgetReleased);
+  // A body node buffered for the request (nobody reads an SSE request's) is dropped; when there
+  // was more of it than node buffers, node had stopped reading the socket: read on, so that the
+  // rest closes the connection as any byte more does.
+  req.resume();
+  socket.resume();
+  // Node's parser read straight from the handle and stopped it (its `onSocketPause`); the socket's
+  // stream still thinks a read is under way, so `resume` alone starts nothing. As `onSocketResume`.
+  const handle = socket._handle;
+  if (handle && !handle.reading) {
+    handle.reading = true;
+    handle.readStart();
   }
   return true;
 }
@@ -103,13 +128,4 @@ export function releaseHttpParser(req: IncomingMessage, res: ServerResponse): bo
 /** Shared by every released socket (`this`): a connection gets no closure of its own. */
 function closeOnMore(this: Socket): void {
   this.destroy();
-}
-
-function forgetReleased(this: ParsedSocket): void {
-  if (this.server) released.get(this.server)?.delete(this);
-}
-
-/** Cuts every released connection of `server` (its stop's deadline: `closeAllConnections` misses them). */
-export function closeReleasedConnections(server: Server): void {
-  for (const socket of released.get(server) ?? []) socket.destroy();
 }

@@ -37,7 +37,7 @@ import {
   oversizedHeader,
 } from './http-limits.ts';
 import { answerFailure } from './failure-answer.ts';
-import { closeReleasedConnections } from './http-parser-release.ts';
+import { carriesStream } from './http-parser-release.ts';
 import { KeepAliveEnding } from './keep-alive-ending.ts';
 import { sendJson, sendText } from './http-response.ts';
 import type { InternalApiAuth } from './internal-api-auth.ts';
@@ -128,6 +128,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     else sendJson(res, 400, { error: `Bad request: ${badPath}` });
   });
   servers.push(api);
+  trackConnections(api);
   const apiPort = await listen(api, opts.apiPort, host);
 
   let publicPort: number | undefined;
@@ -157,6 +158,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     );
     edge.on('upgrade', handleUpgrade);
     servers.push(edge);
+    trackConnections(edge);
     publicPort = await listen(edge, opts.publicPort, host, opts.backlog);
     if (opts.tls !== undefined) {
       secure = secureEdge(opts.tls, limits, handleRequest, handleUpgrade);
@@ -232,11 +234,7 @@ function secureEdge(
     handleRequest as unknown as Parameters<typeof createSecureServer>[1],
   );
   server.on('upgrade', handleUpgrade);
-  const sockets = new Set<Socket>();
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  });
+  trackConnections(server);
   const sessions = new Set<ServerHttp2Session>();
   server.on('session', (session) => {
     sessions.add(session);
@@ -251,9 +249,7 @@ function secureEdge(
       for (const session of sessions) session.close();
     },
     async drain(timeoutMs) {
-      const timer = setTimeout(() => {
-        for (const socket of sockets) socket.destroy();
-      }, timeoutMs);
+      const timer = setTimeout(() => cutConnections(server), timeoutMs);
       await closed;
       clearTimeout(timer);
     },
@@ -296,6 +292,11 @@ function dispatcher(
   // Not async: a request every handler answers at once (a reconnect storm's SSE connects) costs no
   // promise and no turn of the microtask queue here.
   return (req: IncomingMessage, res: ServerResponse): void | Promise<void> => {
+    // Read behind a stream on its connection (pipelined with it): it could never be answered.
+    if (carriesStream(req.socket)) {
+      req.socket.destroy();
+      return;
+    }
     keepAlive.track(req, res);
     // A response closes once: `on` spares the wrapper `once` makes per call (a bound function).
     res.on('close', closed);
@@ -364,6 +365,31 @@ function listen(
 }
 
 /**
+ * Every connection a server has open, until it closes. A stop's deadline cuts them all: node's
+ * `closeAllConnections` lists only connections that still have an HTTP parser, not those taken
+ * over by an upgrade (a WebSocket client that never answers the close held a stop open) nor
+ * streams that gave their parser back (http-parser-release.ts).
+ */
+const openConnections = new WeakMap<Server | Http2SecureServer, Set<Socket>>();
+
+function trackConnections(server: Server | Http2SecureServer): void {
+  openConnections.set(server, new Set());
+  server.on('connection', (socket: Socket) => {
+    openConnections.get(server)?.add(socket);
+    socket.on('close', forgetConnection);
+  });
+}
+
+/** Shared by every connection (`this`): a connection gets no closure of its own. */
+function forgetConnection(this: Socket & { server?: Server }): void {
+  if (this.server) openConnections.get(this.server)?.delete(this);
+}
+
+function cutConnections(server: Server | Http2SecureServer): void {
+  for (const socket of openConnections.get(server) ?? []) socket.destroy();
+}
+
+/**
  * When a server has closed: its listener and then its last connection. Asked for before `close()`,
  * which ends `listening` at once, long before the connections end.
  */
@@ -377,11 +403,7 @@ function whenClosed(server: Server | Http2SecureServer): Promise<void> {
  */
 async function drain(servers: Server[], closed: Promise<void>[], timeoutMs: number): Promise<void> {
   const timer = setTimeout(() => {
-    for (const s of servers) {
-      s.closeAllConnections();
-      // Streams whose HTTP parser was given back: node's server no longer lists them.
-      closeReleasedConnections(s);
-    }
+    for (const s of servers) cutConnections(s);
   }, timeoutMs);
   await Promise.all(closed);
   clearTimeout(timer);

@@ -157,6 +157,33 @@ describe('service host: a stream that outlives the drain', () => {
   });
 });
 
+describe('service host: an upgraded connection that outlives the drain', () => {
+  it("cuts a connection a service took over by an upgrade at the drain's deadline (a WebSocket client that never answers the close)", async (t) => {
+    const kept: Array<{ destroyed: boolean }> = [];
+    const service: GatewayService = {
+      name: 'upgrading',
+      upgrade: (_req, socket) => {
+        socket.write('HTTP/1.1 101 Switching Protocols\r\nupgrade: test\r\nconnection: upgrade\r\n\r\n');
+        kept.push(socket);
+        return true;
+      },
+    };
+    const host = await startTestHost({ services: [service], publicPort: 0, drainTimeoutMs: 300 });
+    const conn = rawConnection(host.publicPort!);
+    t.after(() => conn.socket.destroy());
+    conn.socket.write('GET /up HTTP/1.1\r\nhost: gatehouse\r\nconnection: upgrade\r\nupgrade: test\r\n\r\n');
+    await waitFor(() => conn.text.includes('101 Switching'), { what: 'the upgrade' });
+    const outcome = await Promise.race([
+      host.stop().then(() => 'stopped'),
+      new Promise((resolve) =>
+        setTimeout(() => resolve(`still stopping after 10 s: ${host.stopStep()}`), 10_000),
+      ),
+    ]);
+    assert.equal(outcome, 'stopped');
+    assert.ok(kept[0]?.destroyed, 'the upgraded socket is cut');
+  });
+});
+
 describe('service host: a stop that hangs', () => {
   it('says which step of the stop is under way (a forced exit names it)', async () => {
     class HangingBus {

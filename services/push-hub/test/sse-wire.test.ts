@@ -171,6 +171,20 @@ describe('SSE on the wire', () => {
     }
   });
 
+  it('closes a connection whose client pipelined requests behind its stream, and holds none of them', async () => {
+    // In one write: node reads them all at once, before the stream gives its parser back.
+    const f = await startHubFixture();
+    const request = `GET ${ssePath} HTTP/1.1\r\nhost: hub\r\n\r\n`;
+    const c = rawClient(f.url, request.repeat(6));
+    try {
+      await c.ended;
+      await waitFor(() => f.hub.size === 0, { what: `the hub holds nothing (${f.hub.size})` });
+    } finally {
+      c.socket.destroy();
+      await f.stop();
+    }
+  });
+
   it('serves a stream pipelined behind an unfinished response on the same connection', async () => {
     const f = await startHubFixture({ LONGPOLL_TIMEOUT: '5s' });
     try {
