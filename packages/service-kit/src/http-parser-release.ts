@@ -92,7 +92,7 @@ function releaseQueued(): void {
 }
 
 /** Whether the connection's parser was given back (see the top of this file for when it is). */
-export function releaseHttpParser(req: IncomingMessage, res: ServerResponse): boolean {
+function releaseHttpParser(req: IncomingMessage, res: ServerResponse): boolean {
   const socket = req.socket as ParsedSocket;
   const parser = socket.parser;
   // The response has the socket (not one pipelined behind another), is the connection's last, and
