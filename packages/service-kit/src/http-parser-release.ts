@@ -91,14 +91,14 @@ function releaseQueued(): void {
   for (const [req, res] of now) releaseHttpParser(req, res);
 }
 
-/** Whether the connection's parser was given back (see the top of this file for when it is). */
+/**
+ * Whether the connection's parser was given back. releaseHttpParserSoon checked what the head
+ * settled (HTTP/1, the connection's last response); this checks what a turn can change.
+ */
 function releaseHttpParser(req: IncomingMessage, res: ServerResponse): boolean {
   const socket = req.socket as ParsedSocket;
   const parser = socket.parser;
-  // The response has the socket (not one pipelined behind another), is the connection's last, and
-  // is under way; HTTP/2 has no such parser.
-  if (!parser || res.socket !== socket || (res as LastResponse)._last !== true) return false;
-  if (socket.destroyed || res.writableEnded || req.httpVersionMajor !== 1) return false;
+  if (!parser || res.socket !== socket || socket.destroyed || res.writableEnded) return false;
   const found = nodeListeners.map(([event, name]) => socket.listeners(event).find((l) => l.name === name));
   if (found[0] === undefined || found[1] === undefined) return false;
   nodeListeners.forEach(([event], i) => {
