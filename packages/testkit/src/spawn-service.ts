@@ -113,8 +113,8 @@ export async function spawnService(options: SpawnServiceOptions): Promise<Servic
  * from that range, where every outgoing connection (a service's Redis or Kafka client) also takes
  * its local port, so one could take it between this check and the service's listen (seen:
  * EADDRINUSE when several services of a topology start at once). And below Kubernetes' node ports
- * (30000–32767): CI runs the Helm release's cluster beside the node tests, and its kube-proxy holds
- * each Service's node port on this host (seen: a fault-suite publisher's EADDRINUSE on 32066).
+ * (30000–32767): CI runs the Helm release's cluster beside the node tests, and its Services take
+ * node ports on this host (seen, with the cluster up: a fault-suite publisher's EADDRINUSE on 32066).
  */
 const portRange = { first: 20_000, last: 29_999 };
 
